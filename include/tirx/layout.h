@@ -1,0 +1,301 @@
+/*
+ * tirx/layout.h: the TIRx layout algebra (paper sections 3 and 5.1).
+ *
+ * A layout maps a logical index to a SET of coordinates on named axes:
+ *
+ *     L(x) = { swz(D(x) + r + O) | r in R }
+ *
+ *   D  the shard iters (extent, stride, axis), outermost first. A flat logical index
+ *      x in [0, size) is split into mixed-radix digits over the extents (the last iter varies
+ *      fastest) and D(x) = sum_k digit_k * stride_k on axis_k.
+ *   R  the replica iters: every point r = sum_k j_k * stride_k, 0 <= j_k < extent_k.
+ *   O  one constant offset per axis.
+ *   swz an optional XOR swizzle of the m coordinate (32/64/128-byte, as TMA and wgmma use).
+ *
+ * Text form (the paper's notation), which tirx_layout_parse() reads and tirx_layout_str()
+ * writes:
+ *
+ *     (8,2,4,2):(4@laneid,1@warpid,1@laneid,1@reg)+[2:4@warpid]+5@warpid
+ *
+ * A stride without "@axis" is on m. Several replicas are written [2:4@warpid,2:1@cta] and
+ * several offsets as +5@warpid+3@m. A grouped layout (one with a logical shape) nests the
+ * iters of each logical dimension: ((2,8),(3,8)):((192,8),(64,1)); a dimension of extent 1
+ * with no iters is written (). A swizzle is written last: ^sw(128,2) means the 128-byte
+ * swizzle over 2-byte elements.
+ *
+ * Layouts live in an arena (tirx_arena_create(), or a builder's arena) and are immutable.
+ * Every function that returns a layout returns NULL on failure and sets tirx_last_error().
+ * Extents are >= 1; strides may be any int64 (0 broadcasts, negative reverses); every
+ * coordinate a layout can produce must fit in int64, which the constructors check.
+ */
+#ifndef TIRX_LAYOUT_H
+#define TIRX_LAYOUT_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tirx_layout tirx_layout;
+
+/* One iter of D or R. */
+typedef struct tirx_iter {
+  int64_t extent; /* >= 1 */
+  int64_t stride; /* any value; 0 broadcasts */
+  tirx_axis axis;
+} tirx_iter;
+
+/* One entry of O. */
+typedef struct tirx_axis_offset {
+  tirx_axis axis;
+  int64_t value;
+} tirx_axis_offset;
+
+/* One evaluated coordinate: a value on every axis (0 on axes the layout does not use). */
+typedef struct tirx_coord {
+  int64_t v[TIRX_AXIS_MAX];
+} tirx_coord;
+
+/* Limits on a layout's structure; larger inputs are rejected with TIRX_E_LIMIT. */
+enum {
+  TIRX_LAYOUT_MAX_ITERS = 64,   /* D iters, and separately R iters */
+  TIRX_LAYOUT_MAX_RANK = 16,    /* logical dimensions of a grouped layout */
+  TIRX_LAYOUT_MAX_TEXT = 65536  /* characters of text accepted by the parser */
+};
+
+/* ---- Construction --------------------------------------------------------------------------- */
+
+/*
+ * A layout from its parts, copied into the arena. d may be NULL when nd == 0 (a scalar: one
+ * element at the offset), likewise r and o. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG
+ * (extent < 1, negative counts, an offset given twice for one axis), TIRX_E_UNKNOWN_AXIS,
+ * TIRX_E_LIMIT, TIRX_E_OVERFLOW (size or a coordinate overflows int64).
+ */
+TIRX_API tirx_layout *tirx_layout_new(tirx_arena *a, int nd, const tirx_iter *d, int nr,
+                                      const tirx_iter *r, int no, const tirx_axis_offset *o);
+
+/* Parses the text form above. Errors: TIRX_E_PARSE with the 0-based character position,
+ * "tirx_layout_parse: at 7: expected ',' or ')'", plus those of tirx_layout_new(). */
+TIRX_API tirx_layout *tirx_layout_parse(tirx_arena *a, const char *text);
+
+/* Row-major (last dimension contiguous) dense layout on m, grouped to shape. */
+TIRX_API tirx_layout *tirx_layout_row_major(tirx_arena *a, int rank, const int64_t *shape);
+
+/* Column-major (first dimension contiguous) dense layout on m, grouped to shape. */
+TIRX_API tirx_layout *tirx_layout_col_major(tirx_arena *a, int rank, const int64_t *shape);
+
+/* A strided layout on m grouped to shape: index i maps to sum_k i_k * strides[k]. */
+TIRX_API tirx_layout *tirx_layout_strided(tirx_arena *a, int rank, const int64_t *shape,
+                                          const int64_t *strides);
+
+/* ---- Accessors ----------------------------------------------------------------------------- */
+
+TIRX_API int tirx_layout_num_iters(const tirx_layout *l);    /* |D| */
+TIRX_API int tirx_layout_num_replicas(const tirx_layout *l); /* |R| */
+TIRX_API int tirx_layout_num_offsets(const tirx_layout *l);  /* non-zero entries of O */
+/* The i-th item; returns TIRX_E_OUT_OF_RANGE or TIRX_E_NULL_ARG. */
+TIRX_API tirx_status tirx_layout_iter(const tirx_layout *l, int i, tirx_iter *out);
+TIRX_API tirx_status tirx_layout_replica(const tirx_layout *l, int i, tirx_iter *out);
+TIRX_API tirx_status tirx_layout_offset_at(const tirx_layout *l, int i, tirx_axis_offset *out);
+/* The offset on one axis (0 when absent). */
+TIRX_API int64_t tirx_layout_offset(const tirx_layout *l, tirx_axis axis);
+/* The number of logical elements: the product of D's extents (1 for a scalar). */
+TIRX_API int64_t tirx_layout_size(const tirx_layout *l);
+/* The number of points in R (the product of its extents; points may coincide). */
+TIRX_API int64_t tirx_layout_replica_count(const tirx_layout *l);
+/* The logical rank of a grouped layout; 0 for a flat one. */
+TIRX_API int tirx_layout_rank(const tirx_layout *l);
+/* The logical shape of a grouped layout into out[rank]. */
+TIRX_API tirx_status tirx_layout_shape(const tirx_layout *l, int64_t *out, int cap);
+/* The swizzle: bytes 0 (none), 32, 64 or 128, and element bytes. */
+TIRX_API int tirx_layout_swizzle_bytes(const tirx_layout *l);
+TIRX_API int tirx_layout_swizzle_elem_bytes(const tirx_layout *l);
+
+/* ---- Text ---------------------------------------------------------------------------------- */
+
+/* The text form, malloc'ed; the caller frees it with free(). NULL on failure. */
+TIRX_API char *tirx_layout_str(const tirx_layout *l);
+
+/* Writes the text form into buf (always NUL-terminated when cap > 0). Returns the length the
+ * full text needs, excluding the NUL, or -1 on a NULL layout. */
+TIRX_API int64_t tirx_layout_format(const tirx_layout *l, char *buf, size_t cap);
+
+/* ---- Evaluation ---------------------------------------------------------------------------- */
+
+/*
+ * Evaluates L(x) for a flat logical index x in [0, size). Writes up to cap coordinates into
+ * out (cap may be 0 to ask for the count) and the number of points into *count: the replica
+ * count; coinciding points are written once each time they occur, in replica order (the
+ * first replica iter outermost). Errors: TIRX_E_NULL_ARG, TIRX_E_OUT_OF_RANGE (x),
+ * TIRX_E_BUFFER_TOO_SMALL (cap < count; *count is still set).
+ */
+TIRX_API tirx_status tirx_layout_eval(const tirx_layout *l, int64_t x, tirx_coord *out,
+                                      int64_t cap, int64_t *count);
+
+/* As tirx_layout_eval for a logical multi-index of a grouped layout (index[rank]). */
+TIRX_API tirx_status tirx_layout_eval_nd(const tirx_layout *l, const int64_t *index,
+                                         tirx_coord *out, int64_t cap, int64_t *count);
+
+/* The m coordinate of x with replica 0 and the swizzle applied: the address, in elements, a
+ * single-valued memory layout gives. Errors as tirx_layout_eval. */
+TIRX_API tirx_status tirx_layout_eval_m(const tirx_layout *l, int64_t x, int64_t *out);
+
+/* ---- Dispatch-oriented operations (paper 5.1) --------------------------------------------- */
+
+/*
+ * The canonical form: extent-1 iters dropped; adjacent D iters on one axis merged when the
+ * outer stride is the inner extent times the inner stride; stride-0 iters put on m and
+ * merged; replica iters with stride 0 or extent 1 dropped, negative replica strides turned
+ * positive by moving the difference into O, replicas sorted by (axis, stride) and merged;
+ * zero offsets dropped. Grouping is kept: merges never cross logical dimensions. Two layouts
+ * have the same placement exactly when their canonical forms are equal (see tirx_layout_equal).
+ */
+TIRX_API tirx_layout *tirx_layout_canonicalize(tirx_arena *a, const tirx_layout *l);
+
+/*
+ * Placement equality: true when both layouts map every logical index to the same set of
+ * coordinates (same size, same swizzle). Grouping is ignored. Decided on canonical forms, with
+ * replica sets compared as point sets. Sets tirx_last_error and returns false on NULL.
+ */
+TIRX_API bool tirx_layout_equal(const tirx_layout *a, const tirx_layout *b);
+
+/* Structural equality: the same iters, replicas, offsets, grouping and swizzle. */
+TIRX_API bool tirx_layout_same(const tirx_layout *a, const tirx_layout *b);
+
+/*
+ * Groups the flat iters to a logical shape (product equal to the size), splitting an iter
+ * (e):(s) into (e/f, f):(s*f, s) where a dimension boundary needs it. The result maps the
+ * logical multi-index of shape to the same places. Errors: TIRX_E_INVALID_ARG (product
+ * differs, extent < 1), TIRX_E_NOT_REPRESENTABLE (a boundary falls inside an iter at a point
+ * that does not divide it: "(2,6) cannot be grouped to (3,4)"), TIRX_E_LIMIT.
+ * A grouped input is regrouped from its flat iters.
+ */
+TIRX_API tirx_layout *tirx_layout_group(tirx_arena *a, const tirx_layout *l, int rank,
+                                        const int64_t *shape);
+
+/* Drops the grouping (the logical shape); the placement is unchanged. */
+TIRX_API tirx_layout *tirx_layout_flatten(tirx_arena *a, const tirx_layout *l);
+
+/* Reorders the logical dimensions of a grouped layout: dimension k of the result is dimension
+ * perm[k] of l. Errors: TIRX_E_INVALID_ARG (not grouped, not a permutation of rank). */
+TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, int rank,
+                                          const int64_t *perm);
+
+/*
+ * The layout of a region of a logical shape: element y of the region (shape extent[]) is
+ * element begin + y of l grouped to shape. The result is grouped to extent[] (dimensions of
+ * extent 1 keep their place with no iters). Errors: TIRX_E_INVALID_ARG (rank, begin < 0,
+ * extent < 1), TIRX_E_OUT_OF_RANGE ("region dim 1 [4, 12) exceeds extent 8"),
+ * TIRX_E_NOT_REPRESENTABLE (the region wraps an iter boundary), and those of group.
+ */
+TIRX_API tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
+                                        const int64_t *shape, const int64_t *begin,
+                                        const int64_t *extent);
+
+/*
+ * Tiling (a Kronecker product). outer and inner are grouped layouts of the same rank; the
+ * result has shape outer_shape[k] * inner_shape[k] and maps index i to
+ *     outer(i / inner_shape) + inner(i % inner_shape)
+ * (per dimension; replicas and offsets of both are added). No strides are rescaled: build the
+ * outer layout with the strides you want, or use tirx_layout_tile_dense. Errors: rank
+ * mismatch, ungrouped inputs, both swizzled.
+ */
+TIRX_API tirx_layout *tirx_layout_tile(tirx_arena *a, const tirx_layout *outer,
+                                       const tirx_layout *inner);
+
+/* Repeats inner over a row-major grid of reps[rank] tiles placed one after another on m:
+ * the outer strides are multiples of the inner layout's span on m. */
+TIRX_API tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *inner, int rank,
+                                             const int64_t *reps);
+
+/*
+ * Composition (l o f)(x) = l(f(x)), where f is an index map: a single-valued layout on m with
+ * no replicas, no offset and no swizzle, whose values lie in [0, size(l)). The result has f's
+ * size (and f's grouping). Errors: TIRX_E_INVALID_ARG (f not an index map),
+ * TIRX_E_OUT_OF_RANGE, TIRX_E_NOT_REPRESENTABLE (a stride of f does not divide l's iters).
+ */
+TIRX_API tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l,
+                                          const tirx_layout *f);
+
+/* ---- Queries --------------------------------------------------------------------------------- */
+
+/*
+ * The extent of the coordinates on one axis over every x and replica, before the swizzle:
+ * max - min + 1 (1 when the axis is unused). *min_out may be NULL.
+ */
+TIRX_API tirx_status tirx_layout_span(const tirx_layout *l, tirx_axis axis, int64_t *min_out,
+                                      int64_t *span_out);
+
+/*
+ * The storage view: iters on axes outside keep_mask (bit k = axis k) become stride-0
+ * broadcasts, replicas and offsets on them are dropped. keep_mask 0 means the storage axes
+ * {m, reg}. The result answers "which storage slot holds x" for one thread, CTA or device.
+ */
+TIRX_API tirx_layout *tirx_layout_storage_view(tirx_arena *a, const tirx_layout *l,
+                                               uint64_t keep_mask);
+
+/*
+ * The number of innermost logical elements that are contiguous on m: the extent of the
+ * innermost canonical D iter when it has stride 1 on m (0 when not; 1 for a scalar).
+ * Swizzled layouts count only within a 16-byte chunk.
+ */
+TIRX_API int64_t tirx_layout_contiguous(const tirx_layout *l);
+
+/*
+ * The widest legal vector access on m, in elements of elem_bytes: the largest power of two v
+ * with v * elem_bytes <= max_bytes such that every run of v consecutive logical elements
+ * (aligned to v) is contiguous on m and starts at an m coordinate divisible by v, for every
+ * replica. 1 when nothing wider is legal; 0 with tirx_last_error set on bad arguments.
+ */
+TIRX_API int64_t tirx_layout_vector_width(const tirx_layout *l, int elem_bytes, int max_bytes);
+
+/* ---- Swizzles -------------------------------------------------------------------------------- */
+
+/*
+ * Composes the XOR swizzle of swizzle_bytes (32, 64 or 128) over elements of elem_bytes (1, 2,
+ * 4 or 8) with the m coordinate: in bytes, address bits [4, 4+b) are XORed with bits
+ * [7, 7+b), b = log2(swizzle_bytes / 16), as TMA and wgmma do (the atom repeats every
+ * 8 * swizzle_bytes bytes, from a 1024-byte aligned base). swizzle_bytes 0 removes it.
+ */
+TIRX_API tirx_layout *tirx_layout_swizzle(tirx_arena *a, const tirx_layout *l,
+                                          int swizzle_bytes, int elem_bytes);
+
+/* The swizzle applied to one m coordinate in elements (pure function, no layout needed).
+ * Returns m unchanged for swizzle_bytes 0 and -1 for invalid arguments. */
+TIRX_API int64_t tirx_swizzle_apply(int swizzle_bytes, int elem_bytes, int64_t m);
+
+/* ---- Ready-made layouts ------------------------------------------------------------------- */
+
+/* mma.sync m16n8k16 fragments, as (laneid, reg) layouts of the logical tile, grouped:
+ *   A: (16,16) -> 8 regs; B: (16,8) as (K,N) -> 4 regs; C/D: (16,8) -> 4 regs.
+ * Register numbering follows the PTX ISA figures (a0..a7, b0..b3, c0..c3). */
+TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_a(tirx_arena *a);
+TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_b(tirx_arena *a);
+TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_c(tirx_arena *a);
+
+/* The wgmma m64nNk16 accumulator: (64, n) over tid_in_wg and reg; n in 8..256, step 8.
+ * Thread t = 32*w + l holds rows 16*w + l/4 and +8, columns 8*j + 2*(l%4) + {0,1}. */
+TIRX_API tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n);
+
+/* ldmatrix/stmatrix .x1/.x2/.x4 fragments of 16-bit elements: (8*num, 8) rows of 8 matrices
+ * of 8x8, over (laneid, reg): lane l holds row l/4, columns 2*(l%4)+{0,1} of each matrix. */
+TIRX_API tirx_layout *tirx_layout_ldmatrix(tirx_arena *a, int num);
+
+/* The warpgroup register layout of a (rows, cols) tile: row r on tid_in_wg r (rows <= 128),
+ * the whole row in that thread's registers. */
+TIRX_API tirx_layout *tirx_layout_warpgroup_rows(tirx_arena *a, int64_t rows, int64_t cols);
+
+/*
+ * A shared-memory tile for TMA and wgmma: shape (rows, cols) of elem_bytes elements, stored
+ * as column blocks of swizzle_bytes/elem_bytes columns (each block rows x width, row-major),
+ * the blocks one after another, with the XOR swizzle composed. cols must be a multiple of the
+ * block width; swizzle_bytes 0 gives a plain row-major tile.
+ */
+TIRX_API tirx_layout *tirx_layout_smem_tile(tirx_arena *a, int64_t rows, int64_t cols,
+                                            int elem_bytes, int swizzle_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TIRX_LAYOUT_H */
