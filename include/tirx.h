@@ -9,6 +9,7 @@
  *   tirx/core.h    status codes, errors, arenas, named axes
  *   tirx/layout.h  the layout algebra (D/R/O over named axes, swizzles, fragments)
  *   tirx/scope.h   execution scopes (active thread sets and team kinds)
+ *   tirx/types.h   element types and launch arguments
  */
 #ifndef TIRX_H
 #define TIRX_H
@@ -16,6 +17,7 @@
 #include "tirx/core.h"
 #include "tirx/layout.h"
 #include "tirx/scope.h"
+#include "tirx/types.h"
 
 #define TIRX_VERSION_MAJOR 0
 #define TIRX_VERSION_MINOR 1

@@ -117,3 +117,18 @@ char *tirx__sb_finish(tirx__strbuf *sb) {
   if (sb->len == 0) sb->data[0] = '\0';
   return sb->data;
 }
+
+/* ---- dtypes ---- */
+
+const char *tirx_dtype_name(tirx_dtype t) {
+  static const char *const names[TIRX_DTYPE_COUNT] = {
+      "f32", "f16", "bf16", "f64", "i8", "u8", "i32", "u32", "i64", "bool", "fp8_e4m3", "fp8_e5m2"};
+  if ((int)t < 0 || t >= TIRX_DTYPE_COUNT) return NULL;
+  return names[t];
+}
+
+int tirx_dtype_size(tirx_dtype t) {
+  static const int sizes[TIRX_DTYPE_COUNT] = {4, 2, 2, 8, 1, 1, 4, 4, 8, 1, 1, 1};
+  if ((int)t < 0 || t >= TIRX_DTYPE_COUNT) return 0;
+  return sizes[t];
+}
