@@ -12,6 +12,9 @@
 extern "C" {
 #endif
 
+/* A built kernel: immutable and reference-counted (tirx/builder.h). */
+typedef struct tirx_kernel tirx_kernel;
+
 /* Element types. fp8 types are declared for later use; the builder rejects them for now. */
 typedef enum tirx_dtype {
   TIRX_F32 = 0,

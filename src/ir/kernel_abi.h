@@ -1,0 +1,50 @@
+/*
+ * The contract between a built kernel (src/ir, src/builder: the producer) and the JIT
+ * (src/jit: the consumer). The JIT never looks inside the IR: it asks the kernel for its
+ * generated source and for a launch plan built from the caller's arguments.
+ */
+#ifndef TIRX_IR_KERNEL_ABI_H
+#define TIRX_IR_KERNEL_ABI_H
+
+#include "../core/internal.h"
+
+enum {
+  TIRX__MAX_PARAMS = 128,        /* kernel parameters after lowering (pointers, strides, ints) */
+  TIRX__PARAM_STORAGE = 4096     /* bytes of kernel parameter values (CUDA's classic limit) */
+};
+
+/* Everything cuLaunchKernel needs for one call, computed from the caller's arguments. */
+typedef struct tirx__launch_plan {
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_bytes;          /* dynamic shared memory */
+  int nparams;                    /* entries used in params */
+  void *params[TIRX__MAX_PARAMS]; /* params[i] points into storage, as cuLaunchKernel wants */
+  _Alignas(16) unsigned char storage[TIRX__PARAM_STORAGE];
+} tirx__launch_plan;
+
+/*
+ * Binds the caller's arguments to the kernel's parameters (symbolic sizes from tensor shapes
+ * and scalar arguments), checks each argument against its declaration (kind, dtype, rank,
+ * shape consistency, strides against the declared layout, alignment, non-NULL data), and
+ * fills plan: the launch dimensions evaluated from the kernel's launch expressions and the
+ * parameter values in the order the generated entry point declares them.
+ * fn is the public function to name in messages ("tirx_launch").
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_LAUNCH_ARG ("tirx_launch: argument 1 (x): dtype is f16,
+ * expected f32"), TIRX_E_LIMIT (a grid or block dimension out of range).
+ */
+tirx_status tirx__kernel_plan(const tirx_kernel *k, const char *fn, const tirx_arg *args,
+                              int nargs, tirx__launch_plan *plan);
+
+/* The generated CUDA C++ translation unit (NUL-terminated, owned by the kernel, immutable,
+ * deterministic) and the name of its extern "C" __global__ entry point. */
+const char *tirx__kernel_source(const tirx_kernel *k);
+const char *tirx__kernel_entry(const tirx_kernel *k);
+
+/* A 128-bit content hash of the source (XXH3-128), for caches. */
+void tirx__kernel_hash(const tirx_kernel *k, uint64_t out[2]);
+
+/* The textual IR (owned by the kernel), for dumps. */
+const char *tirx__kernel_ir(const tirx_kernel *k);
+
+#endif
