@@ -1,3 +1,542 @@
-/* Placeholder: filled in by the work on src/layout/ops.c. */
+/*
+ * The dispatch-oriented operations of paper section 5.1 that change a layout's logical view
+ * without changing its placement (group, flatten, permute, slice), and the two that build
+ * layouts from others (tile, compose).
+ *
+ * Every function works on the flat D iters, outermost first. A logical index is a mixed-radix
+ * number over the extents, so grouping, slicing and composition all come down to walking those
+ * digits from the innermost one outwards and splitting an iter (e):(s) into (e/f, f):(s*f, s)
+ * where a boundary falls inside it.
+ */
+#include <stdio.h>
+#include <string.h>
+
 #include "layout_internal.h"
-typedef int tirx__ops_placeholder;
+
+/* Room for the iters of a grouping before the limit applies: up to MAX_ITERS input iters, and
+ * at most one split per logical dimension. */
+enum { WORK_ITERS = TIRX_LAYOUT_MAX_ITERS + TIRX_LAYOUT_MAX_RANK };
+
+/* "(2,6)": a list of n integers in the paper's notation, truncated to fit buf. */
+static const char *fmt_list(char *buf, size_t cap, int n, const int64_t *v) {
+  size_t len = 0;
+  for (int i = 0; i <= n + 1 && len < cap; i++) {
+    int w = i == 0       ? snprintf(buf, cap, "(")
+            : i == n + 1 ? snprintf(buf + len, cap - len, ")")
+                         : snprintf(buf + len, cap - len, i > 1 ? ",%lld" : "%lld",
+                                    (long long)v[i - 1]);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  return buf;
+}
+
+/* The extents of n iters as "(2,6)". */
+static const char *fmt_extents(char *buf, size_t cap, int n, const tirx_iter *it) {
+  int64_t e[WORK_ITERS];
+  if (n > WORK_ITERS) n = WORK_ITERS;
+  for (int i = 0; i < n; i++) e[i] = it[i].extent;
+  return fmt_list(buf, cap, n, e);
+}
+
+/* "(8):(8@m)" for one iter. */
+static const char *fmt_iter(char *buf, size_t cap, const tirx_iter *it) {
+  snprintf(buf, cap, "(%lld):(%lld@%s)", (long long)it->extent, (long long)it->stride,
+           tirx_axis_name(it->axis));
+  return buf;
+}
+
+static bool check_arena(tirx_arena *a, const char *fn) {
+  if (!a) {
+    tirx__error(TIRX_E_NULL_ARG, "%s: arena is NULL", fn);
+    return false;
+  }
+  return true;
+}
+
+/* Validates rank and a shape of rank extents whose product must be l's size. */
+static bool check_shape(const char *fn, const tirx_layout *l, int rank, const int64_t *shape) {
+  if (rank < 1) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: rank is %d, expected 1 to %d", fn, rank,
+                (int)TIRX_LAYOUT_MAX_RANK);
+    return false;
+  }
+  if (rank > TIRX_LAYOUT_MAX_RANK) {
+    tirx__error(TIRX_E_LIMIT, "%s: rank is %d, expected 1 to %d", fn, rank,
+                (int)TIRX_LAYOUT_MAX_RANK);
+    return false;
+  }
+  if (!shape) {
+    tirx__error(TIRX_E_NULL_ARG, "%s: shape is NULL", fn);
+    return false;
+  }
+  for (int k = 0; k < rank; k++)
+    if (shape[k] < 1) {
+      tirx__error(TIRX_E_INVALID_ARG, "%s: shape[%d] is %lld, expected >= 1", fn, k,
+                  (long long)shape[k]);
+      return false;
+    }
+  char buf[512];
+  int64_t n = 1;
+  for (int k = 0; k < rank; k++)
+    if (!tirx__mul_ok(n, shape[k], &n)) {
+      tirx__error(TIRX_E_OVERFLOW, "%s: the product of shape %s overflows int64", fn,
+                  fmt_list(buf, sizeof buf, rank, shape));
+      return false;
+    }
+  if (n != l->size) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: shape %s has %lld elements, the layout has %lld", fn,
+                fmt_list(buf, sizeof buf, rank, shape), (long long)n, (long long)l->size);
+    return false;
+  }
+  return true;
+}
+
+/*
+ * Groups the flat iters d[nd] to shape[rank] (already validated: the product is the size).
+ * Writes at most nd + rank iters into out and rank + 1 entries into begin. Dimensions of
+ * extent 1 get no iters; extent-1 iters of d stay with the dimension being filled when they
+ * are met, and any left over outside the outermost non-trivial dimension join it.
+ */
+static bool group_iters(const char *fn, int nd, const tirx_iter *d, int rank, const int64_t *shape,
+                        tirx_iter *out, int *n_out, int32_t *begin) {
+  tirx_iter rev[WORK_ITERS]; /* inner first */
+  int count[TIRX_LAYOUT_MAX_RANK] = {0};
+  int n = 0, i = nd - 1, outermost = -1;
+  tirx_iter cur = {0, 0, 0};
+  bool have = false;
+  for (int k = rank - 1; k >= 0; k--) {
+    int64_t need = shape[k];
+    int start = n;
+    if (need > 1) outermost = k;
+    while (need > 1) {
+      if (!have) {
+        if (i < 0) break; /* cannot happen: the products agree */
+        cur = d[i--];
+        have = true;
+      }
+      if (need % cur.extent == 0) { /* whole (extent-1 iters included) */
+        rev[n++] = cur;
+        need /= cur.extent;
+        have = false;
+      } else if (cur.extent % need == 0) {
+        int64_t s;
+        if (!tirx__mul_ok(cur.stride, need, &s)) break; /* cannot happen: the split fits */
+        rev[n++] = (tirx_iter){need, cur.stride, cur.axis};
+        cur.extent /= need;
+        cur.stride = s;
+        need = 1;
+      } else {
+        break;
+      }
+    }
+    if (need > 1) {
+      char b1[512], b2[512];
+      tirx__error(TIRX_E_NOT_REPRESENTABLE, "%s: %s cannot be grouped to %s", fn,
+                  fmt_extents(b1, sizeof b1, nd, d), fmt_list(b2, sizeof b2, rank, shape));
+      return false;
+    }
+    count[k] = n - start;
+  }
+  /* What is left has extent 1 (the products agree). */
+  if (have && outermost >= 0) rev[n++] = cur, count[outermost]++;
+  for (; i >= 0 && outermost >= 0; i--) rev[n++] = d[i], count[outermost]++;
+  for (int j = 0; j < n; j++) out[j] = rev[n - 1 - j];
+  begin[0] = 0;
+  for (int k = 0; k < rank; k++) begin[k + 1] = begin[k] + count[k];
+  *n_out = n;
+  return true;
+}
+
+tirx_layout *tirx_layout_group(tirx_arena *a, const tirx_layout *l, int rank,
+                               const int64_t *shape) {
+  static const char fn[] = "tirx_layout_group";
+  if (!check_arena(a, fn) || !tirx__layout_check(l, fn, "layout")) return NULL;
+  if (!check_shape(fn, l, rank, shape)) return NULL;
+  tirx_iter d[WORK_ITERS];
+  int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
+  int nd;
+  if (!group_iters(fn, l->nd, l->d, rank, shape, d, &nd, begin)) return NULL;
+  if (nd > TIRX_LAYOUT_MAX_ITERS) {
+    tirx__error(TIRX_E_LIMIT, "%s: grouping needs %d iters, the limit is %d", fn, nd,
+                (int)TIRX_LAYOUT_MAX_ITERS);
+    return NULL;
+  }
+  return tirx__layout_with(a, fn, l, nd, d, l->nr, l->r, rank, begin);
+}
+
+tirx_layout *tirx_layout_flatten(tirx_arena *a, const tirx_layout *l) {
+  static const char fn[] = "tirx_layout_flatten";
+  if (!check_arena(a, fn) || !tirx__layout_check(l, fn, "layout")) return NULL;
+  return tirx__layout_with(a, fn, l, l->nd, l->d, l->nr, l->r, 0, NULL);
+}
+
+static bool check_grouped(const char *fn, const tirx_layout *l, const char *what) {
+  if (l->rank == 0) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: %s is not grouped (it has no logical shape)", fn, what);
+    return false;
+  }
+  return true;
+}
+
+tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, int rank,
+                                 const int64_t *perm) {
+  static const char fn[] = "tirx_layout_permute";
+  if (!check_arena(a, fn) || !tirx__layout_check(l, fn, "layout")) return NULL;
+  if (!check_grouped(fn, l, "layout")) return NULL;
+  if (rank != l->rank) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: rank is %d, the layout's rank is %d", fn, rank, l->rank);
+    return NULL;
+  }
+  if (!perm) {
+    tirx__error(TIRX_E_NULL_ARG, "%s: perm is NULL", fn);
+    return NULL;
+  }
+  bool seen[TIRX_LAYOUT_MAX_RANK] = {false};
+  for (int k = 0; k < rank; k++) {
+    if (perm[k] < 0 || perm[k] >= rank || seen[perm[k]]) {
+      char buf[512];
+      tirx__error(TIRX_E_INVALID_ARG, "%s: perm %s is not a permutation of 0..%d", fn,
+                  fmt_list(buf, sizeof buf, rank, perm), rank - 1);
+      return NULL;
+    }
+    seen[perm[k]] = true;
+  }
+  tirx_iter d[TIRX_LAYOUT_MAX_ITERS];
+  int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
+  int n = 0;
+  begin[0] = 0;
+  for (int k = 0; k < rank; k++) {
+    int src = (int)perm[k];
+    for (int i = l->dim_begin[src]; i < l->dim_begin[src + 1]; i++) d[n++] = l->d[i];
+    begin[k + 1] = n;
+  }
+  return tirx__layout_with(a, fn, l, n, d, l->nr, l->r, rank, begin);
+}
+
+/* ---- slice ---- */
+
+/* Merges adjacent iters of one dimension that a single iter can express (same axis, outer
+ * stride = inner extent * inner stride) and drops extent-1 iters. Returns the new count. */
+static int merge_dim(tirx_iter *it, int n) {
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    if (it[i].extent == 1) continue;
+    int64_t s;
+    if (m > 0 && it[i].axis == it[m - 1].axis &&
+        tirx__mul_ok(it[i].extent, it[i].stride, &s) && s == it[m - 1].stride) {
+      it[m - 1].extent *= it[i].extent; /* fits: at most the size */
+      it[m - 1].stride = it[i].stride;
+    } else {
+      it[m++] = it[i];
+    }
+  }
+  return m;
+}
+
+tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
+                               const int64_t *shape, const int64_t *begin,
+                               const int64_t *extent) {
+  static const char fn[] = "tirx_layout_slice";
+  if (!check_arena(a, fn) || !tirx__layout_check(l, fn, "layout")) return NULL;
+  if (!check_shape(fn, l, rank, shape)) return NULL;
+  if (!begin || !extent) {
+    tirx__error(TIRX_E_NULL_ARG, "%s: %s is NULL", fn, !begin ? "begin" : "extent");
+    return NULL;
+  }
+  for (int k = 0; k < rank; k++) {
+    if (begin[k] < 0) {
+      tirx__error(TIRX_E_INVALID_ARG, "%s: begin[%d] is %lld, expected >= 0", fn, k,
+                  (long long)begin[k]);
+      return NULL;
+    }
+    if (extent[k] < 1) {
+      tirx__error(TIRX_E_INVALID_ARG, "%s: extent[%d] is %lld, expected >= 1", fn, k,
+                  (long long)extent[k]);
+      return NULL;
+    }
+  }
+  for (int k = 0; k < rank; k++)
+    if (begin[k] >= shape[k] || extent[k] > shape[k] - begin[k]) {
+      /* Both are non-negative, so the end fits in uint64. */
+      tirx__error(TIRX_E_OUT_OF_RANGE, "%s: region dim %d [%lld, %llu) exceeds extent %lld", fn, k,
+                  (long long)begin[k], (unsigned long long)begin[k] + (unsigned long long)extent[k],
+                  (long long)shape[k]);
+      return NULL;
+    }
+
+  tirx_iter g[WORK_ITERS];
+  int32_t gb[TIRX_LAYOUT_MAX_RANK + 1];
+  int ng;
+  if (!group_iters(fn, l->nd, l->d, rank, shape, g, &ng, gb)) return NULL;
+
+  /* The new offset is l at the region's origin, before the swizzle, on every axis. */
+  int64_t off[TIRX_AXIS_MAX] = {0};
+  for (int i = 0; i < l->no; i++) off[l->o[i].axis] = l->o[i].value;
+
+  tirx_iter d[WORK_ITERS];
+  int32_t db[TIRX_LAYOUT_MAX_RANK + 1];
+  int nd = 0;
+  db[0] = 0;
+  for (int k = 0; k < rank; k++) {
+    tirx_iter it[WORK_ITERS];
+    int n = gb[k + 1] - gb[k];
+    memcpy(it, g + gb[k], (size_t)n * sizeof *it);
+    n = merge_dim(it, n);
+    /* Walk from the innermost iter: whole iters are kept while the region is aligned to them;
+     * the first one it is not aligned to keeps a part; the rest are fixed at their digit. */
+    tirx_iter kept[WORK_ITERS]; /* inner first */
+    int nk = 0;
+    int64_t b = begin[k], e = extent[k];
+    for (int i = n - 1; i >= 0; i--) {
+      int64_t E = it[i].extent, digit = b % E;
+      off[it[i].axis] += digit * it[i].stride; /* within l's reach: cannot overflow */
+      if (e > 1) {
+        if (digit == 0 && e % E == 0) {
+          kept[nk++] = it[i];
+          e /= E;
+        } else if (digit + e <= E) {
+          kept[nk++] = (tirx_iter){e, it[i].stride, it[i].axis};
+          e = 1;
+        } else {
+          char buf[128];
+          tirx__error(TIRX_E_NOT_REPRESENTABLE, "%s: region dim %d [%lld, %lld) crosses the "
+                      "boundary of iter %s", fn, k, (long long)begin[k],
+                      (long long)(begin[k] + extent[k]), fmt_iter(buf, sizeof buf, &it[i]));
+          return NULL;
+        }
+      }
+      b /= E;
+    }
+    for (int j = nk - 1; j >= 0; j--) d[nd++] = kept[j];
+    db[k + 1] = nd;
+  }
+
+  tirx_axis_offset o[TIRX_AXIS_MAX];
+  int no = 0;
+  for (int ax = 0; ax < TIRX_AXIS_MAX; ax++)
+    if (off[ax] != 0) o[no++] = (tirx_axis_offset){ax, off[ax]};
+  return tirx__layout_make(a, fn, nd, d, l->nr, l->r, no, o, rank, db, l->swizzle_bytes,
+                           l->swizzle_elem);
+}
+
+/* ---- tile ---- */
+
+static tirx_layout *tile(tirx_arena *a, const char *fn, const tirx_layout *outer,
+                         const tirx_layout *inner) {
+  int rank = outer->rank;
+  tirx_iter d[2 * TIRX_LAYOUT_MAX_ITERS], r[2 * TIRX_LAYOUT_MAX_ITERS];
+  int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
+  int nd = 0;
+  begin[0] = 0;
+  for (int k = 0; k < rank; k++) {
+    for (int i = outer->dim_begin[k]; i < outer->dim_begin[k + 1]; i++) d[nd++] = outer->d[i];
+    for (int i = inner->dim_begin[k]; i < inner->dim_begin[k + 1]; i++) d[nd++] = inner->d[i];
+    begin[k + 1] = nd;
+  }
+  int nr = 0;
+  for (int i = 0; i < outer->nr; i++) r[nr++] = outer->r[i];
+  for (int i = 0; i < inner->nr; i++) r[nr++] = inner->r[i];
+  int64_t off[TIRX_AXIS_MAX] = {0};
+  for (int i = 0; i < outer->no; i++) off[outer->o[i].axis] = outer->o[i].value;
+  for (int i = 0; i < inner->no; i++)
+    if (!tirx__add_ok(off[inner->o[i].axis], inner->o[i].value, &off[inner->o[i].axis])) {
+      tirx__error(TIRX_E_OVERFLOW, "%s: a coordinate of the layout overflows int64", fn);
+      return NULL;
+    }
+  tirx_axis_offset o[TIRX_AXIS_MAX];
+  int no = 0;
+  for (int ax = 0; ax < TIRX_AXIS_MAX; ax++)
+    if (off[ax] != 0) o[no++] = (tirx_axis_offset){ax, off[ax]};
+  const tirx_layout *sw = outer->swizzle_bytes ? outer : inner;
+  return tirx__layout_make(a, fn, nd, d, nr, r, no, o, rank, begin, sw->swizzle_bytes,
+                           sw->swizzle_elem);
+}
+
+tirx_layout *tirx_layout_tile(tirx_arena *a, const tirx_layout *outer, const tirx_layout *inner) {
+  static const char fn[] = "tirx_layout_tile";
+  if (!check_arena(a, fn) || !tirx__layout_check(outer, fn, "outer") ||
+      !tirx__layout_check(inner, fn, "inner"))
+    return NULL;
+  if (!check_grouped(fn, outer, "outer") || !check_grouped(fn, inner, "inner")) return NULL;
+  if (outer->rank != inner->rank) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: outer has rank %d, inner has rank %d", fn, outer->rank,
+                inner->rank);
+    return NULL;
+  }
+  if (outer->swizzle_bytes && inner->swizzle_bytes) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: outer and inner are both swizzled", fn);
+    return NULL;
+  }
+  return tile(a, fn, outer, inner);
+}
+
+tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *inner, int rank,
+                                    const int64_t *reps) {
+  static const char fn[] = "tirx_layout_tile_dense";
+  if (!check_arena(a, fn) || !tirx__layout_check(inner, fn, "inner")) return NULL;
+  if (!check_grouped(fn, inner, "inner")) return NULL;
+  if (rank != inner->rank) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: rank is %d, inner has rank %d", fn, rank, inner->rank);
+    return NULL;
+  }
+  if (!reps) {
+    tirx__error(TIRX_E_NULL_ARG, "%s: reps is NULL", fn);
+    return NULL;
+  }
+  for (int k = 0; k < rank; k++)
+    if (reps[k] < 1) {
+      tirx__error(TIRX_E_INVALID_ARG, "%s: reps[%d] is %lld, expected >= 1", fn, k,
+                  (long long)reps[k]);
+      return NULL;
+    }
+  /* One tile's footprint on m; a swizzled tile is rounded up to whole swizzle atoms
+   * (8 * swizzle_bytes bytes) so that every copy sees the same swizzle pattern. */
+  int64_t step;
+  tirx_layout_span(inner, TIRX_AXIS_M, NULL, &step);
+  if (inner->swizzle_bytes) {
+    int64_t atom = 8 * (int64_t)inner->swizzle_bytes / inner->swizzle_elem;
+    if (step > INT64_MAX - atom) {
+      tirx__error(TIRX_E_OVERFLOW, "%s: the tile grid's strides overflow int64", fn);
+      return NULL;
+    }
+    step = (step + atom - 1) / atom * atom;
+  }
+  /* The outer layout: a row-major grid of reps with strides in units of step; dimensions
+   * with one repetition get no iter. */
+  tirx_iter d[TIRX_LAYOUT_MAX_RANK];
+  int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
+  int64_t stride[TIRX_LAYOUT_MAX_RANK];
+  for (int k = rank - 1; k >= 0; k--) {
+    stride[k] = step;
+    if (!tirx__mul_ok(step, reps[k], &step)) {
+      tirx__error(TIRX_E_OVERFLOW, "%s: the tile grid's strides overflow int64", fn);
+      return NULL;
+    }
+  }
+  int nd = 0;
+  begin[0] = 0;
+  for (int k = 0; k < rank; k++) {
+    if (reps[k] > 1) d[nd++] = (tirx_iter){reps[k], stride[k], TIRX_AXIS_M};
+    begin[k + 1] = nd;
+  }
+  tirx_layout *outer = tirx__layout_make(a, fn, nd, d, 0, NULL, 0, NULL, rank, begin, 0, 0);
+  if (!outer) return NULL;
+  return tile(a, fn, outer, inner);
+}
+
+/* ---- compose ---- */
+
+enum { SPREAD_OK, SPREAD_DIVIDE, SPREAD_OVERLAP };
+
+/*
+ * The iters of l o (e):(s) for one iter of f, s > 0, e > 1, over l's digits li[nl] (inner
+ * last): s is divided out of the digits from the innermost, then e is spread over the digits
+ * from there outwards, into part[] inner first. used[p] accumulates the largest value f's
+ * iters reach in digit p; the sum must stay below the digit's extent, so that adding the
+ * iters of f never carries from one digit of l into the next. *bad is the digit at fault.
+ */
+static int spread(const tirx_iter *li, int nl, int64_t *used, int64_t e, int64_t s,
+                  tirx_iter *part, int *np, int *bad) {
+  int p = nl - 1;
+  int64_t t = s;
+  while (p >= 0 && t >= li[p].extent && t % li[p].extent == 0) t /= li[p--].extent;
+  *np = 0;
+  while (e > 1) {
+    if (p < 0) return SPREAD_DIVIDE; /* cannot happen: f's values are below size(l) */
+    int64_t E = li[p].extent, top;
+    if (t >= E) return SPREAD_DIVIDE;
+    if (tirx__mul_ok(t, e - 1, &top) && top <= E - 1) { /* the rest fits inside this digit */
+      part[(*np)++] = (tirx_iter){e, t * li[p].stride, li[p].axis};
+      e = 1;
+    } else if (E % t == 0 && e % (E / t) == 0) { /* takes the whole digit above t */
+      top = E - t;
+      part[(*np)++] = (tirx_iter){E / t, t * li[p].stride, li[p].axis};
+      e /= E / t;
+    } else {
+      return SPREAD_DIVIDE;
+    }
+    used[p] += top;
+    if (used[p] > E - 1) {
+      *bad = p;
+      return SPREAD_OVERLAP;
+    }
+    p--;
+    t = 1;
+  }
+  return SPREAD_OK;
+}
+
+tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx_layout *f) {
+  static const char fn[] = "tirx_layout_compose";
+  if (!check_arena(a, fn) || !tirx__layout_check(l, fn, "l") || !tirx__layout_check(f, fn, "f"))
+    return NULL;
+  if (f->nr > 0 || f->no > 0 || f->swizzle_bytes) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: f is not an index map (it has %s)", fn,
+                f->nr ? "replicas" : f->no ? "an offset" : "a swizzle");
+    return NULL;
+  }
+  int64_t lo = 0, hi = 0;
+  for (int i = 0; i < f->nd; i++) {
+    const tirx_iter *it = &f->d[i];
+    if (it->extent > 1 && it->stride != 0 && it->axis != TIRX_AXIS_M) {
+      tirx__error(TIRX_E_INVALID_ARG, "%s: f is not an index map (iter %d is on %s)", fn, i,
+                  tirx_axis_name(it->axis));
+      return NULL;
+    }
+    int64_t reach = it->stride * (it->extent - 1); /* fits: f's coordinates fit */
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  if (lo < 0 || hi >= l->size) {
+    tirx__error(TIRX_E_OUT_OF_RANGE, "%s: f's values span [%lld, %lld], outside [0, %lld)", fn,
+                (long long)lo, (long long)hi, (long long)l->size);
+    return NULL;
+  }
+
+  /* l's digits: its flat iters with extent-1 iters dropped and mergeable neighbours merged. */
+  tirx_iter li[TIRX_LAYOUT_MAX_ITERS];
+  if (l->nd) memcpy(li, l->d, (size_t)l->nd * sizeof *li);
+  int nl = merge_dim(li, l->nd);
+  int64_t used[TIRX_LAYOUT_MAX_ITERS] = {0};
+
+  tirx_iter d[TIRX_LAYOUT_MAX_ITERS];
+  int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
+  int nd = 0, rank = f->rank;
+  begin[0] = 0;
+  for (int k = 0; k < (rank ? rank : 1); k++) {
+    int i0 = rank ? f->dim_begin[k] : 0, i1 = rank ? f->dim_begin[k + 1] : f->nd;
+    for (int i = i0; i < i1; i++) {
+      int64_t e = f->d[i].extent, s = f->d[i].stride;
+      tirx_iter part[TIRX_LAYOUT_MAX_ITERS];
+      int np = 0, bad = 0, st = SPREAD_OK;
+      if (e == 1) continue;
+      if (s == 0)
+        part[np++] = (tirx_iter){e, 0, TIRX_AXIS_M};
+      else
+        st = spread(li, nl, used, e, s, part, &np, &bad);
+      if (st == SPREAD_DIVIDE) {
+        char buf[512];
+        tirx__error(TIRX_E_NOT_REPRESENTABLE,
+                    "%s: f's iter %d (%lld):(%lld@m) does not divide l's iters %s", fn, i,
+                    (long long)e, (long long)s, fmt_extents(buf, sizeof buf, nl, li));
+        return NULL;
+      }
+      if (st == SPREAD_OVERLAP) {
+        char buf[128];
+        tirx__error(TIRX_E_NOT_REPRESENTABLE,
+                    "%s: f's iters overlap in l's iter %s (their sum carries)", fn,
+                    fmt_iter(buf, sizeof buf, &li[bad]));
+        return NULL;
+      }
+      if (nd + np > TIRX_LAYOUT_MAX_ITERS) {
+        tirx__error(TIRX_E_LIMIT, "%s: the result needs more than %d iters", fn,
+                    (int)TIRX_LAYOUT_MAX_ITERS);
+        return NULL;
+      }
+      for (int j = np - 1; j >= 0; j--) d[nd++] = part[j];
+    }
+    if (rank) begin[k + 1] = nd;
+  }
+  return tirx__layout_with(a, fn, l, nd, d, l->nr, l->r, rank, rank ? begin : NULL);
+}
