@@ -1,3 +1,163 @@
-/* Placeholder: filled in by the work on src/layout/fragments.c. */
+/*
+ * Ready-made layouts: the register fragments of mma.sync, wgmma and ldmatrix as the PTX ISA
+ * draws them, a row-per-thread warpgroup layout and swizzled shared-memory tiles.
+ *
+ * Register fragments use the reg axis element by element: a 32-bit register holding two
+ * 16-bit values is two reg slots. All results are grouped to the logical tile.
+ */
 #include "layout_internal.h"
-typedef int tirx__fragments_placeholder;
+
+enum { LANE = TIRX_AXIS_LANEID, REG = TIRX_AXIS_REG, TID = TIRX_AXIS_TID_IN_WG, M = TIRX_AXIS_M };
+
+/* Builds a grouped layout from a list of iters split into dims of the given iter counts. */
+static tirx_layout *grouped(tirx_arena *a, const char *fn, int nd, const tirx_iter *d, int rank,
+                            const int *dim_iters, int swizzle_bytes, int swizzle_elem) {
+  int32_t begin[TIRX_LAYOUT_MAX_RANK + 1] = {0};
+  for (int k = 0; k < rank; k++) begin[k + 1] = begin[k] + dim_iters[k];
+  return tirx__layout_make(a, fn, nd, d, 0, NULL, 0, NULL, rank, begin, swizzle_bytes,
+                           swizzle_elem);
+}
+
+static bool arena_ok(tirx_arena *a, const char *fn) {
+  if (a) return true;
+  tirx__error(TIRX_E_NULL_ARG, "%s: arena is NULL", fn);
+  return false;
+}
+
+/*
+ * A: (M16,K16) -> (T32,V8). Row i: lane 4*(i%8), reg 2*(i/8). Column j: lane (j%8)/2,
+ * reg 4*(j/8) + j%2.
+ *   ((2,8),(2,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))
+ */
+tirx_layout *tirx_layout_mma_m16n8k16_a(tirx_arena *a) {
+  static const char fn[] = "tirx_layout_mma_m16n8k16_a";
+  if (!arena_ok(a, fn)) return NULL;
+  static const tirx_iter d[] = {{2, 2, REG}, {8, 4, LANE}, {2, 4, REG}, {4, 1, LANE}, {2, 1, REG}};
+  return grouped(a, fn, 5, d, 2, (const int[]){2, 3}, 0, 0);
+}
+
+/*
+ * B: (K16,N8) -> (T32,V4). Row k: lane (k%8)/2, reg 2*(k/8) + k%2. Column n: lane 4*n.
+ *   ((2,4,2),(8)):((2@reg,1@laneid,1@reg),(4@laneid))
+ */
+tirx_layout *tirx_layout_mma_m16n8k16_b(tirx_arena *a) {
+  static const char fn[] = "tirx_layout_mma_m16n8k16_b";
+  if (!arena_ok(a, fn)) return NULL;
+  static const tirx_iter d[] = {{2, 2, REG}, {4, 1, LANE}, {2, 1, REG}, {8, 4, LANE}};
+  return grouped(a, fn, 4, d, 2, (const int[]){3, 1}, 0, 0);
+}
+
+/*
+ * C/D: (M16,N8) -> (T32,V4). Row i: lane 4*(i%8), reg 2*(i/8). Column j: lane j/2, reg j%2.
+ *   ((2,8),(4,2)):((2@reg,4@laneid),(1@laneid,1@reg))
+ */
+tirx_layout *tirx_layout_mma_m16n8k16_c(tirx_arena *a) {
+  static const char fn[] = "tirx_layout_mma_m16n8k16_c";
+  if (!arena_ok(a, fn)) return NULL;
+  static const tirx_iter d[] = {{2, 2, REG}, {8, 4, LANE}, {4, 1, LANE}, {2, 1, REG}};
+  return grouped(a, fn, 4, d, 2, (const int[]){2, 2}, 0, 0);
+}
+
+/*
+ * The wgmma accumulator: (M64,Nn) -> (T128,V(n/2)). Warp w = i/16 of the warpgroup holds rows
+ * 16w..16w+15 as the m16n8 C fragment, repeated n/8 times along the columns.
+ *   ((4,2,8),(n/8,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))
+ * The (n/8) iter is left out when n is 8.
+ */
+tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n) {
+  static const char fn[] = "tirx_layout_wgmma_acc";
+  if (!arena_ok(a, fn)) return NULL;
+  if (m != 64) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: m is %d, expected 64", fn, m);
+    return NULL;
+  }
+  if (n < 8 || n > 256 || n % 8 != 0) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: n is %d, expected a multiple of 8 in [8, 256]", fn, n);
+    return NULL;
+  }
+  tirx_iter d[6] = {{4, 32, TID}, {2, 2, REG}, {8, 4, TID}, {n / 8, 4, REG}, {4, 1, TID},
+                    {2, 1, REG}};
+  if (n == 8) {
+    d[3] = d[4];
+    d[4] = d[5];
+    return grouped(a, fn, 5, d, 2, (const int[]){3, 2}, 0, 0);
+  }
+  return grouped(a, fn, 6, d, 2, (const int[]){3, 3}, 0, 0);
+}
+
+/*
+ * ldmatrix .x1/.x2/.x4: (8*num, 8) -> (T32, V(2*num)). Matrix q = i/8 lands in regs 2q, 2q+1;
+ * lane l holds row l/4, columns 2*(l%4) + {0,1} of each matrix.
+ *   ((num,8),(4,2)):((2@reg,4@laneid),(1@laneid,1@reg)), the (num) iter left out for .x1.
+ */
+tirx_layout *tirx_layout_ldmatrix(tirx_arena *a, int num) {
+  static const char fn[] = "tirx_layout_ldmatrix";
+  if (!arena_ok(a, fn)) return NULL;
+  if (num != 1 && num != 2 && num != 4) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: num is %d, expected 1, 2 or 4", fn, num);
+    return NULL;
+  }
+  tirx_iter d[] = {{num, 2, REG}, {8, 4, LANE}, {4, 1, LANE}, {2, 1, REG}};
+  if (num == 1) return grouped(a, fn, 3, d + 1, 2, (const int[]){1, 2}, 0, 0);
+  return grouped(a, fn, 4, d, 2, (const int[]){2, 2}, 0, 0);
+}
+
+/* (rows,cols) -> (T rows, V cols): ((rows),(cols)):((1@tid_in_wg),(1@reg)). */
+tirx_layout *tirx_layout_warpgroup_rows(tirx_arena *a, int64_t rows, int64_t cols) {
+  static const char fn[] = "tirx_layout_warpgroup_rows";
+  if (!arena_ok(a, fn)) return NULL;
+  if (rows < 1 || rows > 128) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: rows is %lld, expected 1 to 128", fn, (long long)rows);
+    return NULL;
+  }
+  if (cols < 1) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: cols is %lld, expected >= 1", fn, (long long)cols);
+    return NULL;
+  }
+  tirx_iter d[] = {{rows, 1, TID}, {cols, 1, REG}};
+  return grouped(a, fn, 2, d, 2, (const int[]){1, 1}, 0, 0);
+}
+
+/*
+ * (rows,cols) -> m, in column blocks of w = swizzle_bytes / elem_bytes columns, each block
+ * rows x w row-major, the blocks one after another, then swizzled:
+ *   ((rows),(cols/w,w)):((w@m),(rows*w@m,1@m))^sw(swizzle_bytes,elem_bytes)
+ * With one block the (cols/w) iter is left out; with no swizzle the tile is row-major.
+ */
+tirx_layout *tirx_layout_smem_tile(tirx_arena *a, int64_t rows, int64_t cols, int elem_bytes,
+                                   int swizzle_bytes) {
+  static const char fn[] = "tirx_layout_smem_tile";
+  if (!arena_ok(a, fn)) return NULL;
+  if (rows < 1 || cols < 1) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: shape (%lld,%lld) has an extent < 1", fn,
+                (long long)rows, (long long)cols);
+    return NULL;
+  }
+  if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 && elem_bytes != 8) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: elem_bytes is %d, expected 1, 2, 4 or 8", fn,
+                elem_bytes);
+    return NULL;
+  }
+  if (swizzle_bytes != 0 && swizzle_bytes != 32 && swizzle_bytes != 64 && swizzle_bytes != 128) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: swizzle_bytes is %d, expected 0, 32, 64 or 128", fn,
+                swizzle_bytes);
+    return NULL;
+  }
+  int64_t w = swizzle_bytes ? swizzle_bytes / elem_bytes : cols, block;
+  if (cols % w != 0) {
+    tirx__error(TIRX_E_INVALID_ARG,
+                "%s: cols is %lld, expected a multiple of the swizzle width %lld", fn,
+                (long long)cols, (long long)w);
+    return NULL;
+  }
+  if (!tirx__mul_ok(rows, w, &block)) {
+    tirx__error(TIRX_E_OVERFLOW, "%s: the tile's size overflows int64", fn);
+    return NULL;
+  }
+  tirx_iter d[] = {{rows, w, M}, {cols / w, block, M}, {w, 1, M}};
+  if (cols == w) {
+    d[1] = d[2];
+    return grouped(a, fn, 2, d, 2, (const int[]){1, 1}, swizzle_bytes, elem_bytes);
+  }
+  return grouped(a, fn, 3, d, 2, (const int[]){1, 2}, swizzle_bytes, elem_bytes);
+}

@@ -45,4 +45,17 @@ static inline bool tirx__layout_check(const tirx_layout *l, const char *fn, cons
 /* The D iters' digits of flat index x, outermost first, into digits[nd]. */
 void tirx__layout_digits(const tirx_layout *l, int64_t x, int64_t *digits);
 
+/* A layout's canonical parts in fixed arrays, so that queries need no arena (canon.c). */
+typedef struct tirx__canon {
+  int nd, nr, rank;
+  tirx_iter d[TIRX_LAYOUT_MAX_ITERS];
+  tirx_iter r[TIRX_LAYOUT_MAX_ITERS];
+  int32_t dim_begin[TIRX_LAYOUT_MAX_RANK + 1];
+  int64_t offset[TIRX_AXIS_MAX]; /* per axis, after negative replica strides are flipped */
+} tirx__canon;
+
+/* The canonical form of l (see tirx_layout_canonicalize); flat drops the grouping first so
+ * that merges may cross logical dimensions. */
+void tirx__layout_canon(const tirx_layout *l, bool flat, tirx__canon *out);
+
 #endif
