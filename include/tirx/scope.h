@@ -51,7 +51,9 @@ TIRX_API tirx_scope *tirx_scope_new(tirx_arena *a, int warps_per_cta, int cluste
  * A narrowed to the threads whose coordinate on axis lies in [lo, hi); the team kind is
  * unchanged. Errors: TIRX_E_UNKNOWN_AXIS (not a thread axis), TIRX_E_INVALID_ARG (lo >= hi,
  * lo < 0), TIRX_E_SCOPE (the result is empty, or the active set on that axis is not a range
- * that a contiguous filter can narrow: the message says which).
+ * that a contiguous filter can narrow, or the teams of the current kind would no longer be
+ * uniform, or wid_in_wg, wgid or tid_in_wg with warps_per_cta not a multiple of 4: the message
+ * says which).
  */
 TIRX_API tirx_scope *tirx_scope_filter(tirx_arena *a, const tirx_scope *s, tirx_axis axis,
                                        int64_t lo, int64_t hi);
@@ -84,8 +86,9 @@ TIRX_API int64_t tirx_scope_team_size(const tirx_scope *s);
 /* Whether the thread (laneid, warpid, cta) is active. False for out-of-range coordinates. */
 TIRX_API bool tirx_scope_contains(const tirx_scope *s, int64_t lane, int64_t warp, int64_t cta);
 
-/* The team instance (0-based, in A_inter order) and the rank within it of an active thread.
- * Errors: TIRX_E_OUT_OF_RANGE when the thread is not active. */
+/* The team instance (0-based, in A_inter order) and the rank within it of an active thread:
+ * the flat indices x of A_inter and y of A_intra (last iter fastest) whose points add up to
+ * the thread. Errors: TIRX_E_OUT_OF_RANGE when the thread is not active. */
 TIRX_API tirx_status tirx_scope_locate(const tirx_scope *s, int64_t lane, int64_t warp,
                                        int64_t cta, int64_t *team, int64_t *rank);
 
