@@ -10,6 +10,8 @@
  *   tirx/layout.h  the layout algebra (D/R/O over named axes, swizzles, fragments)
  *   tirx/scope.h   execution scopes (active thread sets and team kinds)
  *   tirx/types.h   element types and launch arguments
+ *   tirx/builder.h building kernels, and the built kernel
+ *   tirx/runtime.h compiling (NVRTC), launching, device memory
  */
 #ifndef TIRX_H
 #define TIRX_H
@@ -18,6 +20,8 @@
 #include "tirx/layout.h"
 #include "tirx/scope.h"
 #include "tirx/types.h"
+#include "tirx/builder.h"
+#include "tirx/runtime.h"
 
 #define TIRX_VERSION_MAJOR 0
 #define TIRX_VERSION_MINOR 1

@@ -1,0 +1,406 @@
+/*
+ * tirx/builder.h: building kernels with C calls, and the built kernel.
+ *
+ * Included by <tirx.h>; do not include it on its own.
+ *
+ * A tirx_builder describes one kernel. It is an arena (libgccjit's model): every expression and
+ * tensor it hands out lives in it and dies with tirx_builder_destroy(); strings passed in are
+ * copied; no builder object has a free function of its own. A builder is not thread-safe.
+ *
+ * Errors. The first error sticks to the builder. Every builder call checks its arguments and,
+ * on the first failure, records a message that starts with the public function's name and
+ * names the argument and what was expected:
+ *
+ *     tirx_add: b has dtype f32, expected i32 (the dtype of a)
+ *
+ * It also sets tirx_last_error() on the calling thread. After that, calls that return an
+ * object return NULL and the others do nothing; tirx_kernel_build() returns the status of the
+ * first error, and tirx_builder_error() gives its message. So kernel code needs no error
+ * checks between calls: check once, at tirx_kernel_build(). A NULL builder, a NULL expression
+ * or tensor, an out-of-range enum, an expression from another builder or a dtype mismatch
+ * never crashes the library.
+ *
+ * Types. Every expression has a dtype (tirx/types.h). Binary arithmetic needs operands of one
+ * type, with two conveniences: integer operands of different integer types are promoted (i64
+ * wins, then u32, then i32; i8, u8 compute as i32), and constants made with tirx_int() are
+ * "weak": they take the type of the other operand (of any numeric type, when the value is
+ * exact in it). Floating-point operands of different types need tirx_cast(). bool is only
+ * produced by comparisons and logical operators and only accepted by them, tirx_select() and
+ * tirx_if_begin(). f16 and bf16 values compute in f32 and round back to their type after each
+ * operation. fp8 types are rejected (TIRX_E_NOT_SUPPORTED) for now.
+ *
+ * Integer division and modulo follow C (truncating); thread and block indices are i32 and
+ * memory addresses are computed in 64 bits (index * stride in i64), so a tensor may hold more
+ * than 2^31 elements while a flat index computed from block_idx * block_dim stays i32 unless
+ * cast to i64.
+ *
+ * A minimal kernel (y = x + y over n elements):
+ *
+ *     tirx_builder *b = tirx_builder_create("vector_add");
+ *     tirx_expr   *n = tirx_param_int(b, "n", TIRX_I64);
+ *     tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
+ *     tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_F32, TIRX_EXPRS(n), NULL);
+ *     tirx_set_block(b, 256, 1, 1);
+ *     tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 256)), NULL, NULL);
+ *     tirx_expr *i = tirx_let(b, "i", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0),
+ *                                       tirx_int(b, 256)), tirx_thread_idx(b, 0)));
+ *     tirx_if_begin(b, tirx_lt(b, i, n));
+ *       tirx_store(b, y, TIRX_EXPRS(i), tirx_add(b, tirx_load(b, x, TIRX_EXPRS(i)),
+ *                                                 tirx_load(b, y, TIRX_EXPRS(i))));
+ *     tirx_if_end(b);
+ *     tirx_kernel *k = NULL;
+ *     if (tirx_kernel_build(b, &k) != TIRX_OK) fprintf(stderr, "%s\n", tirx_builder_error(b));
+ *     tirx_builder_destroy(b);     // k lives on; tirx_kernel_release(k) when done
+ *
+ * Launching (tirx_launch, in the runtime API) takes one tirx_arg per parameter in declaration
+ * order. Integer parameters that appear as a whole dimension of some tensor's shape (or
+ * stride) may instead be left out altogether: then they are bound from the tensors' shapes.
+ */
+#ifndef TIRX_BUILDER_H
+#define TIRX_BUILDER_H
+
+#include "layout.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tirx_builder tirx_builder; /* one kernel under construction; the arena      */
+typedef struct tirx_expr tirx_expr;       /* builder-owned, immutable expression             */
+typedef struct tirx_tensor tirx_tensor;   /* builder-owned: a parameter or an allocation     */
+
+/*
+ * Count-and-array argument pairs for index lists and shapes, so the count can never disagree
+ * with the array: tirx_load(b, x, TIRX_EXPRS(i, j)) passes 2, (tirx_expr *[]){i, j};
+ * tirx_alloc_shared(b, "s", TIRX_F32, TIRX_DIMS(64, 64), NULL) passes 2, (int64_t[]){64, 64}.
+ */
+#ifndef __cplusplus
+#define TIRX_EXPRS(...)                                                                        \
+  (int)(sizeof((tirx_expr *[]){__VA_ARGS__}) / sizeof(tirx_expr *)), (tirx_expr *[]){__VA_ARGS__}
+#define TIRX_DIMS(...)                                                                         \
+  (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
+#else
+} /* extern "C" */
+/* C++ has no compound literals: a temporary holds the list until the end of the call. */
+template <class... T> char (&tirx_count_(T...))[sizeof...(T)];
+struct tirx_expr_list_ { tirx_expr *v[8]; };
+struct tirx_dim_list_ { int64_t v[8]; };
+extern "C" {
+#define TIRX_EXPRS(...) (int)sizeof(tirx_count_(__VA_ARGS__)), tirx_expr_list_{{__VA_ARGS__}}.v
+#define TIRX_DIMS(...) (int)sizeof(tirx_count_(__VA_ARGS__)), tirx_dim_list_{{__VA_ARGS__}}.v
+#endif
+
+/* Limits checked by the builder; exceeding one is TIRX_E_LIMIT. */
+enum {
+  TIRX_BUILDER_MAX_NAME = 63,          /* characters of a kernel, parameter or variable name */
+  TIRX_BUILDER_MAX_RANK = 8,           /* tensor rank */
+  TIRX_BUILDER_MAX_EXPR_DEPTH = 256,   /* nesting of one expression */
+  TIRX_BUILDER_MAX_EXPR_SIZE = 65536,  /* nodes of one expression, counted as a tree */
+  TIRX_BUILDER_MAX_NODES = 1 << 20,    /* expressions and statements of one builder */
+  TIRX_BUILDER_MAX_NESTING = 64,       /* open for/if blocks */
+  TIRX_BUILDER_MAX_PARAMS = 64,        /* declared parameters */
+  TIRX_BUILDER_MAX_SHARED = 232448,    /* bytes of shared memory (227 KiB, sm_90) */
+  TIRX_BUILDER_MAX_LOCAL = 16384,      /* bytes of one thread's local arrays */
+  TIRX_BUILDER_MAX_SOURCE = 16 << 20   /* bytes of generated source */
+};
+
+/* ---- The builder ------------------------------------------------------------------------ */
+
+/*
+ * A new builder for a kernel called name (the generated extern "C" entry point's name: a C
+ * identifier [A-Za-z_][A-Za-z0-9_]*, at most TIRX_BUILDER_MAX_NAME characters, not starting
+ * with "tirx_"). The caller destroys it. An invalid name is recorded as the builder's first
+ * error (it still returns a builder). Returns NULL only when out of memory
+ * (TIRX_E_NO_MEMORY, tirx_last_error() set).
+ */
+TIRX_API tirx_builder *tirx_builder_create(const char *name);
+
+/* Frees the builder and every object it handed out. Kernels built from it live on. NULL is a
+ * no-op. */
+TIRX_API void tirx_builder_destroy(tirx_builder *b);
+
+/* The builder's arena, for layouts used by this kernel (borrowed; lives with the builder).
+ * NULL for a NULL builder. */
+TIRX_API tirx_arena *tirx_builder_arena(tirx_builder *b);
+
+/* The first error's message, "" when there is none; "tirx_builder_error: b is NULL" for a
+ * NULL builder. The string lives as long as the builder. */
+TIRX_API const char *tirx_builder_error(const tirx_builder *b);
+
+/* The first error's status; TIRX_OK when none, TIRX_E_NULL_ARG for a NULL builder. */
+TIRX_API tirx_status tirx_builder_status(const tirx_builder *b);
+
+/* ---- Parameters ----------------------------------------------------------------------------- */
+/* Parameter names are C identifiers as for tirx_builder_create(), unique within the kernel. */
+
+/* A symbolic integer parameter (a size such as M or N), dtype TIRX_I32 or TIRX_I64. The
+ * result may be used in tensor shapes and strides, launch dimensions and kernel code. */
+TIRX_API tirx_expr *tirx_param_int(tirx_builder *b, const char *name, tirx_dtype dtype);
+
+/* A scalar parameter of dtype f32, f64, i32 or i64 (an epsilon, a scale), usable in kernel
+ * code. Integer scalars may also be used in launch dimensions. */
+TIRX_API tirx_expr *tirx_param_scalar(tirx_builder *b, const char *name, tirx_dtype dtype);
+
+/*
+ * A global-memory tensor parameter of rank 1..TIRX_BUILDER_MAX_RANK. shape has rank integer
+ * expressions computable at launch (constants, integer parameters and arithmetic on them).
+ * layout NULL: dense row-major; the strides are derived from the shape (symbolic strides
+ * become hidden kernel parameters). A non-NULL layout must be a single-valued layout on m
+ * (no replicas, no thread axes) whose size is the shape's product; the shape must then be
+ * constant (the layout fixes it), and it is grouped to the shape when it is flat.
+ */
+TIRX_API tirx_tensor *tirx_param_tensor(tirx_builder *b, const char *name, tirx_dtype dtype,
+                                        int rank, tirx_expr *const *shape,
+                                        const tirx_layout *layout);
+
+/*
+ * A global-memory tensor parameter with explicit strides, in elements (non-contiguous
+ * tensors: a row pitch, a transposed view). strides has rank entries computable at launch;
+ * an entry that is a bare integer parameter is bound from the argument's strides when that
+ * parameter is left out of the launch. A NULL entry, or strides NULL, means "any stride":
+ * the argument's stride is passed to the kernel as a hidden parameter.
+ */
+TIRX_API tirx_tensor *tirx_param_tensor_strided(tirx_builder *b, const char *name,
+                                                tirx_dtype dtype, int rank,
+                                                tirx_expr *const *shape,
+                                                tirx_expr *const *strides);
+
+/* ---- Allocations ---------------------------------------------------------------------------- */
+/* Note: a NULL layout means "dense row-major", so a layout call that failed (NULL, with
+ * tirx_last_error() set) silently gives a dense tensor: check layouts before passing them. */
+
+/*
+ * A shared-memory tensor with a constant shape. layout NULL: dense row-major. Otherwise a
+ * single-valued layout on m (swizzles allowed; no replicas, no thread axes, no negative
+ * strides or offset) of the shape's size; it is grouped to the shape when flat. Buffers are
+ * 128-byte aligned (1024 when swizzled) and carved from dynamic shared memory; their total
+ * size is part of the launch (at most TIRX_BUILDER_MAX_SHARED bytes).
+ */
+TIRX_API tirx_tensor *tirx_alloc_shared(tirx_builder *b, const char *name, tirx_dtype dtype,
+                                        int rank, const int64_t *shape,
+                                        const tirx_layout *layout);
+
+/*
+ * A per-thread (register) array with a constant shape. layout NULL: dense row-major. A layout
+ * may place elements on reg and m (the thread's own slots) and on thread axes (which threads
+ * hold them: those iters and replicas are dropped, the storage view). Declared where the call
+ * is made: it lives until the enclosing block ends.
+ */
+TIRX_API tirx_tensor *tirx_alloc_local(tirx_builder *b, const char *name, tirx_dtype dtype,
+                                       int rank, const int64_t *shape,
+                                       const tirx_layout *layout);
+
+/* Accessors of a tensor: its rank, dtype (TIRX_DTYPE_COUNT for NULL), name (lives with the
+ * builder) and the expression of shape dimension dim (NULL and a recorded error when dim is
+ * out of range). */
+TIRX_API int tirx_tensor_rank(const tirx_tensor *t);
+TIRX_API tirx_dtype tirx_tensor_dtype(const tirx_tensor *t);
+TIRX_API const char *tirx_tensor_name(const tirx_tensor *t);
+TIRX_API tirx_expr *tirx_tensor_dim(tirx_builder *b, const tirx_tensor *t, int dim);
+
+/* ---- Expressions: constants and indices ----------------------------------------------------- */
+
+/* A weak integer constant (dtype i64, adopting the type of the other operand; see above). */
+TIRX_API tirx_expr *tirx_int(tirx_builder *b, int64_t v);
+/* An integer constant of an integer dtype (i8, u8, i32, u32, i64) or bool (v 0 or 1). */
+TIRX_API tirx_expr *tirx_int_typed(tirx_builder *b, int64_t v, tirx_dtype dtype);
+/* A floating-point constant of dtype f32, f64, f16 or bf16 (rounded to nearest even). */
+TIRX_API tirx_expr *tirx_float(tirx_builder *b, double v, tirx_dtype dtype);
+/* true / false as bool. */
+TIRX_API tirx_expr *tirx_bool(tirx_builder *b, bool v);
+
+/* threadIdx, blockIdx, blockDim, gridDim on dimension dim (0 = x, 1 = y, 2 = z); i32. */
+TIRX_API tirx_expr *tirx_thread_idx(tirx_builder *b, int dim);
+TIRX_API tirx_expr *tirx_block_idx(tirx_builder *b, int dim);
+TIRX_API tirx_expr *tirx_block_dim(tirx_builder *b, int dim);
+TIRX_API tirx_expr *tirx_grid_dim(tirx_builder *b, int dim);
+/* The linear thread index within the CTA, its lane (tid % 32) and warp (tid / 32); i32. */
+TIRX_API tirx_expr *tirx_thread_linear(tirx_builder *b);
+TIRX_API tirx_expr *tirx_lane_id(tirx_builder *b);
+TIRX_API tirx_expr *tirx_warp_id(tirx_builder *b);
+
+/* ---- Expressions: operators ------------------------------------------------------------------ */
+/* Operands follow the type rules above; NULL on any error. */
+
+TIRX_API tirx_expr *tirx_add(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_sub(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_mul(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_div(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_mod(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* integers only */
+TIRX_API tirx_expr *tirx_min(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_max(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_neg(tirx_builder *b, tirx_expr *x);
+/* (x + y - 1) / y for integers (y > 0 expected). */
+TIRX_API tirx_expr *tirx_ceildiv(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+
+/* Bitwise operators and shifts, integers only. */
+TIRX_API tirx_expr *tirx_bit_and(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_bit_or(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_bit_xor(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_shl(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_shr(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+
+/* Comparisons: bool results. */
+TIRX_API tirx_expr *tirx_eq(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_ne(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_lt(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_le(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_gt(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_ge(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+
+/* Logical operators on bool. */
+TIRX_API tirx_expr *tirx_and(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_or(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_not(tirx_builder *b, tirx_expr *x);
+
+/* cond ? x : y; cond is bool, x and y follow the arithmetic type rules. */
+TIRX_API tirx_expr *tirx_select(tirx_builder *b, tirx_expr *cond, tirx_expr *x, tirx_expr *y);
+
+/* x converted to dtype (C conversion rules; floats round to nearest even). */
+TIRX_API tirx_expr *tirx_cast(tirx_builder *b, tirx_expr *x, tirx_dtype dtype);
+
+/* Math on floating-point operands (f32, f64, f16, bf16), result of the operand's type. */
+typedef enum tirx_math_op {
+  TIRX_MATH_EXP = 0,
+  TIRX_MATH_EXP2 = 1,
+  TIRX_MATH_LOG = 2,
+  TIRX_MATH_LOG2 = 3,
+  TIRX_MATH_SQRT = 4,
+  TIRX_MATH_RSQRT = 5,
+  TIRX_MATH_TANH = 6,
+  TIRX_MATH_ERF = 7,
+  TIRX_MATH_FABS = 8,
+  TIRX_MATH_SIN = 9,
+  TIRX_MATH_COS = 10,
+  TIRX_MATH_FLOOR = 11,
+  TIRX_MATH_CEIL = 12,
+  TIRX_MATH_SIGMOID = 13, /* 1 / (1 + exp(-x)) */
+  TIRX_MATH_COUNT = 14
+} tirx_math_op;
+
+TIRX_API tirx_expr *tirx_math(tirx_builder *b, tirx_math_op op, tirx_expr *x);
+TIRX_API tirx_expr *tirx_exp(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_exp2(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_log(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_log2(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_sqrt(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_rsqrt(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_tanh(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_erf(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_fabs(tirx_builder *b, tirx_expr *x);
+/* x raised to y, both of one floating-point type. */
+TIRX_API tirx_expr *tirx_pow(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+
+/* ---- Expressions: memory and warps ---------------------------------------------------------- */
+
+/*
+ * Element index[0..n) of t, of t's dtype; n must be t's rank and the indices integers. The
+ * address is t's layout evaluated on m (global and shared) or on the thread's storage
+ * (local): no hand-written address arithmetic. Indices are not bounds-checked.
+ */
+TIRX_API tirx_expr *tirx_load(tirx_builder *b, tirx_tensor *t, int n,
+                              tirx_expr *const *index);
+
+/* __shfl_xor_sync / __shfl_down_sync over the full warp: x from lane (lane ^ mask) or
+ * (lane + delta). x is f32, f64, i32, u32 or i64; mask and delta are integers. Every lane of
+ * the warp must evaluate it together. */
+TIRX_API tirx_expr *tirx_shfl_xor(tirx_builder *b, tirx_expr *x, tirx_expr *mask);
+TIRX_API tirx_expr *tirx_shfl_down(tirx_builder *b, tirx_expr *x, tirx_expr *delta);
+
+/* ---- Statements ------------------------------------------------------------------------------ */
+/* Statements are appended at the insertion point: the innermost open for/if block, else the
+ * kernel body. */
+
+typedef enum tirx_loop_kind {
+  TIRX_LOOP_SERIAL = 0, /* an ordinary loop */
+  TIRX_LOOP_UNROLL = 1  /* #pragma unroll */
+} tirx_loop_kind;
+
+/*
+ * Opens `for (name = lo; name < hi; name += step)` and returns the loop variable, valid
+ * until the matching tirx_for_end(). lo, hi and step are integers (step NULL means 1; a
+ * constant step must be > 0); the variable has their common type.
+ */
+TIRX_API tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo,
+                                   tirx_expr *hi, tirx_expr *step, tirx_loop_kind kind);
+TIRX_API void tirx_for_end(tirx_builder *b);
+
+/* if (cond) { ... } [else { ... }]; cond is bool. tirx_else() switches the innermost open if
+ * to its else branch (once). */
+TIRX_API void tirx_if_begin(tirx_builder *b, tirx_expr *cond);
+TIRX_API void tirx_else(tirx_builder *b);
+TIRX_API void tirx_if_end(tirx_builder *b);
+
+/* An immutable named value: evaluates value once here; the result refers to it until the
+ * enclosing block ends. */
+TIRX_API tirx_expr *tirx_let(tirx_builder *b, const char *name, tirx_expr *value);
+
+/* A mutable variable of dtype, initialised to init (NULL: zero). The result reads it; write it
+ * with tirx_assign(). Valid until the enclosing block ends. */
+TIRX_API tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype,
+                             tirx_expr *init);
+/* var = value; var must come from tirx_var() and value have its dtype (weak constants
+ * adapt). */
+TIRX_API void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value);
+
+/* t[index] = value (n indices, t's rank); value must have t's dtype (weak constants adapt; otherwise tirx_cast). */
+TIRX_API void tirx_store(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *index,
+                         tirx_expr *value);
+
+/* atomicAdd(&t[index], value) on a global or shared tensor of dtype f32, f64, i32, u32 or
+ * i64. */
+TIRX_API void tirx_atomic_add(tirx_builder *b, tirx_tensor *t, int n,
+                              tirx_expr *const *index, tirx_expr *value);
+
+/* __syncthreads() and __syncwarp(). */
+TIRX_API void tirx_sync_threads(tirx_builder *b);
+TIRX_API void tirx_sync_warp(tirx_builder *b);
+
+/* ---- Launch configuration --------------------------------------------------------------- */
+
+/* Grid dimensions: integer expressions computable at launch (NULL means 1). Default (1,1,1).
+ * At launch x must be in [1, 2^31-1], y and z in [1, 65535]. */
+TIRX_API void tirx_set_grid(tirx_builder *b, tirx_expr *x, tirx_expr *y, tirx_expr *z);
+
+/* Block dimensions, constants (required before tirx_kernel_build): each >= 1, x, y <= 1024,
+ * z <= 64, product <= 1024. Also emitted as __launch_bounds__. */
+TIRX_API void tirx_set_block(tirx_builder *b, int x, int y, int z);
+
+/* Extra dynamic shared memory in bytes (an integer expression computable at launch), added
+ * after the buffers of tirx_alloc_shared(). Default none. */
+TIRX_API void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes);
+
+/* ---- Building and the kernel -------------------------------------------------------------- */
+
+/*
+ * Validates the kernel (the first recorded error; every for/if closed; every variable used
+ * only where it is in scope; the block size set; resource limits) and freezes it: generates
+ * the CUDA C++ source, its XXH3-128 hash and the IR text. On success *out is a new kernel
+ * with one reference, owned by the caller (tirx_kernel_release()). The builder stays usable.
+ * Errors: the first error's status, TIRX_E_NULL_ARG, TIRX_E_BUILD (validation), TIRX_E_LIMIT,
+ * TIRX_E_NO_MEMORY. On failure *out is set to NULL and the message is also in
+ * tirx_builder_error(b) (unless b is NULL).
+ */
+TIRX_API tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out);
+
+/* Adds a reference; returns k. Thread-safe. NULL is a no-op returning NULL. */
+TIRX_API tirx_kernel *tirx_kernel_retain(tirx_kernel *k);
+/* Drops a reference; the last one frees the kernel. Thread-safe. NULL is a no-op. */
+TIRX_API void tirx_kernel_release(tirx_kernel *k);
+
+/* The kernel's name (its entry point), the readable IR and the generated CUDA C++. The
+ * strings are owned by the kernel and live as long as it. NULL for a NULL kernel. */
+TIRX_API const char *tirx_kernel_name(const tirx_kernel *k);
+TIRX_API const char *tirx_kernel_ir_str(const tirx_kernel *k);
+TIRX_API const char *tirx_kernel_source(const tirx_kernel *k);
+
+/* The number of declared parameters (the launch arguments in full), and the name of
+ * parameter i (NULL when out of range). */
+TIRX_API int tirx_kernel_num_params(const tirx_kernel *k);
+TIRX_API const char *tirx_kernel_param_name(const tirx_kernel *k, int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TIRX_BUILDER_H */

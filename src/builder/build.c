@@ -1,0 +1,259 @@
+/* tirx_kernel_build: validation, then the frozen kernel (source, hash, IR text, launch info). */
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "../ir/kernel_abi.h"
+#include "builder_internal.h"
+
+static const char fn[] = "tirx_kernel_build";
+
+static const char *decl_origin(int kind) {
+  switch (kind) {
+  case TIRX__DECL_LET: return "tirx_let";
+  case TIRX__DECL_VAR: return "tirx_var";
+  case TIRX__DECL_LOOP: return "tirx_for_begin";
+  case TIRX__DECL_LOCAL: return "tirx_alloc_local";
+  default: return "a parameter";
+  }
+}
+
+/* ---- scope validation ---- */
+
+static bool check_decl(tirx_builder *b, const tirx__decl *d) {
+  if (d->live) return true;
+  tirx__b_fail(b, TIRX_E_BUILD, "%s: %s \"%s\" (from %s) is used outside its scope", fn,
+               d->kind == TIRX__DECL_LOCAL ? "tensor" : "variable", d->name,
+               decl_origin(d->kind));
+  return false;
+}
+
+static bool check_expr(tirx_builder *b, const tirx_expr *e) {
+  if (!e) return true;
+  if (e->kind == TIRX__EX_VAR && !check_decl(b, e->decl)) return false;
+  if (e->kind == TIRX__EX_LOAD) {
+    if (!check_decl(b, &e->tensor->decl)) return false;
+    for (int k = 0; k < e->tensor->rank; k++)
+      if (!check_expr(b, e->index[k])) return false;
+  }
+  return check_expr(b, e->a) && check_expr(b, e->b) && check_expr(b, e->c);
+}
+
+static bool check_block(tirx_builder *b, const tirx__block *blk);
+
+static bool check_stmt(tirx_builder *b, tirx__stmt *s) {
+  switch (s->kind) {
+  case TIRX__ST_FOR:
+    if (!check_expr(b, s->a) || !check_expr(b, s->b) || !check_expr(b, s->c)) return false;
+    s->decl->live = true;
+    if (!check_block(b, &s->body)) return false;
+    s->decl->live = false;
+    return true;
+  case TIRX__ST_IF:
+    return check_expr(b, s->a) && check_block(b, &s->body) && check_block(b, &s->orelse);
+  case TIRX__ST_LET:
+  case TIRX__ST_VAR:
+    if (!check_expr(b, s->a)) return false;
+    s->decl->live = true;
+    return true;
+  case TIRX__ST_ASSIGN:
+    return check_decl(b, s->decl) && check_expr(b, s->a);
+  case TIRX__ST_STORE:
+  case TIRX__ST_ATOMIC_ADD:
+    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a)) return false;
+    for (int k = 0; k < s->tensor->rank; k++)
+      if (!check_expr(b, s->index[k])) return false;
+    return true;
+  case TIRX__ST_LOCAL:
+    s->decl->live = true;
+    return true;
+  default:
+    return true;
+  }
+}
+
+static void kill_block(const tirx__block *blk) {
+  for (tirx__stmt *s = blk->first; s; s = s->next)
+    if (s->decl && s->kind != TIRX__ST_ASSIGN) s->decl->live = false;
+}
+
+static bool check_block(tirx_builder *b, const tirx__block *blk) {
+  bool ok = true;
+  for (tirx__stmt *s = blk->first; s && ok; s = s->next) ok = check_stmt(b, s);
+  kill_block(blk);
+  return ok;
+}
+
+/* ---- the kernel's launch information ---- */
+
+typedef struct hx_buf {
+  tirx__hexpr *v;
+  int n, cap;
+  bool failed;
+} hx_buf;
+
+static int32_t flatten(hx_buf *hb, const tirx_expr *e) {
+  if (hb->failed) return -1;
+  tirx__hexpr h = {0};
+  h.kind = e->kind;
+  h.op = e->op;
+  h.dtype = e->dtype;
+  h.a = h.b = h.c = -1;
+  switch (e->kind) {
+  case TIRX__EX_INT: h.v = e->i; break;
+  case TIRX__EX_PARAM: h.v = e->decl->param_index; break;
+  default:
+    if (e->a) h.a = flatten(hb, e->a);
+    if (e->b) h.b = flatten(hb, e->b);
+    if (e->c) h.c = flatten(hb, e->c);
+    break;
+  }
+  if (hb->failed) return -1;
+  if (hb->n == hb->cap) {
+    int cap = hb->cap ? 2 * hb->cap : 32;
+    tirx__hexpr *n = realloc(hb->v, (size_t)cap * sizeof *n);
+    if (!n) {
+      hb->failed = true;
+      return -1;
+    }
+    hb->v = n;
+    hb->cap = cap;
+  }
+  hb->v[hb->n] = h;
+  return hb->n++;
+}
+
+static char *k_strdup(tirx_kernel *k, const char *s) {
+  return tirx__arena_strdup(k->arena, s, fn);
+}
+
+static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char *ir) {
+  tirx_kernel *k = calloc(1, sizeof *k);
+  hx_buf hb = {0};
+  if (!k || !(k->arena = tirx_arena_create())) goto oom;
+  atomic_init(&k->refs, 1);
+  k->name = k_strdup(k, b->name);
+  k->source = k_strdup(k, source);
+  k->ir = k_strdup(k, ir);
+  if (!k->name || !k->source || !k->ir) goto oom;
+  XXH128_hash_t h = XXH3_128bits(source, strlen(source));
+  k->hash[0] = h.low64;
+  k->hash[1] = h.high64;
+  k->nparams = b->nparams;
+  k->params = tirx__arena_array(k->arena, (size_t)(b->nparams ? b->nparams : 1),
+                                sizeof *k->params, fn);
+  k->slots = tirx__arena_array(k->arena, TIRX__MAX_PARAMS, sizeof *k->slots, fn);
+  if (!k->params || !k->slots) goto oom;
+  /* Declared parameters, then hidden strides. */
+  for (int i = 0; i < b->nparams; i++) {
+    const tirx__decl *d = b->params[i];
+    tirx__kparam *p = &k->params[i];
+    p->name = k_strdup(k, d->name);
+    if (!p->name) goto oom;
+    p->dtype = d->dtype;
+    tirx__slot *sl = &k->slots[k->nslots++];
+    sl->param = i;
+    sl->dtype = d->dtype;
+    if (d->kind == TIRX__DECL_PARAM_TENSOR) {
+      const tirx_tensor *t = d->tensor;
+      p->kind = TIRX__KP_TENSOR;
+      p->rank = t->rank;
+      p->dense = t->dense;
+      p->opaque = t->layout && !t->stride[0];
+      p->align = tirx_dtype_size((tirx_dtype)t->dtype);
+      for (int kk = 0; kk < t->rank; kk++) {
+        p->shape[kk] = flatten(&hb, t->shape[kk]);
+        p->stride[kk] = t->stride[kk] ? flatten(&hb, t->stride[kk]) : -1;
+      }
+      sl->kind = TIRX__SLOT_POINTER;
+    } else {
+      p->kind = d->kind == TIRX__DECL_PARAM_INT ? TIRX__KP_INT : TIRX__KP_SCALAR;
+      sl->kind = TIRX__SLOT_VALUE;
+    }
+  }
+  for (int i = 0; i < b->nparams; i++) {
+    const tirx__decl *d = b->params[i];
+    if (d->kind != TIRX__DECL_PARAM_TENSOR) continue;
+    const tirx_tensor *t = d->tensor;
+    for (int kk = 0; kk < t->rank; kk++) {
+      tirx__decl *bp = tirx__bare_param(t->shape[kk]);
+      if (bp && bp->kind == TIRX__DECL_PARAM_INT) k->params[bp->param_index].bindable = true;
+      bp = tirx__bare_param(t->stride[kk]);
+      if (bp && bp->kind == TIRX__DECL_PARAM_INT) k->params[bp->param_index].bindable = true;
+      if (t->layout || tirx__stride_kind(t, kk) != TIRX__STRIDE_HIDDEN) continue;
+      tirx__slot *sl = &k->slots[k->nslots++];
+      sl->kind = TIRX__SLOT_STRIDE;
+      sl->dtype = TIRX_I64;
+      sl->param = i;
+      sl->dim = kk;
+    }
+  }
+  for (int i = 0; i < 3; i++) {
+    k->grid[i] = b->grid[i] ? flatten(&hb, b->grid[i]) : -1;
+    k->block[i] = (uint32_t)b->block[i];
+  }
+  k->shared_static = b->shared_bytes;
+  k->shared_extra = b->shared_extra ? flatten(&hb, b->shared_extra) : -1;
+  if (hb.failed) goto oom;
+  k->nhx = hb.n;
+  k->hx = tirx__arena_array(k->arena, (size_t)(hb.n ? hb.n : 1), sizeof *k->hx, fn);
+  if (!k->hx) goto oom;
+  if (hb.n) memcpy(k->hx, hb.v, (size_t)hb.n * sizeof *k->hx);
+  free(hb.v);
+  return k;
+oom:
+  free(hb.v);
+  if (k) tirx_arena_destroy(k->arena);
+  free(k);
+  tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  return NULL;
+}
+
+static int count_slots(const tirx_builder *b) {
+  int n = b->nparams;
+  for (int i = 0; i < b->nparams; i++) {
+    const tirx__decl *d = b->params[i];
+    if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
+    for (int k = 0; k < d->tensor->rank; k++)
+      n += tirx__stride_kind(d->tensor, k) == TIRX__STRIDE_HIDDEN;
+  }
+  return n;
+}
+
+tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
+  if (out) *out = NULL;
+  if (!b) return tirx__error(TIRX_E_NULL_ARG, "%s: b is NULL", fn);
+  if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  if (b->status != TIRX_OK) return tirx__error(b->status, "%s", b->error);
+  if (b->depth > 0) {
+    const tirx__frame *f = &b->frames[b->depth];
+    if (f->kind == TIRX__FRAME_FOR)
+      return tirx__b_fail(b, TIRX_E_BUILD, "%s: tirx_for_begin (%s) is not closed by tirx_for_end",
+                          fn, f->stmt->decl->name);
+    return tirx__b_fail(b, TIRX_E_BUILD, "%s: tirx_if_begin is not closed by tirx_if_end", fn);
+  }
+  if (!b->block_set)
+    return tirx__b_fail(b, TIRX_E_BUILD, "%s: the block size is not set (call tirx_set_block)",
+                        fn);
+  if (count_slots(b) > TIRX__MAX_PARAMS)
+    return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the entry point would have %d parameters, limit %d",
+                        fn, count_slots(b), TIRX__MAX_PARAMS);
+  if (count_slots(b) * 8 > TIRX__PARAM_STORAGE)
+    return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the parameters would exceed %d bytes", fn,
+                        TIRX__PARAM_STORAGE);
+  if (!check_block(b, &b->body)) return b->status;
+  char *source = tirx__codegen(b);
+  if (!source) return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY,
+                                                                      "%s: out of memory", fn);
+  char *ir = tirx__ir_print(b);
+  if (!ir) {
+    free(source);
+    return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  }
+  tirx_kernel *k = make_kernel(b, source, ir);
+  free(source);
+  free(ir);
+  if (!k) return b->status;
+  *out = k;
+  return TIRX_OK;
+}

@@ -1,0 +1,64 @@
+/* Helpers shared by the files of src/builder: the sticky error, checks, node allocation. */
+#ifndef TIRX_BUILDER_INTERNAL_H
+#define TIRX_BUILDER_INTERNAL_H
+
+#include "../ir/ir.h"
+
+/* True when b is usable: non-NULL (else "fn: b is NULL" goes to tirx_last_error) and without
+ * an error. A builder with an error makes every later call a no-op. */
+bool tirx__b_ok(tirx_builder *b, const char *fn);
+
+/* Records the builder's first error (and the thread's last error); returns status. */
+tirx_status tirx__b_fail(tirx_builder *b, tirx_status status, const char *fmt, ...)
+    TIRX_PRINTF(3, 4);
+
+/* Checks an expression argument: non-NULL and from this builder. */
+bool tirx__b_expr(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg);
+
+/* Checks a tensor argument likewise. */
+bool tirx__b_tensor(tirx_builder *b, const char *fn, const tirx_tensor *t, const char *arg);
+
+/* Checks a name: a C identifier of at most TIRX_BUILDER_MAX_NAME characters, not "tirx_...". */
+bool tirx__b_name(tirx_builder *b, const char *fn, const char *name, const char *arg);
+
+/* Checks a dtype value: in the enum and not fp8. */
+bool tirx__b_dtype(tirx_builder *b, const char *fn, tirx_dtype t, const char *arg);
+
+/* Allocates n zeroed bytes counted as one node; NULL (error recorded) on failure or when the
+ * node limit is reached. */
+void *tirx__b_node(tirx_builder *b, const char *fn, size_t n);
+
+/* A new expression node of kind and dtype with children a, b, c (may be NULL), depth, size
+ * and host flag derived from them. */
+tirx_expr *tirx__b_expr_new(tirx_builder *b, const char *fn, int kind, int op, tirx_dtype dtype,
+                            tirx_expr *x, tirx_expr *y, tirx_expr *z);
+
+/* Appends a statement at the insertion point. */
+tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind);
+
+/* A typed integer constant (not weak). */
+tirx_expr *tirx__b_const(tirx_builder *b, const char *fn, int64_t v, tirx_dtype dtype);
+
+/* Converts e to dtype for use as an operand: weak constants are retyped, other expressions
+ * get a cast node. */
+tirx_expr *tirx__b_convert(tirx_builder *b, const char *fn, tirx_expr *e, tirx_dtype dtype);
+
+/* Checks n indices for t (count, NULL, owner, integer dtype) and returns an arena copy with
+ * weak constants typed. */
+tirx_expr **tirx__b_index_list(tirx_builder *b, const char *fn, tirx_tensor *t, int n,
+                               tirx_expr *const *index);
+
+/* Checks that e is an integer (not bool) expression computable at launch. */
+bool tirx__b_host_int(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg);
+
+/* The printed form of e for messages, into buf. */
+const char *tirx__b_expr_str(const tirx_expr *e, char *buf, size_t cap);
+
+static inline bool tirx__dtype_is_int(int t) {
+  return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
+}
+static inline bool tirx__dtype_is_float(int t) {
+  return t == TIRX_F32 || t == TIRX_F64 || t == TIRX_F16 || t == TIRX_BF16;
+}
+
+#endif

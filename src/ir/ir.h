@@ -1,0 +1,273 @@
+/*
+ * The kernel IR: expressions, statements, tensors and the built kernel object.
+ *
+ * The builder (src/builder) creates these nodes in its arena; the printer (printer.c) and the
+ * CUDA code generator (src/jit/codegen.c) read them at tirx_kernel_build time. The built
+ * kernel keeps no pointer into the builder: it owns its strings and a flattened copy of the
+ * expressions it needs at launch (host expressions: shapes, strides, grid, shared bytes).
+ */
+#ifndef TIRX_IR_IR_H
+#define TIRX_IR_IR_H
+
+#include <stdatomic.h>
+
+#include "../core/internal.h"
+
+/* ---- Expressions ---------------------------------------------------------------------------- */
+
+typedef enum tirx__ex_kind {
+  TIRX__EX_INT = 0,  /* i */
+  TIRX__EX_FLOAT,    /* f */
+  TIRX__EX_PARAM,    /* decl: an integer or scalar parameter */
+  TIRX__EX_VAR,      /* decl: a let, mutable variable or loop variable */
+  TIRX__EX_SPECIAL,  /* op: tirx__special, i: dimension */
+  TIRX__EX_UNARY,    /* op: TIRX__OP_NEG / TIRX__OP_NOT; a */
+  TIRX__EX_BINARY,   /* op: tirx__op; a, b (of one type: the builder inserts casts) */
+  TIRX__EX_SELECT,   /* a ? b : c */
+  TIRX__EX_CAST,     /* a converted to dtype */
+  TIRX__EX_MATH,     /* op: tirx_math_op; a */
+  TIRX__EX_LOAD,     /* tensor[index] */
+  TIRX__EX_SHFL      /* op: 0 xor, 1 down; a (value), b (lane mask or delta) */
+} tirx__ex_kind;
+
+typedef enum tirx__op {
+  TIRX__OP_ADD = 0, TIRX__OP_SUB, TIRX__OP_MUL, TIRX__OP_DIV, TIRX__OP_MOD, TIRX__OP_MIN,
+  TIRX__OP_MAX, TIRX__OP_CEILDIV, TIRX__OP_BAND, TIRX__OP_BOR, TIRX__OP_BXOR, TIRX__OP_SHL,
+  TIRX__OP_SHR, TIRX__OP_EQ, TIRX__OP_NE, TIRX__OP_LT, TIRX__OP_LE, TIRX__OP_GT, TIRX__OP_GE,
+  TIRX__OP_AND, TIRX__OP_OR, TIRX__OP_POW,
+  TIRX__OP_NEG, TIRX__OP_NOT,
+  TIRX__OP_COUNT
+} tirx__op;
+
+typedef enum tirx__special {
+  TIRX__SP_THREAD_IDX = 0, TIRX__SP_BLOCK_IDX, TIRX__SP_BLOCK_DIM, TIRX__SP_GRID_DIM,
+  TIRX__SP_THREAD_LINEAR, TIRX__SP_LANE, TIRX__SP_WARP
+} tirx__special;
+
+typedef struct tirx__decl tirx__decl;
+
+struct tirx_expr {
+  uint8_t kind;       /* tirx__ex_kind */
+  uint8_t op;
+  uint8_t dtype;      /* tirx_dtype */
+  bool weak;          /* an untyped integer constant from tirx_int() */
+  bool host;          /* computable at launch: constants, integer params, arithmetic */
+  uint16_t depth;     /* 1 for a leaf */
+  uint32_t size;      /* nodes counted as a tree (saturates above the limit) */
+  const tirx_builder *owner;
+  int64_t i;
+  double f;
+  tirx__decl *decl;
+  tirx_expr *a, *b, *c;
+  tirx_tensor *tensor;
+  tirx_expr **index;
+};
+
+/* ---- Declarations: parameters, variables, tensors ------------------------------------------ */
+
+typedef enum tirx__decl_kind {
+  TIRX__DECL_PARAM_INT = 0, TIRX__DECL_PARAM_SCALAR, TIRX__DECL_PARAM_TENSOR,
+  TIRX__DECL_LET, TIRX__DECL_VAR, TIRX__DECL_LOOP, TIRX__DECL_SHARED, TIRX__DECL_LOCAL
+} tirx__decl_kind;
+
+struct tirx__decl {
+  uint8_t kind;          /* tirx__decl_kind */
+  uint8_t dtype;
+  bool live;             /* validation: in scope at the current point */
+  bool declared;         /* validation: its declaration has been seen */
+  int32_t param_index;   /* parameters: position in declaration order; else -1 */
+  const char *name;      /* as given */
+  const char *cname;     /* codegen: the unique C++ name */
+  tirx_expr *ref;        /* the expression that reads it (params, variables) */
+  tirx_tensor *tensor;   /* tensors */
+};
+
+typedef enum tirx__storage { TIRX__GLOBAL = 0, TIRX__SHARED, TIRX__LOCAL } tirx__storage;
+
+struct tirx_tensor {
+  tirx__decl decl;
+  const tirx_builder *owner;
+  uint8_t storage;                       /* tirx__storage */
+  uint8_t dtype;
+  int32_t rank;
+  tirx_expr *shape[TIRX_BUILDER_MAX_RANK];
+  /* Global tensors: the stride of each dimension, in elements; NULL means "any stride"
+   * (taken from the argument). dense: the strides are the row-major ones of shape. */
+  tirx_expr *stride[TIRX_BUILDER_MAX_RANK];
+  bool dense;
+  /* Tensors with a layout (grouped to shape): global (constant shape), shared and local. */
+  const tirx_layout *layout;
+  int64_t const_shape[TIRX_BUILDER_MAX_RANK]; /* shared, local and laid-out global tensors */
+  int64_t elems;                 /* shared and local: storage size in elements */
+  int64_t smem_offset;           /* shared: byte offset in the dynamic buffer */
+  bool written;                  /* global: stored to (non-const pointer) */
+  const char *stride_cname[TIRX_BUILDER_MAX_RANK]; /* codegen: hidden stride parameters */
+};
+
+/* ---- Statements ----------------------------------------------------------------------------- */
+
+typedef enum tirx__st_kind {
+  TIRX__ST_FOR = 0, /* decl = a; hi = b; step = c; body */
+  TIRX__ST_IF,      /* cond = a; body; orelse when has_else */
+  TIRX__ST_LET,     /* decl = a */
+  TIRX__ST_VAR,     /* decl = a (NULL: zero) */
+  TIRX__ST_ASSIGN,  /* decl = a */
+  TIRX__ST_STORE,   /* tensor[index] = a */
+  TIRX__ST_ATOMIC_ADD,
+  TIRX__ST_SYNC,
+  TIRX__ST_SYNCWARP,
+  TIRX__ST_LOCAL    /* tensor declared */
+} tirx__st_kind;
+
+typedef struct tirx__stmt tirx__stmt;
+typedef struct tirx__block {
+  tirx__stmt *first, *last;
+} tirx__block;
+
+struct tirx__stmt {
+  uint8_t kind;
+  uint8_t loop;   /* tirx_loop_kind */
+  bool has_else;
+  tirx__stmt *next;
+  tirx__decl *decl;
+  tirx_tensor *tensor;
+  tirx_expr *a, *b, *c;
+  tirx_expr **index;
+  tirx__block body, orelse;
+};
+
+/* ---- The builder's state, read by the printer and codegen ---------------------------------- */
+
+enum { TIRX__FRAME_ROOT = 0, TIRX__FRAME_FOR, TIRX__FRAME_THEN, TIRX__FRAME_ELSE };
+
+typedef struct tirx__frame {
+  int kind;
+  tirx__stmt *stmt;   /* the for/if statement; NULL for the root */
+  tirx__block *block; /* where statements go */
+} tirx__frame;
+
+struct tirx_builder {
+  tirx_arena *arena;
+  const char *name;
+  tirx_status status;
+  char error[TIRX__ERROR_MAX];        /* the first error's message */
+  int nparams;
+  tirx__decl *params[TIRX_BUILDER_MAX_PARAMS];
+  int nshared;
+  tirx_tensor **shared;              /* arena array, grown by doubling */
+  int shared_cap;
+  int64_t shared_bytes;              /* sum of shared buffers, aligned */
+  tirx__block body;
+  int depth;                         /* open frames above the root */
+  tirx__frame frames[TIRX_BUILDER_MAX_NESTING + 1];
+  tirx_expr *grid[3];                /* NULL: 1 */
+  int block[3];
+  bool block_set;
+  tirx_expr *shared_extra;           /* NULL: none */
+  int64_t nodes;
+};
+
+/* ---- The built kernel ---------------------------------------------------------------------- */
+
+/* A launch-time expression, flattened: children are indices into the kernel's hx array. */
+typedef struct tirx__hexpr {
+  uint8_t kind;   /* TIRX__EX_INT, _PARAM (v = param index), _UNARY, _BINARY, _SELECT, _CAST */
+  uint8_t op;
+  uint8_t dtype;
+  int32_t a, b, c;
+  int64_t v;
+} tirx__hexpr;
+
+typedef enum { TIRX__KP_INT = 0, TIRX__KP_SCALAR, TIRX__KP_TENSOR } tirx__kparam_kind;
+
+typedef struct tirx__kparam {
+  const char *name;
+  uint8_t kind;   /* tirx__kparam_kind */
+  uint8_t dtype;
+  bool bindable;  /* integer: a bare dimension or stride of some tensor */
+  int32_t rank;
+  int32_t shape[TIRX_BUILDER_MAX_RANK];  /* hexpr index */
+  int32_t stride[TIRX_BUILDER_MAX_RANK]; /* hexpr index; -1: any stride */
+  bool dense;                            /* strides are row-major of the shape */
+  bool opaque;                           /* laid out: strides cannot express the layout */
+  int32_t align;                         /* required pointer alignment in bytes */
+} tirx__kparam;
+
+typedef enum { TIRX__SLOT_VALUE = 0, TIRX__SLOT_POINTER, TIRX__SLOT_STRIDE } tirx__slot_kind;
+
+/* One parameter of the generated entry point, in order. */
+typedef struct tirx__slot {
+  uint8_t kind;   /* tirx__slot_kind */
+  uint8_t dtype;  /* VALUE: the parameter's dtype; STRIDE: i64 */
+  int32_t param;  /* the declared parameter it comes from */
+  int32_t dim;    /* STRIDE: the dimension */
+} tirx__slot;
+
+struct tirx_kernel {
+  atomic_int refs;
+  tirx_arena *arena;
+  const char *name;
+  const char *source;
+  const char *ir;
+  uint64_t hash[2];
+  int nparams;
+  tirx__kparam *params;
+  int nslots;
+  tirx__slot *slots;
+  int nhx;
+  tirx__hexpr *hx;
+  int32_t grid[3];          /* hexpr index; -1: 1 */
+  uint32_t block[3];
+  int64_t shared_static;
+  int32_t shared_extra;     /* hexpr index; -1: none */
+};
+
+/* How codegen spells the stride of dimension k of a global tensor without a layout. */
+enum { TIRX__STRIDE_CONST = 0, TIRX__STRIDE_PARAM, TIRX__STRIDE_HIDDEN };
+
+/* The integer parameter e reads (through an integer cast), or NULL. */
+static inline tirx__decl *tirx__bare_param(const tirx_expr *e) {
+  if (e && e->kind == TIRX__EX_CAST && e->a && e->a->kind == TIRX__EX_PARAM &&
+      e->a->dtype != TIRX_F32 && e->a->dtype != TIRX_F64)
+    e = e->a;
+  return e && e->kind == TIRX__EX_PARAM ? e->decl : NULL;
+}
+
+static inline int tirx__stride_kind(const tirx_tensor *t, int k) {
+  const tirx_expr *s = t->stride[k];
+  if (!s) return TIRX__STRIDE_HIDDEN;
+  if (s->kind == TIRX__EX_INT) return TIRX__STRIDE_CONST;
+  if (tirx__bare_param(s)) return TIRX__STRIDE_PARAM;
+  return TIRX__STRIDE_HIDDEN;
+}
+
+/* ---- Functions ------------------------------------------------------------------------------ */
+
+/* Names and C++ spellings of operators (tables in printer.c). */
+const char *tirx__op_name(int op);      /* "+", "min", "ceildiv", ... */
+const char *tirx__math_name(int op);    /* "exp", "rsqrt", ... */
+const char *tirx__special_name(int sp); /* "thread_idx", ... */
+bool tirx__op_is_compare(int op);
+
+/* The readable IR of the builder's kernel, malloc'ed (caller frees); NULL when out of memory. */
+char *tirx__ir_print(const tirx_builder *b);
+
+/* Prints one expression into sb (used by error messages and the printer). */
+void tirx__ir_print_expr(tirx__strbuf *sb, const tirx_expr *e);
+
+/* The CUDA C++ translation unit of the builder's kernel, malloc'ed (caller frees). NULL with
+ * the error recorded (TIRX_E_NO_MEMORY, TIRX_E_LIMIT) on failure. Deterministic. */
+char *tirx__codegen(tirx_builder *b);
+
+/* True for C++ keywords and names the generated code uses (codegen.c). */
+bool tirx__cpp_reserved(const char *name);
+
+/* The prelude every generated translation unit starts with (prelude.c). */
+extern const char tirx__prelude[];
+
+/* Evaluates host expression idx of k with integer parameter values vals (by param index).
+ * Returns false and writes a reason ("division by zero", "overflow") on failure. */
+bool tirx__hexpr_eval(const tirx_kernel *k, int32_t idx, const int64_t *vals, int64_t *out,
+                      const char **why);
+
+#endif

@@ -1,0 +1,127 @@
+/* The built kernel: reference counting, accessors, the kernel ABI's accessors and the
+ * evaluation of launch-time expressions. */
+#include <stdlib.h>
+
+#include "ir.h"
+#include "kernel_abi.h"
+
+tirx_kernel *tirx_kernel_retain(tirx_kernel *k) {
+  if (k) atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+  return k;
+}
+
+void tirx_kernel_release(tirx_kernel *k) {
+  if (!k) return;
+  if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) != 1) return;
+  tirx_arena_destroy(k->arena);
+  free(k);
+}
+
+const char *tirx_kernel_name(const tirx_kernel *k) { return k ? k->name : NULL; }
+const char *tirx_kernel_ir_str(const tirx_kernel *k) { return k ? k->ir : NULL; }
+const char *tirx_kernel_source(const tirx_kernel *k) { return k ? k->source : NULL; }
+int tirx_kernel_num_params(const tirx_kernel *k) { return k ? k->nparams : 0; }
+const char *tirx_kernel_param_name(const tirx_kernel *k, int i) {
+  return k && i >= 0 && i < k->nparams ? k->params[i].name : NULL;
+}
+
+const char *tirx__kernel_source(const tirx_kernel *k) { return k ? k->source : NULL; }
+const char *tirx__kernel_entry(const tirx_kernel *k) { return k ? k->name : NULL; }
+const char *tirx__kernel_ir(const tirx_kernel *k) { return k ? k->ir : NULL; }
+
+void tirx__kernel_hash(const tirx_kernel *k, uint64_t out[2]) {
+  if (!out) return;
+  out[0] = k ? k->hash[0] : 0;
+  out[1] = k ? k->hash[1] : 0;
+}
+
+/* Wraps v to the integer type t, as the device would. */
+static int64_t wrap(int64_t v, int t) {
+  switch (t) {
+  case TIRX_I8: return (int8_t)v;
+  case TIRX_U8: return (uint8_t)v;
+  case TIRX_I32: return (int32_t)v;
+  case TIRX_U32: return (uint32_t)v;
+  case TIRX_BOOL: return v != 0;
+  default: return v;
+  }
+}
+
+bool tirx__hexpr_eval(const tirx_kernel *k, int32_t idx, const int64_t *vals, int64_t *out,
+                      const char **why) {
+  const tirx__hexpr *h = &k->hx[idx];
+  int64_t a = 0, b = 0, r = 0;
+  switch (h->kind) {
+  case TIRX__EX_INT: *out = h->v; return true;
+  case TIRX__EX_PARAM: *out = vals[h->v]; return true;
+  case TIRX__EX_CAST:
+    if (!tirx__hexpr_eval(k, h->a, vals, &a, why)) return false;
+    *out = wrap(a, h->dtype);
+    return true;
+  case TIRX__EX_SELECT:
+    if (!tirx__hexpr_eval(k, h->a, vals, &a, why)) return false;
+    return tirx__hexpr_eval(k, a ? h->b : h->c, vals, out, why);
+  case TIRX__EX_UNARY:
+    if (!tirx__hexpr_eval(k, h->a, vals, &a, why)) return false;
+    if (h->op == TIRX__OP_NOT) {
+      *out = !a;
+      return true;
+    }
+    if (a == INT64_MIN) goto overflow;
+    *out = wrap(-a, h->dtype);
+    return true;
+  case TIRX__EX_BINARY: break;
+  default: *why = "not computable at launch"; return false;
+  }
+  if (!tirx__hexpr_eval(k, h->a, vals, &a, why) || !tirx__hexpr_eval(k, h->b, vals, &b, why))
+    return false;
+  int t = k->hx[h->a].dtype;
+  bool uns = t == TIRX_U32 || t == TIRX_U8;
+  switch (h->op) {
+  case TIRX__OP_ADD: if (!tirx__add_ok(a, b, &r)) goto overflow; break;
+  case TIRX__OP_SUB: if (__builtin_sub_overflow(a, b, &r)) goto overflow; break;
+  case TIRX__OP_MUL: if (!tirx__mul_ok(a, b, &r)) goto overflow; break;
+  case TIRX__OP_DIV:
+  case TIRX__OP_MOD:
+  case TIRX__OP_CEILDIV:
+    if (b == 0) {
+      *why = "division by zero";
+      return false;
+    }
+    if (a == INT64_MIN && b == -1) goto overflow;
+    if (h->op == TIRX__OP_DIV) r = a / b;
+    else if (h->op == TIRX__OP_MOD) r = a % b;
+    else {
+      if (!tirx__add_ok(a, b - 1, &r)) goto overflow;
+      r /= b;
+    }
+    break;
+  case TIRX__OP_MIN: r = a < b ? a : b; break;
+  case TIRX__OP_MAX: r = a > b ? a : b; break;
+  case TIRX__OP_BAND: r = a & b; break;
+  case TIRX__OP_BOR: r = a | b; break;
+  case TIRX__OP_BXOR: r = a ^ b; break;
+  case TIRX__OP_SHL:
+    if (b < 0 || b > 63) goto overflow;
+    r = (int64_t)((uint64_t)a << b);
+    break;
+  case TIRX__OP_SHR:
+    if (b < 0 || b > 63) goto overflow;
+    r = uns ? (int64_t)((uint64_t)a >> b) : a >> b;
+    break;
+  case TIRX__OP_EQ: r = a == b; break;
+  case TIRX__OP_NE: r = a != b; break;
+  case TIRX__OP_LT: r = a < b; break;
+  case TIRX__OP_LE: r = a <= b; break;
+  case TIRX__OP_GT: r = a > b; break;
+  case TIRX__OP_GE: r = a >= b; break;
+  case TIRX__OP_AND: r = a && b; break;
+  case TIRX__OP_OR: r = a || b; break;
+  default: *why = "not computable at launch"; return false;
+  }
+  *out = wrap(r, h->dtype);
+  return true;
+overflow:
+  *why = "integer overflow";
+  return false;
+}

@@ -1,0 +1,579 @@
+/*
+ * CUDA C++ code generation from the kernel IR.
+ *
+ * One translation unit: a comment, the prelude (prelude.c) and one extern "C" __global__ entry
+ * point. The output depends only on the IR (no addresses, no time), so the same kernel gives
+ * the same bytes. Names are the ones the caller chose, made unique where scopes would clash
+ * and kept clear of C++ keywords and of the functions the generated code calls.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../builder/builder_internal.h"
+#include "../layout/layout_internal.h"
+
+static const char fn[] = "tirx_kernel_build";
+
+/* ---- names ---- */
+
+static const char *const reserved[] = {
+    /* C++ keywords */
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+    "case", "catch", "char", "char16_t", "char32_t", "char8_t", "class", "compl", "concept",
+    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "restrict",
+    /* CUDA built-ins and the functions generated code calls */
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "atomicAdd", "min", "max",
+    "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf", "tanhf", "erff", "fabsf", "sinf", "cosf",
+    "floorf", "ceilf", "powf", "fminf", "fmaxf", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
+    "tanh", "erf", "fabs", "sin", "cos", "floor", "ceil", "pow", "fmin", "fmax",
+    "__syncthreads", "__syncwarp", "__shfl_xor_sync", "__shfl_down_sync", "__int_as_float",
+    "__uint_as_float", "__longlong_as_double", "__launch_bounds__", "__global__", "__device__",
+    "__shared__", "__align__", "__forceinline__", "main"};
+
+bool tirx__cpp_reserved(const char *name) {
+  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+    if (strcmp(reserved[i], name) == 0) return true;
+  return false;
+}
+
+typedef struct cg {
+  tirx_builder *b;
+  tirx__strbuf sb;
+  /* Names visible at the current point: a stack, popped at the end of each block. */
+  const char **names;
+  int nnames, cap;
+  bool failed;
+} cg;
+
+static bool name_taken(const cg *c, const char *s) {
+  if (tirx__cpp_reserved(s) || strcmp(s, c->b->name) == 0) return true;
+  for (int i = 0; i < c->nnames; i++)
+    if (strcmp(c->names[i], s) == 0) return true;
+  return false;
+}
+
+/* Gives d a C++ name that no visible declaration uses and pushes it. */
+static const char *declare(cg *c, tirx__decl *d, const char *base) {
+  char buf[TIRX_BUILDER_MAX_NAME + 40];
+  snprintf(buf, sizeof buf, "%s", base);
+  for (int n = 1; name_taken(c, buf); n++) snprintf(buf, sizeof buf, "%s_%d", base, n);
+  char *s = tirx__arena_strdup(c->b->arena, buf, fn);
+  if (!s || c->nnames == c->cap) {
+    int cap = c->cap ? 2 * c->cap : 64;
+    const char **n = s ? realloc(c->names, (size_t)cap * sizeof *n) : NULL;
+    if (!n) {
+      c->failed = true;
+      return "?";
+    }
+    c->names = n;
+    c->cap = cap;
+  }
+  c->names[c->nnames++] = s;
+  if (d) d->cname = s;
+  return s;
+}
+
+/* ---- types and constants ---- */
+
+static const char *ctype(int t) {
+  switch (t) {
+  case TIRX_F32: return "float";
+  case TIRX_F16: return "tirx_f16";
+  case TIRX_BF16: return "tirx_bf16";
+  case TIRX_F64: return "double";
+  case TIRX_I8: return "signed char";
+  case TIRX_U8: return "unsigned char";
+  case TIRX_I32: return "int";
+  case TIRX_U32: return "unsigned";
+  case TIRX_I64: return "long long";
+  case TIRX_BOOL: return "bool";
+  default: return "void";
+  }
+}
+
+static bool is_half(int t) { return t == TIRX_F16 || t == TIRX_BF16; }
+
+static uint16_t f32_to_f16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff, mant = x & 0x7fffff;
+  if (exp == 0xff) return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00);
+  if (e <= 0) {
+    if (e < -10) return (uint16_t)sign;
+    mant |= 0x800000;
+    int shift = 14 - e;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)h;
+}
+
+static uint16_t f32_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40);
+  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+static void int_const(tirx__strbuf *sb, int64_t v, int t) {
+  switch (t) {
+  case TIRX_BOOL: tirx__sb_append(sb, v ? "true" : "false"); return;
+  case TIRX_U32: tirx__sb_printf(sb, "%lluu", (unsigned long long)v); return;
+  case TIRX_I64:
+    if (v == INT64_MIN)
+      tirx__sb_append(sb, "(-9223372036854775807LL - 1)");
+    else
+      tirx__sb_printf(sb, v < 0 ? "(%lldLL)" : "%lldLL", (long long)v);
+    return;
+  case TIRX_I8:
+  case TIRX_U8: tirx__sb_printf(sb, "((%s)%lld)", ctype(t), (long long)v); return;
+  default:
+    if (v == INT32_MIN)
+      tirx__sb_append(sb, "(-2147483647 - 1)");
+    else
+      tirx__sb_printf(sb, v < 0 ? "(%lld)" : "%lld", (long long)v);
+    return;
+  }
+}
+
+static void float_const(tirx__strbuf *sb, double v, int t) {
+  if (is_half(t)) {
+    uint16_t bits = t == TIRX_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v);
+    tirx__sb_printf(sb, "%s_bits(0x%04x)", t == TIRX_F16 ? "tirx_f16" : "tirx_bf16", bits);
+    return;
+  }
+  if (!isfinite(v)) {
+    if (t == TIRX_F32) {
+      float f = (float)v;
+      uint32_t x;
+      memcpy(&x, &f, 4);
+      tirx__sb_printf(sb, "__int_as_float(0x%08x)", x);
+    } else {
+      uint64_t x;
+      memcpy(&x, &v, 8);
+      tirx__sb_printf(sb, "__longlong_as_double(0x%016llxLL)", (unsigned long long)x);
+    }
+    return;
+  }
+  char buf[64];
+  snprintf(buf, sizeof buf, t == TIRX_F32 ? "%.9g" : "%.17g", v);
+  bool plain = strpbrk(buf, ".e") == NULL;
+  tirx__sb_printf(sb, "%s%s%s%s%s", v < 0 ? "(" : "", buf, plain ? ".0" : "",
+                  t == TIRX_F32 ? "f" : "", v < 0 ? ")" : "");
+}
+
+/* ---- expressions ---- */
+
+static void expr(cg *c, const tirx_expr *e);
+
+/* e converted to float when it is f16/bf16 (arithmetic on halves computes in f32). */
+static void as_float(cg *c, const tirx_expr *e) {
+  if (is_half(e->dtype)) {
+    tirx__sb_printf(&c->sb, "%s_to_f32(", e->dtype == TIRX_F16 ? "tirx_f16" : "tirx_bf16");
+    expr(c, e);
+    tirx__sb_append(&c->sb, ")");
+  } else {
+    expr(c, e);
+  }
+}
+
+static void half_open(cg *c, int t) {
+  if (is_half(t))
+    tirx__sb_printf(&c->sb, "%s_from_f32(", t == TIRX_F16 ? "tirx_f16" : "tirx_bf16");
+}
+static void half_close(cg *c, int t) {
+  if (is_half(t)) tirx__sb_append(&c->sb, ")");
+}
+
+static const char *math_fn(int op, int t) {
+  static const char *const f32[TIRX_MATH_COUNT] = {
+      "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf", "tanhf",
+      "erff", "fabsf", "sinf", "cosf",  "floorf", "ceilf", "tirx_sigmoid"};
+  static const char *const f64[TIRX_MATH_COUNT] = {
+      "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
+      "erf", "fabs", "sin", "cos",  "floor", "ceil", "tirx_sigmoid"};
+  return t == TIRX_F64 ? f64[op] : f32[op];
+}
+
+static void special(cg *c, const tirx_expr *e) {
+  static const char *const vars[4] = {"threadIdx", "blockIdx", "blockDim", "gridDim"};
+  const int *blk = c->b->block;
+  const char *lin = blk[1] == 1 && blk[2] == 1 ? "(int)threadIdx.x"
+                    : blk[2] == 1 ? "(int)(threadIdx.x + blockDim.x * threadIdx.y)"
+                                  : "(int)(threadIdx.x + blockDim.x * (threadIdx.y + "
+                                    "blockDim.y * threadIdx.z))";
+  switch (e->op) {
+  case TIRX__SP_THREAD_LINEAR: tirx__sb_printf(&c->sb, "%s", lin); break;
+  case TIRX__SP_LANE: tirx__sb_printf(&c->sb, "(%s & 31)", lin); break;
+  case TIRX__SP_WARP: tirx__sb_printf(&c->sb, "(%s >> 5)", lin); break;
+  default: tirx__sb_printf(&c->sb, "(int)%s.%c", vars[e->op], "xyz"[e->i]); break;
+  }
+}
+
+/* The element offset of t[index] in t's storage. */
+static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
+  tirx__strbuf *sb = &c->sb;
+  if (!t->layout) {
+    /* A global tensor with strides. */
+    bool single = t->rank == 1 && tirx__stride_kind(t, 0) == TIRX__STRIDE_CONST &&
+                  t->stride[0]->i == 1;
+    if (single) {
+      expr(c, index[0]);
+      return;
+    }
+    int terms = 0;
+    for (int k = 0; k < t->rank; k++) {
+      bool last = k + 1 == t->rank;
+      if (index[k]->kind == TIRX__EX_INT && index[k]->i == 0 && (terms || !last)) continue;
+      if (terms++) tirx__sb_append(sb, " + ");
+      if (index[k]->kind == TIRX__EX_INT) {
+        int_const(sb, index[k]->i, TIRX_I64);
+      } else {
+        if (index[k]->dtype != TIRX_I64) tirx__sb_append(sb, "(long long)");
+        expr(c, index[k]);
+      }
+      switch (tirx__stride_kind(t, k)) {
+      case TIRX__STRIDE_CONST:
+        if (t->stride[k]->i != 1) {
+          tirx__sb_append(sb, " * ");
+          int_const(sb, t->stride[k]->i, TIRX_I64);
+        }
+        break;
+      case TIRX__STRIDE_PARAM: {
+        const tirx__decl *p = tirx__bare_param(t->stride[k]);
+        tirx__sb_printf(sb, " * %s%s", p->dtype == TIRX_I64 ? "" : "(long long)", p->cname);
+        break;
+      }
+      default: tirx__sb_printf(sb, " * %s", t->stride_cname[k]); break;
+      }
+    }
+    return;
+  }
+  const tirx_layout *l = t->layout;
+  bool wide = t->storage == TIRX__GLOBAL;
+  bool storage_axis[TIRX_AXIS_MAX] = {false};
+  storage_axis[TIRX_AXIS_M] = true;
+  if (t->storage == TIRX__LOCAL) storage_axis[TIRX_AXIS_REG] = true;
+  if (l->swizzle_bytes) tirx__sb_append(sb, "tirx_swizzle(");
+  int terms = 0;
+  int64_t folded = 0;
+  for (int k = 0; k < t->rank; k++) {
+    int first = l->dim_begin[k], last = l->dim_begin[k + 1];
+    for (int j = first; j < last; j++) {
+      const tirx_iter *it = &l->d[j];
+      if (!storage_axis[it->axis] || it->stride == 0 || it->extent == 1) continue;
+      int64_t inner = 1;
+      for (int q = j + 1; q < last; q++) inner *= l->d[q].extent;
+      bool div = inner != 1, mod = j != first;
+      if (index[k]->kind == TIRX__EX_INT) { /* a constant index folds into the offset */
+        int64_t digit = index[k]->i / inner;
+        if (mod) digit %= it->extent;
+        folded += digit * it->stride;
+        continue;
+      }
+      if (terms++) tirx__sb_append(sb, " + ");
+      if (mod) tirx__sb_append(sb, "(");
+      if (div) tirx__sb_append(sb, "(");
+      if (wide && index[k]->dtype != TIRX_I64) tirx__sb_append(sb, "(long long)");
+      expr(c, index[k]);
+      if (div) tirx__sb_printf(sb, " / %lld)", (long long)inner);
+      if (mod) tirx__sb_printf(sb, " %% %lld)", (long long)it->extent);
+      if (it->stride != 1) tirx__sb_printf(sb, " * %lld", (long long)it->stride);
+    }
+  }
+  int64_t off = folded;
+  for (int i = 0; i < l->no; i++)
+    if (storage_axis[l->o[i].axis]) off += l->o[i].value;
+  if (off || !terms) tirx__sb_printf(sb, "%s%lld", terms ? " + " : "", (long long)off);
+  if (l->swizzle_bytes) {
+    int bits = l->swizzle_bytes == 32 ? 1 : l->swizzle_bytes == 64 ? 2 : 3;
+    tirx__sb_printf(sb, ", %d, %d)", bits, l->swizzle_elem);
+  }
+}
+
+static void expr(cg *c, const tirx_expr *e) {
+  tirx__strbuf *sb = &c->sb;
+  switch (e->kind) {
+  case TIRX__EX_INT: int_const(sb, e->i, e->dtype); break;
+  case TIRX__EX_FLOAT: float_const(sb, e->f, e->dtype); break;
+  case TIRX__EX_PARAM:
+  case TIRX__EX_VAR: tirx__sb_append(sb, e->decl->cname); break;
+  case TIRX__EX_SPECIAL: special(c, e); break;
+  case TIRX__EX_UNARY:
+    half_open(c, e->dtype);
+    tirx__sb_append(sb, e->op == TIRX__OP_NOT ? "(!" : "(-");
+    as_float(c, e->a);
+    tirx__sb_append(sb, ")");
+    half_close(c, e->dtype);
+    break;
+  case TIRX__EX_BINARY: {
+    int t = e->a->dtype;
+    bool fl = tirx__dtype_is_float(t);
+    half_open(c, e->dtype);
+    if (e->op == TIRX__OP_MIN || e->op == TIRX__OP_MAX || e->op == TIRX__OP_POW) {
+      const char *name = e->op == TIRX__OP_POW ? (t == TIRX_F64 ? "pow" : "powf")
+                         : !fl ? (e->op == TIRX__OP_MIN ? "tirx_min" : "tirx_max")
+                         : t == TIRX_F64 ? (e->op == TIRX__OP_MIN ? "fmin" : "fmax")
+                                         : (e->op == TIRX__OP_MIN ? "fminf" : "fmaxf");
+      tirx__sb_printf(sb, "%s(", name);
+      as_float(c, e->a);
+      tirx__sb_append(sb, ", ");
+      as_float(c, e->b);
+      tirx__sb_append(sb, ")");
+    } else if (e->op == TIRX__OP_CEILDIV) {
+      tirx__sb_append(sb, "((");
+      expr(c, e->a);
+      tirx__sb_append(sb, " + ");
+      expr(c, e->b);
+      tirx__sb_append(sb, " - 1) / ");
+      expr(c, e->b);
+      tirx__sb_append(sb, ")");
+    } else if (e->op == TIRX__OP_MOD && fl) {
+      tirx__sb_printf(sb, "%s(", t == TIRX_F64 ? "fmod" : "fmodf");
+      as_float(c, e->a);
+      tirx__sb_append(sb, ", ");
+      as_float(c, e->b);
+      tirx__sb_append(sb, ")");
+    } else {
+      tirx__sb_append(sb, "(");
+      as_float(c, e->a);
+      tirx__sb_printf(sb, " %s ", tirx__op_name(e->op));
+      as_float(c, e->b);
+      tirx__sb_append(sb, ")");
+    }
+    half_close(c, e->dtype);
+    break;
+  }
+  case TIRX__EX_SELECT:
+    tirx__sb_append(sb, "(");
+    expr(c, e->a);
+    tirx__sb_append(sb, " ? ");
+    expr(c, e->b);
+    tirx__sb_append(sb, " : ");
+    expr(c, e->c);
+    tirx__sb_append(sb, ")");
+    break;
+  case TIRX__EX_CAST:
+    if (is_half(e->dtype)) {
+      half_open(c, e->dtype);
+      if (!is_half(e->a->dtype) && e->a->dtype != TIRX_F32) tirx__sb_append(sb, "(float)");
+      as_float(c, e->a);
+      half_close(c, e->dtype);
+    } else {
+      if (is_half(e->a->dtype) && e->dtype == TIRX_F32) {
+        as_float(c, e->a);
+        break;
+      }
+      tirx__sb_printf(sb, "((%s)", ctype(e->dtype));
+      as_float(c, e->a);
+      tirx__sb_append(sb, ")");
+    }
+    break;
+  case TIRX__EX_MATH:
+    half_open(c, e->dtype);
+    tirx__sb_printf(sb, "%s(", math_fn(e->op, e->dtype));
+    as_float(c, e->a);
+    tirx__sb_append(sb, ")");
+    half_close(c, e->dtype);
+    break;
+  case TIRX__EX_LOAD:
+    tirx__sb_printf(sb, "%s[", e->tensor->decl.cname);
+    address(c, e->tensor, e->index);
+    tirx__sb_append(sb, "]");
+    break;
+  case TIRX__EX_SHFL:
+    tirx__sb_printf(sb, "%s(0xffffffffu, ", e->op ? "__shfl_down_sync" : "__shfl_xor_sync");
+    expr(c, e->a);
+    tirx__sb_append(sb, ", ");
+    expr(c, e->b);
+    tirx__sb_append(sb, ")");
+    break;
+  default: tirx__sb_append(sb, "?"); break;
+  }
+}
+
+/* ---- statements ---- */
+
+static void indent(cg *c, int depth) {
+  for (int i = 0; i < depth; i++) tirx__sb_append(&c->sb, "  ");
+}
+
+static void block(cg *c, const tirx__block *blk, int depth);
+
+static void stmt(cg *c, const tirx__stmt *s, int depth) {
+  tirx__strbuf *sb = &c->sb;
+  if (s->kind == TIRX__ST_FOR && s->loop == TIRX_LOOP_UNROLL) {
+    indent(c, depth);
+    tirx__sb_append(sb, "#pragma unroll\n");
+  }
+  indent(c, depth);
+  switch (s->kind) {
+  case TIRX__ST_FOR: {
+    int mark = c->nnames;
+    const char *v = declare(c, s->decl, s->decl->name);
+    tirx__sb_printf(sb, "for (%s %s = ", ctype(s->decl->dtype), v);
+    expr(c, s->a);
+    tirx__sb_printf(sb, "; %s < ", v);
+    expr(c, s->b);
+    if (s->c->kind == TIRX__EX_INT && s->c->i == 1) {
+      tirx__sb_printf(sb, "; ++%s) {\n", v);
+    } else {
+      tirx__sb_printf(sb, "; %s += ", v);
+      expr(c, s->c);
+      tirx__sb_append(sb, ") {\n");
+    }
+    block(c, &s->body, depth + 1);
+    c->nnames = mark;
+    indent(c, depth);
+    tirx__sb_append(sb, "}\n");
+    break;
+  }
+  case TIRX__ST_IF:
+    tirx__sb_append(sb, "if (");
+    expr(c, s->a);
+    tirx__sb_append(sb, ") {\n");
+    block(c, &s->body, depth + 1);
+    indent(c, depth);
+    if (s->has_else) {
+      tirx__sb_append(sb, "} else {\n");
+      block(c, &s->orelse, depth + 1);
+      indent(c, depth);
+    }
+    tirx__sb_append(sb, "}\n");
+    break;
+  case TIRX__ST_LET:
+  case TIRX__ST_VAR: {
+    /* Visible names are unique, so the value cannot be captured by the new one. */
+    const char *v = declare(c, s->decl, s->decl->name);
+    tirx__sb_printf(sb, "%s%s %s = ", s->kind == TIRX__ST_LET ? "const " : "",
+                    ctype(s->decl->dtype), v);
+    if (s->a)
+      expr(c, s->a);
+    else if (is_half(s->decl->dtype))
+      float_const(sb, 0.0, s->decl->dtype);
+    else
+      tirx__sb_append(sb, "0");
+    tirx__sb_append(sb, ";\n");
+    break;
+  }
+  case TIRX__ST_ASSIGN:
+    tirx__sb_printf(sb, "%s = ", s->decl->cname);
+    expr(c, s->a);
+    tirx__sb_append(sb, ";\n");
+    break;
+  case TIRX__ST_STORE:
+  case TIRX__ST_ATOMIC_ADD:
+    if (s->kind == TIRX__ST_ATOMIC_ADD) {
+      bool i64 = s->tensor->dtype == TIRX_I64;
+      tirx__sb_printf(sb, "atomicAdd(%s&%s[", i64 ? "(unsigned long long *)" : "",
+                      s->tensor->decl.cname);
+      address(c, s->tensor, s->index);
+      tirx__sb_printf(sb, "], %s", i64 ? "(unsigned long long)" : "");
+      expr(c, s->a);
+      tirx__sb_append(sb, ");\n");
+      break;
+    }
+    tirx__sb_printf(sb, "%s[", s->tensor->decl.cname);
+    address(c, s->tensor, s->index);
+    tirx__sb_append(sb, "] = ");
+    expr(c, s->a);
+    tirx__sb_append(sb, ";\n");
+    break;
+  case TIRX__ST_SYNC: tirx__sb_append(sb, "__syncthreads();\n"); break;
+  case TIRX__ST_SYNCWARP: tirx__sb_append(sb, "__syncwarp();\n"); break;
+  case TIRX__ST_LOCAL: {
+    const char *v = declare(c, s->decl, s->tensor->decl.name);
+    char *l = tirx_layout_str(s->tensor->layout);
+    tirx__sb_printf(sb, "%s %s[%lld]; /* %s */\n", ctype(s->tensor->dtype), v,
+                    (long long)s->tensor->elems, l ? l : "?");
+    free(l);
+    break;
+  }
+  default: break;
+  }
+}
+
+static void block(cg *c, const tirx__block *blk, int depth) {
+  int mark = c->nnames;
+  for (const tirx__stmt *s = blk->first; s; s = s->next) stmt(c, s, depth);
+  c->nnames = mark;
+}
+
+/* ---- the translation unit ---- */
+
+char *tirx__codegen(tirx_builder *b) {
+  cg c = {.b = b};
+  tirx__strbuf *sb = &c.sb;
+  tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), b->name);
+  tirx__sb_append(sb, tirx__prelude);
+  int threads = b->block[0] * b->block[1] * b->block[2];
+  tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d) %s(", threads,
+                  b->name);
+  /* Declared parameters, then hidden strides (the order of tirx__launch_plan's params). */
+  int np = 0;
+  for (int i = 0; i < b->nparams; i++) {
+    tirx__decl *d = b->params[i];
+    const char *v = declare(&c, d, d->name);
+    tirx__sb_append(sb, np++ ? ", " : "");
+    if (d->kind == TIRX__DECL_PARAM_TENSOR)
+      tirx__sb_printf(sb, "%s%s *%s", d->tensor->written ? "" : "const ", ctype(d->dtype), v);
+    else
+      tirx__sb_printf(sb, "%s %s", ctype(d->dtype), v);
+  }
+  for (int i = 0; i < b->nparams; i++) {
+    tirx__decl *d = b->params[i];
+    if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
+    for (int k = 0; k < d->tensor->rank; k++) {
+      if (tirx__stride_kind(d->tensor, k) != TIRX__STRIDE_HIDDEN) continue;
+      char base[TIRX_BUILDER_MAX_NAME + 32];
+      snprintf(base, sizeof base, "%s_stride%d", d->cname, k);
+      const char *v = declare(&c, NULL, base);
+      d->tensor->stride_cname[k] = v;
+      tirx__sb_printf(sb, "%slong long %s", np++ ? ", " : "", v);
+    }
+  }
+  tirx__sb_append(sb, ") {\n");
+  if (b->nshared) {
+    tirx__sb_append(sb, "  extern __shared__ __align__(1024) unsigned char tirx_smem[];\n");
+    for (int i = 0; i < b->nshared; i++) {
+      tirx_tensor *t = b->shared[i];
+      const char *v = declare(&c, &t->decl, t->decl.name);
+      char *l = tirx_layout_str(t->layout);
+      tirx__sb_printf(sb, "  %s *%s = (%s *)(tirx_smem + %lld); /* %s */\n", ctype(t->dtype), v,
+                      ctype(t->dtype), (long long)t->smem_offset, l ? l : "?");
+      free(l);
+    }
+  }
+  block(&c, &b->body, 1);
+  tirx__sb_append(sb, "}\n");
+  free(c.names);
+  char *src = tirx__sb_finish(sb);
+  if (!src || c.failed) {
+    free(src);
+    tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+    return NULL;
+  }
+  if (strlen(src) > TIRX_BUILDER_MAX_SOURCE) {
+    size_t n = strlen(src);
+    free(src);
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: the generated source is %zu bytes, limit %d", fn, n,
+                 TIRX_BUILDER_MAX_SOURCE);
+    return NULL;
+  }
+  return src;
+}

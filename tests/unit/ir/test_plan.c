@@ -1,0 +1,342 @@
+/* src/ir/plan.c: binding and checking launch arguments, every error with its exact message. */
+#include <dlpack/dlpack.h>
+
+#include "../helpers.h"
+#include "ir/kernel_abi.h"
+
+/* Fake device pointers: never dereferenced on the CPU. */
+#define PTR(v) ((void *)(uintptr_t)(v))
+
+static tirx_kernel *K;   /* vector_add: (n: i64, x: f32[n], y: f32[n]) */
+static tirx_kernel *K2;  /* mat: (m: i32, ld: i64, alpha: f32, a: f16[m, 64] strides [ld, 1],
+                          *       b: f16[m, 64] any strides, c: f32[m, 64]) */
+static tirx__launch_plan P;
+
+static tirx_kernel *build(tirx_builder *b) {
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+static void setup(void) {
+  tirx_builder *b = tirx_builder_create("vector_add");
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
+  tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_F32, TIRX_EXPRS(n), NULL);
+  tirx_set_block(b, 256, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 256)), NULL, NULL);
+  tirx_expr *i = tirx_thread_idx(b, 0);
+  tirx_store(b, y, TIRX_EXPRS(i), tirx_load(b, x, TIRX_EXPRS(i)));
+  K = build(b);
+
+  b = tirx_builder_create("mat");
+  tirx_expr *m = tirx_param_int(b, "m", TIRX_I32);
+  tirx_expr *ld = tirx_param_int(b, "ld", TIRX_I64);
+  tirx_expr *alpha = tirx_param_scalar(b, "alpha", TIRX_F32);
+  tirx_expr *c64 = tirx_int(b, 64);
+  tirx_tensor *a = tirx_param_tensor_strided(b, "a", TIRX_F16, TIRX_EXPRS(m, c64),
+                                             (tirx_expr *[]){ld, tirx_int(b, 1)});
+  tirx_tensor *bb = tirx_param_tensor_strided(b, "b", TIRX_F16, TIRX_EXPRS(m, c64), NULL);
+  tirx_tensor *c = tirx_param_tensor(b, "c", TIRX_F32, TIRX_EXPRS(m, c64), NULL);
+  tirx_set_block(b, 64, 1, 1);
+  tirx_set_grid(b, m, tirx_int(b, 2), NULL);
+  tirx_set_shared_bytes(b, tirx_mul(b, m, tirx_int(b, 8)));
+  tirx_alloc_shared(b, "s", TIRX_F32, TIRX_DIMS(100), NULL);
+  tirx_expr *r = tirx_block_idx(b, 0), *q = tirx_thread_idx(b, 0);
+  tirx_store(b, c, TIRX_EXPRS(r, q),
+             tirx_mul(b, alpha, tirx_cast(b, tirx_add(b, tirx_load(b, a, TIRX_EXPRS(r, q)),
+                                                       tirx_load(b, bb, TIRX_EXPRS(r, q))),
+                                          TIRX_F32)));
+  K2 = build(b);
+  memset(&P, 0xab, sizeof P);
+}
+static void teardown(void) {
+  tirx_kernel_release(K);
+  tirx_kernel_release(K2);
+}
+TestSuite(plan, .init = setup, .fini = teardown);
+
+static const int64_t N1000[] = {1000};
+
+static int64_t i64_at(int i) {
+  int64_t v;
+  memcpy(&v, P.params[i], 8);
+  return v;
+}
+static void *ptr_at(int i) {
+  void *v;
+  memcpy(&v, P.params[i], sizeof v);
+  return v;
+}
+
+Test(plan, explicit_n) {
+  tirx_arg args[] = {tirx_arg_i64(1000), tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, N1000, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, N1000, NULL)};
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(P.grid[0], 4);
+  cr_assert_eq(P.grid[1], 1);
+  cr_assert_eq(P.grid[2], 1);
+  cr_assert_eq(P.block[0], 256);
+  cr_assert_eq(P.block[1], 1);
+  cr_assert_eq(P.shared_bytes, 0);
+  cr_assert_eq(P.nparams, 3);
+  cr_assert_eq(i64_at(0), 1000);
+  cr_assert_eq(ptr_at(1), PTR(0x1000));
+  cr_assert_eq(ptr_at(2), PTR(0x2000));
+}
+
+Test(plan, n_bound_from_shape) {
+  const int64_t shape[] = {257};
+  tirx_arg args[] = {tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, shape, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, shape, NULL)};
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(P.grid[0], 2);
+  cr_assert_eq(i64_at(0), 257);
+  cr_assert_eq(ptr_at(1), PTR(0x1000));
+}
+
+Test(plan, argument_count) {
+  tirx_arg args[] = {tirx_arg_i64(1)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 1, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: 1 arguments, expected 3 (or 2 with n bound from tensor shapes)");
+}
+
+Test(plan, null_arguments) {
+  expect_error(tirx__kernel_plan(NULL, "tirx_launch", NULL, 0, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: kernel is NULL");
+  expect_error(tirx__kernel_plan(K, "tirx_launch", NULL, 3, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: args is NULL");
+  expect_error(tirx__kernel_plan(K, "tirx_launch", NULL, 0, NULL), TIRX_E_NULL_ARG,
+               "tirx_launch: plan is NULL");
+}
+
+Test(plan, wrong_dtype) {
+  tirx_arg args[] = {tirx_arg_i64(1000), tirx_arg_tensor(PTR(0x1000), TIRX_F16, 1, N1000, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, N1000, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 1 (x): dtype is f16, expected f32");
+}
+
+Test(plan, wrong_kind) {
+  tirx_arg args[] = {tirx_arg_f32(1.0f), tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, N1000, NULL),
+                     tirx_arg_i64(3)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (n): kind is f32, expected i64 (or i32)");
+  args[0] = tirx_arg_i32(1000);
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 2 (y): kind is i64, expected a tensor");
+}
+
+Test(plan, wrong_rank) {
+  const int64_t shape[] = {10, 100};
+  tirx_arg args[] = {tirx_arg_i64(1000), tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, N1000, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 2, shape, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 2 (y): rank is 2, expected 1");
+}
+
+Test(plan, inconsistent_shapes) {
+  const int64_t other[] = {999};
+  tirx_arg args[] = {tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, N1000, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, other, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 1 (y): shape[0] is 999, expected 1000 (n)");
+  tirx_arg args3[] = {tirx_arg_i64(5), tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, N1000, NULL),
+                      tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, N1000, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args3, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 1 (x): shape[0] is 1000, expected 5 (n)");
+}
+
+Test(plan, negative_shape) {
+  const int64_t bad[] = {-1};
+  tirx_arg args[] = {tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, bad, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, bad, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): shape[0] is -1, expected >= 0");
+}
+
+Test(plan, null_data_and_shape) {
+  tirx_arg args[] = {tirx_arg_i64(1000), tirx_arg_tensor(NULL, TIRX_F32, 1, N1000, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, N1000, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: argument 1 (x): data is NULL");
+  args[1] = tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, NULL, NULL);
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: argument 1 (x): shape is NULL");
+}
+
+Test(plan, misaligned) {
+  tirx_arg args[] = {tirx_arg_i64(1000), tirx_arg_tensor(PTR(0x1002), TIRX_F32, 1, N1000, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, N1000, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 1 (x): data 0x1002 is not aligned to 4 bytes");
+}
+
+Test(plan, dense_strides) {
+  const int64_t strides[] = {2};
+  tirx_arg args[] = {tirx_arg_i64(1000), tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, N1000, strides),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, N1000, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 1 (x): stride[0] is 2, expected 1 (dense row-major)");
+  const int64_t ones[] = {1};
+  args[1] = tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, N1000, ones);
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 3, &P), TIRX_OK, "%s", tirx_last_error());
+}
+
+Test(plan, grid_limit) {
+  const int64_t zero[] = {0};
+  tirx_arg args[] = {tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, zero, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, zero, NULL)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LIMIT,
+               "tirx_launch: grid x is 0, expected 1 to 2147483647");
+}
+
+/* ---- the strided kernel ---- */
+
+static const int64_t SHAPE[] = {3, 64};
+static const int64_t A_STRIDES[] = {80, 1};
+static const int64_t B_STRIDES[] = {1, 3};
+
+Test(plan, strided_binding) {
+  tirx_arg args[] = {tirx_arg_f32(2.0f),
+                     tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, SHAPE, A_STRIDES),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F16, 2, SHAPE, B_STRIDES),
+                     tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, SHAPE, NULL)};
+  cr_assert_eq(tirx__kernel_plan(K2, "tirx_launch", args, 4, &P), TIRX_OK, "%s", tirx_last_error());
+  /* m: i32, ld: i64, alpha: f32, a, b, c, b_stride0, b_stride1 (c's strides are constant) */
+  cr_assert_eq(P.nparams, 8);
+  int32_t m;
+  memcpy(&m, P.params[0], 4);
+  cr_assert_eq(m, 3);
+  cr_assert_eq(i64_at(1), 80);
+  float alpha;
+  memcpy(&alpha, P.params[2], 4);
+  cr_assert_eq(alpha, 2.0f);
+  cr_assert_eq(ptr_at(3), PTR(0x1000));
+  cr_assert_eq(ptr_at(5), PTR(0x3000));
+  cr_assert_eq(i64_at(6), 1);
+  cr_assert_eq(i64_at(7), 3);
+  cr_assert_eq(P.grid[0], 3);
+  cr_assert_eq(P.grid[1], 2);
+  cr_assert_eq(P.shared_bytes, 400 + 24);
+  for (int i = 0; i < P.nparams; i++)
+    cr_assert_eq((uintptr_t)P.params[i] % 4, 0);
+}
+
+Test(plan, explicit_stride_mismatch) {
+  const int64_t bad[] = {80, 2};
+  tirx_arg args[] = {tirx_arg_i32(3), tirx_arg_i64(80), tirx_arg_f32(2.0f),
+                     tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, SHAPE, bad),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F16, 2, SHAPE, B_STRIDES),
+                     tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, SHAPE, NULL)};
+  expect_error(tirx__kernel_plan(K2, "tirx_launch", args, 6, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 3 (a): stride[1] is 2, expected 1");
+  args[1] = tirx_arg_i64(81);
+  args[3] = tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, SHAPE, A_STRIDES);
+  expect_error(tirx__kernel_plan(K2, "tirx_launch", args, 6, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 3 (a): stride[0] is 80, expected 81");
+}
+
+Test(plan, i32_overflow) {
+  const int64_t big[] = {(int64_t)1 << 32, 64};
+  tirx_arg args[] = {tirx_arg_f32(2.0f), tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, big, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F16, 2, big, NULL),
+                     tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, big, NULL)};
+  expect_error(tirx__kernel_plan(K2, "tirx_launch", args, 4, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 1 (a): shape[0] is 4294967296, which does not fit m (i32)");
+  tirx_arg args6[] = {tirx_arg_i64(INT64_MAX), tirx_arg_i64(64), tirx_arg_f32(2.0f),
+                      args[1], args[2], args[3]};
+  expect_error(tirx__kernel_plan(K2, "tirx_launch", args6, 6, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (m): value 9223372036854775807 does not fit i32");
+}
+
+Test(plan, scalar_kind) {
+  tirx_arg args[] = {tirx_arg_f64(2.0),
+                     tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, SHAPE, A_STRIDES),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F16, 2, SHAPE, B_STRIDES),
+                     tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, SHAPE, NULL)};
+  expect_error(tirx__kernel_plan(K2, "tirx_launch", args, 4, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (alpha): kind is f64, expected f32");
+}
+
+/* ---- DLPack ---- */
+
+static DLTensor dl(void *data, DLDataTypeCode code, int bits, int ndim, int64_t *shape,
+                   int64_t *strides) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device.device_type = kDLCUDA;
+  t.ndim = ndim;
+  t.dtype.code = (uint8_t)code;
+  t.dtype.bits = (uint8_t)bits;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  t.strides = strides;
+  return t;
+}
+
+Test(plan, dlpack_ok_with_offset) {
+  int64_t shape[] = {1000};
+  DLTensor x = dl(PTR(0x1000), kDLFloat, 32, 1, shape, NULL);
+  x.byte_offset = 64;
+  DLTensor y = dl(PTR(0x2000), kDLFloat, 32, 1, shape, NULL);
+  tirx_arg args[] = {tirx_arg_dlpack(&x), tirx_arg_dlpack(&y)};
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(i64_at(0), 1000);
+  cr_assert_eq(ptr_at(1), PTR(0x1040));
+}
+
+Test(plan, dlpack_strided_mixed_with_tensor) {
+  int64_t shape[] = {3, 64};
+  int64_t strides[] = {1, 3}; /* column-major b */
+  DLTensor bt = dl(PTR(0x2000), kDLFloat, 16, 2, shape, strides);
+  tirx_arg args[] = {tirx_arg_f32(1.0f),
+                     tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, SHAPE, A_STRIDES),
+                     tirx_arg_dlpack(&bt),
+                     tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, SHAPE, NULL)};
+  cr_assert_eq(tirx__kernel_plan(K2, "tirx_launch", args, 4, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(i64_at(6), 1);
+  cr_assert_eq(i64_at(7), 3);
+}
+
+Test(plan, dlpack_errors) {
+  int64_t shape[] = {1000};
+  DLTensor x = dl(PTR(0x1000), kDLFloat, 32, 1, shape, NULL);
+  DLTensor y = dl(PTR(0x2000), kDLFloat, 32, 1, shape, NULL);
+  tirx_arg args[] = {tirx_arg_dlpack(&x), tirx_arg_dlpack(&y)};
+  x.device.device_type = kDLCPU;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack device type is 1, expected kDLCUDA (2)");
+  x.device.device_type = kDLCUDA;
+  x.dtype.lanes = 4;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack dtype has 4 lanes, expected 1");
+  x.dtype.lanes = 1;
+  x.dtype.code = kDLComplex;
+  x.dtype.bits = 64;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack dtype (code 5, bits 64) is not supported");
+  x.dtype.code = kDLBfloat;
+  x.dtype.bits = 16;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): dtype is bf16, expected f32");
+  x.dtype.code = kDLFloat;
+  x.dtype.bits = 32;
+  x.byte_offset = 2;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): data 0x1002 is not aligned to 4 bytes");
+  x.byte_offset = 0;
+  x.data = NULL;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: argument 0 (x): data is NULL");
+  args[0] = tirx_arg_dlpack(NULL);
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: argument 0 (x): DLTensor is NULL");
+  int64_t strides[] = {2};
+  x = dl(PTR(0x1000), kDLFloat, 32, 1, shape, strides);
+  args[0] = tirx_arg_dlpack(&x);
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): stride[0] is 2, expected 1 (dense row-major)");
+}
