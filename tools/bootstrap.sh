@@ -52,5 +52,8 @@ ninja -C "$build"
 if [ "$mode" = main ]; then
   exec meson test -C "$build" --suite examples --print-errorlogs --verbose
 else
-  exec meson test -C "$build" --suite unit --suite gpu --print-errorlogs --verbose
+  # The GPU suite first (it skips without a device), then the CPU suite, whose Criterion
+  # summary is the last line printed.
+  meson test -C "$build" --suite gpu --print-errorlogs --verbose
+  exec meson test -C "$build" --suite unit --print-errorlogs --verbose
 fi
