@@ -9,6 +9,7 @@
 #include "../core/internal.h"
 
 enum {
+  TIRX__MAX_SPEC = 16,           /* integer parameters with a specialisation policy */
   TIRX__MAX_PARAMS = 128,        /* kernel parameters after lowering (pointers, strides, ints) */
   TIRX__PARAM_STORAGE = 4096     /* bytes of kernel parameter values (CUDA's classic limit) */
 };
@@ -20,6 +21,15 @@ typedef struct tirx__launch_plan {
   uint32_t shared_bytes;          /* dynamic shared memory */
   int nparams;                    /* entries used in params */
   void *params[TIRX__MAX_PARAMS]; /* params[i] points into storage, as cuLaunchKernel wants */
+  /*
+   * The specialisation key of this call: one entry per integer parameter whose policy is not
+   * dynamic, in declaration order. TIRX_SPECIALIZE_VALUE stores the value, TIRX_SPECIALIZE_DIV16
+   * stores 1 when the value is divisible by 16, else 0. Two calls with equal nspec/spec arrays
+   * run the same compiled variant. The parameter list (params) is the same for every variant
+   * of a kernel, so a launch may run the dynamic variant with the same plan (tiered compile).
+   */
+  int nspec;
+  int64_t spec[TIRX__MAX_SPEC];
   _Alignas(16) unsigned char storage[TIRX__PARAM_STORAGE];
 } tirx__launch_plan;
 
@@ -40,6 +50,17 @@ tirx_status tirx__kernel_plan(const tirx_kernel *k, const char *fn, const tirx_a
  * deterministic) and the name of its extern "C" __global__ entry point. */
 const char *tirx__kernel_source(const tirx_kernel *k);
 const char *tirx__kernel_entry(const tirx_kernel *k);
+
+/*
+ * The source of the variant that plan's specialisation key selects: the kernel's source with a
+ * deterministic prefix of #define lines (TIRX_SPEC_<param> <value> and TIRX_DIV16_<param>)
+ * that the generated code reads; nspec == 0 gives the plain source. malloc'ed; the caller
+ * frees it. Errors: TIRX_E_NO_MEMORY, TIRX_E_INVALID_ARG (a key that does not fit the kernel).
+ */
+tirx_status tirx__kernel_variant_source(const tirx_kernel *k, int nspec, const int64_t *spec,
+                                        char **out);
+
+/* The dynamic variant's source is tirx__kernel_source(k). */
 
 /* A 128-bit content hash of the source (XXH3-128), for caches. */
 void tirx__kernel_hash(const tirx_kernel *k, uint64_t out[2]);
