@@ -262,7 +262,8 @@ TIRX_API tirx_layout *tirx_layout_swizzle(tirx_arena *a, const tirx_layout *l,
                                           int swizzle_bytes, int elem_bytes);
 
 /* The swizzle applied to one m coordinate in elements (pure function, no layout needed).
- * Returns m unchanged for swizzle_bytes 0 and -1 for invalid arguments. */
+ * Returns m unchanged for swizzle_bytes 0, and -1 for invalid arguments or when m * elem_bytes
+ * overflows int64 (no layout can produce such an m: the constructors check it). */
 TIRX_API int64_t tirx_swizzle_apply(int swizzle_bytes, int elem_bytes, int64_t m);
 
 /* ---- Ready-made layouts ------------------------------------------------------------------- */

@@ -98,7 +98,9 @@ void tirx__layout_canon(const tirx_layout *l, bool flat, tirx__canon *out) {
     out->rank = l->rank;
     for (int k = 0; k < l->rank; k++) {
       out->dim_begin[k] = out->nd;
-      canon_dim(l->d + l->dim_begin[k], l->dim_begin[k + 1] - l->dim_begin[k], out);
+      int n = l->dim_begin[k + 1] - l->dim_begin[k];
+      /* A grouped scalar has d == NULL, and NULL + 0 is undefined in C. */
+      canon_dim(n > 0 ? l->d + l->dim_begin[k] : NULL, n, out);
     }
     out->dim_begin[l->rank] = out->nd;
   }

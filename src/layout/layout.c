@@ -130,6 +130,10 @@ tirx_layout *tirx__layout_make(tirx_arena *a, const char *fn, int nd, const tirx
     if (v == INT64_MIN || !tirx__add_ok(reach[off[i].axis], v < 0 ? -v : v, &reach[off[i].axis]))
       ok = false;
   }
+  /* The span (reach + 1) must fit too, and a swizzled m coordinate must fit in bytes. */
+  for (int i = 0; ok && i < TIRX_AXIS_MAX; i++)
+    if (reach[i] == INT64_MAX) ok = false;
+  if (ok && swizzle_bytes && reach[TIRX_AXIS_M] > INT64_MAX / swizzle_elem) ok = false;
   if (!ok) {
     tirx__error(TIRX_E_OVERFLOW, "%s: a coordinate of the layout overflows int64", fn);
     return NULL;
@@ -307,7 +311,8 @@ int64_t tirx_swizzle_apply(int swizzle_bytes, int elem_bytes, int64_t m) {
   /* In bytes: bits [4, 4+b) ^= bits [7, 7+b). Element-granular bits below 16 bytes stay. */
   int64_t bits = swizzle_bytes == 32 ? 1 : swizzle_bytes == 64 ? 2 : 3;
   int64_t mask = ((int64_t)1 << bits) - 1;
-  int64_t byte = m * elem_bytes;
+  int64_t byte;
+  if (__builtin_mul_overflow(m, (int64_t)elem_bytes, &byte)) return -1;
   int64_t x = byte ^ (((byte >> 7) & mask) << 4);
   return x / elem_bytes;
 }

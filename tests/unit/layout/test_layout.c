@@ -160,3 +160,23 @@ Test(layout, swizzle_128b_matches_the_tma_pattern) {
   cr_assert_eq(tirx_swizzle_apply(48, 2, 3), -1);
   cr_assert_eq(tirx_swizzle_apply(0, 2, 3), 3);
 }
+
+/* Regressions found by fuzz_layout (tests/fuzz/crashes/): each once overflowed int64 or did
+ * arithmetic on NULL. */
+Test(layout, fuzz_regressions_overflow_and_null) {
+  cr_assert_eq(tirx_swizzle_apply(32, 4, INT64_C(1) << 62), -1);
+  expect_null(tirx_layout_parse(A, "(2):(9223372036854775807)"), TIRX_E_OVERFLOW,
+              "tirx_layout_parse: a coordinate of the layout overflows int64");
+  expect_null(tirx_layout_parse(A, "(2):(2305843009213693952@m)^sw(128,8)"), TIRX_E_OVERFLOW,
+              "tirx_layout_parse: a coordinate of the layout overflows int64");
+  tirx_layout *scalar = tirx_layout_parse(A, "(()):(())");
+  cr_assert_not_null(scalar, "%s", tirx_last_error());
+  tirx_layout *c = tirx_layout_canonicalize(A, scalar);
+  cr_assert_not_null(c, "%s", tirx_last_error());
+  cr_assert(tirx_layout_equal(scalar, c));
+  int64_t span;
+  tirx_layout *wide = tirx_layout_parse(A, "(2):(9223372036854775806)");
+  cr_assert_not_null(wide, "%s", tirx_last_error());
+  cr_assert_eq(tirx_layout_span(wide, TIRX_AXIS_M, NULL, &span), TIRX_OK);
+  cr_assert_eq(span, INT64_MAX);
+}

@@ -1,0 +1,1652 @@
+/*
+ * fuzz_builder.c: libFuzzer harness for the kernel builder (tirx/builder.h), the IR, the CUDA
+ * code generator and (sampled) NVRTC.
+ *
+ * Built by tests/fuzz/meson.build with -Dfuzz=true (clang, -fsanitize=fuzzer,address,
+ * undefined; the library is compiled again with the sanitizers). Run it with
+ * `tools/fuzz.sh SECONDS builder`, or by hand:
+ *
+ *     build-fuzz/tests/fuzz/fuzz_builder -max_len=1024 CORPUS_DIR tests/fuzz/corpus/builder
+ *
+ * Input format (the seed files in tests/fuzz/corpus/builder/ use it)
+ * --------------------------------------------------------------------
+ *
+ *     HEADER OP OP OP ...
+ *
+ * Every byte string is a valid input: reading past the end yields zero bytes, and values are
+ * taken modulo the size of their table. At most MAX_CALLS builder calls run per input.
+ *
+ *   HEADER (1 byte)
+ *     bits 0-5  kernel name: v < 56: name table entry v (see NAME below), else the invalid
+ *               names "", "1x", "a-b", ... (table entries 63 + v - 56)
+ *     bit 6     at the end, close the for/if blocks the harness believes open
+ *     bit 7     at the end, tirx_set_block(128, 1, 1) when no tirx_set_block call was made
+ *
+ *   OP = one opcode byte (modulo N_OPS) followed by its operands:
+ *
+ *     op  call                         operands
+ *     0   tirx_param_int               NAME DTYPE
+ *     1   tirx_param_scalar            NAME DTYPE
+ *     2   tirx_param_tensor            NAME DTYPE RANK FLAGS  RANK x E(shape)  [LAYOUT]
+ *     3   tirx_param_tensor_strided    NAME DTYPE RANK FLAGS  RANK x E(shape)  STRIDES
+ *     4   tirx_alloc_shared            NAME DTYPE RANK FLAGS  RANK x DIM  [LAYOUT]
+ *     5   tirx_alloc_local             NAME DTYPE RANK FLAGS  RANK x DIM  [LAYOUT]
+ *     6   tirx_tensor_dim              T SMALL(dim)
+ *     7   tensor accessors             T                 (tirx_tensor_rank/dtype/name)
+ *     8   tirx_int                     INT
+ *     9   tirx_int_typed               INT DTYPE
+ *     10  tirx_float                   FLOAT DTYPE
+ *     11  tirx_bool                    BYTE(bit 0)
+ *     12  thread_idx ... warp_id       BYTE(which % 7) SMALL(dim)
+ *     13  binary operator              BYTE(op % 22) E(x) E(y)
+ *                                      add sub mul div mod min max ceildiv bit_and bit_or
+ *                                      bit_xor shl shr eq ne lt le gt ge and or pow
+ *     14  unary operator / math        BYTE(u % 32) E(x)
+ *                                      0 neg, 1 not, 2-10 exp exp2 log log2 sqrt rsqrt tanh
+ *                                      erf fabs, 11-24 tirx_math(op 0..13), 25-28 tirx_math
+ *                                      with op -1, 14, INT_MIN, INT_MAX, 29-31 neg
+ *     15  tirx_select                  E(cond) E(x) E(y)
+ *     16  tirx_cast                    E(x) DTYPE
+ *     17  tirx_load                    T COUNT  n x E(index)
+ *     18  tirx_shfl_xor / _down        BYTE(bit 0: down) E(x) E(mask/delta)
+ *     19  tirx_for_begin               NAME E(lo) E(hi) E(step) KIND
+ *     20  tirx_for_end
+ *     21  tirx_if_begin                E(cond)
+ *     22  tirx_else
+ *     23  tirx_if_end
+ *     24  tirx_let                     NAME E(value)
+ *     25  tirx_var                     NAME DTYPE E(init)
+ *     26  tirx_assign                  E(var) E(value)
+ *     27  tirx_store                   T COUNT  n x E(index)  E(value)
+ *     28  tirx_atomic_add              T COUNT  n x E(index)  E(value)
+ *     29  tirx_sync_threads / _warp    BYTE(bit 0: warp)
+ *     30  tirx_set_grid                E(x) E(y) E(z)
+ *     31  tirx_set_block               BLOCKDIM BLOCKDIM BLOCKDIM
+ *     32  tirx_set_shared_bytes        E(bytes)
+ *     33  a call with a NULL builder   BYTE(which function)
+ *     34  tirx_kernel_build (midway)   -           (the builder stays usable)
+ *     35  repeat                       BYTE(count % 80 + 1) OP   (runs OP count times,
+ *                                      re-reading its operand bytes; OP may not be a repeat)
+ *     36  chain                        BYTE(k) E(x)  (x = op(x, x) k % 24 times: depth/size)
+ *
+ *   Operands:
+ *     E      expression selector, one byte s: 0xFF NULL; 0xFE a FOREIGN expression (one from
+ *            another live builder; the next byte picks it); 0x80..0xFD a typed pick: among
+ *            the pool entries of the class the argument wants (integer, bool, number, one
+ *            dtype, launch-computable integer, variable...) entry (s - 0x80) % count, most
+ *            recent first; 0x00..0x7F the pool entry s % count, most recent first. An empty
+ *            pool gives NULL.
+ *     T      tensor selector, likewise over the tensor pool (0xFF NULL, 0xFE foreign tensor).
+ *     NAME   one byte: 0xFF NULL; 0xF0..0xFE a raw string (next byte % 72 = length, then the
+ *            bytes, cut at the first NUL); else the name table entry (b % NNAMES): plain
+ *            identifiers, C++ keywords, CUDA built-ins and macros, invalid names.
+ *     DTYPE  one byte d: d % 16 < 12 is that tirx_dtype (fp8 included); 12..15 are the
+ *            out-of-range values -1, 12 (TIRX_DTYPE_COUNT), INT_MIN, INT_MAX.
+ *     RANK, SMALL, COUNT   one byte: < 0xF0: a small value (RANK 0..9, SMALL -1..3); COUNT
+ *            < 0x80 is the tensor's rank; 0xF0.. map to -1, 0, INT_MIN, INT_MAX, 9, 100...
+ *     FLAGS  one byte: bit 0 passes a NULL shape array, bit 1 a layout (LAYOUT follows).
+ *     DIM    one byte: < 0xC0: b % 64 + 1; else 0, -1, 128, 256, 1024, 4096, 65536, 2^31,
+ *            2^40, INT64_MAX, INT64_MIN ...
+ *     INT    one byte v: < 0xC0: v - 32; 0xC0..0xEF: a table of boundaries (int32, uint32,
+ *            int64 limits, shared-memory limits...); 0xF0..: the next 8 bytes (little endian).
+ *     FLOAT  one byte: < 0xE0: a table of 32 values (0, -0, halves' limits, inf, NaN, ...);
+ *            else the next 8 bytes as a double.
+ *     KIND   one byte: < 0xF0: b & 1; else 2, -1, INT_MIN, INT_MAX, 255, ...
+ *     BLOCKDIM one byte: < 0xF0: {1,2,4,8,16,32,64,128,256,512,1024,3,5,7,33,1000}[b % 16];
+ *            else 0, -1, 1025, 65, 2048, INT_MIN, INT_MAX ...
+ *     STRIDES one byte: bit 0: strides NULL; else RANK x E (0xFF: a NULL entry).
+ *     LAYOUT one byte k % 16, then its own operands: row-major, col-major, strided, swizzled,
+ *            smem tile, mma/wgmma/ldmatrix/warpgroup fragments, a parsed text from a table, a
+ *            parsed raw string, flattened, or one from the foreign builder's arena.
+ *
+ * Invariants (the harness abort()s when one is violated; a returned error is never a finding
+ * by itself):
+ *   - ASan/UBSan/LSan findings (the sanitizers report them).
+ *   - Every call on a builder without an error either succeeds or records an error: the
+ *     builder's status becomes non-OK, tirx_builder_error() starts with "tirx_" and the public
+ *     function's name (or the function it documents delegating to, e.g. tirx_math for
+ *     tirx_exp), tirx_last_status()/tirx_last_error() equal the builder's. Object-returning
+ *     calls return non-NULL exactly when the builder stays OK. TIRX_E_INTERNAL never appears.
+ *   - Documented rejections are rejected: invalid names, out-of-range or fp8 dtypes (where a
+ *     dtype is checked), ranks outside 1..8, loop kinds and math ops outside their enums,
+ *     block sizes out of range. Constants that cannot fail (tirx_int, tirx_bool, in-range
+ *     tirx_int_typed, tirx_float with a float dtype, indices with dim 0..2) succeed.
+ *   - After the first error the builder is sticky: same status and message, NULL results.
+ *   - A NULL builder fails with TIRX_E_NULL_ARG and "<function>: ..." and returns NULL.
+ *   - tirx_kernel_build: the status matches tirx_builder_status(), *out is NULL on failure;
+ *     an accepted kernel has the builder's name, the declared parameters in order, a source
+ *     with an extern "C" entry point of that name; building again gives the same bytes.
+ *   - Determinism: the whole input is run twice, each time in fresh builders; the statuses,
+ *     error messages, and the source and IR of every accepted kernel must be byte-identical.
+ *   - Sampled NVRTC: an accepted kernel whose source hash is 0 modulo $TIRX_FUZZ_NVRTC_EVERY
+ *     (default 64; 0 turns it off; 1 compiles every accepted kernel) is compiled with
+ *     tirx_compile() on a compile-only runtime for sm_90a; a failure prints the source and
+ *     the NVRTC log and aborts. The choice depends on the source only, so a reproducer
+ *     replays it.
+ *
+ * Environment: TIRX_FUZZ_NVRTC_EVERY (above), TIRX_FUZZ_TRACE=1 (print every call, for
+ * reproducers), TIRX_FUZZ_PRINT=1 (print the source of every accepted kernel). To keep fuzzing
+ * past known findings while they are being fixed: TIRX_FUZZ_IGNORE=weak (drop the check that
+ * a weak constant not exact in the target type is rejected), TIRX_FUZZ_NVRTC_IGNORE=S1|S2|...
+ * (an NVRTC failure whose log contains one of the substrings is not a finding).
+ *
+ * Every builder is destroyed and every kernel released at the end of each input, so
+ * LeakSanitizer reports real leaks only.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tirx.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum {
+  POOL = 256,       /* live expressions the byte stream can refer to */
+  TPOOL = 64,       /* live tensors */
+  MAX_CALLS = 3000, /* builder calls per run (repeat and chain count each call) */
+  MAX_OPEN = 128,   /* the harness's mirror of open for/if blocks */
+  MAX_KEPT = 16     /* accepted kernels kept per run for the checks */
+};
+
+/* ---- options ---------------------------------------------------------------------------------- */
+
+static long nvrtc_every = 64;
+static bool trace;
+static bool print_src;
+static bool ignore_weak;          /* TIRX_FUZZ_IGNORE contains "weak" */
+static char nvrtc_ignore[1024];   /* TIRX_FUZZ_NVRTC_IGNORE: '|'-separated log substrings */
+
+/* ---- the harness's state for one run ------------------------------------------------------- */
+
+/* What the harness believes about a pool expression (a best-effort mirror of the documented
+ * type rules; used only to pick plausible operands, never for checks). */
+typedef struct meta {
+  int dtype;   /* tirx_dtype, -1 unknown */
+  bool weak;   /* from tirx_int() */
+  bool host;   /* computable at launch */
+  bool var;    /* from tirx_var() */
+  bool known;  /* a constant with value val */
+  bool foreign; /* from the foreign builder */
+  int64_t val;
+} meta;
+
+typedef struct tbuf {
+  char *p;
+  size_t n, cap;
+} tbuf;
+
+typedef struct run {
+  const uint8_t *d;
+  size_t n, pos;
+  int which; /* 1 or 2 */
+
+  tirx_builder *b;  /* the builder under test */
+  tirx_builder *fb; /* the foreign builder */
+  tirx_expr *ex[POOL];
+  meta em[POOL];
+  size_t ntop; /* expressions pushed (ring) */
+  tirx_tensor *tn[TPOOL];
+  size_t ttop;
+  tirx_expr *fex[8];
+  int nfex;
+  tirx_tensor *ftn[4];
+  int nftn;
+
+  int open[MAX_OPEN]; /* 1 for, 2 then, 3 else */
+  int nopen;
+  bool block_set;
+  int calls;
+
+  /* Declared parameters, in order (names as accepted). */
+  int nparams;
+  char pname[TIRX_BUILDER_MAX_PARAMS + 1][80];
+  char kname[80];
+
+  /* The first error, for the stickiness check. */
+  bool failed;
+  tirx_status fstatus;
+  char fmsg[4200];
+
+  /* Accepted kernels (released at the end) and the transcript of everything observable. */
+  tirx_kernel *kept[MAX_KEPT];
+  int nkept;
+  tbuf tr;
+
+  /* The current call, for messages. */
+  const char *cur;
+  int op_index;
+} run;
+
+/* ---- failures -------------------------------------------------------------------------------- */
+
+static run *cur_run;
+
+static void fail_(int line, const char *cond, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), noreturn));
+
+static void fail_(int line, const char *cond, const char *fmt, ...) {
+  fprintf(stderr, "\nfuzz_builder: INVARIANT violated (fuzz_builder.c:%d): %s\n  ", line, cond);
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  if (cur_run)
+    fprintf(stderr, "\n  run %d, op %d, call %d (%s)\n  builder: %s: %s", cur_run->which,
+            cur_run->op_index, cur_run->calls, cur_run->cur ? cur_run->cur : "-",
+            tirx_status_name(tirx_builder_status(cur_run->b)), tirx_builder_error(cur_run->b));
+  fprintf(stderr, "\n  last error: %s: %s\n", tirx_status_name(tirx_last_status()),
+          tirx_last_error());
+  fprintf(stderr, "  (rerun with TIRX_FUZZ_TRACE=1 for the call sequence)\n");
+  fflush(stderr);
+  abort();
+}
+
+#define INVARIANT(cond, ...)                                                                   \
+  do {                                                                                         \
+    if (!(cond)) fail_(__LINE__, #cond, __VA_ARGS__);                                          \
+  } while (0)
+
+/* ---- the transcript ---------------------------------------------------------------------------- */
+
+static void tr_add(tbuf *t, const void *p, size_t n) {
+  if (t->n + n > t->cap) {
+    size_t cap = t->cap ? t->cap : 4096;
+    while (cap < t->n + n) cap *= 2;
+    char *q = realloc(t->p, cap);
+    if (!q) {
+      fprintf(stderr, "fuzz_builder: out of memory\n");
+      abort();
+    }
+    t->p = q;
+    t->cap = cap;
+  }
+  memcpy(t->p + t->n, p, n);
+  t->n += n;
+}
+
+static void tr_str(tbuf *t, const char *s) {
+  s = s ? s : "(null)";
+  tr_add(t, s, strlen(s) + 1);
+}
+
+static void tr_printf(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tr_printf(tbuf *t, const char *fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  tr_str(t, buf);
+}
+
+/* ---- input reading ----------------------------------------------------------------------------- */
+
+static uint8_t u8(run *r) { return r->pos < r->n ? r->d[r->pos++] : 0; }
+
+static uint64_t u64(run *r) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)u8(r) << (8 * i);
+  return v;
+}
+
+static const int oor_int[16] = {-1, 0, INT_MIN, INT_MAX, 9, 100, -2, 255,
+                                256, 65536, 16, 17, 64, 65, -100, 1000};
+
+static int rank_val(run *r) {
+  uint8_t v = u8(r);
+  return v < 0xF0 ? v % 10 : oor_int[v - 0xF0];
+}
+
+static int small_val(run *r) { /* dims of specials and tensor_dim: -1..3 */
+  uint8_t v = u8(r);
+  return v < 0xF0 ? (int)(v % 5) - 1 : oor_int[v - 0xF0];
+}
+
+static tirx_dtype dtype_val(run *r) {
+  static const int oor[4] = {-1, TIRX_DTYPE_COUNT, INT_MIN, INT_MAX};
+  uint8_t v = u8(r) % 16;
+  return v < 12 ? (tirx_dtype)v : (tirx_dtype)oor[v - 12];
+}
+
+static int64_t dim_val(run *r) {
+  static const int64_t big[16] = {0,          -1,       128,          256,
+                                  1024,       4096,     65536,        (int64_t)1 << 31,
+                                  (int64_t)1 << 40, INT64_MAX, INT64_MIN, 232448,
+                                  16384,      3,        (int64_t)1 << 20, -64};
+  uint8_t v = u8(r);
+  return v < 0xC0 ? v % 64 + 1 : big[v % 16];
+}
+
+static int64_t int_val(run *r) {
+  static const int64_t tab[48] = {
+      0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 33, 63, 64, 127, 128,
+      255, 256, 1023, 1024, 1025, 4096, 65535, 65536, -1, -2, -8, -128, -129, -256,
+      INT32_MAX, INT32_MIN, (int64_t)INT32_MAX + 1, (int64_t)INT32_MIN - 1, UINT32_MAX,
+      (int64_t)UINT32_MAX + 1, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
+      (int64_t)1 << 40, (int64_t)1 << 41, (int64_t)1 << 62, -((int64_t)1 << 62), 232448,
+      232449, 16384, 256 * 1024};
+  uint8_t v = u8(r);
+  if (v < 0xC0) return (int64_t)v - 32;
+  if (v < 0xF0) return tab[v - 0xC0];
+  return (int64_t)u64(r);
+}
+
+static double float_val(run *r) {
+  static const double tab[32] = {0.0,      -0.0,     1.0,      -1.0,    0.5,     2.0,
+                                 3.14159265358979, -2.5, 1e-45,   1.17549435e-38,
+                                 1e-310,   65504.0,  65520.0,  -65504.0, 3.4028235e38,
+                                 3.5e38,   1.7976931348623157e308, -1.7976931348623157e308,
+                                 INFINITY, -INFINITY, NAN,     -NAN,    1e-8,    1e8,
+                                 16777217.0, 0.1,    1.0 / 3.0, 100.0,  255.0,   256.0,
+                                 1e20,     -1e-20};
+  uint8_t v = u8(r);
+  if (v < 0xE0) return tab[v % 32];
+  uint64_t bits = u64(r);
+  double f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static const char long63[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+static const char long64[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_x";
+
+static const char *const names[] = {
+    /* plain identifiers, some of them what codegen would invent when uniquifying */
+    "i", "j", "k", "n", "m", "x", "y", "z", "a", "b", "acc", "tmp", "v", "M", "N", "K", "x_1",
+    "i_1", "_", "_x", "a0", "x_stride0", "kernel", "k2", "vector_add", long63,
+    /* valid identifiers that are C++ keywords, CUDA built-ins, macros or library names */
+    "int", "for", "min", "exp", "threadIdx", "float", "main", "__syncthreads", "tirx", "auto",
+    "signed", "half", "fmodf", "dim3", "printf", "NULL", "__CUDA_ARCH__", "__LINE__",
+    "__cplusplus", "__CUDACC__", "INFINITY", "__half", "size_t", "asm", "__restrict__",
+    "_Bool", "bool", "true", "unsigned", "blockDim", "uint3", "__float_as_int", "assert",
+    "__noinline__", "__host__", "warpSize", "TIRX_F32",
+    /* invalid names */
+    "", "1x", "a-b", "a b", "tirx_x", "tirx_", "x.y", "\xc3\xa9", long64, "x\n", "$x"};
+enum { NNAMES = (int)(sizeof names / sizeof names[0]) };
+_Static_assert(NNAMES >= 71, "the header maps kernel names onto entries 0..70");
+
+/* A name operand; buf receives raw strings. */
+static const char *name_val(run *r, char *buf) {
+  uint8_t v = u8(r);
+  if (v == 0xFF) return NULL;
+  if (v >= 0xF0) {
+    int len = u8(r) % 72;
+    int k = 0;
+    for (int i = 0; i < len; i++) {
+      uint8_t c = u8(r);
+      if (!c) break;
+      buf[k++] = (char)c;
+    }
+    buf[k] = '\0';
+    return buf;
+  }
+  return names[v % NNAMES];
+}
+
+/* The documented rule for names (tirx_builder_create): [A-Za-z_][A-Za-z0-9_]*, 1..63
+ * characters, not starting with "tirx_". */
+static bool name_valid(const char *s) {
+  if (!s) return false;
+  size_t n = strlen(s);
+  if (n == 0 || n > TIRX_BUILDER_MAX_NAME) return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!(alpha || (i > 0 && c >= '0' && c <= '9'))) return false;
+  }
+  return strncmp(s, "tirx_", 5) != 0;
+}
+
+static bool dtype_in_enum(int t) { return t >= 0 && t < TIRX_DTYPE_COUNT; }
+static bool dtype_usable(int t) {
+  return dtype_in_enum(t) && t != TIRX_FP8_E4M3 && t != TIRX_FP8_E5M2;
+}
+static bool is_int(int t) {
+  return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
+}
+static bool is_float(int t) {
+  return t == TIRX_F32 || t == TIRX_F64 || t == TIRX_F16 || t == TIRX_BF16;
+}
+static bool int_fits(int64_t v, int t) {
+  switch (t) {
+  case TIRX_I8: return v >= -128 && v <= 127;
+  case TIRX_U8: return v >= 0 && v <= 255;
+  case TIRX_I32: return v >= INT32_MIN && v <= INT32_MAX;
+  case TIRX_U32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+  case TIRX_I64: return true;
+  case TIRX_BOOL: return v == 0 || v == 1;
+  default: return false;
+  }
+}
+
+/* ---- pools ------------------------------------------------------------------------------------- */
+
+enum want {
+  W_ANY = 0,
+  W_INT,      /* an integer */
+  W_HOST,     /* an integer computable at launch */
+  W_BOOL,
+  W_NUM,      /* integer or float */
+  W_FLOAT,
+  W_LIKE,     /* compatible with a given dtype (same, weak, or both integers) */
+  W_VAR,      /* from tirx_var */
+  W_SHFL      /* f32, f64, i32, u32, i64 */
+};
+
+static size_t pool_count(size_t top, size_t cap) { return top < cap ? top : cap; }
+
+static bool matches(const meta *m, int want, int like) {
+  switch (want) {
+  case W_INT: return is_int(m->dtype);
+  case W_HOST: return is_int(m->dtype) && m->host;
+  case W_BOOL: return m->dtype == TIRX_BOOL;
+  case W_NUM: return is_int(m->dtype) || is_float(m->dtype);
+  case W_FLOAT: return is_float(m->dtype);
+  case W_LIKE:
+    if (like < 0) return m->dtype != TIRX_BOOL;
+    return m->dtype == like || (m->weak && like != TIRX_BOOL) ||
+           (is_int(m->dtype) && is_int(like));
+  case W_VAR: return m->var;
+  case W_SHFL:
+    return m->dtype == TIRX_F32 || m->dtype == TIRX_F64 || m->dtype == TIRX_I32 ||
+           m->dtype == TIRX_U32 || m->dtype == TIRX_I64;
+  default: return true;
+  }
+}
+
+static const meta unknown_meta = {-1, false, false, false, false, false, 0};
+
+/* An expression operand; *m receives what the harness knows about it. */
+static tirx_expr *pick_expr(run *r, int want, int like, meta *m) {
+  uint8_t s = u8(r);
+  *m = unknown_meta;
+  if (s == 0xFF) return NULL;
+  if (s == 0xFE) {
+    if (!r->nfex) return NULL;
+    m->foreign = true;
+    return r->fex[u8(r) % r->nfex];
+  }
+  size_t cnt = pool_count(r->ntop, POOL);
+  if (!cnt) return NULL;
+  if (s >= 0x80) {
+    size_t hits[POOL];
+    size_t nh = 0;
+    for (size_t j = 0; j < cnt; j++) {
+      size_t idx = (r->ntop - 1 - j) % POOL;
+      if (matches(&r->em[idx], want, like)) hits[nh++] = idx;
+    }
+    if (nh) {
+      size_t idx = hits[(size_t)(s - 0x80) % nh];
+      *m = r->em[idx];
+      return r->ex[idx];
+    }
+  }
+  size_t idx = (r->ntop - 1 - s % cnt) % POOL;
+  *m = r->em[idx];
+  return r->ex[idx];
+}
+
+/* A tensor operand; *bad is set when it is NULL or foreign (the call must fail). */
+static tirx_tensor *pick_tensor(run *r, bool *bad) {
+  uint8_t s = u8(r);
+  *bad = true;
+  if (s == 0xFF) return NULL;
+  if (s == 0xFE) {
+    if (!r->nftn) return NULL;
+    return r->ftn[u8(r) % r->nftn];
+  }
+  size_t cnt = pool_count(r->ttop, TPOOL);
+  if (!cnt) return NULL;
+  *bad = false;
+  return r->tn[(r->ttop - 1 - s % cnt) % TPOOL];
+}
+
+static void push_expr(run *r, tirx_expr *e, meta m) {
+  if (!e) return;
+  size_t idx = r->ntop % POOL;
+  r->ex[idx] = e;
+  r->em[idx] = m;
+  r->ntop++;
+}
+
+static void push_tensor(run *r, tirx_tensor *t) {
+  if (!t) return;
+  r->tn[r->ttop % TPOOL] = t;
+  r->ttop++;
+}
+
+/* A weak constant that is not exact in the integer dtype it would adapt to: documented as not
+ * adapting ("when the value is exact in it"), so the call must fail. */
+static bool weak_misfit(const meta *m, int dtype) {
+  return !ignore_weak && m->weak && m->known && !m->foreign && is_int(dtype) && !int_fits(m->val, dtype);
+}
+
+static meta mk(int dtype, bool host) {
+  meta m = unknown_meta;
+  m.dtype = dtype;
+  m.host = host;
+  return m;
+}
+
+/* ---- the call contract --------------------------------------------------------------------- */
+
+enum expect { ANY = 0, MUST_FAIL, MUST_OK };
+
+static void pre(run *r, const char *fn) {
+  r->cur = fn;
+  r->calls++;
+  tirx_clear_error();
+}
+
+/* The message must start with "fn: " or, when alias is given, "alias: ". */
+static bool msg_names(const char *msg, const char *fn, const char *alias) {
+  size_t n = strlen(fn);
+  if (strncmp(msg, fn, n) == 0 && msg[n] == ':') return true;
+  if (alias) {
+    n = strlen(alias);
+    if (strncmp(msg, alias, n) == 0 && msg[n] == ':') return true;
+  }
+  return false;
+}
+
+/*
+ * Checks the contract after a builder call. obj_call: the call returns an object (obj is
+ * it). alias: a function the call documents delegating to (NULL: none).
+ */
+static void post(run *r, const char *fn, const char *alias, bool obj_call, const void *obj,
+                 int expect) {
+  tirx_status st = tirx_builder_status(r->b);
+  const char *msg = tirx_builder_error(r->b);
+  INVARIANT(tirx_last_status() != TIRX_E_INTERNAL, "%s reported an internal error: %s", fn,
+            tirx_last_error());
+  if (trace)
+    fprintf(stderr, "  [%d] %s -> %s%s\n", r->calls, fn,
+            obj_call ? (obj ? "obj " : "NULL ") : "", tirx_status_name(st));
+  if (r->failed) {
+    /* Sticky: nothing changes, objects are NULL. */
+    INVARIANT(st == r->fstatus, "%s changed the sticky status %s to %s", fn,
+              tirx_status_name(r->fstatus), tirx_status_name(st));
+    INVARIANT(strcmp(msg, r->fmsg) == 0, "%s changed the sticky message \"%s\" to \"%s\"", fn,
+              r->fmsg, msg);
+    INVARIANT(!obj_call || !obj, "%s returned an object from a builder with an error", fn);
+    return;
+  }
+  if (st != TIRX_OK) {
+    if (trace) fprintf(stderr, "       error: %s\n", msg);
+    INVARIANT(strcmp(tirx_status_name(st), "TIRX_UNKNOWN_STATUS") != 0,
+              "%s recorded status %d, not a tirx_status", fn, (int)st);
+    INVARIANT(strncmp(msg, "tirx_", 5) == 0, "%s: message \"%s\" does not start with tirx_", fn,
+              msg);
+    INVARIANT(msg_names(msg, fn, alias),
+              "%s: message \"%s\" does not start with the function's name", fn, msg);
+    INVARIANT(tirx_last_status() == st, "%s recorded %s in the builder but %s as last status",
+              fn, tirx_status_name(st), tirx_status_name(tirx_last_status()));
+    INVARIANT(strcmp(tirx_last_error(), msg) == 0,
+              "%s: tirx_last_error() \"%s\" differs from tirx_builder_error() \"%s\"", fn,
+              tirx_last_error(), msg);
+    INVARIANT(!obj_call || !obj, "%s recorded an error (%s) but returned an object", fn, msg);
+    INVARIANT(expect != MUST_OK, "%s failed where it cannot: %s", fn, msg);
+    r->failed = true;
+    r->fstatus = st;
+    snprintf(r->fmsg, sizeof r->fmsg, "%s", msg);
+    tr_printf(&r->tr, "%d fail %d", r->calls, (int)st);
+    tr_str(&r->tr, msg);
+    return;
+  }
+  INVARIANT(msg[0] == '\0', "%s: the builder is OK but its error is \"%s\"", fn, msg);
+  INVARIANT(!obj_call || obj, "%s returned NULL without recording an error", fn);
+  INVARIANT(expect != MUST_FAIL, "%s accepted an argument its documentation rejects", fn);
+  INVARIANT(tirx_last_status() == TIRX_OK,
+            "%s succeeded but set the last error (%s: %s); successful calls leave it unchanged",
+            fn, tirx_status_name(tirx_last_status()), tirx_last_error());
+}
+
+/* ---- layouts -------------------------------------------------------------------------------- */
+
+static const char *const layout_texts[] = {
+    "(16):(1)",
+    "(4,4):(4,1)",
+    "(8,8):(1,8)",
+    "((2,8),(4,4)):((64,4),(16,1))",
+    "(32):(1@laneid)",
+    "(4,2):(1@reg,4)",
+    "(16):(2)+3",
+    "(8):(-1)+7",
+    "(8,64):(64,1)^sw(128,2)",
+    "(8,32):(32,1)^sw(64,2)",
+    "(32):(1)+[2:1@warpid]",
+    "(4):(1@tid)",
+    "(2,32):(1@reg,1@laneid)",
+    "(16):(1)+-2",
+    "(8,16):(16,1)^sw(32,2)",
+    "(4,8):(8@reg,1@reg)",
+};
+
+/* A layout operand for a tensor of the given constant shape (shape NULL: unknown). */
+static const tirx_layout *layout_val(run *r, int rank, const int64_t *shape, tirx_dtype dtype) {
+  tirx_arena *a = tirx_builder_arena(r->b);
+  int64_t sh[16];
+  int rk = rank >= 1 && rank <= 8 && shape ? rank : 1;
+  for (int k = 0; k < rk; k++) sh[k] = rank >= 1 && rank <= 8 && shape ? shape[k] : 16;
+  int esize = dtype_in_enum(dtype) ? tirx_dtype_size(dtype) : 4;
+  static const int sw[5] = {32, 64, 128, 0, 48};
+  static const int el[5] = {1, 2, 4, 8, 3};
+  uint8_t k = u8(r) % 16;
+  switch (k) {
+  case 0: return tirx_layout_row_major(a, rk, sh);
+  case 1: return tirx_layout_col_major(a, rk, sh);
+  case 2: {
+    int64_t st[16];
+    for (int i = 0; i < rk; i++) st[i] = (int8_t)u8(r);
+    return tirx_layout_strided(a, rk, sh, st);
+  }
+  case 3: {
+    const tirx_layout *l = tirx_layout_row_major(a, rk, sh);
+    int s = sw[u8(r) % 5], e = u8(r) & 1 ? esize : el[u8(r) % 5];
+    return l ? tirx_layout_swizzle(a, l, s, e) : NULL;
+  }
+  case 4: {
+    int64_t rows = rk == 2 ? sh[0] : dim_val(r), cols = rk == 2 ? sh[1] : dim_val(r);
+    return tirx_layout_smem_tile(a, rows, cols, esize, sw[u8(r) % 5]);
+  }
+  case 5: return tirx_layout_mma_m16n8k16_a(a);
+  case 6: return tirx_layout_mma_m16n8k16_b(a);
+  case 7: return tirx_layout_mma_m16n8k16_c(a);
+  case 8: return tirx_layout_wgmma_acc(a, 64, (u8(r) % 33) * 8);
+  case 9: return tirx_layout_ldmatrix(a, 1 << (u8(r) % 4));
+  case 10: return tirx_layout_warpgroup_rows(a, rk >= 1 ? sh[0] : 1, rk >= 2 ? sh[1] : 1);
+  case 11:
+  case 12: return tirx_layout_parse(a, layout_texts[u8(r) % (sizeof layout_texts /
+                                                              sizeof layout_texts[0])]);
+  case 13: {
+    char buf[80];
+    int len = u8(r) % 64, n = 0;
+    for (int i = 0; i < len; i++) {
+      uint8_t c = u8(r);
+      if (!c) break;
+      buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return tirx_layout_parse(a, buf);
+  }
+  case 14: {
+    const tirx_layout *l = tirx_layout_row_major(a, rk, sh);
+    return l ? tirx_layout_flatten(a, l) : NULL;
+  }
+  default: return tirx_layout_row_major(tirx_builder_arena(r->fb), rk, sh);
+  }
+}
+
+/* ---- the foreign builder ------------------------------------------------------------------- */
+
+static void make_foreign(run *r) {
+  tirx_builder *f = tirx_builder_create("foreign");
+  if (!f) {
+    fprintf(stderr, "fuzz_builder: out of memory\n");
+    abort();
+  }
+  r->fb = f;
+  tirx_expr *n = tirx_param_int(f, "fn", TIRX_I32);
+  r->fex[r->nfex++] = n;
+  r->fex[r->nfex++] = tirx_int(f, 5);
+  r->fex[r->nfex++] = tirx_float(f, 1.0, TIRX_F32);
+  r->fex[r->nfex++] = tirx_bool(f, true);
+  r->fex[r->nfex++] = tirx_thread_idx(f, 0);
+  r->fex[r->nfex++] = tirx_var(f, "fv", TIRX_F32, NULL);
+  r->ftn[r->nftn++] = tirx_param_tensor(f, "ft", TIRX_F32, TIRX_EXPRS(n), NULL);
+  r->ftn[r->nftn++] = tirx_alloc_shared(f, "fs", TIRX_I32, TIRX_DIMS(32), NULL);
+  r->ftn[r->nftn++] = tirx_alloc_local(f, "fl", TIRX_F32, TIRX_DIMS(4), NULL);
+  r->fex[r->nfex++] = tirx_load(f, r->ftn[0], TIRX_EXPRS(r->fex[4]));
+  INVARIANT(tirx_builder_status(f) == TIRX_OK, "the foreign builder failed: %s",
+            tirx_builder_error(f));
+}
+
+/* ---- NVRTC ----------------------------------------------------------------------------------- */
+
+static tirx_runtime *rt;
+static bool rt_tried;
+
+static void rt_destroy(void) {
+  tirx_runtime_destroy(rt);
+  rt = NULL;
+}
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+static void nvrtc_check(tirx_kernel *k) {
+  if (nvrtc_every <= 0) return;
+  const char *src = tirx_kernel_source(k);
+  if (fnv1a(src) % (uint64_t)nvrtc_every != 0) return;
+  if (!rt_tried) {
+    rt_tried = true;
+    tirx_runtime_options o;
+    memset(&o, 0, sizeof o);
+    o.compile_only = true;
+    o.arch = "sm_90a";
+    tirx_status st = tirx_runtime_create(&o, &rt);
+    INVARIANT(st == TIRX_OK, "tirx_runtime_create (compile-only, sm_90a) failed: %s",
+              tirx_last_error());
+    atexit(rt_destroy);
+  }
+  tirx_compiled *c = NULL;
+  tirx_clear_error();
+  tirx_status st = tirx_compile(rt, k, "sm_90a", &c);
+  if (st == TIRX_E_COMPILE && nvrtc_ignore[0]) {
+    /* A known failure being triaged: skip it when its log has one of the substrings. */
+    char pats[sizeof nvrtc_ignore];
+    memcpy(pats, nvrtc_ignore, sizeof pats);
+    for (char *save = NULL, *p = strtok_r(pats, "|", &save); p; p = strtok_r(NULL, "|", &save))
+      if (*p && strstr(tirx_last_error(), p)) return;
+  }
+  if (st != TIRX_OK) {
+    fprintf(stderr, "\nfuzz_builder: an ACCEPTED kernel does not compile with NVRTC (%s)\n"
+                    "---- source ----\n%s\n---- NVRTC log / error ----\n%s\n",
+            tirx_status_name(st), src, tirx_last_error());
+  }
+  INVARIANT(st == TIRX_OK, "tirx_compile of accepted kernel %s failed: %s", tirx_kernel_name(k),
+            tirx_status_name(st));
+  size_t size = 0;
+  INVARIANT(tirx_compiled_cubin(c, &size) && size > 0, "tirx_compile gave no cubin");
+  tirx_compiled_destroy(c);
+}
+
+/* ---- building ---------------------------------------------------------------------------------- */
+
+static void check_kernel(run *r, tirx_kernel *k) {
+  const char *src = tirx_kernel_source(k), *ir = tirx_kernel_ir_str(k);
+  INVARIANT(src && src[0], "an accepted kernel has no source");
+  INVARIANT(ir, "an accepted kernel has no IR text");
+  INVARIANT(tirx_kernel_name(k) && strcmp(tirx_kernel_name(k), r->kname) == 0,
+            "kernel name \"%s\", builder name \"%s\"", tirx_kernel_name(k), r->kname);
+  char entry[128];
+  snprintf(entry, sizeof entry, " %s(", r->kname);
+  INVARIANT(strstr(src, "extern \"C\"") && strstr(src, entry),
+            "the source has no extern \"C\" entry point %s", r->kname);
+  INVARIANT(tirx_kernel_num_params(k) == r->nparams, "kernel has %d parameters, declared %d",
+            tirx_kernel_num_params(k), r->nparams);
+  for (int i = 0; i < r->nparams; i++) {
+    const char *p = tirx_kernel_param_name(k, i);
+    INVARIANT(p && strcmp(p, r->pname[i]) == 0, "parameter %d is \"%s\", declared \"%s\"", i,
+              p ? p : "(null)", r->pname[i]);
+  }
+  INVARIANT(!tirx_kernel_param_name(k, -1) && !tirx_kernel_param_name(k, r->nparams) &&
+                !tirx_kernel_param_name(k, INT_MIN),
+            "tirx_kernel_param_name out of range is not NULL");
+  INVARIANT(tirx_kernel_retain(k) == k, "tirx_kernel_retain did not return k");
+  tirx_kernel_release(k);
+  if (print_src) fprintf(stderr, "---- accepted kernel (run %d) ----\n%s\n", r->which, src);
+}
+
+static void do_build(run *r) {
+  pre(r, "tirx_kernel_build");
+  bool was_failed = r->failed;
+  tirx_kernel *k = (tirx_kernel *)(uintptr_t)1;
+  tirx_status st = tirx_kernel_build(r->b, &k);
+  INVARIANT(tirx_last_status() != TIRX_E_INTERNAL, "tirx_kernel_build: internal error: %s",
+            tirx_last_error());
+  if (trace)
+    fprintf(stderr, "  [%d] tirx_kernel_build -> %s %s\n", r->calls, tirx_status_name(st),
+            st ? tirx_builder_error(r->b) : "");
+  if (st != TIRX_OK) {
+    INVARIANT(k == NULL, "tirx_kernel_build failed (%s) but *out is not NULL",
+              tirx_status_name(st));
+    INVARIANT(tirx_builder_status(r->b) == st, "tirx_kernel_build returned %s, builder has %s",
+              tirx_status_name(st), tirx_status_name(tirx_builder_status(r->b)));
+    INVARIANT(tirx_last_status() == st, "tirx_kernel_build returned %s, last status %s",
+              tirx_status_name(st), tirx_status_name(tirx_last_status()));
+    const char *msg = tirx_builder_error(r->b);
+    INVARIANT(strncmp(msg, "tirx_", 5) == 0, "tirx_kernel_build: message \"%s\"", msg);
+    if (was_failed) {
+      INVARIANT(st == r->fstatus && strcmp(msg, r->fmsg) == 0,
+                "tirx_kernel_build on a failed builder: %s \"%s\", first error %s \"%s\"",
+                tirx_status_name(st), msg, tirx_status_name(r->fstatus), r->fmsg);
+    } else {
+      INVARIANT(msg_names(msg, "tirx_kernel_build", NULL),
+                "tirx_kernel_build: message \"%s\" does not start with the function's name",
+                msg);
+      INVARIANT(strcmp(tirx_last_error(), msg) == 0,
+                "tirx_kernel_build: last error \"%s\" differs from the builder's \"%s\"",
+                tirx_last_error(), msg);
+      r->failed = true;
+      r->fstatus = st;
+      snprintf(r->fmsg, sizeof r->fmsg, "%s", msg);
+    }
+    tr_printf(&r->tr, "%d build %d", r->calls, (int)st);
+    tr_str(&r->tr, msg);
+    return;
+  }
+  INVARIANT(!was_failed, "tirx_kernel_build succeeded on a builder with an error");
+  INVARIANT(k && k != (tirx_kernel *)(uintptr_t)1, "tirx_kernel_build: OK but no kernel");
+  INVARIANT(tirx_builder_status(r->b) == TIRX_OK, "tirx_kernel_build: OK but the builder failed");
+  check_kernel(r, k);
+  if (r->which == 1) nvrtc_check(k);
+  tr_printf(&r->tr, "%d build ok", r->calls);
+  tr_str(&r->tr, tirx_kernel_source(k));
+  tr_str(&r->tr, tirx_kernel_ir_str(k));
+  if (r->nkept < MAX_KEPT)
+    r->kept[r->nkept++] = k;
+  else
+    tirx_kernel_release(k);
+}
+
+/* ---- calls with a NULL builder -------------------------------------------------------------- */
+
+static void null_builder(run *r) {
+  static const int64_t dims[1] = {4};
+  tirx_expr *e = r->nfex ? r->fex[0] : NULL;
+  tirx_expr *idx[1] = {e};
+  const void *o = NULL;
+  bool obj = true;
+  const char *fn;
+  uint8_t w = u8(r) % 44;
+  tirx_clear_error();
+  switch (w) {
+  case 0: fn = "tirx_param_int"; o = tirx_param_int(NULL, "n", TIRX_I32); break;
+  case 1: fn = "tirx_param_scalar"; o = tirx_param_scalar(NULL, "s", TIRX_F32); break;
+  case 2: fn = "tirx_param_tensor"; o = tirx_param_tensor(NULL, "t", TIRX_F32, 1, idx, NULL); break;
+  case 3:
+    fn = "tirx_param_tensor_strided";
+    o = tirx_param_tensor_strided(NULL, "t", TIRX_F32, 1, idx, NULL);
+    break;
+  case 4: fn = "tirx_alloc_shared"; o = tirx_alloc_shared(NULL, "s", TIRX_F32, 1, dims, NULL); break;
+  case 5: fn = "tirx_alloc_local"; o = tirx_alloc_local(NULL, "l", TIRX_F32, 1, dims, NULL); break;
+  case 6: fn = "tirx_tensor_dim"; o = tirx_tensor_dim(NULL, r->nftn ? r->ftn[0] : NULL, 0); break;
+  case 7: fn = "tirx_int"; o = tirx_int(NULL, 1); break;
+  case 8: fn = "tirx_int_typed"; o = tirx_int_typed(NULL, 1, TIRX_I32); break;
+  case 9: fn = "tirx_float"; o = tirx_float(NULL, 1.0, TIRX_F32); break;
+  case 10: fn = "tirx_bool"; o = tirx_bool(NULL, true); break;
+  case 11: fn = "tirx_thread_idx"; o = tirx_thread_idx(NULL, 0); break;
+  case 12: fn = "tirx_block_idx"; o = tirx_block_idx(NULL, 0); break;
+  case 13: fn = "tirx_lane_id"; o = tirx_lane_id(NULL); break;
+  case 14: fn = "tirx_add"; o = tirx_add(NULL, e, e); break;
+  case 15: fn = "tirx_lt"; o = tirx_lt(NULL, e, e); break;
+  case 16: fn = "tirx_and"; o = tirx_and(NULL, e, e); break;
+  case 17: fn = "tirx_not"; o = tirx_not(NULL, e); break;
+  case 18: fn = "tirx_neg"; o = tirx_neg(NULL, e); break;
+  case 19: fn = "tirx_select"; o = tirx_select(NULL, e, e, e); break;
+  case 20: fn = "tirx_cast"; o = tirx_cast(NULL, e, TIRX_F32); break;
+  case 21: fn = "tirx_math"; o = tirx_math(NULL, TIRX_MATH_EXP, e); break;
+  case 22: fn = "tirx_load"; o = tirx_load(NULL, r->nftn ? r->ftn[0] : NULL, 1, idx); break;
+  case 23: fn = "tirx_shfl_xor"; o = tirx_shfl_xor(NULL, e, e); break;
+  case 24: fn = "tirx_for_begin"; o = tirx_for_begin(NULL, "i", e, e, NULL, TIRX_LOOP_SERIAL); break;
+  case 25: fn = "tirx_let"; o = tirx_let(NULL, "v", e); break;
+  case 26: fn = "tirx_var"; o = tirx_var(NULL, "v", TIRX_F32, NULL); break;
+  case 27: fn = "tirx_for_end"; obj = false; tirx_for_end(NULL); break;
+  case 28: fn = "tirx_if_begin"; obj = false; tirx_if_begin(NULL, e); break;
+  case 29: fn = "tirx_else"; obj = false; tirx_else(NULL); break;
+  case 30: fn = "tirx_if_end"; obj = false; tirx_if_end(NULL); break;
+  case 31: fn = "tirx_assign"; obj = false; tirx_assign(NULL, e, e); break;
+  case 32: fn = "tirx_store"; obj = false; tirx_store(NULL, r->nftn ? r->ftn[0] : NULL, 1, idx, e); break;
+  case 33:
+    fn = "tirx_atomic_add";
+    obj = false;
+    tirx_atomic_add(NULL, r->nftn ? r->ftn[0] : NULL, 1, idx, e);
+    break;
+  case 34: fn = "tirx_sync_threads"; obj = false; tirx_sync_threads(NULL); break;
+  case 35: fn = "tirx_sync_warp"; obj = false; tirx_sync_warp(NULL); break;
+  case 36: fn = "tirx_set_grid"; obj = false; tirx_set_grid(NULL, e, NULL, NULL); break;
+  case 37: fn = "tirx_set_block"; obj = false; tirx_set_block(NULL, 32, 1, 1); break;
+  case 38: fn = "tirx_set_shared_bytes"; obj = false; tirx_set_shared_bytes(NULL, e); break;
+  case 39: fn = "tirx_builder_arena"; o = tirx_builder_arena(NULL); break;
+  case 40: fn = "tirx_pow"; o = tirx_pow(NULL, e, e); break;
+  case 41: fn = "tirx_ceildiv"; o = tirx_ceildiv(NULL, e, e); break;
+  case 42: {
+    fn = "tirx_kernel_build";
+    obj = false;
+    tirx_kernel *k = (tirx_kernel *)(uintptr_t)1;
+    tirx_status st = tirx_kernel_build(NULL, &k);
+    INVARIANT(st == TIRX_E_NULL_ARG && k == NULL, "tirx_kernel_build(NULL, &k): %s",
+              tirx_status_name(st));
+    break;
+  }
+  default: {
+    /* A NULL out on this builder: TIRX_E_NULL_ARG, nothing built. */
+    fn = "tirx_kernel_build";
+    obj = false;
+    tirx_status st = tirx_kernel_build(r->b, NULL);
+    INVARIANT(st == TIRX_E_NULL_ARG, "tirx_kernel_build(b, NULL) returned %s",
+              tirx_status_name(st));
+    break;
+  }
+  }
+  if (trace) fprintf(stderr, "  NULL builder: %s -> %s\n", fn, tirx_last_error());
+  INVARIANT(!obj || !o, "%s with a NULL builder returned an object", fn);
+  INVARIANT(tirx_last_status() == TIRX_E_NULL_ARG, "%s with a NULL builder recorded %s", fn,
+            tirx_status_name(tirx_last_status()));
+  INVARIANT(msg_names(tirx_last_error(), fn, NULL),
+            "%s with a NULL builder: message \"%s\" does not start with the function's name", fn,
+            tirx_last_error());
+  /* The builder under test is untouched. */
+  if (w != 43)
+    INVARIANT(tirx_builder_status(r->b) == (r->failed ? r->fstatus : TIRX_OK),
+              "%s with a NULL builder changed another builder's status", fn);
+  /* Functions of the builder and kernel that take NULL. */
+  INVARIANT(tirx_builder_status(NULL) == TIRX_E_NULL_ARG, "tirx_builder_status(NULL)");
+  INVARIANT(strcmp(tirx_builder_error(NULL), "tirx_builder_error: b is NULL") == 0,
+            "tirx_builder_error(NULL) is \"%s\"", tirx_builder_error(NULL));
+  INVARIANT(!tirx_kernel_name(NULL) && !tirx_kernel_source(NULL) && !tirx_kernel_ir_str(NULL) &&
+                !tirx_kernel_param_name(NULL, 0) && !tirx_kernel_retain(NULL),
+            "kernel accessors of NULL are not NULL");
+  tirx_kernel_release(NULL);
+  tirx_builder_destroy(NULL);
+  INVARIANT(tirx_tensor_rank(NULL) == 0 && tirx_tensor_dtype(NULL) == TIRX_DTYPE_COUNT &&
+                !tirx_tensor_name(NULL),
+            "tensor accessors of NULL");
+  tr_printf(&r->tr, "null %d", (int)w);
+}
+
+/* ---- operations -------------------------------------------------------------------------------- */
+
+enum {
+  OP_PARAM_INT, OP_PARAM_SCALAR, OP_PARAM_TENSOR, OP_PARAM_STRIDED, OP_ALLOC_SHARED,
+  OP_ALLOC_LOCAL, OP_TENSOR_DIM, OP_TENSOR_ACCESS, OP_INT, OP_INT_TYPED, OP_FLOAT, OP_BOOL,
+  OP_SPECIAL, OP_BINARY, OP_UNARY, OP_SELECT, OP_CAST, OP_LOAD, OP_SHFL, OP_FOR_BEGIN,
+  OP_FOR_END, OP_IF_BEGIN, OP_ELSE, OP_IF_END, OP_LET, OP_VAR, OP_ASSIGN, OP_STORE, OP_ATOMIC,
+  OP_SYNC, OP_SET_GRID, OP_SET_BLOCK, OP_SET_SHARED, OP_NULL_BUILDER, OP_BUILD, OP_REPEAT,
+  OP_CHAIN, N_OPS
+};
+
+/* Records a declared parameter when the call succeeded. */
+static void note_param(run *r, const char *name) {
+  if (tirx_builder_status(r->b) != TIRX_OK || r->nparams >= TIRX_BUILDER_MAX_PARAMS) return;
+  snprintf(r->pname[r->nparams++], sizeof r->pname[0], "%s", name);
+}
+
+typedef tirx_expr *(*binfn)(tirx_builder *, tirx_expr *, tirx_expr *);
+
+static const struct {
+  const char *name;
+  binfn f;
+  int kind; /* 0 arith any, 1 int, 2 compare, 3 logical, 4 float */
+} binops[22] = {
+    {"tirx_add", tirx_add, 0},         {"tirx_sub", tirx_sub, 0},
+    {"tirx_mul", tirx_mul, 0},         {"tirx_div", tirx_div, 0},
+    {"tirx_mod", tirx_mod, 1},         {"tirx_min", tirx_min, 0},
+    {"tirx_max", tirx_max, 0},         {"tirx_ceildiv", tirx_ceildiv, 1},
+    {"tirx_bit_and", tirx_bit_and, 1}, {"tirx_bit_or", tirx_bit_or, 1},
+    {"tirx_bit_xor", tirx_bit_xor, 1}, {"tirx_shl", tirx_shl, 1},
+    {"tirx_shr", tirx_shr, 1},         {"tirx_eq", tirx_eq, 2},
+    {"tirx_ne", tirx_ne, 2},           {"tirx_lt", tirx_lt, 2},
+    {"tirx_le", tirx_le, 2},           {"tirx_gt", tirx_gt, 2},
+    {"tirx_ge", tirx_ge, 2},           {"tirx_and", tirx_and, 3},
+    {"tirx_or", tirx_or, 3},           {"tirx_pow", tirx_pow, 4},
+};
+
+static int int_rank(int t) { return t == TIRX_I64 ? 3 : t == TIRX_U32 ? 2 : 1; }
+
+/* The harness's guess of a binary result's dtype (documented rules; -1 when unsure). */
+static meta bin_meta(int kind, const meta *x, const meta *y) {
+  meta m = unknown_meta;
+  m.host = x->host && y->host;
+  if (kind == 2 || kind == 3) {
+    m.dtype = TIRX_BOOL;
+    m.host = false;
+    return m;
+  }
+  if (x->weak && y->weak) {
+    m.dtype = TIRX_I64;
+    m.weak = true;
+    return m;
+  }
+  const meta *o = x->weak ? y : x;
+  if (is_float(o->dtype)) {
+    m.dtype = o->dtype;
+    m.host = false;
+  } else if (is_int(x->dtype) && is_int(y->dtype)) {
+    int rk = int_rank(x->dtype) > int_rank(y->dtype) ? int_rank(x->dtype) : int_rank(y->dtype);
+    if (x->weak) rk = int_rank(y->dtype);
+    if (y->weak) rk = int_rank(x->dtype);
+    m.dtype = rk == 3 ? TIRX_I64 : rk == 2 ? TIRX_U32 : TIRX_I32;
+  }
+  return m;
+}
+
+/* Index list operands: count byte, then n selectors into idx (room for 16). Returns n. */
+static int index_list(run *r, const tirx_tensor *t, tirx_expr **idx, tirx_expr *const **out,
+                      bool *bad) {
+  uint8_t c = u8(r);
+  int n;
+  if (c < 0x80)
+    n = tirx_tensor_rank(t);
+  else if (c < 0xF0)
+    n = c % 10;
+  else
+    n = oor_int[c - 0xF0];
+  *out = c == 0xEF ? NULL : idx;
+  int m = n < 0 ? 0 : n > 16 ? 16 : n;
+  for (int k = 0; k < 16; k++) idx[k] = NULL;
+  meta mm;
+  *bad = !*out;
+  for (int k = 0; k < m; k++) {
+    idx[k] = pick_expr(r, W_INT, -1, &mm);
+    if (!idx[k] || mm.foreign) *bad = true;
+  }
+  return n;
+}
+
+static void exec_op(run *r, bool nested);
+
+static void op_tensor(run *r, int op) {
+  static const char *const fns[4] = {"tirx_param_tensor", "tirx_param_tensor_strided",
+                                     "tirx_alloc_shared", "tirx_alloc_local"};
+  const char *fn = fns[op - OP_PARAM_TENSOR];
+  char nbuf[80];
+  const char *name = name_val(r, nbuf);
+  tirx_dtype dt = dtype_val(r);
+  int rank = rank_val(r);
+  uint8_t flags = u8(r);
+  int m = rank < 0 ? 0 : rank > 16 ? 16 : rank;
+  bool rank_ok = rank >= 1 && rank <= TIRX_BUILDER_MAX_RANK;
+  int expect = !name_valid(name) || !dtype_usable(dt) || !rank_ok || (flags & 1) ? MUST_FAIL : ANY;
+  tirx_tensor *t = NULL;
+  if (op == OP_PARAM_TENSOR || op == OP_PARAM_STRIDED) {
+    tirx_expr *shape[16] = {NULL};
+    int64_t cshape[16];
+    bool all_known = true;
+    for (int k = 0; k < m; k++) {
+      meta mm;
+      shape[k] = pick_expr(r, W_HOST, -1, &mm);
+      all_known = all_known && mm.known;
+      cshape[k] = mm.val;
+      if (!shape[k] || mm.foreign) expect = MUST_FAIL;
+    }
+    tirx_expr *const *sp = flags & 1 ? NULL : shape;
+    if (op == OP_PARAM_TENSOR) {
+      const tirx_layout *l = flags & 2 ? layout_val(r, rank, all_known ? cshape : NULL, dt) : NULL;
+      pre(r, fn);
+      t = tirx_param_tensor(r->b, name, dt, rank, sp, l);
+    } else {
+      tirx_expr *strides[16] = {NULL};
+      uint8_t sf = u8(r);
+      if (!(sf & 1))
+        for (int k = 0; k < m; k++) {
+          meta mm;
+          strides[k] = pick_expr(r, W_HOST, -1, &mm);
+          if (mm.foreign) expect = MUST_FAIL;
+        }
+      pre(r, fn);
+      t = tirx_param_tensor_strided(r->b, name, dt, rank, sp, sf & 1 ? NULL : strides);
+    }
+    post(r, fn, NULL, true, t, expect);
+    if (t) note_param(r, name);
+  } else {
+    int64_t shape[16];
+    for (int k = 0; k < 16; k++) shape[k] = 1;
+    for (int k = 0; k < m; k++) shape[k] = dim_val(r);
+    const int64_t *sp = flags & 1 ? NULL : shape;
+    const tirx_layout *l = flags & 2 ? layout_val(r, rank, shape, dt) : NULL;
+    pre(r, fn);
+    t = op == OP_ALLOC_SHARED ? tirx_alloc_shared(r->b, name, dt, rank, sp, l)
+                              : tirx_alloc_local(r->b, name, dt, rank, sp, l);
+    post(r, fn, NULL, true, t, expect);
+  }
+  if (t) {
+    INVARIANT(tirx_tensor_rank(t) == rank && (int)tirx_tensor_dtype(t) == (int)dt &&
+                  tirx_tensor_name(t) && strcmp(tirx_tensor_name(t), name) == 0,
+              "%s: the tensor's accessors disagree with the declaration", fn);
+    push_tensor(r, t);
+  }
+}
+
+static void exec_op(run *r, bool nested) {
+  if (r->calls >= MAX_CALLS) {
+    r->pos = r->n;
+    return;
+  }
+  int op = u8(r) % N_OPS;
+  char nbuf[80];
+  meta mx, my, mz;
+  switch (op) {
+  case OP_PARAM_INT:
+  case OP_PARAM_SCALAR: {
+    const char *name = name_val(r, nbuf);
+    tirx_dtype dt = dtype_val(r);
+    bool isint = op == OP_PARAM_INT;
+    bool dt_ok = isint ? (dt == TIRX_I32 || dt == TIRX_I64)
+                       : (dt == TIRX_F32 || dt == TIRX_F64 || dt == TIRX_I32 || dt == TIRX_I64);
+    const char *fn = isint ? "tirx_param_int" : "tirx_param_scalar";
+    pre(r, fn);
+    tirx_expr *e = isint ? tirx_param_int(r->b, name, dt) : tirx_param_scalar(r->b, name, dt);
+    post(r, fn, NULL, true, e, !name_valid(name) || !dt_ok ? MUST_FAIL : ANY);
+    if (e) note_param(r, name);
+    push_expr(r, e, mk(dt, is_int(dt)));
+    break;
+  }
+  case OP_PARAM_TENSOR:
+  case OP_PARAM_STRIDED:
+  case OP_ALLOC_SHARED:
+  case OP_ALLOC_LOCAL: op_tensor(r, op); break;
+  case OP_TENSOR_DIM: {
+    bool tbad;
+    tirx_tensor *t = pick_tensor(r, &tbad);
+    int dim = small_val(r);
+    pre(r, "tirx_tensor_dim");
+    tirx_expr *e = tirx_tensor_dim(r->b, t, dim);
+    post(r, "tirx_tensor_dim", NULL, true, e,
+         tbad || dim < 0 || dim >= tirx_tensor_rank(t) ? MUST_FAIL : ANY);
+    push_expr(r, e, mk(TIRX_I64, true));
+    break;
+  }
+  case OP_TENSOR_ACCESS: {
+    bool tbad;
+    tirx_tensor *t = pick_tensor(r, &tbad);
+    pre(r, "tensor accessors");
+    int rk = tirx_tensor_rank(t);
+    int dt = (int)tirx_tensor_dtype(t);
+    const char *nm = tirx_tensor_name(t);
+    if (t)
+      INVARIANT(rk >= 1 && rk <= TIRX_BUILDER_MAX_RANK && dtype_usable(dt) && nm && name_valid(nm),
+                "tensor accessors: rank %d dtype %d name %s", rk, dt, nm ? nm : "(null)");
+    else
+      INVARIANT(rk == 0 && dt == TIRX_DTYPE_COUNT && !nm, "tensor accessors of NULL");
+    INVARIANT(tirx_builder_status(r->b) == (r->failed ? r->fstatus : TIRX_OK),
+              "tensor accessors changed the builder's status");
+    break;
+  }
+  case OP_INT: {
+    int64_t v = int_val(r);
+    pre(r, "tirx_int");
+    tirx_expr *e = tirx_int(r->b, v);
+    post(r, "tirx_int", NULL, true, e, MUST_OK);
+    meta m = mk(TIRX_I64, true);
+    m.weak = m.known = true;
+    m.val = v;
+    push_expr(r, e, m);
+    break;
+  }
+  case OP_INT_TYPED: {
+    int64_t v = int_val(r);
+    tirx_dtype dt = dtype_val(r);
+    pre(r, "tirx_int_typed");
+    tirx_expr *e = tirx_int_typed(r->b, v, dt);
+    bool ok = (is_int(dt) || dt == TIRX_BOOL) && int_fits(v, dt);
+    post(r, "tirx_int_typed", NULL, true, e, ok ? MUST_OK : MUST_FAIL);
+    meta m = mk(dt, dt != TIRX_BOOL);
+    m.known = true;
+    m.val = v;
+    push_expr(r, e, m);
+    break;
+  }
+  case OP_FLOAT: {
+    double v = float_val(r);
+    tirx_dtype dt = dtype_val(r);
+    pre(r, "tirx_float");
+    tirx_expr *e = tirx_float(r->b, v, dt);
+    post(r, "tirx_float", NULL, true, e, is_float(dt) ? MUST_OK : MUST_FAIL);
+    push_expr(r, e, mk(dt, false));
+    break;
+  }
+  case OP_BOOL: {
+    bool v = u8(r) & 1;
+    pre(r, "tirx_bool");
+    tirx_expr *e = tirx_bool(r->b, v);
+    post(r, "tirx_bool", NULL, true, e, MUST_OK);
+    push_expr(r, e, mk(TIRX_BOOL, false));
+    break;
+  }
+  case OP_SPECIAL: {
+    static const char *const fns[7] = {"tirx_thread_idx", "tirx_block_idx", "tirx_block_dim",
+                                       "tirx_grid_dim",   "tirx_thread_linear", "tirx_lane_id",
+                                       "tirx_warp_id"};
+    int w = u8(r) % 7;
+    int dim = w < 4 ? small_val(r) : 0;
+    pre(r, fns[w]);
+    tirx_expr *e;
+    switch (w) {
+    case 0: e = tirx_thread_idx(r->b, dim); break;
+    case 1: e = tirx_block_idx(r->b, dim); break;
+    case 2: e = tirx_block_dim(r->b, dim); break;
+    case 3: e = tirx_grid_dim(r->b, dim); break;
+    case 4: e = tirx_thread_linear(r->b); break;
+    case 5: e = tirx_lane_id(r->b); break;
+    default: e = tirx_warp_id(r->b); break;
+    }
+    post(r, fns[w], NULL, true, e, dim >= 0 && dim <= 2 ? MUST_OK : MUST_FAIL);
+    push_expr(r, e, mk(TIRX_I32, false));
+    break;
+  }
+  case OP_BINARY: {
+    int w = u8(r) % 22;
+    int kind = binops[w].kind;
+    int want = kind == 1 ? W_INT : kind == 3 ? W_BOOL : kind == 4 ? W_FLOAT : W_NUM;
+    tirx_expr *x = pick_expr(r, want, -1, &mx);
+    tirx_expr *y = pick_expr(r, kind == 3 ? W_BOOL : W_LIKE, mx.dtype, &my);
+    pre(r, binops[w].name);
+    tirx_expr *e = binops[w].f(r->b, x, y);
+    post(r, binops[w].name, NULL, true, e,
+         !x || !y || mx.foreign || my.foreign ? MUST_FAIL : ANY);
+    push_expr(r, e, bin_meta(kind, &mx, &my));
+    break;
+  }
+  case OP_UNARY: {
+    int u = u8(r) % 32;
+    tirx_expr *x = pick_expr(r, u == 1 ? W_BOOL : u == 0 || u >= 29 ? W_NUM : W_FLOAT, -1, &mx);
+    const char *fn;
+    const char *alias = "tirx_math";
+    tirx_expr *e;
+    int expect = x && !mx.foreign ? ANY : MUST_FAIL;
+    static const char *const wn[9] = {"tirx_exp",  "tirx_exp2", "tirx_log",
+                                      "tirx_log2", "tirx_sqrt", "tirx_rsqrt",
+                                      "tirx_tanh", "tirx_erf",  "tirx_fabs"};
+    static const int bad_ops[4] = {-1, TIRX_MATH_COUNT, INT_MIN, INT_MAX};
+    meta m = mx;
+    m.weak = m.known = m.var = false;
+    if (u == 0 || u >= 29) {
+      fn = "tirx_neg";
+      alias = NULL;
+      pre(r, fn);
+      e = tirx_neg(r->b, x);
+      if (is_int(m.dtype) && int_rank(m.dtype) == 1) m.dtype = TIRX_I32;
+    } else if (u == 1) {
+      fn = "tirx_not";
+      alias = NULL;
+      pre(r, fn);
+      e = tirx_not(r->b, x);
+      m = mk(TIRX_BOOL, false);
+    } else if (u <= 10) {
+      fn = wn[u - 2];
+      pre(r, fn);
+      switch (u) {
+      case 2: e = tirx_exp(r->b, x); break;
+      case 3: e = tirx_exp2(r->b, x); break;
+      case 4: e = tirx_log(r->b, x); break;
+      case 5: e = tirx_log2(r->b, x); break;
+      case 6: e = tirx_sqrt(r->b, x); break;
+      case 7: e = tirx_rsqrt(r->b, x); break;
+      case 8: e = tirx_tanh(r->b, x); break;
+      case 9: e = tirx_erf(r->b, x); break;
+      default: e = tirx_fabs(r->b, x); break;
+      }
+    } else {
+      fn = "tirx_math";
+      alias = NULL;
+      int mop = u <= 24 ? u - 11 : bad_ops[u - 25];
+      if (u > 24) expect = MUST_FAIL;
+      pre(r, fn);
+      e = tirx_math(r->b, (tirx_math_op)mop, x);
+    }
+    post(r, fn, alias, true, e, expect);
+    m.host = m.host && u != 1 && (u == 0 || u >= 29) && is_int(m.dtype);
+    push_expr(r, e, m);
+    break;
+  }
+  case OP_SELECT: {
+    tirx_expr *c = pick_expr(r, W_BOOL, -1, &mz);
+    tirx_expr *x = pick_expr(r, W_ANY, -1, &mx);
+    tirx_expr *y = pick_expr(r, W_LIKE, mx.dtype, &my);
+    pre(r, "tirx_select");
+    tirx_expr *e = tirx_select(r->b, c, x, y);
+    post(r, "tirx_select", NULL, true, e,
+         !c || !x || !y || mx.foreign || my.foreign || mz.foreign ? MUST_FAIL : ANY);
+    meta m = mx.dtype == TIRX_BOOL ? mk(TIRX_BOOL, false) : bin_meta(0, &mx, &my);
+    m.host = m.host && mz.host;
+    push_expr(r, e, m);
+    break;
+  }
+  case OP_CAST: {
+    tirx_expr *x = pick_expr(r, W_ANY, -1, &mx);
+    tirx_dtype dt = dtype_val(r);
+    pre(r, "tirx_cast");
+    tirx_expr *e = tirx_cast(r->b, x, dt);
+    post(r, "tirx_cast", NULL, true, e,
+         !x || mx.foreign || !dtype_usable(dt) ? MUST_FAIL : ANY);
+    push_expr(r, e, mk(dt, mx.host && is_int(dt) && is_int(mx.dtype)));
+    break;
+  }
+  case OP_LOAD: {
+    bool tbad, ibad;
+    tirx_tensor *t = pick_tensor(r, &tbad);
+    tirx_expr *idx[16];
+    tirx_expr *const *ip;
+    int n = index_list(r, t, idx, &ip, &ibad);
+    pre(r, "tirx_load");
+    tirx_expr *e = tirx_load(r->b, t, n, ip);
+    post(r, "tirx_load", NULL, true, e,
+         tbad || ibad || n != tirx_tensor_rank(t) ? MUST_FAIL : ANY);
+    push_expr(r, e, mk(t ? (int)tirx_tensor_dtype(t) : -1, false));
+    break;
+  }
+  case OP_SHFL: {
+    bool down = u8(r) & 1;
+    tirx_expr *x = pick_expr(r, W_SHFL, -1, &mx);
+    tirx_expr *y = pick_expr(r, W_INT, -1, &my);
+    const char *fn = down ? "tirx_shfl_down" : "tirx_shfl_xor";
+    pre(r, fn);
+    tirx_expr *e = down ? tirx_shfl_down(r->b, x, y) : tirx_shfl_xor(r->b, x, y);
+    post(r, fn, NULL, true, e, !x || !y || mx.foreign || my.foreign ? MUST_FAIL : ANY);
+    push_expr(r, e, mk(mx.weak ? TIRX_I32 : mx.dtype, false));
+    break;
+  }
+  case OP_FOR_BEGIN: {
+    static const int bad_kinds[16] = {2, -1, INT_MIN, INT_MAX, 255, 3, 0, 1,
+                                      2, -2, 256, 100, 0, 1, 0, 1};
+    const char *name = name_val(r, nbuf);
+    tirx_expr *lo = pick_expr(r, W_INT, -1, &mx);
+    tirx_expr *hi = pick_expr(r, W_INT, -1, &my);
+    tirx_expr *step = pick_expr(r, W_INT, -1, &mz);
+    uint8_t kb = u8(r);
+    int kind = kb < 0xF0 ? kb & 1 : bad_kinds[kb - 0xF0];
+    pre(r, "tirx_for_begin");
+    tirx_expr *v = tirx_for_begin(r->b, name, lo, hi, step, (tirx_loop_kind)kind);
+    bool bad = !name_valid(name) || !lo || !hi || (kind != 0 && kind != 1) ||
+               (mz.known && mz.val <= 0 && step) || mx.foreign || my.foreign || mz.foreign;
+    post(r, "tirx_for_begin", NULL, true, v, bad ? MUST_FAIL : ANY);
+    if (v) {
+      if (r->nopen < MAX_OPEN) r->open[r->nopen++] = 1;
+      meta m = mk(TIRX_I32, false);
+      if (mx.dtype == TIRX_I64 || my.dtype == TIRX_I64 || mz.dtype == TIRX_I64)
+        m.dtype = TIRX_I64;
+      push_expr(r, v, m);
+    }
+    break;
+  }
+  case OP_FOR_END: {
+    pre(r, "tirx_for_end");
+    tirx_for_end(r->b);
+    bool top_for = r->nopen > 0 && r->open[r->nopen - 1] == 1;
+    post(r, "tirx_for_end", NULL, false, NULL, top_for ? ANY : MUST_FAIL);
+    if (!r->failed && r->nopen) r->nopen--;
+    break;
+  }
+  case OP_IF_BEGIN: {
+    tirx_expr *c = pick_expr(r, W_BOOL, -1, &mx);
+    pre(r, "tirx_if_begin");
+    tirx_if_begin(r->b, c);
+    post(r, "tirx_if_begin", NULL, false, NULL, c && !mx.foreign ? ANY : MUST_FAIL);
+    if (!r->failed && r->nopen < MAX_OPEN) r->open[r->nopen++] = 2;
+    break;
+  }
+  case OP_ELSE: {
+    pre(r, "tirx_else");
+    tirx_else(r->b);
+    bool then = r->nopen > 0 && r->open[r->nopen - 1] == 2;
+    post(r, "tirx_else", NULL, false, NULL, then ? ANY : MUST_FAIL);
+    if (!r->failed && r->nopen) r->open[r->nopen - 1] = 3;
+    break;
+  }
+  case OP_IF_END: {
+    pre(r, "tirx_if_end");
+    tirx_if_end(r->b);
+    bool top_if = r->nopen > 0 && r->open[r->nopen - 1] >= 2;
+    post(r, "tirx_if_end", NULL, false, NULL, top_if ? ANY : MUST_FAIL);
+    if (!r->failed && r->nopen) r->nopen--;
+    break;
+  }
+  case OP_LET: {
+    const char *name = name_val(r, nbuf);
+    tirx_expr *v = pick_expr(r, W_ANY, -1, &mx);
+    pre(r, "tirx_let");
+    tirx_expr *e = tirx_let(r->b, name, v);
+    post(r, "tirx_let", NULL, true, e,
+         !v || mx.foreign || !name_valid(name) ? MUST_FAIL : ANY);
+    meta m = mx;
+    if (m.weak) m.dtype = TIRX_I64;
+    m.weak = m.known = m.var = false;
+    m.host = false;
+    push_expr(r, e, m);
+    break;
+  }
+  case OP_VAR: {
+    const char *name = name_val(r, nbuf);
+    tirx_dtype dt = dtype_val(r);
+    tirx_expr *init = pick_expr(r, W_LIKE, dt, &mx);
+    pre(r, "tirx_var");
+    tirx_expr *e = tirx_var(r->b, name, dt, init);
+    post(r, "tirx_var", NULL, true, e,
+         !name_valid(name) || !dtype_usable(dt) || mx.foreign || weak_misfit(&mx, dt)
+             ? MUST_FAIL
+             : ANY);
+    meta m = mk(dt, false);
+    m.var = true;
+    push_expr(r, e, m);
+    break;
+  }
+  case OP_ASSIGN: {
+    tirx_expr *v = pick_expr(r, W_VAR, -1, &mx);
+    tirx_expr *val = pick_expr(r, W_LIKE, mx.dtype, &my);
+    pre(r, "tirx_assign");
+    tirx_assign(r->b, v, val);
+    post(r, "tirx_assign", NULL, false, NULL,
+         !v || !val || mx.foreign || my.foreign || weak_misfit(&my, mx.dtype) ? MUST_FAIL
+                                                                             : ANY);
+    break;
+  }
+  case OP_STORE:
+  case OP_ATOMIC: {
+    bool tbad, ibad;
+    tirx_tensor *t = pick_tensor(r, &tbad);
+    tirx_expr *idx[16];
+    tirx_expr *const *ip;
+    int n = index_list(r, t, idx, &ip, &ibad);
+    tirx_expr *val = pick_expr(r, W_LIKE, t ? (int)tirx_tensor_dtype(t) : -1, &mx);
+    const char *fn = op == OP_STORE ? "tirx_store" : "tirx_atomic_add";
+    pre(r, fn);
+    if (op == OP_STORE)
+      tirx_store(r->b, t, n, ip, val);
+    else
+      tirx_atomic_add(r->b, t, n, ip, val);
+    post(r, fn, NULL, false, NULL,
+         tbad || ibad || !val || mx.foreign || n != tirx_tensor_rank(t) ||
+                 weak_misfit(&mx, (int)tirx_tensor_dtype(t))
+             ? MUST_FAIL
+             : ANY);
+    break;
+  }
+  case OP_SYNC: {
+    bool warp = u8(r) & 1;
+    const char *fn = warp ? "tirx_sync_warp" : "tirx_sync_threads";
+    pre(r, fn);
+    if (warp)
+      tirx_sync_warp(r->b);
+    else
+      tirx_sync_threads(r->b);
+    post(r, fn, NULL, false, NULL, MUST_OK);
+    break;
+  }
+  case OP_SET_GRID: {
+    tirx_expr *x = pick_expr(r, W_HOST, -1, &mx);
+    tirx_expr *y = pick_expr(r, W_HOST, -1, &my);
+    tirx_expr *z = pick_expr(r, W_HOST, -1, &mz);
+    pre(r, "tirx_set_grid");
+    tirx_set_grid(r->b, x, y, z);
+    post(r, "tirx_set_grid", NULL, false, NULL,
+         mx.foreign || my.foreign || mz.foreign ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_SET_BLOCK: {
+    static const int good[16] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 3, 5, 7, 33, 1000};
+    static const int bad[16] = {0, -1, 1025, 65, 2048, INT_MIN, INT_MAX, 0,
+                                -1024, 1 << 20, 0, 1025, -1, 4096, 0, 65};
+    int v[3];
+    for (int i = 0; i < 3; i++) {
+      uint8_t b = u8(r);
+      v[i] = b < 0xF0 ? good[b % 16] : bad[b - 0xF0];
+    }
+    pre(r, "tirx_set_block");
+    tirx_set_block(r->b, v[0], v[1], v[2]);
+    bool ok = v[0] >= 1 && v[0] <= 1024 && v[1] >= 1 && v[1] <= 1024 && v[2] >= 1 &&
+              v[2] <= 64 && (int64_t)v[0] * v[1] * v[2] <= 1024;
+    post(r, "tirx_set_block", NULL, false, NULL, ok ? MUST_OK : MUST_FAIL);
+    r->block_set = true;
+    break;
+  }
+  case OP_SET_SHARED: {
+    tirx_expr *x = pick_expr(r, W_HOST, -1, &mx);
+    pre(r, "tirx_set_shared_bytes");
+    tirx_set_shared_bytes(r->b, x);
+    post(r, "tirx_set_shared_bytes", NULL, false, NULL, x && !mx.foreign ? ANY : MUST_FAIL);
+    break;
+  }
+  case OP_NULL_BUILDER:
+    r->calls++;
+    null_builder(r);
+    break;
+  case OP_BUILD: do_build(r); break;
+  case OP_REPEAT: {
+    int count = u8(r) % 80 + 1;
+    if (nested) break;
+    size_t at = r->pos;
+    for (int i = 0; i < count && r->calls < MAX_CALLS; i++) {
+      r->pos = at;
+      exec_op(r, true);
+    }
+    break;
+  }
+  case OP_CHAIN: {
+    int k = u8(r) % 24;
+    int w = k % 3 == 0 ? 0 : k % 3 == 1 ? 2 : 8; /* add, mul, bit_and */
+    tirx_expr *x = pick_expr(r, w == 8 ? W_INT : W_NUM, -1, &mx);
+    meta m = mx;
+    for (int i = 0; i < k && x; i++) {
+      pre(r, binops[w].name);
+      tirx_expr *e = binops[w].f(r->b, x, x);
+      post(r, binops[w].name, NULL, true, e, ANY);
+      x = e;
+      m = bin_meta(binops[w].kind, &m, &m);
+    }
+    push_expr(r, x, m);
+    break;
+  }
+  default: break;
+  }
+}
+
+/* ---- one run ------------------------------------------------------------------------------------ */
+
+static void run_input(run *r, const uint8_t *d, size_t n, int which) {
+  memset(r, 0, sizeof *r);
+  r->d = d;
+  r->n = n;
+  r->which = which;
+  cur_run = r;
+  make_foreign(r);
+  uint8_t h = u8(r);
+  int ki = h & 0x3F;
+  const char *kname = names[ki < 56 ? ki : 63 + (ki - 56)];
+  snprintf(r->kname, sizeof r->kname, "%s", kname);
+  pre(r, "tirx_builder_create");
+  r->b = tirx_builder_create(kname);
+  INVARIANT(r->b, "tirx_builder_create returned NULL (out of memory?)");
+  if (tirx_builder_status(r->b) == TIRX_OK) {
+    INVARIANT(name_valid(kname), "tirx_builder_create accepted the invalid name \"%s\"", kname);
+  } else {
+    const char *msg = tirx_builder_error(r->b);
+    INVARIANT(msg_names(msg, "tirx_builder_create", NULL),
+              "tirx_builder_create: message \"%s\"", msg);
+    INVARIANT(!name_valid(kname) || strstr(msg, "reserved"),
+              "tirx_builder_create rejected the valid name \"%s\": %s", kname, msg);
+    INVARIANT(tirx_last_status() == tirx_builder_status(r->b) &&
+                  strcmp(tirx_last_error(), msg) == 0,
+              "tirx_builder_create: last error differs from the builder's");
+    r->failed = true;
+    r->fstatus = tirx_builder_status(r->b);
+    snprintf(r->fmsg, sizeof r->fmsg, "%s", msg);
+  }
+  tr_printf(&r->tr, "create %d", (int)tirx_builder_status(r->b));
+
+  int op_index = 0;
+  while (r->pos < r->n && r->calls < MAX_CALLS) {
+    r->op_index = op_index++;
+    exec_op(r, false);
+  }
+
+  /* Finishing touches chosen by the header. */
+  if (h & 0x40)
+    while (r->nopen && !r->failed) {
+      int k = r->open[r->nopen - 1];
+      const char *fn = k == 1 ? "tirx_for_end" : "tirx_if_end";
+      pre(r, fn);
+      if (k == 1)
+        tirx_for_end(r->b);
+      else
+        tirx_if_end(r->b);
+      post(r, fn, NULL, false, NULL, ANY);
+      if (!r->failed) r->nopen--;
+    }
+  if ((h & 0x80) && !r->block_set) {
+    pre(r, "tirx_set_block");
+    tirx_set_block(r->b, 128, 1, 1);
+    post(r, "tirx_set_block", NULL, false, NULL, MUST_OK);
+  }
+
+  /* The final build, twice: the builder stays usable and building is repeatable. */
+  do_build(r);
+  int before = r->nkept;
+  do_build(r);
+  if (before > 0 && r->nkept == before + 1) {
+    const char *s1 = tirx_kernel_source(r->kept[before - 1]);
+    const char *s2 = tirx_kernel_source(r->kept[before]);
+    if (strcmp(s1, s2) != 0)
+      fprintf(stderr, "---- first build ----\n%s\n---- second build ----\n%s\n", s1, s2);
+    INVARIANT(strcmp(s1, s2) == 0, "building the same builder twice gave different sources");
+    INVARIANT(strcmp(tirx_kernel_ir_str(r->kept[before - 1]), tirx_kernel_ir_str(r->kept[before])) == 0,
+              "building the same builder twice gave different IR");
+  }
+}
+
+static void run_free(run *r) {
+  for (int i = 0; i < r->nkept; i++) tirx_kernel_release(r->kept[i]);
+  r->nkept = 0;
+  tirx_builder_destroy(r->b);
+  tirx_builder_destroy(r->fb);
+  r->b = r->fb = NULL;
+  free(r->tr.p);
+  r->tr.p = NULL;
+}
+
+/* Where two transcripts first differ, for the report. */
+static void show_diff(const tbuf *a, const tbuf *b) {
+  size_t i = 0;
+  while (i < a->n && i < b->n && a->p[i] == b->p[i]) i++;
+  size_t from = i > 200 ? i - 200 : 0;
+  fprintf(stderr, "transcripts differ at byte %zu (lengths %zu, %zu)\n", i, a->n, b->n);
+  fprintf(stderr, "---- run 1 around it ----\n");
+  for (size_t j = from; j < a->n && j < i + 400; j++) fputc(a->p[j] ? a->p[j] : '|', stderr);
+  fprintf(stderr, "\n---- run 2 around it ----\n");
+  for (size_t j = from; j < b->n && j < i + 400; j++) fputc(b->p[j] ? b->p[j] : '|', stderr);
+  fprintf(stderr, "\n");
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  const char *e = getenv("TIRX_FUZZ_NVRTC_EVERY");
+  if (e && *e) nvrtc_every = strtol(e, NULL, 10);
+  e = getenv("TIRX_FUZZ_TRACE");
+  trace = e && *e && *e != '0';
+  e = getenv("TIRX_FUZZ_PRINT");
+  print_src = e && *e && *e != '0';
+  e = getenv("TIRX_FUZZ_IGNORE");
+  ignore_weak = e && strstr(e, "weak");
+  e = getenv("TIRX_FUZZ_NVRTC_IGNORE");
+  if (e) snprintf(nvrtc_ignore, sizeof nvrtc_ignore, "%s", e);
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static run r1, r2;
+  if (trace) fprintf(stderr, "---- run 1 ----\n");
+  run_input(&r1, data, size, 1);
+  bool t = trace;
+  trace = false;
+  run_input(&r2, data, size, 2);
+  trace = t;
+  cur_run = NULL;
+  if (r1.tr.n != r2.tr.n || memcmp(r1.tr.p, r2.tr.p, r1.tr.n) != 0) show_diff(&r1.tr, &r2.tr);
+  INVARIANT(r1.tr.n == r2.tr.n && memcmp(r1.tr.p, r2.tr.p, r1.tr.n) == 0,
+            "the same call sequence in fresh builders gave different results (statuses, "
+            "messages or kernel sources)");
+  run_free(&r1);
+  run_free(&r2);
+  return 0;
+}
