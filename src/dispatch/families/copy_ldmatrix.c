@@ -1,0 +1,117 @@
+/*
+ * copy.ldmatrix and copy.stmatrix: one warp moves 8x8 matrices of 16-bit elements between
+ * shared memory and registers (ldmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16, sm_75;
+ * stmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16, sm_90). Both rules share the instruction's
+ * data, so they share this file.
+ *
+ * The instruction, as data:
+ *   register side: every 8x8 block of the 2-D tile is the fragment
+ *       ((8),(4,2)):((4@laneid),(1@laneid,1@reg))   (tirx_layout_ldmatrix(1))
+ *       (T32,V2) -> (M8,N8): lane l holds row l/4, columns 2*(l%4)+{0,1},
+ *     at some register offset, and the tile uses only laneid and reg (one tile per warp);
+ *   shared side: every row of 8 elements is 16 bytes, contiguous and 16-byte aligned
+ *     (each lane gives one row address);
+ *   team: a full warp; dtype f16 or bf16; no cache hints.
+ * Shape: (num) matrices per instruction, 4, 2 or 1, dividing the number of 8x8 blocks.
+ */
+#include "../../layout/layout_internal.h"
+#include "families.h"
+
+/* The first axis other than laneid and reg that l uses (iters, replicas, offsets), or -1. */
+static tirx_axis foreign_axis(const tirx_layout *l) {
+  for (int i = 0; i < l->nd; i++)
+    if (l->d[i].extent > 1 && l->d[i].stride != 0 && l->d[i].axis != TIRX_AXIS_LANEID &&
+        l->d[i].axis != TIRX_AXIS_REG)
+      return l->d[i].axis;
+  for (int i = 0; i < l->nr; i++)
+    if (l->r[i].extent > 1 && l->r[i].stride != 0) return l->r[i].axis;
+  for (int i = 0; i < l->no; i++)
+    if (l->o[i].axis != TIRX_AXIS_LANEID && l->o[i].axis != TIRX_AXIS_REG) return l->o[i].axis;
+  return -1;
+}
+
+/* The 8x8 fragment moved to register offset reg. */
+static const tirx_layout *fragment_at(tirx__rule_ctx *ctx, const tirx_layout *frag, int64_t reg) {
+  tirx_axis_offset o = {TIRX_AXIS_REG, reg};
+  return tirx__layout_make(ctx->arena, "tirx_dispatch", frag->nd, frag->d, 0, NULL, 1, &o,
+                           frag->rank, frag->dim_begin, 0, 0);
+}
+
+static void check_matrix(tirx__rule_ctx *ctx, int reg, int smem, const char *instr) {
+  const tirx_layout *rl = ctx->call->operands[reg].layout;
+  const char *rn = tirx__rule_operand_name(ctx, reg), *sn = tirx__rule_operand_name(ctx, smem);
+  int64_t shape[2];
+  tirx_layout_shape(rl, shape, 2);
+  if (shape[0] % 8 || shape[1] % 8) {
+    tirx__reason(ctx, "tile (%lld,%lld) is not made of 8x8 matrices", (long long)shape[0],
+                 (long long)shape[1]);
+    return;
+  }
+  tirx_axis bad = foreign_axis(rl);
+  if (bad >= 0)
+    tirx__reason(ctx, "%s uses %s: %s needs a per-warp tile on laneid and reg", rn,
+                 tirx_axis_name(bad), instr);
+  int64_t v = tirx__operand_vector_width(ctx, smem, 16);
+  if (v < 8)
+    tirx__reason(ctx,
+                 "%s rows are not 16-byte contiguous and aligned: vector width %lld < 8 "
+                 "elements",
+                 sn, (long long)v);
+  if (bad >= 0) return;
+  const tirx_layout *frag = tirx_layout_ldmatrix(ctx->arena, 1);
+  for (int64_t r = 0; r < shape[0] && frag; r += 8)
+    for (int64_t col = 0; col < shape[1]; col += 8) {
+      const tirx_layout *blk =
+          tirx_layout_slice(ctx->arena, rl, 2, shape, (int64_t[]){r, col}, (int64_t[]){8, 8});
+      const tirx_layout *want =
+          blk ? fragment_at(ctx, frag, tirx_layout_offset(blk, TIRX_AXIS_REG)) : NULL;
+      if (!want || !tirx_layout_equal(blk, want)) {
+        tirx__reason(ctx,
+                     "%s matrix at (%lld,%lld) is not an %s fragment: lane l must hold row "
+                     "l/4, columns 2*(l%%4)+{0,1}",
+                     rn, (long long)r, (long long)col, instr);
+        return;
+      }
+    }
+  ctx->scratch[0] = shape[0] / 8 * (shape[1] / 8);
+}
+
+static void check_ldmatrix(tirx__rule_ctx *ctx) { check_matrix(ctx, 0, 1, "ldmatrix"); }
+static void check_stmatrix(tirx__rule_ctx *ctx) { check_matrix(ctx, 1, 0, "stmatrix"); }
+
+static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
+  int n = 0;
+  for (int64_t num = 4; num >= 1 && n < cap; num /= 2)
+    if (ctx->scratch[0] % num == 0) out[n++] = (tirx__shape){{num}};
+  return n;
+}
+
+const tirx__rule tirx__rule_copy_ldmatrix = {
+    .name = "copy.ldmatrix",
+    .family = "ldmatrix",
+    .summary = "ldmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16",
+    .kind = TIRX__RULE_DEFAULT,
+    .prims = TIRX__BIT(TIRX__PRIM_COPY),
+    .flows = TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL),
+    .teams = TIRX__BIT(TIRX_TEAM_WARP),
+    .min_arch = 75,
+    .needs = {.dtypes = TIRX__DTYPES_16BIT, .rank = 2, .full_team = true},
+    .shape_dims = {"num"},
+    .check = check_ldmatrix,
+    .shapes = shapes,
+};
+
+const tirx__rule tirx__rule_copy_stmatrix = {
+    .name = "copy.stmatrix",
+    .family = "stmatrix",
+    .summary = "stmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16",
+    .kind = TIRX__RULE_DEFAULT,
+    .prims = TIRX__BIT(TIRX__PRIM_COPY),
+    .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_SHARED),
+    .teams = TIRX__BIT(TIRX_TEAM_WARP),
+    .min_arch = 90,
+    .needs = {.dtypes = TIRX__DTYPES_16BIT, .rank = 2, .full_team = true},
+    .shape_dims = {"num"},
+    .check = check_stmatrix,
+    .shapes = shapes,
+};

@@ -1,0 +1,63 @@
+/*
+ * The rules of the registry, one file each in this folder, and the masks their key patterns
+ * share. registry.c lists them in one ordered table; adding a rule is one file here, one
+ * declaration below, one line in that table and one line in ../meson.build.
+ */
+#ifndef TIRX_DISPATCH_FAMILIES_H
+#define TIRX_DISPATCH_FAMILIES_H
+
+#include "../dispatch.h"
+
+#define TIRX__DT(t) TIRX__BIT(TIRX_##t)
+#define TIRX__DTYPES_16BIT (TIRX__DT(F16) | TIRX__DT(BF16))
+/* Every dtype the builder accepts (fp8 is declared but rejected for now). */
+#define TIRX__DTYPES_ALL                                                                           \
+  (TIRX__DT(F32) | TIRX__DT(F16) | TIRX__DT(BF16) | TIRX__DT(F64) | TIRX__DT(I8) | TIRX__DT(U8) |  \
+   TIRX__DT(I32) | TIRX__DT(U32) | TIRX__DT(I64) | TIRX__DT(BOOL))
+#define TIRX__DTYPES_NUMERIC (TIRX__DTYPES_ALL & ~TIRX__DT(BOOL))
+
+/* Every flow between the memory roles, and from a scalar into memory. */
+#define TIRX__FLOWS_INTO(dst)                                                                      \
+  (TIRX__FLOW(TIRX__ROLE_GLOBAL, dst) | TIRX__FLOW(TIRX__ROLE_SHARED, dst) |                       \
+   TIRX__FLOW(TIRX__ROLE_LOCAL, dst))
+#define TIRX__FLOWS_MEMORY                                                                         \
+  (TIRX__FLOWS_INTO(TIRX__ROLE_GLOBAL) | TIRX__FLOWS_INTO(TIRX__ROLE_SHARED) |                     \
+   TIRX__FLOWS_INTO(TIRX__ROLE_LOCAL))
+#define TIRX__FLOWS_SCALAR                                                                         \
+  (TIRX__FLOW(TIRX__ROLE_SCALAR, TIRX__ROLE_GLOBAL) |                                              \
+   TIRX__FLOW(TIRX__ROLE_SCALAR, TIRX__ROLE_SHARED) |                                              \
+   TIRX__FLOW(TIRX__ROLE_SCALAR, TIRX__ROLE_LOCAL))
+
+#define TIRX__PRIMS_POINTWISE                                                                      \
+  (TIRX__BIT(TIRX__PRIM_UNARY) | TIRX__BIT(TIRX__PRIM_BINARY) | TIRX__BIT(TIRX__PRIM_TERNARY) |    \
+   TIRX__BIT(TIRX__PRIM_CAST) | TIRX__BIT(TIRX__PRIM_FILL) | TIRX__BIT(TIRX__PRIM_SELECT))
+
+#define TIRX__OPBIT(op) (UINT64_C(1) << TIRX__PRIM_OP_##op)
+#define TIRX__OPS_REDUCE                                                                           \
+  (TIRX__OPBIT(SUM) | TIRX__OPBIT(SUMSQ) | TIRX__OPBIT(PROD) | TIRX__OPBIT(MAX) | TIRX__OPBIT(MIN))
+
+/*
+ * Shared by the reduce rules (reduce_common.c): checks that every reduced iter of the source
+ * lies on a storage axis (reg, m) or on an axis of `allowed`, recording "reduced dim 1 iter
+ * (4):(1@warpid) is on warpid: <why>" otherwise, and that for sum, sumsq and prod the source
+ * is not replicated on an axis it reduces over (each element would count more than once).
+ * Returns the number of threads combined: the product of the reduced iters' extents on
+ * thread axes.
+ */
+int64_t tirx__reduce_check_axes(tirx__rule_ctx *ctx, uint64_t allowed, const char *why);
+
+/* copy */
+extern const tirx__rule tirx__rule_copy_ldmatrix; /* copy_ldmatrix.c */
+extern const tirx__rule tirx__rule_copy_stmatrix; /* copy_ldmatrix.c */
+extern const tirx__rule tirx__rule_copy_vec;      /* copy_vec.c */
+extern const tirx__rule tirx__rule_copy_scalar;   /* copy_scalar.c */
+/* pointwise (unary, binary, ternary), cast, fill, select */
+extern const tirx__rule tirx__rule_pointwise_vec;    /* pointwise_vec.c */
+extern const tirx__rule tirx__rule_pointwise_scalar; /* pointwise_scalar.c */
+/* reduce */
+extern const tirx__rule tirx__rule_reduce_shuffle; /* reduce_warp.c */
+extern const tirx__rule tirx__rule_reduce_smem;    /* reduce_cta.c */
+extern const tirx__rule tirx__rule_reduce_dsmem;   /* reduce_cluster.c */
+extern const tirx__rule tirx__rule_reduce_scalar;  /* reduce_scalar.c */
+
+#endif

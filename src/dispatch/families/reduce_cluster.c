@@ -1,0 +1,55 @@
+/*
+ * reduce.dsmem: a cluster reduces register tiles: a CTA reduction (as reduce.smem), then the
+ * CTAs' partials exchanged through distributed shared memory (mapa + ld.shared::cluster) and a
+ * cluster barrier (barrier.cluster.arrive/wait), sm_90.
+ *
+ * The instruction, as data: team cluster, arch >= 90; source and destination in registers;
+ * any numeric dtype; every reduced iter on reg/m or on a thread axis inside the cluster
+ * (laneid, warpid, wid_in_wg, wgid, tid_in_wg, tid, cbx, cby, cbz).
+ * Shape: (ctas) whose partials are combined.
+ */
+#include "families.h"
+
+#define AXES_CLUSTER                                                                               \
+  (TIRX__AXIS_BIT(TIRX_AXIS_LANEID) | TIRX__AXIS_BIT(TIRX_AXIS_WARPID) |                           \
+   TIRX__AXIS_BIT(TIRX_AXIS_WID_IN_WG) | TIRX__AXIS_BIT(TIRX_AXIS_WGID) |                          \
+   TIRX__AXIS_BIT(TIRX_AXIS_TID_IN_WG) | TIRX__AXIS_BIT(TIRX_AXIS_TID) | AXES_CB)
+#define AXES_CB                                                                                    \
+  (TIRX__AXIS_BIT(TIRX_AXIS_CBX) | TIRX__AXIS_BIT(TIRX_AXIS_CBY) | TIRX__AXIS_BIT(TIRX_AXIS_CBZ))
+
+/* The product of the reduced iters' extents on cbx, cby and cbz. */
+static int64_t ctas(tirx__rule_ctx *ctx) {
+  tirx__reduced_iter it[TIRX_LAYOUT_MAX_ITERS];
+  int n = tirx__reduced_iters(ctx, it, TIRX_LAYOUT_MAX_ITERS);
+  int64_t c = 1;
+  for (int i = 0; i < n; i++)
+    if (it[i].iter.stride != 0 && (AXES_CB >> it[i].iter.axis & 1)) c *= it[i].iter.extent;
+  return c;
+}
+
+static void check(tirx__rule_ctx *ctx) {
+  tirx__reduce_check_axes(ctx, AXES_CLUSTER,
+                          "a cluster reduction combines threads of one cluster only");
+  ctx->scratch[0] = ctas(ctx);
+}
+
+static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
+  (void)cap;
+  out[0] = (tirx__shape){{ctx->scratch[0]}};
+  return 1;
+}
+
+const tirx__rule tirx__rule_reduce_dsmem = {
+    .name = "reduce.dsmem",
+    .family = "dsmem",
+    .summary = "CTA reduction, then partials through distributed shared memory",
+    .kind = TIRX__RULE_DEFAULT,
+    .prims = TIRX__BIT(TIRX__PRIM_REDUCE),
+    .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_LOCAL),
+    .teams = TIRX__BIT(TIRX_TEAM_CLUSTER),
+    .min_arch = 90,
+    .needs = {.dtypes = TIRX__DTYPES_NUMERIC, .ops = TIRX__OPS_REDUCE},
+    .shape_dims = {"ctas"},
+    .check = check,
+    .shapes = shapes,
+};

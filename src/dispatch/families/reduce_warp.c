@@ -1,0 +1,120 @@
+/*
+ * reduce.shuffle: a warp reduces register tiles with an in-thread loop over the reduced
+ * registers and then a butterfly of shfl.sync.bfly over the reduced lane bits, which leaves
+ * the result in every lane of each group.
+ *
+ * The instruction, as data: team warp, complete (32 lanes: the shuffles use the full mask);
+ * source and destination in registers; dtype f32, f64, i32, u32 or i64 (what shfl moves);
+ * every reduced iter of the source on reg/m or on laneid, the laneid iters with power-of-two
+ * extents and strides on disjoint lane bits; every element of the destination held only by
+ * lanes that take part in the reduction of its row (same lane outside the reduced bits).
+ * Shape: (lanes) combined by the butterfly, 1 to 32.
+ */
+#include <stdlib.h>
+
+#include "families.h"
+
+static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+/* The lane bits the butterfly flips, or -1 after recording why there is no butterfly. */
+static int64_t lane_mask(tirx__rule_ctx *ctx) {
+  tirx__reduced_iter it[TIRX_LAYOUT_MAX_ITERS];
+  int n = tirx__reduced_iters(ctx, it, TIRX_LAYOUT_MAX_ITERS);
+  int64_t mask = 0;
+  for (int i = 0; i < n; i++) {
+    if (it[i].iter.axis != TIRX_AXIS_LANEID || it[i].iter.stride == 0) continue;
+    int64_t bits = (it[i].iter.extent - 1) * it[i].iter.stride;
+    char buf[96];
+    if (!pow2(it[i].iter.extent) || !pow2(it[i].iter.stride) || bits >= 32 || (mask & bits)) {
+      tirx__reason(ctx,
+                   "reduced dim %d iter %s is not a butterfly over lane bits: extents and "
+                   "strides must be distinct powers of two",
+                   it[i].dim, tirx__iter_text(buf, sizeof buf, &it[i].iter));
+      return -1;
+    }
+    mask |= bits;
+  }
+  return mask;
+}
+
+/* Whether lane-and-thread coordinates p (a dst point) receive the reduction computed from q. */
+static bool receives(const tirx_coord *p, const tirx_coord *q, int64_t mask) {
+  for (int ax = 0; ax < TIRX_AXIS_MAX; ax++) {
+    if (!tirx_axis_is_thread(ax)) continue;
+    if (ax == TIRX_AXIS_LANEID ? ((p->v[ax] ^ q->v[ax]) & ~mask) != 0 : p->v[ax] != q->v[ax])
+      return false;
+  }
+  return true;
+}
+
+enum { MAX_CHECKED = 1 << 16 };
+
+/* Every dst element is held only by lanes of its reduction group (compares against the
+ * source's first element of each group: the source sliced at 0 on the reduced dims). */
+static void check_dst(tirx__rule_ctx *ctx, int64_t mask) {
+  const tirx_layout *src = ctx->call->operands[1].layout, *dst = ctx->call->operands[0].layout;
+  int rank = tirx_layout_rank(src);
+  int64_t shape[TIRX_LAYOUT_MAX_RANK], begin[TIRX_LAYOUT_MAX_RANK] = {0}, ext[TIRX_LAYOUT_MAX_RANK];
+  tirx_layout_shape(src, shape, TIRX_LAYOUT_MAX_RANK);
+  for (int k = 0; k < rank; k++) ext[k] = ctx->call->config.reduce_axes >> k & 1 ? 1 : shape[k];
+  const tirx_layout *first = tirx_layout_slice(ctx->arena, src, rank, shape, begin, ext);
+  int64_t size = tirx_layout_size(dst), np = tirx_layout_replica_count(dst),
+          nq = first ? tirx_layout_replica_count(first) : 0;
+  if (!first || size > MAX_CHECKED || np * size > MAX_CHECKED || nq * size > MAX_CHECKED) return;
+  tirx_coord *p = malloc((size_t)np * sizeof *p), *q = malloc((size_t)nq * sizeof *q);
+  for (int64_t x = 0; p && q && x < size; x++) {
+    int64_t cp = 0, cq = 0;
+    if (tirx_layout_eval(dst, x, p, np, &cp) != TIRX_OK ||
+        tirx_layout_eval(first, x, q, nq, &cq) != TIRX_OK)
+      break;
+    for (int64_t i = 0; i < cp; i++) {
+      bool ok = false;
+      for (int64_t j = 0; j < cq && !ok; j++) ok = receives(&p[i], &q[j], mask);
+      if (!ok) {
+        tirx__reason(ctx,
+                     "dst element %lld is on lane %lld, which does not take part in its "
+                     "reduction (lane %lld, reduced lane bits 0x%llx)",
+                     (long long)x, (long long)p[i].v[TIRX_AXIS_LANEID],
+                     (long long)q[0].v[TIRX_AXIS_LANEID], (unsigned long long)mask);
+        x = size;
+        break;
+      }
+    }
+  }
+  free(p);
+  free(q);
+}
+
+static void check(tirx__rule_ctx *ctx) {
+  int64_t threads =
+      tirx__reduce_check_axes(ctx, TIRX__AXIS_BIT(TIRX_AXIS_LANEID),
+                              "a warp shuffle reduces over laneid and registers only");
+  if (ctx->nreasons) return;
+  int64_t mask = lane_mask(ctx);
+  if (mask < 0) return;
+  check_dst(ctx, mask);
+  ctx->scratch[0] = threads;
+}
+
+static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
+  (void)cap;
+  out[0] = (tirx__shape){{ctx->scratch[0]}};
+  return 1;
+}
+
+const tirx__rule tirx__rule_reduce_shuffle = {
+    .name = "reduce.shuffle",
+    .family = "shuffle",
+    .summary = "in-thread loop, then a shfl.sync.bfly butterfly over the reduced lane bits",
+    .kind = TIRX__RULE_DEFAULT,
+    .prims = TIRX__BIT(TIRX__PRIM_REDUCE),
+    .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_LOCAL),
+    .teams = TIRX__BIT(TIRX_TEAM_WARP),
+    .needs = {.dtypes =
+                  TIRX__DT(F32) | TIRX__DT(F64) | TIRX__DT(I32) | TIRX__DT(U32) | TIRX__DT(I64),
+              .full_team = true,
+              .ops = TIRX__OPS_REDUCE},
+    .shape_dims = {"lanes"},
+    .check = check,
+    .shapes = shapes,
+};
