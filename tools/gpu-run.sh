@@ -15,11 +15,14 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="$root/.gpu-deps:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
 
-nvidia-smi -L > "$out/device.txt" 2>&1 || echo "nvidia-smi failed" >> "$out/device.txt"
+# At most 8 files come back from a device call: summary.txt, examples.log, gpu.log, bench.log
+# and one CSV per benchmark.
+nvidia-smi -L > "$out/summary.txt" 2>&1 || echo "nvidia-smi failed" >> "$out/summary.txt"
 
 for ex in vector_add saxpy broadcast2d softmax layout_tour; do
   [ -x "build/examples/$ex" ] || continue
-  if "build/examples/$ex" > "$out/example-$ex.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
+  echo "==== $ex" >> "$out/examples.log"
+  if "build/examples/$ex" >> "$out/examples.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
   echo "example $ex: $r" >> "$out/summary.txt"
 done
 
@@ -28,8 +31,12 @@ echo "gpu suite: $r: $(grep 'Synthesis' "$out/gpu.log" | tail -1)" >> "$out/summ
 
 for b in launch_overhead jit membound; do
   [ -x "build/bench/$b" ] || continue
-  "build/bench/$b" "$out/bench-$b.csv" > "$out/bench-$b.log" 2>&1 || echo "bench $b: exit $?" >> "$out/summary.txt"
-  echo "bench $b: $(tail -3 "$out/bench-$b.log" | tr '\n' ' ')" >> "$out/summary.txt"
+  echo "==== $b" >> "$out/bench.log"
+  "build/bench/$b" "$out/bench-$b.csv" > "$out/bench-$b.tmp" 2>&1 || echo "bench $b: exit $?" >> "$out/summary.txt"
+  cat "$out/bench-$b.tmp" >> "$out/bench.log"
+  echo "bench $b:" >> "$out/summary.txt"
+  tail -6 "$out/bench-$b.tmp" >> "$out/summary.txt"
+  rm -f "$out/bench-$b.tmp"
 done
 
 cat "$out/summary.txt"
