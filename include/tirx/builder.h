@@ -60,6 +60,7 @@
 #define TIRX_BUILDER_H
 
 #include "layout.h"
+#include "scope.h"
 #include "types.h"
 
 #ifdef __cplusplus
@@ -100,6 +101,7 @@ enum {
   TIRX_BUILDER_MAX_NODES = 1 << 20,    /* expressions and statements of one builder */
   TIRX_BUILDER_MAX_NESTING = 64,       /* open for/if blocks */
   TIRX_BUILDER_MAX_PARAMS = 64,        /* declared parameters */
+  TIRX_BUILDER_MAX_SPECIALIZED = 16,   /* integer parameters with a non-dynamic policy */
   TIRX_BUILDER_MAX_SHARED = 232448,    /* bytes of shared memory (227 KiB, sm_90) */
   TIRX_BUILDER_MAX_LOCAL = 16384,      /* bytes of one thread's local arrays */
   TIRX_BUILDER_MAX_SOURCE = 16 << 20   /* bytes of generated source */
@@ -110,9 +112,16 @@ enum {
 /*
  * A new builder for a kernel called name (the generated extern "C" entry point's name: a C
  * identifier [A-Za-z_][A-Za-z0-9_]*, at most TIRX_BUILDER_MAX_NAME characters, not starting
- * with "tirx_"). The caller destroys it. An invalid name is recorded as the builder's first
- * error (it still returns a builder). Returns NULL only when out of memory
- * (TIRX_E_NO_MEMORY, tirx_last_error() set).
+ * with "tirx_" or "TIRX_": the generated code's own names and macros; and not a name reserved
+ * in CUDA C++: a keyword, a function the generated code calls, an identifier starting with
+ * "__" or "_" and a capital, NULL, assert, va_*, or a name starting with CUDA, CU_, NV_ or
+ * cuda and a capital, the prefixes of NVRTC's predefined macros; nor "_", printf, malloc,
+ * free, dim3, size_t, ptrdiff_t, clock_t, abs, labs, llabs: other global names of NVRTC's
+ * built-in headers, of which the CUDA math API's functions also clash). Other names
+ * (parameters, variables, tensors) may be any identifier: the generated code renames those
+ * that clash with these (v___CUDA_ARCH__, NULL_1). The caller destroys it. An invalid name is
+ * recorded as the builder's first error (it still returns a builder). Returns NULL only when
+ * out of memory (TIRX_E_NO_MEMORY, tirx_last_error() set).
  */
 TIRX_API tirx_builder *tirx_builder_create(const char *name);
 
@@ -135,8 +144,44 @@ TIRX_API tirx_status tirx_builder_status(const tirx_builder *b);
 /* Parameter names are C identifiers as for tirx_builder_create(), unique within the kernel. */
 
 /* A symbolic integer parameter (a size such as M or N), dtype TIRX_I32 or TIRX_I64. The
- * result may be used in tensor shapes and strides, launch dimensions and kernel code. */
+ * result may be used in tensor shapes and strides, launch dimensions and kernel code. Its
+ * specialisation policy is TIRX_SPECIALIZE_DIV16 (see tirx_param_set_policy()). */
 TIRX_API tirx_expr *tirx_param_int(tirx_builder *b, const char *name, tirx_dtype dtype);
+
+/*
+ * Specialisation policies of integer parameters (tirx_param_int). The kernel has one generated
+ * source; at launch the runtime may compile a variant of it for the parameter's actual value:
+ *
+ *   TIRX_SPECIALIZE_DYNAMIC  the value is only known at run time: one variant for all values.
+ *   TIRX_SPECIALIZE_DIV16    two variants: one where the value is known to be a multiple of 16
+ *                            (the compiler may assume it: vector loads, fewer remainder checks),
+ *                            one for other values. The default (as Triton's), see below.
+ *   TIRX_SPECIALIZE_VALUE    one variant per distinct value, compiled with the value as a
+ *                            constant (loops fully known, index arithmetic folded). For values
+ *                            that take few distinct values (a head dimension, a tile count).
+ *
+ * Every variant takes the same parameters: a specialised one receives the value and ignores
+ * it, so launching is identical. The policy changes neither the launch arguments nor the
+ * kernel's behaviour, only what it is compiled for.
+ */
+typedef enum tirx_specialize {
+  TIRX_SPECIALIZE_DYNAMIC = 0,
+  TIRX_SPECIALIZE_DIV16 = 1,
+  TIRX_SPECIALIZE_VALUE = 2
+} tirx_specialize;
+
+/*
+ * Sets the specialisation policy of param, an expression returned by tirx_param_int().
+ * tirx_param_int() gives its parameter TIRX_SPECIALIZE_DIV16 while fewer than
+ * TIRX_BUILDER_MAX_SPECIALIZED parameters have a non-dynamic policy, and
+ * TIRX_SPECIALIZE_DYNAMIC after that. At most TIRX_BUILDER_MAX_SPECIALIZED parameters may have
+ * a non-dynamic policy (set others to TIRX_SPECIALIZE_DYNAMIC first). Returns TIRX_OK, or the
+ * error recorded on the builder (the builder's first error when it already has one):
+ * TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (param is not an integer parameter, policy out of the
+ * enum), TIRX_E_LIMIT.
+ */
+TIRX_API tirx_status tirx_param_set_policy(tirx_builder *b, tirx_expr *param,
+                                           tirx_specialize policy);
 
 /* A scalar parameter of dtype f32, f64, i32 or i64 (an epsilon, a scale), usable in kernel
  * code. Integer scalars may also be used in launch dimensions. */
@@ -148,7 +193,8 @@ TIRX_API tirx_expr *tirx_param_scalar(tirx_builder *b, const char *name, tirx_dt
  * layout NULL: dense row-major; the strides are derived from the shape (symbolic strides
  * become hidden kernel parameters). A non-NULL layout must be a single-valued layout on m
  * (no replicas, no thread axes) whose size is the shape's product; the shape must then be
- * constant (the layout fixes it), and it is grouped to the shape when it is flat.
+ * constant (the layout fixes it; a product that overflows int64 is TIRX_E_OVERFLOW), and it
+ * is grouped to the shape when it is flat.
  */
 TIRX_API tirx_tensor *tirx_param_tensor(tirx_builder *b, const char *name, tirx_dtype dtype,
                                         int rank, tirx_expr *const *shape,
@@ -297,7 +343,9 @@ TIRX_API tirx_expr *tirx_pow(tirx_builder *b, tirx_expr *x, tirx_expr *y);
 /*
  * Element index[0..n) of t, of t's dtype; n must be t's rank and the indices integers. The
  * address is t's layout evaluated on m (global and shared) or on the thread's storage
- * (local): no hand-written address arithmetic. Indices are not bounds-checked.
+ * (local): no hand-written address arithmetic. Indices are not bounds-checked at run time;
+ * a constant index into a constant dimension must be within it (TIRX_E_OUT_OF_RANGE, also
+ * for tirx_store and tirx_atomic_add).
  */
 TIRX_API tirx_expr *tirx_load(tirx_builder *b, tirx_tensor *t, int n,
                               tirx_expr *const *index);
@@ -341,10 +389,11 @@ TIRX_API tirx_expr *tirx_let(tirx_builder *b, const char *name, tirx_expr *value
 TIRX_API tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype,
                              tirx_expr *init);
 /* var = value; var must come from tirx_var() and value have its dtype (weak constants
- * adapt). */
+ * adapt when exact in it; otherwise TIRX_E_TYPE, as for tirx_var's init). */
 TIRX_API void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value);
 
-/* t[index] = value (n indices, t's rank); value must have t's dtype (weak constants adapt; otherwise tirx_cast). */
+/* t[index] = value (n indices, t's rank); value must have t's dtype (weak constants adapt
+ * when exact in it, so tirx_int(b, 1000) is not stored to u8; otherwise tirx_cast). */
 TIRX_API void tirx_store(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *index,
                          tirx_expr *value);
 
@@ -379,8 +428,9 @@ TIRX_API void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes);
  * the CUDA C++ source, its XXH3-128 hash and the IR text. On success *out is a new kernel
  * with one reference, owned by the caller (tirx_kernel_release()). The builder stays usable.
  * Errors: the first error's status, TIRX_E_NULL_ARG, TIRX_E_BUILD (validation), TIRX_E_LIMIT,
- * TIRX_E_NO_MEMORY. On failure *out is set to NULL and the message is also in
- * tirx_builder_error(b) (unless b is NULL).
+ * TIRX_E_OVERFLOW, TIRX_E_NO_MEMORY. On failure *out is set to NULL and the message is also
+ * in tirx_builder_error(b) (unless b is NULL); like any argument error, a NULL out is recorded
+ * as the builder's error when it has none.
  */
 TIRX_API tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out);
 
@@ -399,6 +449,127 @@ TIRX_API const char *tirx_kernel_source(const tirx_kernel *k);
  * parameter i (NULL when out of range). */
 TIRX_API int tirx_kernel_num_params(const tirx_kernel *k);
 TIRX_API const char *tirx_kernel_param_name(const tirx_kernel *k, int i);
+
+/* The specialisation policy of parameter i; TIRX_SPECIALIZE_DYNAMIC for a NULL kernel, an
+ * index out of range and parameters not made by tirx_param_int(). */
+TIRX_API tirx_specialize tirx_kernel_param_policy(const tirx_kernel *k, int i);
+
+/* ---- Execution scopes (paper section 4.1) ------------------------------------------------ */
+/*
+ * The builder tracks the execution scope at the insertion point: the active thread set A and
+ * the team kind. The kernel body starts with every thread of the CTA active and team kind
+ * CTA (cluster size 1). Scopes need the block size: call tirx_set_block() first (else
+ * TIRX_E_BUILD). Team and filter blocks nest with each other and with for/if blocks; each
+ * must be closed at the nesting level where it was opened.
+ */
+
+/* Switches the team kind to team for the enclosed code (tile primitives are lowered at that
+ * granularity); the active threads are unchanged. Errors (recorded on the builder, messages
+ * as tirx_scope_team's with the function name "tirx_team_begin"): TIRX_E_INVALID_ARG (team
+ * out of range), TIRX_E_SCOPE (the teams would not be uniform, e.g. active warps [3, 7) under
+ * TIRX_TEAM_WARPGROUP), TIRX_E_BUILD (no block size), TIRX_E_LIMIT (nesting). */
+TIRX_API void tirx_team_begin(tirx_builder *b, tirx_team team);
+TIRX_API void tirx_team_end(tirx_builder *b);
+
+/* Narrows the active threads to those whose coordinate on axis (laneid, warpid, wid_in_wg,
+ * wgid, tid_in_wg, tid) lies in [lo, hi) (a point when hi == lo + 1). Checked at build time
+ * with the rules of paper 4.1 (tirx_scope_filter: only shrink, one contiguous range, uniform
+ * teams) and guarded at run time: the enclosed code runs under `if (lo <= coord && coord <
+ * hi)`. Errors: those of tirx_scope_filter with the function name "tirx_filter_begin",
+ * TIRX_E_NOT_SUPPORTED (an axis outside the CTA: cta, cbx, cluster), TIRX_E_BUILD, TIRX_E_LIMIT. */
+TIRX_API void tirx_filter_begin(tirx_builder *b, tirx_axis axis, int64_t lo, int64_t hi);
+TIRX_API void tirx_filter_end(tirx_builder *b);
+
+/* ---- Tile primitives (paper section 5) --------------------------------------------------- */
+
+/* A region: a tensor and, per dimension, a begin (an integer expression) and a constant
+ * extent >= 1; or a scalar expression broadcast over the tile (tirx_broadcast). Builder-owned. */
+typedef struct tirx_region tirx_region;
+
+/* The region begins[k] .. begins[k] + extents[k] of t (n = t's rank). Constant begins are
+ * checked against constant dimensions (TIRX_E_OUT_OF_RANGE). Local and shared tensors, and
+ * global tensors with a layout, need constant begins (TIRX_E_NOT_SUPPORTED otherwise). */
+TIRX_API tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n,
+                                      tirx_expr *const *begins, const int64_t *extents);
+/* All of t (its shape must be constant: shared, local or laid-out tensors). */
+TIRX_API tirx_region *tirx_whole(tirx_builder *b, tirx_tensor *t);
+/* value broadcast over the tile, usable as a source of tirx_map and tirx_fill's siblings. */
+TIRX_API tirx_region *tirx_broadcast(tirx_builder *b, tirx_expr *value);
+
+/* Operations of pointwise and reduce primitives. */
+typedef enum tirx_op {
+  TIRX_OP_ADD = 1, TIRX_OP_SUB = 2, TIRX_OP_MUL = 3, TIRX_OP_DIV = 4, TIRX_OP_MAX = 5,
+  TIRX_OP_MIN = 6, TIRX_OP_FMA = 7, TIRX_OP_NEG = 8, TIRX_OP_ABS = 9, TIRX_OP_EXP = 10,
+  TIRX_OP_EXP2 = 11, TIRX_OP_LOG = 12, TIRX_OP_SQRT = 13, TIRX_OP_RSQRT = 14,
+  TIRX_OP_TANH = 15, TIRX_OP_SIGMOID = 16,
+  TIRX_OP_SUM = 17,   /* reduce */
+  TIRX_OP_SUMSQ = 18, /* reduce: the sum of squares */
+  TIRX_OP_PROD = 19,  /* reduce */
+  TIRX_OP_SILU = 20, TIRX_OP_GELU = 21, /* gelu: 0.5 x (1 + erf(x / sqrt 2)) */
+  TIRX_OP_COPY = 22   /* unary identity */
+} tirx_op;
+
+/* Cache hints of global accesses (PTX ld/st qualifiers). */
+typedef enum tirx_hint {
+  TIRX_HINT_NONE = 0,
+  TIRX_HINT_STREAM = 1,   /* .cs: evict first; data read or written once */
+  TIRX_HINT_LAST_USE = 2, /* .lu */
+  TIRX_HINT_NC = 3        /* ld.global.nc */
+} tirx_hint;
+
+/* How a primitive call is dispatched. All-zero (or a NULL config) lets the registry choose
+ * the rule and the largest legal instruction shape. family forces a family ("vec", "scalar",
+ * "shuffle", ...; copied); shape requests one of the rule's legal shapes (zeros: any). */
+typedef struct tirx_config {
+  const char *family;
+  int64_t shape[3];
+  tirx_hint hint;
+} tirx_config;
+
+/*
+ * The primitives. Each appends one primitive statement at the insertion point, recording its
+ * operands, the current scope and config; tirx_kernel_build dispatches it to a rule of the
+ * registry and lowers it to native IR (tirx_kernel_dispatch_report says what was chosen).
+ * Region operands have one logical shape (the extents; reduce: see below); dst is a region of
+ * a tensor, never a broadcast. Argument errors are recorded on the builder as usual;
+ * dispatch errors (TIRX_E_NO_RULE, an illegal forced family or shape, a rule without
+ * lowering) are returned by tirx_kernel_build.
+ */
+TIRX_API void tirx_copy(tirx_builder *b, tirx_region *dst, tirx_region *src,
+                        const tirx_config *cfg);
+/* dst = op(srcs[0..n)), n = 1, 2 or 3 (the op's arity); region sources have dst's dtype,
+ * broadcast sources are converted to it. */
+TIRX_API void tirx_map(tirx_builder *b, tirx_region *dst, tirx_op op, int n,
+                       tirx_region *const *srcs, const tirx_config *cfg);
+TIRX_API void tirx_unary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a,
+                         const tirx_config *cfg);
+TIRX_API void tirx_binary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a,
+                          tirx_region *x, const tirx_config *cfg);
+TIRX_API void tirx_ternary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a,
+                           tirx_region *x, tirx_region *y, const tirx_config *cfg);
+/* dst = src converted to dst's dtype (tirx_cast's rules). Named _region: tirx_cast converts
+ * an expression. */
+TIRX_API void tirx_cast_region(tirx_builder *b, tirx_region *dst, tirx_region *src,
+                               const tirx_config *cfg);
+/* dst = value (converted to dst's dtype). */
+TIRX_API void tirx_fill(tirx_builder *b, tirx_region *dst, tirx_expr *value,
+                        const tirx_config *cfg);
+/* dst = cond ? x : y elementwise; cond is a bool region or a bool broadcast. */
+TIRX_API void tirx_select_region(tirx_builder *b, tirx_region *dst, tirx_region *cond,
+                                 tirx_region *x, tirx_region *y, const tirx_config *cfg);
+/* dst = reduction of src over the dims in axes (bit k = dim k; TIRX_OP_SUM, SUMSQ, PROD, MAX,
+ * MIN); dst keeps the reduced dims with extent 1 or drops them. accumulate: dst = op(dst,
+ * result) (sumsq adds). */
+TIRX_API void tirx_reduce(tirx_builder *b, tirx_region *dst, tirx_region *src, tirx_op op,
+                          uint32_t axes, bool accumulate, const tirx_config *cfg);
+
+/*
+ * The dispatch report of a built kernel: one line per primitive call, in program order,
+ * "[<kernel>:<n>] <key> -> <rule> <shape>", with "(forced)" / "(fallback)" and, for a
+ * fallback, one indented line per failed constraint of each rejected rule. "" when the kernel
+ * has no primitive; NULL for a NULL kernel. Owned by the kernel.
+ */
+TIRX_API const char *tirx_kernel_dispatch_report(const tirx_kernel *k);
 
 #ifdef __cplusplus
 }

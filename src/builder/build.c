@@ -8,6 +8,9 @@
 
 static const char fn[] = "tirx_kernel_build";
 
+_Static_assert((int)TIRX_BUILDER_MAX_SPECIALIZED == (int)TIRX__MAX_SPEC,
+               "the public limit of specialised parameters is the launch plan's");
+
 static const char *decl_origin(int kind) {
   switch (kind) {
   case TIRX__DECL_LET: return "tirx_let";
@@ -66,6 +69,13 @@ static bool check_stmt(tirx_builder *b, tirx__stmt *s) {
     return true;
   case TIRX__ST_LOCAL:
     s->decl->live = true;
+    return true;
+  case TIRX__ST_PRIM: /* its lowering (prim.c) reads the operands */
+    return check_block(b, &s->body);
+  case TIRX__ST_VCOPY:
+    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a)) return false;
+    for (int k = 0; k < s->tensor->rank; k++)
+      if (!check_expr(b, s->index[k])) return false;
     return true;
   default:
     return true;
@@ -135,7 +145,8 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
   k->name = k_strdup(k, b->name);
   k->source = k_strdup(k, source);
   k->ir = k_strdup(k, ir);
-  if (!k->name || !k->source || !k->ir) goto oom;
+  k->dispatch_report = k_strdup(k, b->dispatch_report ? b->dispatch_report : "");
+  if (!k->name || !k->source || !k->ir || !k->dispatch_report) goto oom;
   XXH128_hash_t h = XXH3_128bits(source, strlen(source));
   k->hash[0] = h.low64;
   k->hash[1] = h.high64;
@@ -169,6 +180,12 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
     } else {
       p->kind = d->kind == TIRX__DECL_PARAM_INT ? TIRX__KP_INT : TIRX__KP_SCALAR;
       sl->kind = TIRX__SLOT_VALUE;
+      if (p->kind == TIRX__KP_INT && d->policy != TIRX_SPECIALIZE_DYNAMIC) {
+        p->policy = d->policy;
+        p->cname = k_strdup(k, d->cname);
+        if (!p->cname) goto oom;
+        k->spec[k->nspec++] = i;
+      }
     }
   }
   for (int i = 0; i < b->nparams; i++) {
@@ -223,8 +240,10 @@ static int count_slots(const tirx_builder *b) {
 tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
   if (out) *out = NULL;
   if (!b) return tirx__error(TIRX_E_NULL_ARG, "%s: b is NULL", fn);
-  if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  /* Recorded like any argument error (the builder's first error when it has none). */
+  if (!out) return tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   if (b->status != TIRX_OK) return tirx__error(b->status, "%s", b->error);
+  if (b->nscopes > 0) return tirx__prim_lower_all(b); /* reports the open scope */
   if (b->depth > 0) {
     const tirx__frame *f = &b->frames[b->depth];
     if (f->kind == TIRX__FRAME_FOR)
@@ -241,6 +260,7 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
   if (count_slots(b) * 8 > TIRX__PARAM_STORAGE)
     return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the parameters would exceed %d bytes", fn,
                         TIRX__PARAM_STORAGE);
+  if (tirx__prim_lower_all(b) != TIRX_OK) return b->status;
   if (!check_block(b, &b->body)) return b->status;
   char *source = tirx__codegen(b);
   if (!source) return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY,

@@ -8,6 +8,21 @@
 
 /* ---- the builder and its error ---- */
 
+/* Kernel names that are fine for variables but not for the extern "C" entry point: "_" is not
+ * a PTX identifier, and these are global functions or types of NVRTC's built-in headers (the
+ * functions generated code calls are in tirx__cpp_reserved already). Not exhaustive: the
+ * CUDA math API's other functions (hypotf, sincosf, ...) clash too. */
+static const char *const entry_reserved[] = {"_",      "printf", "malloc",    "free",
+                                             "dim3",   "size_t", "ptrdiff_t", "clock_t",
+                                             "abs",    "labs",   "llabs"};
+
+static bool entry_name_reserved(const char *name) {
+  if (tirx__cpp_reserved(name)) return true;
+  for (size_t i = 0; i < sizeof entry_reserved / sizeof entry_reserved[0]; i++)
+    if (strcmp(entry_reserved[i], name) == 0) return true;
+  return false;
+}
+
 tirx_builder *tirx_builder_create(const char *name) {
   static const char fn[] = "tirx_builder_create";
   tirx_builder *b = calloc(1, sizeof *b);
@@ -24,7 +39,7 @@ tirx_builder *tirx_builder_create(const char *name) {
   b->frames[0].kind = TIRX__FRAME_ROOT;
   b->frames[0].block = &b->body;
   b->name = "";
-  if (tirx__b_name(b, fn, name, "name") && tirx__cpp_reserved(name))
+  if (tirx__b_name(b, fn, name, "name") && entry_name_reserved(name))
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: name \"%s\" is reserved in CUDA C++", fn, name);
   if (b->status == TIRX_OK) {
     char *copy = tirx__arena_strdup(b->arena, name, fn);
@@ -128,9 +143,9 @@ bool tirx__b_name(tirx_builder *b, const char *fn, const char *name, const char 
                  fn, arg, name, TIRX_BUILDER_MAX_NAME);
     return false;
   }
-  if (strncmp(name, "tirx_", 5) == 0) {
-    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: %s \"%s\" uses the reserved prefix tirx_", fn, arg,
-                 name);
+  if (strncmp(name, "tirx_", 5) == 0 || strncmp(name, "TIRX_", 5) == 0) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: %s \"%s\" uses the reserved prefix %.5s", fn, arg,
+                 name, name);
     return false;
   }
   return true;
@@ -246,6 +261,15 @@ static tirx_expr *param_ref(tirx_builder *b, const char *fn, tirx__decl *d, bool
   return e;
 }
 
+/* Integer parameters with a non-dynamic specialisation policy. */
+static int count_specialized(const tirx_builder *b) {
+  int n = 0;
+  for (int i = 0; i < b->nparams; i++)
+    n += b->params[i]->kind == TIRX__DECL_PARAM_INT &&
+         b->params[i]->policy != TIRX_SPECIALIZE_DYNAMIC;
+  return n;
+}
+
 tirx_expr *tirx_param_int(tirx_builder *b, const char *name, tirx_dtype dtype) {
   static const char fn[] = "tirx_param_int";
   if (!tirx__b_ok(b, fn)) return NULL;
@@ -258,7 +282,35 @@ tirx_expr *tirx_param_int(tirx_builder *b, const char *name, tirx_dtype dtype) {
     return NULL;
   }
   tirx__decl *d = new_param(b, fn, name, TIRX__DECL_PARAM_INT, dtype, NULL);
-  return d ? param_ref(b, fn, d, true) : NULL;
+  if (!d) return NULL;
+  d->policy = count_specialized(b) < TIRX_BUILDER_MAX_SPECIALIZED ? TIRX_SPECIALIZE_DIV16
+                                                                  : TIRX_SPECIALIZE_DYNAMIC;
+  return param_ref(b, fn, d, true);
+}
+
+tirx_status tirx_param_set_policy(tirx_builder *b, tirx_expr *param, tirx_specialize policy) {
+  static const char fn[] = "tirx_param_set_policy";
+  if (!tirx__b_ok(b, fn)) return b ? b->status : TIRX_E_NULL_ARG;
+  if (!tirx__b_expr(b, fn, param, "param")) return b->status;
+  if (param->kind != TIRX__EX_PARAM || param->decl->kind != TIRX__DECL_PARAM_INT) {
+    char buf[160];
+    return tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                        "%s: param (%s) is not an integer parameter (from tirx_param_int)", fn,
+                        tirx__b_expr_str(param, buf, sizeof buf));
+  }
+  if ((int)policy < TIRX_SPECIALIZE_DYNAMIC || (int)policy > TIRX_SPECIALIZE_VALUE)
+    return tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: policy is %d, not a tirx_specialize", fn,
+                        (int)policy);
+  tirx__decl *d = param->decl;
+  if (policy != TIRX_SPECIALIZE_DYNAMIC && d->policy == TIRX_SPECIALIZE_DYNAMIC &&
+      count_specialized(b) >= TIRX_BUILDER_MAX_SPECIALIZED)
+    return tirx__b_fail(b, TIRX_E_LIMIT,
+                        "%s: %s would be the %dth specialised parameter, limit %d (set another "
+                        "to TIRX_SPECIALIZE_DYNAMIC first)",
+                        fn, d->name, TIRX_BUILDER_MAX_SPECIALIZED + 1,
+                        TIRX_BUILDER_MAX_SPECIALIZED);
+  d->policy = (uint8_t)policy;
+  return TIRX_OK;
 }
 
 tirx_expr *tirx_param_scalar(tirx_builder *b, const char *name, tirx_dtype dtype) {
@@ -283,7 +335,11 @@ static const tirx_layout *tensor_layout(tirx_builder *b, const char *fn, const t
                                         const int64_t *shape, int64_t *elems) {
   static const char *const what[] = {"a global tensor", "a shared tensor", "a local tensor"};
   int64_t size = 1;
-  for (int k = 0; k < rank; k++) size *= shape[k];
+  for (int k = 0; k < rank; k++)
+    if (!tirx__mul_ok(size, shape[k], &size)) {
+      tirx__b_fail(b, TIRX_E_OVERFLOW, "%s: the product of the shape overflows int64", fn);
+      return NULL;
+    }
   if (tirx_layout_size(l) != size) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG,
                  "%s: layout has size %lld, expected %lld (the product of the shape)", fn,
@@ -324,7 +380,7 @@ static const tirx_layout *tensor_layout(tirx_builder *b, const char *fn, const t
                    tirx_axis_name(l->o[i].axis));
       return NULL;
     }
-    max += l->o[i].value;
+    if (!tirx__add_ok(max, l->o[i].value, &max)) goto reach_overflow;
   }
   if (l->swizzle_bytes && storage != TIRX__SHARED) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: layout is swizzled: only shared tensors may be", fn);
@@ -336,11 +392,18 @@ static const tirx_layout *tensor_layout(tirx_builder *b, const char *fn, const t
                  l->swizzle_elem, tirx_dtype_size(dtype), tirx_dtype_name(dtype));
     return NULL;
   }
-  for (int i = 0; i < l->nd; i++)
-    if (storage_axis[l->d[i].axis]) max += (l->d[i].extent - 1) * l->d[i].stride;
-  int64_t n = max + 1;
+  for (int i = 0; i < l->nd; i++) {
+    int64_t span;
+    if (storage_axis[l->d[i].axis] &&
+        (!tirx__mul_ok(l->d[i].extent - 1, l->d[i].stride, &span) ||
+         !tirx__add_ok(max, span, &max)))
+      goto reach_overflow;
+  }
+  int64_t n;
+  if (!tirx__add_ok(max, 1, &n)) goto reach_overflow;
   if (l->swizzle_bytes) {
     int64_t atom = 8 * (int64_t)l->swizzle_bytes / l->swizzle_elem;
+    if (n > INT64_MAX - (atom - 1)) goto reach_overflow;
     n = (n + atom - 1) / atom * atom;
   }
   *elems = n;
@@ -354,6 +417,10 @@ static const tirx_layout *tensor_layout(tirx_builder *b, const char *fn, const t
     return NULL;
   }
   return g;
+reach_overflow: /* layouts keep their coordinates and spans within int64: defensive */
+  tirx__b_fail(b, TIRX_E_OVERFLOW, "%s: layout addresses more than INT64_MAX elements on %s",
+               fn, storage == TIRX__LOCAL ? "m and reg" : "m");
+  return NULL;
 }
 
 static bool check_rank(tirx_builder *b, const char *fn, int rank) {
@@ -520,11 +587,23 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
     t->elems = size;
   }
   if (!t->layout) return NULL;
-  int64_t bytes = t->elems * tirx_dtype_size(dtype);
+  /* The size in bytes, checked: a layout's reach may be far beyond any limit (elems near
+   * 2^62), and the limits below must see that instead of a wrapped product. */
+  int esize = tirx_dtype_size(dtype);
+  int64_t bytes;
+  bool huge = !tirx__mul_ok(t->elems, esize, &bytes);
   if (storage == TIRX__SHARED) {
     int64_t align = t->layout->swizzle_bytes ? 1024 : 128;
     int64_t off = (b->shared_bytes + align - 1) / align * align;
-    if (off + bytes > TIRX_BUILDER_MAX_SHARED) {
+    huge = huge || bytes > INT64_MAX - off;
+    if (huge || bytes > TIRX_BUILDER_MAX_SHARED - off) {
+      if (huge) {
+        tirx__b_fail(b, TIRX_E_LIMIT,
+                     "%s: shared tensor \"%s\" has %lld elements of %d bytes, more than the "
+                     "limit of %d bytes of shared memory",
+                     fn, name, (long long)t->elems, esize, TIRX_BUILDER_MAX_SHARED);
+        return NULL;
+      }
       tirx__b_fail(b, TIRX_E_LIMIT,
                    "%s: shared memory would be %lld bytes, limit %d", fn,
                    (long long)(off + bytes), TIRX_BUILDER_MAX_SHARED);
@@ -546,6 +625,13 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
     b->shared[b->nshared++] = t;
     t->decl.live = true;
   } else {
+    if (huge) {
+      tirx__b_fail(b, TIRX_E_LIMIT,
+                   "%s: local array \"%s\" has %lld elements of %d bytes, more than the limit "
+                   "of %d bytes",
+                   fn, name, (long long)t->elems, esize, TIRX_BUILDER_MAX_LOCAL);
+      return NULL;
+    }
     if (bytes > TIRX_BUILDER_MAX_LOCAL) {
       tirx__b_fail(b, TIRX_E_LIMIT, "%s: local array \"%s\" is %lld bytes, limit %d", fn, name,
                    (long long)bytes, TIRX_BUILDER_MAX_LOCAL);

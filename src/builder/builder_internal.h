@@ -18,7 +18,8 @@ bool tirx__b_expr(tirx_builder *b, const char *fn, const tirx_expr *e, const cha
 /* Checks a tensor argument likewise. */
 bool tirx__b_tensor(tirx_builder *b, const char *fn, const tirx_tensor *t, const char *arg);
 
-/* Checks a name: a C identifier of at most TIRX_BUILDER_MAX_NAME characters, not "tirx_...". */
+/* Checks a name: a C identifier of at most TIRX_BUILDER_MAX_NAME characters, not "tirx_..."
+ * or "TIRX_...". */
 bool tirx__b_name(tirx_builder *b, const char *fn, const char *name, const char *arg);
 
 /* Checks a dtype value: in the enum and not fp8. */
@@ -42,6 +43,11 @@ tirx_expr *tirx__b_const(tirx_builder *b, const char *fn, int64_t v, tirx_dtype 
 /* Converts e to dtype for use as an operand: weak constants are retyped, other expressions
  * get a cast node. */
 tirx_expr *tirx__b_convert(tirx_builder *b, const char *fn, tirx_expr *e, tirx_dtype dtype);
+
+/* True when the weak constant v is exact in dtype (an integer type it fits, or a
+ * floating-point type that represents it exactly): then, and only then, it adapts to dtype
+ * where a value of dtype is required (tirx_store, tirx_assign, tirx_var). */
+bool tirx__b_weak_exact(int64_t v, int dtype);
 
 /* Checks n indices for t (count, NULL, owner, integer dtype) and returns an arena copy with
  * weak constants typed. */

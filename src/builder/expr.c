@@ -54,6 +54,25 @@ static bool int_fits(int64_t v, int t) {
   }
 }
 
+/* True when |v| has at most bits significant bits (then a binary floating-point type with a
+ * bits-bit significand represents v exactly, range permitting). */
+static bool significand_fits(int64_t v, int bits) {
+  uint64_t a = v < 0 ? -(uint64_t)v : (uint64_t)v;
+  if (a >> bits == 0) return true;
+  int width = 64 - __builtin_clzll(a); /* a's significant bits from the top one */
+  return (a & ((UINT64_C(1) << (width - bits)) - 1)) == 0;
+}
+
+bool tirx__b_weak_exact(int64_t v, int dtype) {
+  switch (dtype) {
+  case TIRX_F64: return significand_fits(v, 53);
+  case TIRX_F32: return significand_fits(v, 24);
+  case TIRX_BF16: return significand_fits(v, 8);
+  case TIRX_F16: return v >= -65504 && v <= 65504 && significand_fits(v, 11);
+  default: return tirx__dtype_is_int(dtype) && int_fits(v, dtype);
+  }
+}
+
 tirx_expr *tirx__b_const(tirx_builder *b, const char *fn, int64_t v, tirx_dtype dtype) {
   tirx_expr *e = tirx__b_expr_new(b, fn, TIRX__EX_INT, 0, dtype, NULL, NULL, NULL);
   if (e) e->i = v;
@@ -462,6 +481,16 @@ tirx_expr **tirx__b_index_list(tirx_builder *b, const char *fn, tirx_tensor *t, 
     if (index[k]->weak && !int_fits(index[k]->i, TIRX_I32))
       copy[k] = tirx__b_convert(b, fn, index[k], TIRX_I64);
     if (!copy[k]) return NULL;
+    /* A constant index into a constant dimension is checked here: it would address memory
+     * outside the tensor whatever the launch (and codegen folds it into the offset). */
+    const tirx_expr *dim = t->shape[k];
+    if (copy[k]->kind == TIRX__EX_INT && dim && dim->kind == TIRX__EX_INT &&
+        (copy[k]->i < 0 || copy[k]->i >= dim->i)) {
+      tirx__b_fail(b, TIRX_E_OUT_OF_RANGE,
+                   "%s: %s is %lld, out of range for dimension %d of %s (extent %lld)", fn, arg,
+                   (long long)copy[k]->i, k, t->decl.name, (long long)dim->i);
+      return NULL;
+    }
   }
   return copy;
 }

@@ -31,27 +31,20 @@ static bool push(tirx_builder *b, const char *fn, int kind, tirx__stmt *s, tirx_
 static bool value_of(tirx_builder *b, const char *fn, tirx_expr **v, tirx_dtype want,
                      const char *arg, const char *what) {
   tirx_expr *e = *v;
-  if (e->dtype != want || e->weak) {
-    bool ok = e->weak && want != TIRX_BOOL;
-    if (ok && tirx__dtype_is_int(want)) {
-      tirx_expr *c = tirx__b_convert(b, fn, e, want);
-      if (!c) return false;
-      ok = c->kind == TIRX__EX_INT && c->i == e->i;
-      if (ok) {
-        *v = c;
-        return true;
-      }
-    } else if (ok) {
-      *v = tirx__b_convert(b, fn, e, want);
-      return *v != NULL;
-    }
-    if (!ok) {
-      tirx__b_fail(b, TIRX_E_TYPE, "%s: %s has dtype %s, expected %s (%s)", fn, arg,
-                   tirx_dtype_name((tirx_dtype)e->dtype), tirx_dtype_name(want), what);
-      return false;
-    }
+  if (e->dtype == want && !e->weak) return true;
+  if (!e->weak || e->kind != TIRX__EX_INT || want == TIRX_BOOL) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: %s has dtype %s, expected %s (%s)", fn, arg,
+                 tirx_dtype_name((tirx_dtype)e->dtype), tirx_dtype_name(want), what);
+    return false;
   }
-  return true;
+  /* A weak constant adapts only when its value is exact in want (builder.h, Types). */
+  if (!tirx__b_weak_exact(e->i, want)) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: %s is the constant %lld, not exact in %s (%s)", fn, arg,
+                 (long long)e->i, tirx_dtype_name(want), what);
+    return false;
+  }
+  *v = tirx__b_convert(b, fn, e, want);
+  return *v != NULL;
 }
 
 static tirx__decl *new_var(tirx_builder *b, const char *fn, const char *name, int kind,

@@ -75,9 +75,11 @@ struct tirx__decl {
   uint8_t dtype;
   bool live;             /* validation: in scope at the current point */
   bool declared;         /* validation: its declaration has been seen */
+  uint8_t policy;        /* integer parameters: tirx_specialize */
   int32_t param_index;   /* parameters: position in declaration order; else -1 */
   const char *name;      /* as given */
   const char *cname;     /* codegen: the unique C++ name */
+  const char *arg_cname; /* codegen: the entry point's parameter when policy is VALUE */
   tirx_expr *ref;        /* the expression that reads it (params, variables) */
   tirx_tensor *tensor;   /* tensors */
 };
@@ -116,8 +118,47 @@ typedef enum tirx__st_kind {
   TIRX__ST_ATOMIC_ADD,
   TIRX__ST_SYNC,
   TIRX__ST_SYNCWARP,
-  TIRX__ST_LOCAL    /* tensor declared */
+  TIRX__ST_LOCAL,   /* tensor declared */
+  TIRX__ST_PRIM,    /* a tile primitive: prim; body = its lowering (filled at build time) */
+  TIRX__ST_VCOPY    /* vector move of vec elements: tensor[index] = a (a load); flags */
 } tirx__st_kind;
+
+/* TIRX__ST_VCOPY flags (the tirx_vcopy template's H argument, prelude.c). */
+enum {
+  TIRX__VC_LD_CS = 1,    /* the source is global: ld.global.cs */
+  TIRX__VC_ST_CS = 2,    /* the destination is global: st.global.cs */
+  TIRX__VC_SRC_REG = 4,  /* the source is a local array: element moves */
+  TIRX__VC_DST_REG = 8,  /* the destination is a local array: element moves */
+  TIRX__VC_LD_NC = 16,   /* ld.global.nc */
+  TIRX__VC_LD_LU = 32    /* ld.global.lu */
+};
+
+/* A region operand of a primitive (builder.h: tirx_region): tensor and begin/extent per
+ * dimension, or a broadcast scalar (tensor NULL, value set). */
+struct tirx_region {
+  const tirx_builder *owner;
+  tirx_tensor *tensor;
+  tirx_expr *value;
+  tirx_expr *begin[TIRX_BUILDER_MAX_RANK];
+  int64_t extent[TIRX_BUILDER_MAX_RANK];
+};
+
+/* A tile primitive statement (src/builder/prim.c), lowered by src/dispatch/lower.c. */
+typedef struct tirx__prim_stmt {
+  uint8_t prim;       /* tirx__prim (dispatch.h) */
+  uint8_t op;         /* tirx__prim_op */
+  uint8_t hint;       /* tirx__hint */
+  bool accumulate;
+  uint32_t axes;      /* reduce */
+  int nops;           /* dst + sources */
+  tirx_region *ops[4];
+  const tirx_scope *scope;
+  const char *family; /* NULL: registry's choice */
+  int64_t shape[3];
+  int32_t number;     /* 1-based call number, for reports */
+  const char *comment; /* after lowering: "copy.vec vec=4" */
+  tirx_tensor *scratch; /* reduce.smem: its shared scratch, allocated once */
+} tirx__prim_stmt;
 
 typedef struct tirx__stmt tirx__stmt;
 typedef struct tirx__block {
@@ -134,11 +175,22 @@ struct tirx__stmt {
   tirx_expr *a, *b, *c;
   tirx_expr **index;
   tirx__block body, orelse;
+  tirx__prim_stmt *prim; /* TIRX__ST_PRIM */
+  int32_t vec;           /* TIRX__ST_VCOPY: elements */
+  uint8_t flags;         /* TIRX__ST_VCOPY: TIRX__VC_* */
 };
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */
 
-enum { TIRX__FRAME_ROOT = 0, TIRX__FRAME_FOR, TIRX__FRAME_THEN, TIRX__FRAME_ELSE };
+enum { TIRX__FRAME_ROOT = 0, TIRX__FRAME_FOR, TIRX__FRAME_THEN, TIRX__FRAME_ELSE,
+       TIRX__FRAME_FILTER /* tirx_filter_begin's runtime guard (an if) */ };
+
+/* An open tirx_team_begin / tirx_filter_begin (prim.c). */
+typedef struct tirx__scope_frame {
+  bool filter;
+  int depth;                 /* b->depth when opened (after the filter's own frame) */
+  const tirx_scope *outer;   /* the scope to restore */
+} tirx__scope_frame;
 
 typedef struct tirx__frame {
   int kind;
@@ -165,6 +217,12 @@ struct tirx_builder {
   bool block_set;
   tirx_expr *shared_extra;           /* NULL: none */
   int64_t nodes;
+  /* Execution scopes and primitives (prim.c). */
+  const tirx_scope *scope;           /* at the insertion point; NULL until first needed */
+  int nscopes;
+  tirx__scope_frame scopes[TIRX_BUILDER_MAX_NESTING];
+  int nprims;
+  const char *dispatch_report;       /* the last build's, arena */
 };
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
@@ -185,6 +243,8 @@ typedef struct tirx__kparam {
   uint8_t kind;   /* tirx__kparam_kind */
   uint8_t dtype;
   bool bindable;  /* integer: a bare dimension or stride of some tensor */
+  uint8_t policy; /* integer: tirx_specialize */
+  const char *cname; /* integer with a policy: the name in the TIRX_SPEC_ / TIRX_DIV16_ macros */
   int32_t rank;
   int32_t shape[TIRX_BUILDER_MAX_RANK];  /* hexpr index */
   int32_t stride[TIRX_BUILDER_MAX_RANK]; /* hexpr index; -1: any stride */
@@ -220,6 +280,9 @@ struct tirx_kernel {
   uint32_t block[3];
   int64_t shared_static;
   int32_t shared_extra;     /* hexpr index; -1: none */
+  int nspec;                /* integer parameters with a non-dynamic policy */
+  int32_t spec[TIRX_BUILDER_MAX_SPECIALIZED]; /* their param indices, in declaration order */
+  const char *dispatch_report; /* tirx_kernel_dispatch_report: "" without primitives */
 };
 
 /* How codegen spells the stride of dimension k of a global tensor without a layout. */
@@ -261,6 +324,10 @@ char *tirx__codegen(tirx_builder *b);
 
 /* True for C++ keywords and names the generated code uses (codegen.c). */
 bool tirx__cpp_reserved(const char *name);
+
+/* Tile primitives (src/builder/prim.c): dispatches and lowers every TIRX__ST_PRIM of the
+ * builder into its body and sets b->dispatch_report. TIRX_OK or the error recorded on b. */
+tirx_status tirx__prim_lower_all(tirx_builder *b);
 
 /* The prelude every generated translation unit starts with (prelude.c). */
 extern const char tirx__prelude[];

@@ -25,7 +25,62 @@ const char *tirx_kernel_param_name(const tirx_kernel *k, int i) {
   return k && i >= 0 && i < k->nparams ? k->params[i].name : NULL;
 }
 
+tirx_specialize tirx_kernel_param_policy(const tirx_kernel *k, int i) {
+  if (!k || i < 0 || i >= k->nparams || k->params[i].kind != TIRX__KP_INT)
+    return TIRX_SPECIALIZE_DYNAMIC;
+  return (tirx_specialize)k->params[i].policy;
+}
+
 const char *tirx__kernel_source(const tirx_kernel *k) { return k ? k->source : NULL; }
+
+tirx_status tirx__kernel_variant_source(const tirx_kernel *k, int nspec, const int64_t *spec,
+                                        char **out) {
+  static const char fn[] = "tirx__kernel_variant_source";
+  if (out) *out = NULL;
+  if (!k) return tirx__error(TIRX_E_NULL_ARG, "%s: k is NULL", fn);
+  if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  if (nspec != 0 && nspec != k->nspec)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: the key has %d entries, expected %d (the kernel's specialised "
+                       "parameters) or 0",
+                       fn, nspec, k->nspec);
+  if (nspec && !spec) return tirx__error(TIRX_E_NULL_ARG, "%s: spec is NULL", fn);
+  /* The #define lines, then the plain source. */
+  tirx__strbuf sb = {0};
+  for (int j = 0; j < nspec; j++) {
+    const tirx__kparam *p = &k->params[k->spec[j]];
+    int64_t v = spec[j];
+    if (p->policy == TIRX_SPECIALIZE_DIV16) {
+      if (v != 0 && v != 1) {
+        free(tirx__sb_finish(&sb));
+        return tirx__error(TIRX_E_INVALID_ARG,
+                           "%s: spec[%d] (%s, divisibility by 16) is %lld, expected 0 or 1", fn,
+                           j, p->name, (long long)v);
+      }
+      if (v) tirx__sb_printf(&sb, "#define TIRX_DIV16_%s 1\n", p->cname);
+      continue;
+    }
+    if (p->dtype == TIRX_I32 && (v < INT32_MIN || v > INT32_MAX)) {
+      free(tirx__sb_finish(&sb));
+      return tirx__error(TIRX_E_INVALID_ARG, "%s: spec[%d] (%s) is %lld, which does not fit i32",
+                         fn, j, p->name, (long long)v);
+    }
+    const char *suffix = p->dtype == TIRX_I64 ? "LL" : "";
+    if (v == INT64_MIN)
+      tirx__sb_printf(&sb, "#define TIRX_SPEC_%s (-9223372036854775807LL - 1)\n", p->cname);
+    else if (v == INT32_MIN && p->dtype == TIRX_I32)
+      tirx__sb_printf(&sb, "#define TIRX_SPEC_%s (-2147483647 - 1)\n", p->cname);
+    else
+      tirx__sb_printf(&sb,
+                      v < 0 ? "#define TIRX_SPEC_%s (%lld%s)\n" : "#define TIRX_SPEC_%s %lld%s\n",
+                      p->cname, (long long)v, suffix);
+  }
+  tirx__sb_append(&sb, k->source);
+  char *s = tirx__sb_finish(&sb);
+  if (!s) return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  *out = s;
+  return TIRX_OK;
+}
 const char *tirx__kernel_entry(const tirx_kernel *k) { return k ? k->name : NULL; }
 const char *tirx__kernel_ir(const tirx_kernel *k) { return k ? k->ir : NULL; }
 

@@ -277,6 +277,13 @@ tirx_status tirx__kernel_plan(const tirx_kernel *k, const char *fn, const tirx_a
                        (long long)smem, TIRX_BUILDER_MAX_SHARED);
   plan->shared_bytes = (uint32_t)smem;
 
+  /* The specialisation key: the variant this call runs. */
+  plan->nspec = k->nspec;
+  for (int j = 0; j < k->nspec; j++) {
+    int64_t v = vals[k->spec[j]];
+    plan->spec[j] = k->params[k->spec[j]].policy == TIRX_SPECIALIZE_VALUE ? v : v % 16 == 0;
+  }
+
   /* Parameter values, in the entry point's order. */
   size_t off = 0;
   plan->nparams = k->nslots;

@@ -224,12 +224,38 @@ static void stmt(tirx__strbuf *sb, const tirx__stmt *s, int depth) {
     tensor_type(sb, s->tensor);
     tirx__sb_append(sb, "\n");
     break;
+  case TIRX__ST_PRIM: /* after lowering: the rule, then the native IR it wrote */
+    tirx__sb_printf(sb, "prim #%d %s {\n", (int)s->prim->number,
+                    s->prim->comment ? s->prim->comment : "(not lowered)");
+    block(sb, &s->body, depth + 1);
+    indent(sb, depth);
+    tirx__sb_append(sb, "}\n");
+    break;
+  case TIRX__ST_VCOPY:
+    tirx__sb_printf(sb, "%s[", s->tensor->decl.name);
+    for (int k = 0; k < s->tensor->rank; k++) {
+      if (k) tirx__sb_append(sb, ", ");
+      expr(sb, s->index[k], true);
+    }
+    tirx__sb_printf(sb, "] = vec%d(", (int)s->vec);
+    expr(sb, s->a, true);
+    tirx__sb_printf(sb, ")%s%s\n", s->flags & (TIRX__VC_LD_CS | TIRX__VC_ST_CS) ? " .cs" : "",
+                    s->flags & TIRX__VC_LD_NC ? " .nc" : s->flags & TIRX__VC_LD_LU ? " .lu" : "");
+    break;
   default: tirx__sb_append(sb, "?\n"); break;
   }
 }
 
 static void block(tirx__strbuf *sb, const tirx__block *blk, int depth) {
   for (const tirx__stmt *s = blk->first; s; s = s->next) stmt(sb, s, depth);
+}
+
+/* An integer parameter's specialisation policy when it is not the default (div16). */
+static const char *policy_note(const tirx__decl *d) {
+  if (d->kind != TIRX__DECL_PARAM_INT) return "";
+  return d->policy == TIRX_SPECIALIZE_VALUE     ? " [value]"
+         : d->policy == TIRX_SPECIALIZE_DYNAMIC ? " [dynamic]"
+                                                : "";
 }
 
 char *tirx__ir_print(const tirx_builder *b) {
@@ -241,8 +267,8 @@ char *tirx__ir_print(const tirx_builder *b) {
     if (d->kind == TIRX__DECL_PARAM_TENSOR)
       tensor_type(&sb, d->tensor);
     else
-      tirx__sb_printf(&sb, "%s%s", d->kind == TIRX__DECL_PARAM_INT ? "int " : "",
-                      dn(d->dtype));
+      tirx__sb_printf(&sb, "%s%s%s", d->kind == TIRX__DECL_PARAM_INT ? "int " : "",
+                      dn(d->dtype), policy_note(d));
   }
   tirx__sb_append(&sb, ")\n  grid (");
   for (int i = 0; i < 3; i++) {

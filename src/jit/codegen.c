@@ -38,9 +38,26 @@ static const char *const reserved[] = {
     "tanh", "erf", "fabs", "sin", "cos", "floor", "ceil", "pow", "fmin", "fmax",
     "__syncthreads", "__syncwarp", "__shfl_xor_sync", "__shfl_down_sync", "__int_as_float",
     "__uint_as_float", "__longlong_as_double", "__launch_bounds__", "__global__", "__device__",
-    "__shared__", "__align__", "__forceinline__", "main"};
+    "__shared__", "__align__", "__forceinline__", "__builtin_assume", "main", "fmod", "fmodf",
+    /* macros of NVRTC's built-in headers that do not match reserved_prefix() */
+    "NULL", "assert", "va_arg", "va_copy", "va_end", "va_start"};
+
+/*
+ * Names no suffix can make usable: identifiers reserved to the implementation in C and C++
+ * (a leading "__", or "_" and a capital: __CUDA_ARCH__, __LINE__, __cplusplus, __host__,
+ * __restrict__, _Bool) and the prefixes of the macros NVRTC's built-in headers define
+ * (CUDART_VERSION, CUDA_IPC_HANDLE_SIZE, CU_UUID_HAS_BEEN_DEFINED, NV_IF_TARGET,
+ * cudaStreamLegacy, ...).
+ */
+static bool reserved_prefix(const char *s) {
+  if (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z'))) return true;
+  if (strncmp(s, "CUDA", 4) == 0 || strncmp(s, "CU_", 3) == 0 || strncmp(s, "NV_", 3) == 0)
+    return true;
+  return strncmp(s, "cuda", 4) == 0 && s[4] >= 'A' && s[4] <= 'Z';
+}
 
 bool tirx__cpp_reserved(const char *name) {
+  if (reserved_prefix(name)) return true;
   for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
     if (strcmp(reserved[i], name) == 0) return true;
   return false;
@@ -64,9 +81,12 @@ static bool name_taken(const cg *c, const char *s) {
 
 /* Gives d a C++ name that no visible declaration uses and pushes it. */
 static const char *declare(cg *c, tirx__decl *d, const char *base) {
-  char buf[TIRX_BUILDER_MAX_NAME + 40];
-  snprintf(buf, sizeof buf, "%s", base);
-  for (int n = 1; name_taken(c, buf); n++) snprintf(buf, sizeof buf, "%s_%d", base, n);
+  char pre[TIRX_BUILDER_MAX_NAME + 40], buf[TIRX_BUILDER_MAX_NAME + 56];
+  /* A reserved name stays reserved with a suffix: it gets the prefix v_ (v___CUDA_ARCH__,
+   * v_NV_IS_HOST), which no reserved_prefix() matches. Keywords and macros get a suffix. */
+  snprintf(pre, sizeof pre, reserved_prefix(base) ? "v_%s" : "%s", base);
+  snprintf(buf, sizeof buf, "%s", pre);
+  for (int n = 1; name_taken(c, buf); n++) snprintf(buf, sizeof buf, "%s_%d", pre, n);
   char *s = tirx__arena_strdup(c->b->arena, buf, fn);
   if (!s || c->nnames == c->cap) {
     int cap = c->cap ? 2 * c->cap : 64;
@@ -173,8 +193,10 @@ static void float_const(tirx__strbuf *sb, double v, int t) {
   char buf[64];
   snprintf(buf, sizeof buf, t == TIRX_F32 ? "%.9g" : "%.17g", v);
   bool plain = strpbrk(buf, ".e") == NULL;
-  tirx__sb_printf(sb, "%s%s%s%s%s", v < 0 ? "(" : "", buf, plain ? ".0" : "",
-                  t == TIRX_F32 ? "f" : "", v < 0 ? ")" : "");
+  /* signbit, not v < 0: -0.0 prints as "-0.0" too, and "(-" "-0.0f" would be "--0.0f". */
+  bool neg = signbit(v);
+  tirx__sb_printf(sb, "%s%s%s%s%s", neg ? "(" : "", buf, plain ? ".0" : "",
+                  t == TIRX_F32 ? "f" : "", neg ? ")" : "");
 }
 
 /* ---- expressions ---- */
@@ -207,6 +229,10 @@ static const char *math_fn(int op, int t) {
   static const char *const f64[TIRX_MATH_COUNT] = {
       "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
       "erf", "fabs", "sin", "cos",  "floor", "ceil", "tirx_sigmoid"};
+  /* Deliberate: exp of an f16/bf16 expression uses ex2.approx (tirx_fexp: a few f32 ulp, far
+   * under a half's rounding); f32 exp stays expf. sigmoid (and silu, lowered to x * sigmoid)
+   * is the fast form for f32 and the halves (prelude.c: a few ulp); f64 stays exact. */
+  if (op == TIRX_MATH_EXP && is_half(t)) return "tirx_fexp";
   return t == TIRX_F64 ? f64[op] : f32[op];
 }
 
@@ -272,6 +298,7 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   if (l->swizzle_bytes) tirx__sb_append(sb, "tirx_swizzle(");
   int terms = 0;
   int64_t folded = 0;
+  bool overflow = false;
   for (int k = 0; k < t->rank; k++) {
     int first = l->dim_begin[k], last = l->dim_begin[k + 1];
     for (int j = first; j < last; j++) {
@@ -281,9 +308,12 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
       for (int q = j + 1; q < last; q++) inner *= l->d[q].extent;
       bool div = inner != 1, mod = j != first;
       if (index[k]->kind == TIRX__EX_INT) { /* a constant index folds into the offset */
-        int64_t digit = index[k]->i / inner;
+        /* tirx_load/tirx_store keep constant indices within the shape, so the sum stays
+         * within the layout's reach; checked all the same. */
+        int64_t digit = index[k]->i / inner, term;
         if (mod) digit %= it->extent;
-        folded += digit * it->stride;
+        if (!tirx__mul_ok(digit, it->stride, &term) || !tirx__add_ok(folded, term, &folded))
+          overflow = true;
         continue;
       }
       if (terms++) tirx__sb_append(sb, " + ");
@@ -298,7 +328,13 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   }
   int64_t off = folded;
   for (int i = 0; i < l->no; i++)
-    if (storage_axis[l->o[i].axis]) off += l->o[i].value;
+    if (storage_axis[l->o[i].axis] && !tirx__add_ok(off, l->o[i].value, &off)) overflow = true;
+  if (overflow) {
+    tirx__b_fail(c->b, TIRX_E_OVERFLOW, "%s: the constant offset of an element of %s overflows",
+                 fn, t->decl.name);
+    c->failed = true;
+    off = 0;
+  }
   if (off || !terms) tirx__sb_printf(sb, "%s%lld", terms ? " + " : "", (long long)off);
   if (l->swizzle_bytes) {
     int bits = l->swizzle_bytes == 32 ? 1 : l->swizzle_bytes == 64 ? 2 : 3;
@@ -496,6 +532,22 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
     break;
   case TIRX__ST_SYNC: tirx__sb_append(sb, "__syncthreads();\n"); break;
   case TIRX__ST_SYNCWARP: tirx__sb_append(sb, "__syncwarp();\n"); break;
+  case TIRX__ST_PRIM: /* a tile primitive: the rule that lowered it, then its native code */
+    tirx__sb_printf(sb, "{ /* tirx: %s */\n", s->prim->comment ? s->prim->comment : "?");
+    block(c, &s->body, depth + 1);
+    indent(c, depth);
+    tirx__sb_append(sb, "}\n");
+    break;
+  case TIRX__ST_VCOPY: { /* a vector move (prelude: tirx_vcopy) */
+    const tirx_tensor *src = s->a->tensor;
+    tirx__sb_printf(sb, "tirx_vcopy<%s, %d, %d>(&%s[", ctype(s->tensor->dtype), (int)s->vec,
+                    (int)s->flags, s->tensor->decl.cname);
+    address(c, s->tensor, s->index);
+    tirx__sb_printf(sb, "], &%s[", src->decl.cname);
+    address(c, src, s->a->index);
+    tirx__sb_append(sb, "]);\n");
+    break;
+  }
   case TIRX__ST_LOCAL: {
     const char *v = declare(c, s->decl, s->tensor->decl.name);
     char *l = tirx_layout_str(s->tensor->layout);
@@ -516,6 +568,34 @@ static void block(cg *c, const tirx__block *blk, int depth) {
 
 /* ---- the translation unit ---- */
 
+/*
+ * The entry point's prologue for integer parameters with a specialisation policy: a variant's
+ * source defines TIRX_SPEC_<name> (the value) or TIRX_DIV16_<name> before this translation
+ * unit (tirx__kernel_variant_source); the plain source is the dynamic variant.
+ */
+static void specialisations(cg *c) {
+  tirx__strbuf *sb = &c->sb;
+  for (int i = 0; i < c->b->nparams; i++) {
+    const tirx__decl *d = c->b->params[i];
+    if (d->kind != TIRX__DECL_PARAM_INT) continue;
+    const char *t = ctype(d->dtype);
+    if (d->policy == TIRX_SPECIALIZE_VALUE)
+      tirx__sb_printf(sb,
+                      "#ifdef TIRX_SPEC_%s\n"
+                      "  const %s %s = TIRX_SPEC_%s; /* specialised on its value */\n"
+                      "#else\n"
+                      "  const %s %s = %s;\n"
+                      "#endif\n",
+                      d->cname, t, d->cname, d->cname, t, d->cname, d->arg_cname);
+    else if (d->policy == TIRX_SPECIALIZE_DIV16)
+      tirx__sb_printf(sb,
+                      "#ifdef TIRX_DIV16_%s\n"
+                      "  __builtin_assume(%s %% 16 == 0); /* specialised: a multiple of 16 */\n"
+                      "#endif\n",
+                      d->cname, d->cname);
+  }
+}
+
 char *tirx__codegen(tirx_builder *b) {
   cg c = {.b = b};
   tirx__strbuf *sb = &c.sb;
@@ -530,7 +610,14 @@ char *tirx__codegen(tirx_builder *b) {
     tirx__decl *d = b->params[i];
     const char *v = declare(&c, d, d->name);
     tirx__sb_append(sb, np++ ? ", " : "");
-    if (d->kind == TIRX__DECL_PARAM_TENSOR)
+    if (d->kind == TIRX__DECL_PARAM_INT && d->policy == TIRX_SPECIALIZE_VALUE) {
+      /* The body reads d through a local that a specialised variant makes a constant; the
+       * entry point's parameter keeps its place (every variant has one parameter list). */
+      char base[TIRX_BUILDER_MAX_NAME + 32];
+      snprintf(base, sizeof base, "tirx_arg_%s", v);
+      d->arg_cname = declare(&c, NULL, base);
+      tirx__sb_printf(sb, "%s %s", ctype(d->dtype), d->arg_cname);
+    } else if (d->kind == TIRX__DECL_PARAM_TENSOR)
       tirx__sb_printf(sb, "%s%s *%s", d->tensor->written ? "" : "const ", ctype(d->dtype), v);
     else
       tirx__sb_printf(sb, "%s %s", ctype(d->dtype), v);
@@ -548,6 +635,7 @@ char *tirx__codegen(tirx_builder *b) {
     }
   }
   tirx__sb_append(sb, ") {\n");
+  specialisations(&c);
   if (b->nshared) {
     tirx__sb_append(sb, "  extern __shared__ __align__(1024) unsigned char tirx_smem[];\n");
     for (int i = 0; i < b->nshared; i++) {

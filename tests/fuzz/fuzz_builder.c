@@ -68,6 +68,7 @@
  *     35  repeat                       BYTE(count % 80 + 1) OP   (runs OP count times,
  *                                      re-reading its operand bytes; OP may not be a repeat)
  *     36  chain                        BYTE(k) E(x)  (x = op(x, x) k % 24 times: depth/size)
+ *     37  tirx_param_set_policy        E(param) POLICY
  *
  *   Operands:
  *     E      expression selector, one byte s: 0xFF NULL; 0xFE a FOREIGN expression (one from
@@ -82,8 +83,9 @@
  *            identifiers, C++ keywords, CUDA built-ins and macros, invalid names.
  *     DTYPE  one byte d: d % 16 < 12 is that tirx_dtype (fp8 included); 12..15 are the
  *            out-of-range values -1, 12 (TIRX_DTYPE_COUNT), INT_MIN, INT_MAX.
- *     RANK, SMALL, COUNT   one byte: < 0xF0: a small value (RANK 0..9, SMALL -1..3); COUNT
- *            < 0x80 is the tensor's rank; 0xF0.. map to -1, 0, INT_MIN, INT_MAX, 9, 100...
+ *     RANK, SMALL, COUNT   one byte: < 0xF0: a small value (RANK 0..9, SMALL -1..3; COUNT
+ *            < 0x80 is the tensor's rank, 0x80..0xEF is b % 10 and 0xEF also passes a NULL
+ *            index array); 0xF0.. map to -1, 0, INT_MIN, INT_MAX, 9, 100, ... (oor_int).
  *     FLAGS  one byte: bit 0 passes a NULL shape array, bit 1 a layout (LAYOUT follows).
  *     DIM    one byte: < 0xC0: b % 64 + 1; else 0, -1, 128, 256, 1024, 4096, 65536, 2^31,
  *            2^40, INT64_MAX, INT64_MIN ...
@@ -92,6 +94,7 @@
  *     FLOAT  one byte: < 0xE0: a table of 32 values (0, -0, halves' limits, inf, NaN, ...);
  *            else the next 8 bytes as a double.
  *     KIND   one byte: < 0xF0: b & 1; else 2, -1, INT_MIN, INT_MAX, 255, ...
+ *     POLICY one byte: < 0xF0: b % 3 (DYNAMIC, DIV16, VALUE); else -1, 3, INT_MIN, INT_MAX, ...
  *     BLOCKDIM one byte: < 0xF0: {1,2,4,8,16,32,64,128,256,512,1024,3,5,7,33,1000}[b % 16];
  *            else 0, -1, 1025, 65, 2048, INT_MIN, INT_MAX ...
  *     STRIDES one byte: bit 0: strides NULL; else RANK x E (0xFF: a NULL entry).
@@ -108,11 +111,16 @@
  *     tirx_exp), tirx_last_status()/tirx_last_error() equal the builder's. Object-returning
  *     calls return non-NULL exactly when the builder stays OK. TIRX_E_INTERNAL never appears.
  *   - Documented rejections are rejected: invalid names, out-of-range or fp8 dtypes (where a
- *     dtype is checked), ranks outside 1..8, loop kinds and math ops outside their enums,
- *     block sizes out of range. Constants that cannot fail (tirx_int, tirx_bool, in-range
+ *     dtype is checked), ranks outside 1..8, loop kinds, math ops and policies outside their
+ *     enums, block sizes out of range, weak constants stored/assigned/initialised into a type
+ *     they are not exact in. Constants that cannot fail (tirx_int, tirx_bool, in-range
  *     tirx_int_typed, tirx_float with a float dtype, indices with dim 0..2) succeed.
  *   - After the first error the builder is sticky: same status and message, NULL results.
  *   - A NULL builder fails with TIRX_E_NULL_ARG and "<function>: ..." and returns NULL.
+ *     tirx_kernel_build(b, NULL) fails with TIRX_E_NULL_ARG and records "tirx_kernel_build:
+ *     out is NULL" as b's error when b has none.
+ *   - tirx_param_set_policy returns the builder's status after the call (its first error when
+ *     it already had one); DYNAMIC on a parameter from tirx_param_int cannot fail.
  *   - tirx_kernel_build: the status matches tirx_builder_status(), *out is NULL on failure;
  *     an accepted kernel has the builder's name, the declared parameters in order, a source
  *     with an extern "C" entry point of that name; building again gives the same bytes.
@@ -173,6 +181,7 @@ typedef struct meta {
   bool var;    /* from tirx_var() */
   bool known;  /* a constant with value val */
   bool foreign; /* from the foreign builder */
+  bool pint;   /* returned by tirx_param_int() */
   int64_t val;
 } meta;
 
@@ -460,7 +469,7 @@ static bool matches(const meta *m, int want, int like) {
   }
 }
 
-static const meta unknown_meta = {-1, false, false, false, false, false, 0};
+static const meta unknown_meta = {-1, false, false, false, false, false, false, 0};
 
 /* An expression operand; *m receives what the harness knows about it. */
 static tirx_expr *pick_expr(run *r, int want, int like, meta *m) {
@@ -521,10 +530,22 @@ static void push_tensor(run *r, tirx_tensor *t) {
   r->ttop++;
 }
 
-/* A weak constant that is not exact in the integer dtype it would adapt to: documented as not
+/* Whether the integer v is exact in the floating-point dtype t: at most `bits` significant
+ * bits (the significand's width), and within f16's range for f16. */
+static bool float_exact(int64_t v, int t) {
+  int bits = t == TIRX_F64 ? 53 : t == TIRX_F32 ? 24 : t == TIRX_F16 ? 11 : 8;
+  uint64_t a = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  if (t == TIRX_F16 && a > 65504) return false;
+  while (a && !(a & 1)) a >>= 1;
+  return a < ((uint64_t)1 << bits);
+}
+
+/* A weak constant that is not exact in the dtype it would adapt to: documented as not
  * adapting ("when the value is exact in it"), so the call must fail. */
 static bool weak_misfit(const meta *m, int dtype) {
-  return !ignore_weak && m->weak && m->known && !m->foreign && is_int(dtype) && !int_fits(m->val, dtype);
+  if (ignore_weak || !m->weak || !m->known || m->foreign) return false;
+  if (is_int(dtype)) return !int_fits(m->val, dtype);
+  return is_float(dtype) && !float_exact(m->val, dtype);
 }
 
 static meta mk(int dtype, bool host) {
@@ -910,12 +931,22 @@ static void null_builder(run *r) {
     break;
   }
   default: {
-    /* A NULL out on this builder: TIRX_E_NULL_ARG, nothing built. */
+    /* A NULL out on this builder: TIRX_E_NULL_ARG, nothing built, recorded as the builder's
+     * error when it has none (like any argument error). */
     fn = "tirx_kernel_build";
     obj = false;
     tirx_status st = tirx_kernel_build(r->b, NULL);
     INVARIANT(st == TIRX_E_NULL_ARG, "tirx_kernel_build(b, NULL) returned %s",
               tirx_status_name(st));
+    if (!r->failed) {
+      INVARIANT(tirx_builder_status(r->b) == TIRX_E_NULL_ARG &&
+                    strcmp(tirx_builder_error(r->b), "tirx_kernel_build: out is NULL") == 0,
+                "tirx_kernel_build(b, NULL) did not record its error: %s \"%s\"",
+                tirx_status_name(tirx_builder_status(r->b)), tirx_builder_error(r->b));
+      r->failed = true;
+      r->fstatus = TIRX_E_NULL_ARG;
+      snprintf(r->fmsg, sizeof r->fmsg, "%s", tirx_builder_error(r->b));
+    }
     break;
   }
   }
@@ -926,10 +957,9 @@ static void null_builder(run *r) {
   INVARIANT(msg_names(tirx_last_error(), fn, NULL),
             "%s with a NULL builder: message \"%s\" does not start with the function's name", fn,
             tirx_last_error());
-  /* The builder under test is untouched. */
-  if (w != 43)
-    INVARIANT(tirx_builder_status(r->b) == (r->failed ? r->fstatus : TIRX_OK),
-              "%s with a NULL builder changed another builder's status", fn);
+  /* The builder under test is untouched (but for a NULL out, recorded above). */
+  INVARIANT(tirx_builder_status(r->b) == (r->failed ? r->fstatus : TIRX_OK),
+            "%s with a NULL builder changed another builder's status", fn);
   /* Functions of the builder and kernel that take NULL. */
   INVARIANT(tirx_builder_status(NULL) == TIRX_E_NULL_ARG, "tirx_builder_status(NULL)");
   INVARIANT(strcmp(tirx_builder_error(NULL), "tirx_builder_error: b is NULL") == 0,
@@ -953,7 +983,7 @@ enum {
   OP_SPECIAL, OP_BINARY, OP_UNARY, OP_SELECT, OP_CAST, OP_LOAD, OP_SHFL, OP_FOR_BEGIN,
   OP_FOR_END, OP_IF_BEGIN, OP_ELSE, OP_IF_END, OP_LET, OP_VAR, OP_ASSIGN, OP_STORE, OP_ATOMIC,
   OP_SYNC, OP_SET_GRID, OP_SET_BLOCK, OP_SET_SHARED, OP_NULL_BUILDER, OP_BUILD, OP_REPEAT,
-  OP_CHAIN, N_OPS
+  OP_CHAIN, OP_SET_POLICY, N_OPS
 };
 
 /* Records a declared parameter when the call succeeded. */
@@ -1119,7 +1149,9 @@ static void exec_op(run *r, bool nested) {
     tirx_expr *e = isint ? tirx_param_int(r->b, name, dt) : tirx_param_scalar(r->b, name, dt);
     post(r, fn, NULL, true, e, !name_valid(name) || !dt_ok ? MUST_FAIL : ANY);
     if (e) note_param(r, name);
-    push_expr(r, e, mk(dt, is_int(dt)));
+    meta m = mk(dt, is_int(dt));
+    m.pint = isint;
+    push_expr(r, e, m);
     break;
   }
   case OP_PARAM_TENSOR:
@@ -1515,6 +1547,31 @@ static void exec_op(run *r, bool nested) {
       m = bin_meta(binops[w].kind, &m, &m);
     }
     push_expr(r, x, m);
+    break;
+  }
+  case OP_SET_POLICY: {
+    static const int bad[16] = {-1, 3, INT_MIN, INT_MAX, 4, 255, -2, 1 << 20,
+                                3, -1, 100, 3, INT_MIN, 7, 3, -1};
+    tirx_expr *p = pick_expr(r, W_HOST, -1, &mx);
+    uint8_t pb = u8(r);
+    int policy = pb < 0xF0 ? pb % 3 : bad[pb - 0xF0];
+    bool in_enum = policy >= 0 && policy <= 2;
+    pre(r, "tirx_param_set_policy");
+    tirx_status st = tirx_param_set_policy(r->b, p, (tirx_specialize)policy);
+    bool was_failed = r->failed;
+    /* DYNAMIC never meets the limit, so it cannot fail on a parameter from tirx_param_int. */
+    int expect = !p || mx.foreign || !in_enum ? MUST_FAIL
+                 : mx.pint && policy == TIRX_SPECIALIZE_DYNAMIC ? MUST_OK
+                                                               : ANY;
+    post(r, "tirx_param_set_policy", NULL, false, NULL, expect);
+    if (was_failed)
+      INVARIANT(st == r->fstatus, "tirx_param_set_policy on a failed builder returned %s, its "
+                "first error is %s", tirx_status_name(st), tirx_status_name(r->fstatus));
+    else
+      INVARIANT(st == tirx_builder_status(r->b),
+                "tirx_param_set_policy returned %s, the builder has %s", tirx_status_name(st),
+                tirx_status_name(tirx_builder_status(r->b)));
+    tr_printf(&r->tr, "policy %d", (int)st);
     break;
   }
   default: break;

@@ -79,8 +79,15 @@ Test(builder, null_builder) {
 }
 
 Test(builder, build_null_out) {
+  /* Recorded like any argument error: the builder's first error when it has none. */
   expect_error(tirx_kernel_build(B, NULL), TIRX_E_NULL_ARG, "tirx_kernel_build: out is NULL");
-  cr_assert_eq(tirx_builder_status(B), TIRX_OK);
+  expect_sticky(B, TIRX_E_NULL_ARG, "tirx_kernel_build: out is NULL");
+}
+
+Test(builder, build_null_out_keeps_the_first_error) {
+  tirx_thread_idx(B, 7);
+  expect_error(tirx_kernel_build(B, NULL), TIRX_E_NULL_ARG, "tirx_kernel_build: out is NULL");
+  expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_thread_idx: dim is 7, expected 0, 1 or 2");
 }
 
 Test(builder, null_expr) {
@@ -127,9 +134,36 @@ Test(builder, reserved_kernel_names) {
   expect_sticky(b, TIRX_E_INVALID_ARG,
                 "tirx_builder_create: name \"tirx_add\" uses the reserved prefix tirx_");
   tirx_builder_destroy(b);
+  b = tirx_builder_create("TIRX_SPEC_n");
+  expect_sticky(b, TIRX_E_INVALID_ARG,
+                "tirx_builder_create: name \"TIRX_SPEC_n\" uses the reserved prefix TIRX_");
+  tirx_builder_destroy(b);
   b = tirx_builder_create("float");
   expect_sticky(b, TIRX_E_INVALID_ARG, "tirx_builder_create: name \"float\" is reserved in CUDA C++");
   tirx_builder_destroy(b);
+  /* The entry point cannot be renamed: reserved identifiers and NVRTC's macros are refused. */
+  static const char *const macros[] = {"NULL",           "__CUDA_ARCH__", "__LINE__",
+                                       "__cplusplus",    "__CUDACC__",    "__restrict__",
+                                       "__noinline__",   "__host__",      "_Bool",
+                                       "CUDART_VERSION", "NV_IS_HOST",    "cudaStreamLegacy",
+                                       "assert",         "va_arg",        "fmodf",
+                                       "_",              "printf",        "dim3",
+                                       "size_t"};
+  for (size_t i = 0; i < sizeof macros / sizeof macros[0]; i++) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "tirx_builder_create: name \"%s\" is reserved in CUDA C++",
+             macros[i]);
+    b = tirx_builder_create(macros[i]);
+    expect_sticky(b, TIRX_E_INVALID_ARG, msg);
+    tirx_builder_destroy(b);
+  }
+  /* Near misses are fine. */
+  static const char *const fine[] = {"_x", "x__y", "cuda_kernel", "NULLx", "CUx", "nv_x"};
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+    b = tirx_builder_create(fine[i]);
+    cr_assert_eq(tirx_builder_status(b), TIRX_OK, "%s: %s", fine[i], tirx_builder_error(b));
+    tirx_builder_destroy(b);
+  }
 }
 
 Test(builder, long_name) {
@@ -604,4 +638,265 @@ Test(builder, first_error_sticks) {
   tirx_for_end(B); /* would be an error of its own */
   tirx_set_block(B, 0, 0, 0);
   expect_sticky(B, TIRX_E_TYPE, "tirx_add: y has dtype f32, expected i32 (the dtype of x)");
+}
+
+/* ---- specialisation policies ---- */
+
+Test(builder, policy_defaults_and_query) {
+  tirx_expr *m = tirx_param_int(B, "m", TIRX_I32);
+  tirx_expr *nn = tirx_param_int(B, "n", TIRX_I64);
+  tirx_expr *ld = tirx_param_int(B, "ld", TIRX_I64);
+  tirx_param_scalar(B, "s", TIRX_I32);
+  tirx_tensor *t = tirx_param_tensor(B, "t", TIRX_F32, TIRX_EXPRS(m, nn), NULL);
+  cr_assert_eq(tirx_param_set_policy(B, nn, TIRX_SPECIALIZE_VALUE), TIRX_OK);
+  cr_assert_eq(tirx_param_set_policy(B, ld, TIRX_SPECIALIZE_DYNAMIC), TIRX_OK);
+  tirx_set_block(B, 32, 1, 1);
+  tirx_store(B, t, TIRX_EXPRS(I(0), I(0)), tirx_float(B, 1.0, TIRX_F32));
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(B, &k), TIRX_OK, "%s", tirx_builder_error(B));
+  cr_assert_eq(tirx_kernel_param_policy(k, 0), TIRX_SPECIALIZE_DIV16); /* the default */
+  cr_assert_eq(tirx_kernel_param_policy(k, 1), TIRX_SPECIALIZE_VALUE);
+  cr_assert_eq(tirx_kernel_param_policy(k, 2), TIRX_SPECIALIZE_DYNAMIC);
+  cr_assert_eq(tirx_kernel_param_policy(k, 3), TIRX_SPECIALIZE_DYNAMIC); /* a scalar */
+  cr_assert_eq(tirx_kernel_param_policy(k, 4), TIRX_SPECIALIZE_DYNAMIC); /* a tensor */
+  cr_assert_eq(tirx_kernel_param_policy(k, 5), TIRX_SPECIALIZE_DYNAMIC);
+  cr_assert_eq(tirx_kernel_param_policy(k, -1), TIRX_SPECIALIZE_DYNAMIC);
+  cr_assert_eq(tirx_kernel_param_policy(NULL, 0), TIRX_SPECIALIZE_DYNAMIC);
+  /* Setting a policy again replaces it; the builder stays usable after a build. */
+  cr_assert_eq(tirx_param_set_policy(B, nn, TIRX_SPECIALIZE_DIV16), TIRX_OK);
+  tirx_kernel *k2 = NULL;
+  cr_assert_eq(tirx_kernel_build(B, &k2), TIRX_OK, "%s", tirx_builder_error(B));
+  cr_assert_eq(tirx_kernel_param_policy(k2, 1), TIRX_SPECIALIZE_DIV16);
+  cr_assert_eq(tirx_kernel_param_policy(k, 1), TIRX_SPECIALIZE_VALUE); /* k is frozen */
+  tirx_kernel_release(k);
+  tirx_kernel_release(k2);
+}
+
+Test(builder, policy_null_builder) {
+  tirx_clear_error();
+  cr_assert_eq(tirx_param_set_policy(NULL, NULL, TIRX_SPECIALIZE_VALUE), TIRX_E_NULL_ARG);
+  cr_assert_str_eq(tirx_last_error(), "tirx_param_set_policy: b is NULL");
+}
+
+Test(builder, policy_null_param) {
+  cr_assert_eq(tirx_param_set_policy(B, NULL, TIRX_SPECIALIZE_VALUE), TIRX_E_NULL_ARG);
+  expect_sticky(B, TIRX_E_NULL_ARG, "tirx_param_set_policy: param is NULL");
+}
+
+Test(builder, policy_param_from_another_builder) {
+  tirx_builder *other = tirx_builder_create("other");
+  tirx_expr *m = tirx_param_int(other, "m", TIRX_I32);
+  cr_assert_eq(tirx_param_set_policy(B, m, TIRX_SPECIALIZE_VALUE), TIRX_E_INVALID_ARG);
+  tirx_builder_destroy(other);
+  expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_param_set_policy: param belongs to another builder");
+}
+
+Test(builder, policy_on_a_scalar) {
+  tirx_expr *s = tirx_param_scalar(B, "s", TIRX_I32);
+  cr_assert_eq(tirx_param_set_policy(B, s, TIRX_SPECIALIZE_VALUE), TIRX_E_INVALID_ARG);
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_param_set_policy: param (s) is not an integer parameter (from "
+                "tirx_param_int)");
+}
+
+Test(builder, policy_on_an_expression) {
+  tirx_expr *m = tirx_param_int(B, "m", TIRX_I32);
+  tirx_param_set_policy(B, tirx_add(B, m, I(1)), TIRX_SPECIALIZE_VALUE);
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_param_set_policy: param (m + 1) is not an integer parameter (from "
+                "tirx_param_int)");
+}
+
+Test(builder, policy_out_of_the_enum) {
+  tirx_expr *m = tirx_param_int(B, "m", TIRX_I32);
+  cr_assert_eq(tirx_param_set_policy(B, m, (tirx_specialize)3), TIRX_E_INVALID_ARG);
+  expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_param_set_policy: policy is 3, not a tirx_specialize");
+}
+
+Test(builder, policy_after_an_error_does_nothing) {
+  tirx_expr *m = tirx_param_int(B, "m", TIRX_I32);
+  tirx_thread_idx(B, 7);
+  cr_assert_eq(tirx_param_set_policy(B, m, TIRX_SPECIALIZE_VALUE), TIRX_E_INVALID_ARG);
+  cr_assert_eq(tirx_param_set_policy(B, NULL, (tirx_specialize)9), TIRX_E_INVALID_ARG);
+  cr_assert_not_null(strstr(tirx_builder_error(B), "tirx_thread_idx"));
+}
+
+Test(builder, policy_limit) {
+  /* The first 16 integer parameters default to DIV16, later ones to DYNAMIC. */
+  tirx_expr *p[20];
+  char name[16];
+  for (int i = 0; i < 20; i++) {
+    snprintf(name, sizeof name, "p%d", i);
+    p[i] = tirx_param_int(B, name, TIRX_I32);
+  }
+  tirx_set_block(B, 32, 1, 1);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(B, &k), TIRX_OK, "%s", tirx_builder_error(B));
+  for (int i = 0; i < 20; i++)
+    cr_assert_eq(tirx_kernel_param_policy(k, i),
+                 i < TIRX_BUILDER_MAX_SPECIALIZED ? TIRX_SPECIALIZE_DIV16
+                                                  : TIRX_SPECIALIZE_DYNAMIC);
+  tirx_kernel_release(k);
+  /* Re-setting a specialised one is fine; freeing a place makes room for another. */
+  cr_assert_eq(tirx_param_set_policy(B, p[3], TIRX_SPECIALIZE_VALUE), TIRX_OK);
+  cr_assert_eq(tirx_param_set_policy(B, p[17], TIRX_SPECIALIZE_DYNAMIC), TIRX_OK);
+  cr_assert_eq(tirx_param_set_policy(B, p[0], TIRX_SPECIALIZE_DYNAMIC), TIRX_OK);
+  cr_assert_eq(tirx_param_set_policy(B, p[18], TIRX_SPECIALIZE_VALUE), TIRX_OK);
+  cr_assert_eq(tirx_param_set_policy(B, p[19], TIRX_SPECIALIZE_DIV16), TIRX_E_LIMIT);
+  expect_sticky(B, TIRX_E_LIMIT,
+                "tirx_param_set_policy: p19 would be the 17th specialised parameter, limit 16 "
+                "(set another to TIRX_SPECIALIZE_DYNAMIC first)");
+}
+
+/* ---- fuzz_builder regressions (tests/fuzz/corpus/builder/builder_*) ---- */
+
+/* builder_const_index_fold_overflow: a constant index out of a constant dimension is refused
+ * where it is given (codegen used to fold 2^62 * 8 into the offset and overflow). */
+Test(builder, const_index_out_of_range_load) {
+  tirx_tensor *s = tirx_alloc_shared(B, "s", TIRX_F32, TIRX_DIMS(8, 8), NULL);
+  tirx_load(B, s, TIRX_EXPRS(I((int64_t)1 << 62), I(0)));
+  expect_sticky(B, TIRX_E_OUT_OF_RANGE,
+                "tirx_load: index[0] is 4611686018427387904, out of range for dimension 0 of s "
+                "(extent 8)");
+}
+
+Test(builder, const_index_out_of_range_store) {
+  tirx_tensor *s = tirx_alloc_shared(B, "s", TIRX_F32, TIRX_DIMS(8, 8), NULL);
+  tirx_store(B, s, TIRX_EXPRS(I(7), I(-1)), tirx_float(B, 1.0, TIRX_F32));
+  expect_sticky(B, TIRX_E_OUT_OF_RANGE,
+                "tirx_store: index[1] is -1, out of range for dimension 1 of s (extent 8)");
+}
+
+Test(builder, const_index_out_of_range_atomic_local_and_global) {
+  tirx_tensor *l = tirx_alloc_local(B, "l", TIRX_I32, TIRX_DIMS(4), NULL);
+  tirx_load(B, l, TIRX_EXPRS(tirx_int_typed(B, 3, TIRX_U8)));
+  tirx_tensor *g = tirx_param_tensor(B, "g", TIRX_I32, TIRX_EXPRS(I(16)), NULL);
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+  tirx_atomic_add(B, g, TIRX_EXPRS(I(16)), I(1));
+  expect_sticky(B, TIRX_E_OUT_OF_RANGE,
+                "tirx_atomic_add: index[0] is 16, out of range for dimension 0 of g (extent 16)");
+}
+
+Test(builder, const_index_in_range_and_symbolic_dims) {
+  vec(); /* x and y have the symbolic shape (n): constant indices are not checked there */
+  tirx_tensor *s = tirx_alloc_shared(B, "s", TIRX_F32, TIRX_DIMS(8, 8), NULL);
+  tirx_store(B, s, TIRX_EXPRS(I(7), I(0)), tirx_load(B, x, TIRX_EXPRS(I((int64_t)1 << 40))));
+  tirx_store(B, y, TIRX_EXPRS(I(-1)), tirx_load(B, s, TIRX_EXPRS(I(0), I(7))));
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(B, &k), TIRX_OK, "%s", tirx_builder_error(B));
+  cr_assert_not_null(strstr(tirx_kernel_source(k), "  s[56] = x[1099511627776LL];\n"), "%s",
+                     tirx_kernel_source(k));
+  cr_assert_not_null(strstr(tirx_kernel_source(k), "  y[(-1)] = s[7];\n"), "%s",
+                     tirx_kernel_source(k));
+  tirx_kernel_release(k);
+}
+
+/* builder_param_tensor_layout_shape_overflow: the shape's product is checked. */
+Test(builder, param_tensor_layout_shape_overflow) {
+  const tirx_layout *l = tirx_layout_parse(tirx_builder_arena(B), "(16):(1)");
+  cr_assert_not_null(l);
+  tirx_param_tensor(B, "g", TIRX_F32, TIRX_EXPRS(I((int64_t)1 << 62), I(4)), l);
+  expect_sticky(B, TIRX_E_OVERFLOW,
+                "tirx_param_tensor: the product of the shape overflows int64");
+}
+
+/* builder_alloc_layout_bytes_overflow: elems * the element size is checked, then the limits
+ * apply. */
+Test(builder, alloc_shared_layout_bytes_overflow) {
+  const tirx_layout *l = tirx_layout_parse(tirx_builder_arena(B), "(2):(4611686018427387904)");
+  cr_assert_not_null(l, "%s", tirx_last_error());
+  tirx_alloc_shared(B, "s", TIRX_F32, TIRX_DIMS(2), l);
+  expect_sticky(B, TIRX_E_LIMIT,
+                "tirx_alloc_shared: shared tensor \"s\" has 4611686018427387905 elements of 4 "
+                "bytes, more than the limit of 232448 bytes of shared memory");
+}
+
+Test(builder, alloc_local_layout_bytes_overflow) {
+  const tirx_layout *l = tirx_layout_parse(tirx_builder_arena(B), "(2):(4611686018427387904)");
+  cr_assert_not_null(l, "%s", tirx_last_error());
+  tirx_alloc_local(B, "l", TIRX_F64, TIRX_DIMS(2), l);
+  expect_sticky(B, TIRX_E_LIMIT,
+                "tirx_alloc_local: local array \"l\" has 4611686018427387905 elements of 8 "
+                "bytes, more than the limit of 16384 bytes");
+}
+
+Test(builder, alloc_shared_layout_bytes_no_overflow_still_limited) {
+  const tirx_layout *l = tirx_layout_parse(tirx_builder_arena(B), "(2):(4611686018427387904)");
+  cr_assert_not_null(l, "%s", tirx_last_error());
+  tirx_alloc_shared(B, "s", TIRX_U8, TIRX_DIMS(2), l);
+  expect_sticky(B, TIRX_E_LIMIT,
+                "tirx_alloc_shared: shared memory would be 4611686018427387905 bytes, limit "
+                "232448");
+}
+
+/* builder_weak_const_store_not_exact: a weak constant adapts only when exact in the type. */
+Test(builder, weak_const_store_not_exact_u8) {
+  tirx_tensor *t = tirx_param_tensor(B, "t", TIRX_U8, TIRX_EXPRS(I(4)), NULL);
+  tirx_store(B, t, TIRX_EXPRS(I(0)), I(255)); /* exact: fine */
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+  tirx_store(B, t, TIRX_EXPRS(I(1)), I(1000));
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_store: value is the constant 1000, not exact in u8 (the dtype of t)");
+}
+
+Test(builder, weak_const_store_not_exact_u32) {
+  tirx_tensor *t = tirx_param_tensor(B, "t", TIRX_U32, TIRX_EXPRS(I(4)), NULL);
+  tirx_store(B, t, TIRX_EXPRS(I(0)), I(-1));
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_store: value is the constant -1, not exact in u32 (the dtype of t)");
+}
+
+Test(builder, weak_const_atomic_not_exact) {
+  tirx_tensor *t = tirx_param_tensor(B, "t", TIRX_I32, TIRX_EXPRS(I(4)), NULL);
+  tirx_atomic_add(B, t, TIRX_EXPRS(I(0)), I((int64_t)1 << 31));
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_atomic_add: value is the constant 2147483648, not exact in i32 (the "
+                "dtype of t)");
+}
+
+Test(builder, weak_const_assign_not_exact) {
+  tirx_expr *v = tirx_var(B, "v", TIRX_I8, I(-128));
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+  tirx_assign(B, v, I(128));
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_assign: value is the constant 128, not exact in i8 (the dtype of var)");
+}
+
+Test(builder, weak_const_var_not_exact) {
+  tirx_var(B, "v", TIRX_U8, I(-1));
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_var: init is the constant -1, not exact in u8 (the variable's dtype)");
+}
+
+Test(builder, weak_const_float_exactness) {
+  /* Exact: 2^24 in f32, 65504 in f16, 2^40 in bf16 (one significant bit), 2^53 in f64. */
+  tirx_var(B, "a", TIRX_F32, I(16777216));
+  tirx_var(B, "b", TIRX_F16, I(-65504));
+  tirx_var(B, "c", TIRX_BF16, I((int64_t)1 << 40));
+  tirx_var(B, "d", TIRX_F64, I((int64_t)1 << 53));
+  tirx_var(B, "e", TIRX_F64, I(INT64_MIN));
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+  /* Not exact: rounding would change the value. */
+  tirx_var(B, "f", TIRX_F32, I(16777217));
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_var: init is the constant 16777217, not exact in f32 (the variable's "
+                "dtype)");
+}
+
+Test(builder, weak_const_f16_out_of_range) {
+  tirx_var(B, "h", TIRX_F16, I(65536)); /* one significant bit, but past f16's 65504 */
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_var: init is the constant 65536, not exact in f16 (the variable's dtype)");
+}
+
+Test(builder, weak_const_bf16_and_f64_not_exact) {
+  tirx_var(B, "g", TIRX_BF16, I(257));
+  expect_sticky(B, TIRX_E_TYPE,
+                "tirx_var: init is the constant 257, not exact in bf16 (the variable's dtype)");
+  tirx_builder *b = tirx_builder_create("k2");
+  tirx_var(b, "d", TIRX_F64, tirx_int(b, ((int64_t)1 << 53) + 1));
+  expect_sticky(b, TIRX_E_TYPE,
+                "tirx_var: init is the constant 9007199254740993, not exact in f64 (the "
+                "variable's dtype)");
+  tirx_builder_destroy(b);
 }

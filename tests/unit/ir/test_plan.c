@@ -84,6 +84,8 @@ Test(plan, explicit_n) {
   cr_assert_eq(i64_at(0), 1000);
   cr_assert_eq(ptr_at(1), PTR(0x1000));
   cr_assert_eq(ptr_at(2), PTR(0x2000));
+  cr_assert_eq(P.nspec, 1); /* n: div16 by default; 1000 % 16 != 0 */
+  cr_assert_eq(P.spec[0], 0);
 }
 
 Test(plan, n_bound_from_shape) {
@@ -258,6 +260,75 @@ Test(plan, scalar_kind) {
                      tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, SHAPE, NULL)};
   expect_error(tirx__kernel_plan(K2, "tirx_launch", args, 4, &P), TIRX_E_LAUNCH_ARG,
                "tirx_launch: argument 0 (alpha): kind is f64, expected f32");
+}
+
+/* ---- specialisation keys ---- */
+
+Test(plan, div16_key_follows_the_bound_value) {
+  static const int64_t n1024[] = {1024}, n1[] = {1};
+  tirx_arg args[] = {tirx_arg_tensor(PTR(0x1000), TIRX_F32, 1, n1024, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, n1024, NULL)};
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(P.nspec, 1);
+  cr_assert_eq(P.spec[0], 1);
+  args[0].u.tensor.shape = args[1].u.tensor.shape = n1;
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(P.spec[0], 0);
+  /* K2: m (i32) and ld (i64), both div16; the scalar alpha has no policy. */
+  static const int64_t shape[] = {48, 64}, a_strides[] = {72, 1}, b_strides[] = {1, 48};
+  tirx_arg args2[] = {tirx_arg_f32(2.0f),
+                      tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, shape, a_strides),
+                      tirx_arg_tensor(PTR(0x2000), TIRX_F16, 2, shape, b_strides),
+                      tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, shape, NULL)};
+  cr_assert_eq(tirx__kernel_plan(K2, "tirx_launch", args2, 4, &P), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_assert_eq(P.nspec, 2);
+  cr_assert_eq(P.spec[0], 1); /* m = 48 */
+  cr_assert_eq(P.spec[1], 0); /* ld = 72 */
+}
+
+Test(plan, key_per_policy) {
+  /* (a: value, b: div16, c: dynamic, d: value, e: div16), none of them in a shape. */
+  tirx_builder *b = tirx_builder_create("keys");
+  tirx_expr *p[5];
+  static const char *const names[] = {"a", "b", "c", "d", "e"};
+  static const tirx_specialize pol[] = {TIRX_SPECIALIZE_VALUE, TIRX_SPECIALIZE_DIV16,
+                                        TIRX_SPECIALIZE_DYNAMIC, TIRX_SPECIALIZE_VALUE,
+                                        TIRX_SPECIALIZE_DIV16};
+  for (int i = 0; i < 5; i++) {
+    p[i] = tirx_param_int(b, names[i], i % 2 ? TIRX_I64 : TIRX_I32);
+    cr_assert_eq(tirx_param_set_policy(b, p[i], pol[i]), TIRX_OK);
+  }
+  tirx_set_block(b, 32, 1, 1);
+  tirx_kernel *k = build(b);
+  tirx_arg args[] = {tirx_arg_i32(-5), tirx_arg_i64(-32), tirx_arg_i32(7),
+                     tirx_arg_i64((int64_t)1 << 40), tirx_arg_i64(17)};
+  cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", args, 5, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(P.nspec, 4);
+  cr_assert_eq(P.spec[0], -5);
+  cr_assert_eq(P.spec[1], 1); /* -32 % 16 == 0 */
+  cr_assert_eq(P.spec[2], (int64_t)1 << 40);
+  cr_assert_eq(P.spec[3], 0);
+  /* The parameter list does not depend on the policies: every parameter is passed. */
+  cr_assert_eq(P.nparams, 5);
+  int32_t c;
+  memcpy(&c, P.params[2], 4);
+  cr_assert_eq(c, 7);
+  cr_assert_eq(i64_at(3), (int64_t)1 << 40);
+  tirx_kernel_release(k);
+}
+
+Test(plan, no_policies_no_key) {
+  tirx_builder *b = tirx_builder_create("nokey");
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_DYNAMIC);
+  tirx_param_scalar(b, "s", TIRX_I32);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_kernel *k = build(b);
+  tirx_arg args[] = {tirx_arg_i64(64), tirx_arg_i32(16)};
+  cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(P.nspec, 0);
+  tirx_kernel_release(k);
 }
 
 /* ---- DLPack ---- */

@@ -89,3 +89,21 @@ Test(printer, statements_and_storage) {
                    "}\n");
   free(text);
 }
+
+Test(printer, specialisation_policies) {
+  /* The default policy (div16) is not printed; the others are. */
+  tirx_builder *b = tirx_builder_create("pol");
+  tirx_expr *m = tirx_param_int(b, "m", TIRX_I32);
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_expr *k = tirx_param_int(b, "k", TIRX_I32);
+  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_VALUE);
+  tirx_param_set_policy(b, k, TIRX_SPECIALIZE_DYNAMIC);
+  tirx_param_set_policy(b, m, TIRX_SPECIALIZE_DIV16);
+  tirx_set_block(b, 32, 1, 1);
+  char *s = ir_of(b);
+  cr_assert_str_eq(s, "kernel pol(m: int i32, n: int i64 [value], k: int i32 [dynamic])\n"
+                      "  grid (1, 1, 1) block (32, 1, 1) shared 0\n"
+                      "{\n"
+                      "}\n");
+  free(s);
+}

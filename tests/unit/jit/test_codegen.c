@@ -51,6 +51,9 @@ Test(codegen, vector_add_lines) {
               "struct tirx_f16 { unsigned short bits; };\n",
               "extern \"C\" __global__ void __launch_bounds__(256) vector_add(long long n, "
               "const float *x, float *y) {\n",
+              "#ifdef TIRX_DIV16_n\n"
+              "  __builtin_assume(n % 16 == 0); /* specialised: a multiple of 16 */\n"
+              "#endif\n"
               "  const int i = (((int)blockIdx.x * 256) + (int)threadIdx.x);\n",
               "  if ((((long long)i) < n)) {\n", "    y[i] = (x[i] + y[i]);\n", "  }\n}\n");
   cr_assert_null(strstr(src, "#include"), "the source must not include any header");
@@ -235,6 +238,148 @@ Test(codegen, loops_vars_math_shuffles) {
               "  if (((int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) "
               "== 0)) {\n",
               "    o[tirx_min(n, 7)] = acc;\n");
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+}
+
+/* ---- specialisation policies ---- */
+
+Test(codegen, specialisation_prologue) {
+  tirx_builder *b = tirx_builder_create("spec");
+  tirx_expr *m = tirx_param_int(b, "m", TIRX_I32);
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_expr *d = tirx_param_int(b, "d", TIRX_I32);
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(m, n), NULL);
+  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_VALUE);
+  tirx_param_set_policy(b, d, TIRX_SPECIALIZE_DYNAMIC);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_expr *j = tirx_for_begin(b, "j", tirx_int(b, 0), n, NULL, TIRX_LOOP_SERIAL);
+  tirx_store(b, x, TIRX_EXPRS(tirx_thread_idx(b, 0), j), tirx_float(b, 0.0, TIRX_F32));
+  tirx_for_end(b);
+  tirx_kernel *k = build(b);
+  const char *src = tirx_kernel_source(k);
+  /* The VALUE parameter keeps its place under another name; the body reads a local. */
+  CHECK_LINES(src,
+              "extern \"C\" __global__ void __launch_bounds__(32) spec(int m, "
+              "long long tirx_arg_n, int d, float *x) {\n"
+              "#ifdef TIRX_DIV16_m\n"
+              "  __builtin_assume(m % 16 == 0); /* specialised: a multiple of 16 */\n"
+              "#endif\n"
+              "#ifdef TIRX_SPEC_n\n"
+              "  const long long n = TIRX_SPEC_n; /* specialised on its value */\n"
+              "#else\n"
+              "  const long long n = tirx_arg_n;\n"
+              "#endif\n"
+              "  for (long long j = 0LL; j < n; ++j) {\n",
+              "    x[(long long)(int)threadIdx.x * n + j] = 0.0f;\n");
+  cr_assert_null(strstr(src, "TIRX_DIV16_d"), "a dynamic parameter has no macro");
+  cr_assert_null(strstr(src, "TIRX_SPEC_d"), "a dynamic parameter has no macro");
+  cr_assert_null(strstr(src, "TIRX_SPEC_m"), "a div16 parameter has no value macro");
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+}
+
+Test(codegen, specialisation_macros_use_the_c_name) {
+  /* "max" is renamed in C++ (max_1); the macros and the entry parameter follow the C name. */
+  tirx_builder *b = tirx_builder_create("renamed");
+  tirx_expr *mx = tirx_param_int(b, "max", TIRX_I32);
+  tirx_expr *mn = tirx_param_int(b, "min", TIRX_I32);
+  tirx_param_set_policy(b, mx, TIRX_SPECIALIZE_VALUE);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_expr *s = tirx_let(b, "s", tirx_add(b, mx, mn));
+  (void)s;
+  tirx_kernel *k = build(b);
+  const char *src = tirx_kernel_source(k);
+  CHECK_LINES(src, "renamed(int tirx_arg_max_1, int min_1) {\n",
+              "#ifdef TIRX_SPEC_max_1\n", "  const int max_1 = TIRX_SPEC_max_1;",
+              "  const int max_1 = tirx_arg_max_1;\n", "#ifdef TIRX_DIV16_min_1\n",
+              "  __builtin_assume(min_1 % 16 == 0);",
+              "  const int s = (max_1 + min_1);\n");
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+}
+
+/* ---- fuzz_builder regressions (tests/fuzz/corpus/builder/builder_*) ---- */
+
+static void compiles_for_sm_90a(tirx_kernel *k) {
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.compile_only = true};
+  cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
+  tirx_compiled *c = NULL;
+  cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s\n--- source ---\n%s",
+               tirx_last_error(), tirx_kernel_source(k));
+  tirx_compiled_destroy(c);
+  tirx_runtime_destroy(rt);
+}
+
+/* builder_neg_negative_zero: -0.0 is parenthesised like any negative constant (signbit), so
+ * its negation is not the decrement "--0.0f". */
+Test(codegen, negative_zero_is_parenthesised) {
+  tirx_builder *b = tirx_builder_create("negzero");
+  tirx_tensor *f = tirx_param_tensor(b, "f", TIRX_F32, TIRX_EXPRS(tirx_int(b, 2)), NULL);
+  tirx_tensor *d = tirx_param_tensor(b, "d", TIRX_F64, TIRX_EXPRS(tirx_int(b, 2)), NULL);
+  tirx_set_block(b, 1, 1, 1);
+  tirx_store(b, f, TIRX_EXPRS(tirx_int(b, 0)), tirx_neg(b, tirx_float(b, -0.0, TIRX_F32)));
+  tirx_store(b, f, TIRX_EXPRS(tirx_int(b, 1)), tirx_float(b, -0.0, TIRX_F32));
+  tirx_store(b, d, TIRX_EXPRS(tirx_int(b, 0)), tirx_neg(b, tirx_float(b, -0.0, TIRX_F64)));
+  tirx_store(b, d, TIRX_EXPRS(tirx_int(b, 1)), tirx_neg(b, tirx_float(b, 0.0, TIRX_F64)));
+  tirx_kernel *k = build(b);
+  CHECK_LINES(tirx_kernel_source(k), "  f[0] = (-(-0.0f));\n", "  f[1] = (-0.0f);\n",
+              "  d[0] = (-(-0.0));\n", "  d[1] = (-0.0);\n");
+  cr_assert_null(strstr(tirx_kernel_source(k), "--"));
+  compiles_for_sm_90a(k);
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+}
+
+/* builder_name_NULL, builder_name_predefined_macro: names that are macros or reserved
+ * identifiers under NVRTC are renamed (a suffix for NULL and the like, the prefix v_ for
+ * names no suffix can fix), and the kernel compiles. */
+Test(codegen, reserved_identifiers_and_macros_are_renamed) {
+  tirx_builder *b = tirx_builder_create("macros");
+  tirx_expr *arch = tirx_param_int(b, "__CUDA_ARCH__", TIRX_I32);
+  tirx_param_set_policy(b, arch, TIRX_SPECIALIZE_VALUE);
+  tirx_expr *null = tirx_param_scalar(b, "NULL", TIRX_F32);
+  tirx_tensor *r = tirx_param_tensor_strided(b, "__restrict__", TIRX_F32,
+                                             TIRX_EXPRS(arch, tirx_int(b, 4)), NULL);
+  tirx_tensor *host = tirx_alloc_shared(b, "__host__", TIRX_F32, TIRX_DIMS(32), NULL);
+  tirx_tensor *as = tirx_alloc_local(b, "assert", TIRX_F32, TIRX_DIMS(2), NULL);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_expr *line = tirx_for_begin(b, "__LINE__", tirx_int(b, 0), arch, NULL, TIRX_LOOP_SERIAL);
+  tirx_expr *cpp = tirx_let(b, "__cplusplus", tirx_add(b, line, tirx_int(b, 1)));
+  tirx_expr *cudacc = tirx_var(b, "__CUDACC__", TIRX_F32, null);
+  tirx_expr *noinl = tirx_let(b, "__noinline__", tirx_thread_idx(b, 0));
+  tirx_expr *ver = tirx_let(b, "CUDART_VERSION", tirx_int(b, 3));
+  tirx_expr *nv = tirx_let(b, "NV_IS_HOST", tirx_mul(b, cpp, ver));
+  tirx_expr *leg = tirx_let(b, "cudaStreamLegacy", tirx_load(b, host, TIRX_EXPRS(noinl)));
+  tirx_expr *bl = tirx_let(b, "_Bool", tirx_lt(b, nv, tirx_int(b, 100)));
+  tirx_expr *va = tirx_let(b, "va_arg", tirx_select(b, bl, leg, cudacc));
+  tirx_expr *n2 = tirx_let(b, "NULL", tirx_add(b, va, tirx_load(b, as, TIRX_EXPRS(tirx_int(b, 1)))));
+  tirx_store(b, r, TIRX_EXPRS(line, tirx_int(b, 3)), n2);
+  tirx_for_end(b);
+  tirx_kernel *k = build(b);
+  const char *src = tirx_kernel_source(k);
+  CHECK_LINES(src,
+              "macros(int tirx_arg_v___CUDA_ARCH__, float NULL_1, float *v___restrict__, "
+              "long long v___restrict___stride0, long long v___restrict___stride1) {\n",
+              "#ifdef TIRX_SPEC_v___CUDA_ARCH__\n",
+              "  const int v___CUDA_ARCH__ = TIRX_SPEC_v___CUDA_ARCH__;",
+              "  float *v___host__ = (float *)(tirx_smem + 0);",
+              "  float assert_1[2];",
+              "  for (int v___LINE__ = 0; v___LINE__ < v___CUDA_ARCH__; ++v___LINE__) {\n",
+              "    const int v___cplusplus = (v___LINE__ + 1);\n",
+              "    float v___CUDACC__ = NULL_1;\n",
+              "    const int v___noinline__ = (int)threadIdx.x;\n",
+              "    const long long v_CUDART_VERSION = 3LL;\n",
+              "    const long long v_NV_IS_HOST = (((long long)v___cplusplus) * v_CUDART_VERSION);\n",
+              "    const float v_cudaStreamLegacy = v___host__[v___noinline__];\n",
+              "    const bool v__Bool = (v_NV_IS_HOST < 100LL);\n",
+              "    const float va_arg_1 = (v__Bool ? v_cudaStreamLegacy : v___CUDACC__);\n",
+              "    const float NULL_2 = (va_arg_1 + assert_1[1]);\n");
+  compiles_for_sm_90a(k);
+  /* The declared names are the caller's. */
+  cr_assert_str_eq(tirx_kernel_param_name(k, 0), "__CUDA_ARCH__");
+  cr_assert_str_eq(tirx_kernel_param_name(k, 1), "NULL");
   tirx_kernel_release(k);
   tirx_builder_destroy(b);
 }

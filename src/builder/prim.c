@@ -1,0 +1,616 @@
+/*
+ * Execution scopes (tirx_team_begin, tirx_filter_begin), regions and tile-primitive
+ * statements, and their dispatch and lowering at tirx_kernel_build (tirx__prim_lower_all).
+ *
+ * A primitive is recorded as a TIRX__ST_PRIM statement holding its operands, the scope at the
+ * call and its config. At build time each one becomes a tirx__call (operand layouts: the
+ * tensor's layout sliced to the region), goes through tirx__dispatch, and the chosen rule's
+ * emit hook writes native IR into the statement's body (src/dispatch/lower.c), which codegen
+ * prints under a comment naming the rule.
+ *
+ * Global tensors without a layout (shape and strides, possibly symbolic) are described to
+ * dispatch as one iter per dimension, (extent_k):(stride_k), with an m offset standing for
+ * the region's start: the part of the start's alignment known at build time (the gcd of
+ * begin_k * stride_k over constant begins and stride_k over symbolic ones; base pointers are
+ * 16-byte aligned). A symbolic stride is a constant only for the innermost dimension of a
+ * dense tensor (1); any other symbolic stride under an extent > 1, or under a symbolic
+ * begin, makes the start's alignment unknown (vector width 1: the scalar fallbacks). So
+ * vector accesses on global memory need constant inner dimensions: a kernel specialised on its
+ * row width vectorises, one with a symbolic width falls back to scalar accesses, correctly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dispatch/lower.h"
+#include "builder_internal.h"
+
+/* ---- scopes ---- */
+
+static const char *strip_fn(const char *msg) {
+  const char *c = strstr(msg, ": ");
+  return c ? c + 2 : msg;
+}
+
+/* The scope at the insertion point, made from the block size at the first need. */
+static const tirx_scope *cur_scope(tirx_builder *b, const char *fn) {
+  if (b->scope) return b->scope;
+  if (!b->block_set) {
+    tirx__b_fail(b, TIRX_E_BUILD, "%s: the block size is not set (call tirx_set_block first)",
+                 fn);
+    return NULL;
+  }
+  int threads = b->block[0] * b->block[1] * b->block[2];
+  b->scope = tirx_scope_new(b->arena, (threads + 31) / 32, 1, 1);
+  if (!b->scope)
+    tirx__b_fail(b, tirx_last_status(), "%s: %s", fn, strip_fn(tirx_last_error()));
+  return b->scope;
+}
+
+static bool push_scope(tirx_builder *b, const char *fn, bool filter, const tirx_scope *next,
+                       const tirx_scope *outer) {
+  if (b->nscopes >= TIRX_BUILDER_MAX_NESTING) {
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested scopes", fn,
+                 TIRX_BUILDER_MAX_NESTING);
+    return false;
+  }
+  b->scopes[b->nscopes++] = (tirx__scope_frame){filter, b->depth, outer};
+  b->scope = next;
+  return true;
+}
+
+/* Closes the innermost scope frame when it is of the expected kind and level. */
+static bool pop_scope(tirx_builder *b, const char *fn, bool filter) {
+  const char *what = filter ? "tirx_filter_begin" : "tirx_team_begin";
+  if (b->nscopes == 0) {
+    tirx__b_fail(b, TIRX_E_BUILD, "%s: no open %s", fn, what);
+    return false;
+  }
+  const tirx__scope_frame *f = &b->scopes[b->nscopes - 1];
+  if (f->filter != filter) {
+    tirx__b_fail(b, TIRX_E_BUILD, "%s: the innermost open scope is a %s", fn,
+                 f->filter ? "tirx_filter_begin" : "tirx_team_begin");
+    return false;
+  }
+  if (f->depth != b->depth) {
+    tirx__b_fail(b, TIRX_E_BUILD, "%s: a for or if block opened inside %s is still open", fn,
+                 what);
+    return false;
+  }
+  b->scope = f->outer;
+  b->nscopes--;
+  return true;
+}
+
+void tirx_team_begin(tirx_builder *b, tirx_team team) {
+  static const char fn[] = "tirx_team_begin";
+  if (!tirx__b_ok(b, fn)) return;
+  if ((unsigned)team > TIRX_TEAM_CLUSTER) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: team is %d, not a tirx_team", fn, (int)team);
+    return;
+  }
+  const tirx_scope *s = cur_scope(b, fn);
+  if (!s) return;
+  const tirx_scope *n = tirx_scope_team(b->arena, s, team);
+  if (!n) {
+    tirx__b_fail(b, tirx_last_status(), "%s: %s", fn, strip_fn(tirx_last_error()));
+    return;
+  }
+  push_scope(b, fn, false, n, s);
+}
+
+void tirx_team_end(tirx_builder *b) {
+  static const char fn[] = "tirx_team_end";
+  if (tirx__b_ok(b, fn)) pop_scope(b, fn, false);
+}
+
+void tirx_filter_begin(tirx_builder *b, tirx_axis axis, int64_t lo, int64_t hi) {
+  static const char fn[] = "tirx_filter_begin";
+  if (!tirx__b_ok(b, fn)) return;
+  const tirx_scope *s = cur_scope(b, fn);
+  if (!s) return;
+  const tirx_scope *n = tirx_scope_filter(b->arena, s, axis, lo, hi);
+  if (!n) {
+    tirx__b_fail(b, tirx_last_status(), "%s: %s", fn, strip_fn(tirx_last_error()));
+    return;
+  }
+  tirx_expr *coord = tirx__lower_axis_coord(b, axis);
+  if (!coord) {
+    const char *an = tirx_axis_name(axis);
+    tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
+                 "%s: a filter on %s cannot be guarded at run time yet (axes of one CTA only)",
+                 fn, an ? an : "?");
+    return;
+  }
+  tirx_expr *cond = hi == lo + 1 ? tirx_eq(b, coord, tirx_int(b, lo))
+                    : lo == 0    ? tirx_lt(b, coord, tirx_int(b, hi))
+                                 : tirx_and(b, tirx_ge(b, coord, tirx_int(b, lo)),
+                                            tirx_lt(b, coord, tirx_int(b, hi)));
+  if (!cond) return;
+  tirx_if_begin(b, cond);
+  if (b->status != TIRX_OK) return;
+  b->frames[b->depth].kind = TIRX__FRAME_FILTER;
+  push_scope(b, fn, true, n, s);
+}
+
+void tirx_filter_end(tirx_builder *b) {
+  static const char fn[] = "tirx_filter_end";
+  if (!tirx__b_ok(b, fn)) return;
+  if (b->frames[b->depth].kind != TIRX__FRAME_FILTER && b->nscopes &&
+      b->scopes[b->nscopes - 1].filter) {
+    tirx__b_fail(b, TIRX_E_BUILD, "%s: a for or if block opened inside tirx_filter_begin is "
+                 "still open", fn);
+    return;
+  }
+  if (!pop_scope(b, fn, true)) return;
+  b->depth--; /* the guard's if */
+}
+
+/* ---- regions ---- */
+
+static tirx_region *new_region(tirx_builder *b, const char *fn) {
+  tirx_region *r = tirx__b_node(b, fn, sizeof *r);
+  if (r) r->owner = b;
+  return r;
+}
+
+static bool const_shape(const tirx_tensor *t, int k, int64_t *out) {
+  if (t->storage != TIRX__GLOBAL || t->layout) {
+    *out = t->const_shape[k];
+    return true;
+  }
+  if (t->shape[k]->kind != TIRX__EX_INT) return false;
+  *out = t->shape[k]->i;
+  return true;
+}
+
+tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *begins,
+                             const int64_t *extents) {
+  static const char fn[] = "tirx_region_new";
+  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t")) return NULL;
+  if (!extents) {
+    tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: extents is NULL", fn);
+    return NULL;
+  }
+  tirx_expr **idx = tirx__b_index_list(b, fn, t, n, begins);
+  if (!idx) return NULL;
+  bool need_const = t->storage != TIRX__GLOBAL || t->layout;
+  for (int k = 0; k < n; k++) {
+    if (extents[k] < 1) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: extents[%d] is %lld, expected >= 1", fn, k,
+                   (long long)extents[k]);
+      return NULL;
+    }
+    if (idx[k]->kind != TIRX__EX_INT) {
+      if (need_const) {
+        tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
+                     "%s: begins[%d] is not a constant: regions of %s need constant begins", fn,
+                     k, t->decl.name);
+        return NULL;
+      }
+      continue;
+    }
+    int64_t dim;
+    if (idx[k]->i < 0 || (const_shape(t, k, &dim) && (idx[k]->i > dim ||
+                                                       extents[k] > dim - idx[k]->i))) {
+      tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: region dim %d [%lld, %lld) exceeds the extent of "
+                   "%s", fn, k, (long long)idx[k]->i, (long long)idx[k]->i + extents[k],
+                   t->decl.name);
+      return NULL;
+    }
+  }
+  tirx_region *r = new_region(b, fn);
+  if (!r) return NULL;
+  r->tensor = t;
+  for (int k = 0; k < n; k++) {
+    r->begin[k] = idx[k];
+    r->extent[k] = extents[k];
+  }
+  return r;
+}
+
+tirx_region *tirx_whole(tirx_builder *b, tirx_tensor *t) {
+  static const char fn[] = "tirx_whole";
+  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t")) return NULL;
+  tirx_expr *zero[TIRX_BUILDER_MAX_RANK];
+  int64_t ext[TIRX_BUILDER_MAX_RANK];
+  for (int k = 0; k < t->rank; k++) {
+    if (!const_shape(t, k, &ext[k])) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                   "%s: %s has a symbolic shape: use tirx_region_new with constant extents", fn,
+                   t->decl.name);
+      return NULL;
+    }
+    zero[k] = tirx_int(b, 0);
+    if (!zero[k]) return NULL;
+  }
+  tirx_region *r = new_region(b, fn);
+  if (!r) return NULL;
+  r->tensor = t;
+  for (int k = 0; k < t->rank; k++) {
+    r->begin[k] = tirx__b_const(b, fn, 0, TIRX_I32);
+    r->extent[k] = ext[k];
+  }
+  return b->status == TIRX_OK ? r : NULL;
+}
+
+tirx_region *tirx_broadcast(tirx_builder *b, tirx_expr *value) {
+  static const char fn[] = "tirx_broadcast";
+  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, value, "value")) return NULL;
+  tirx_region *r = new_region(b, fn);
+  if (r) r->value = value;
+  return r;
+}
+
+/* ---- primitives ---- */
+
+static bool region_arg(tirx_builder *b, const char *fn, const tirx_region *r, const char *arg,
+                       bool dst) {
+  if (!r) {
+    tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: %s is NULL", fn, arg);
+    return false;
+  }
+  if (r->owner != b) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: %s belongs to another builder", fn, arg);
+    return false;
+  }
+  if (dst && !r->tensor) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: %s is a broadcast: the destination must be a "
+                 "region of a tensor", fn, arg);
+    return false;
+  }
+  return true;
+}
+
+static int region_dtype(const tirx_region *r) {
+  return r->tensor ? r->tensor->dtype : r->value->dtype;
+}
+
+static bool same_shape(tirx_builder *b, const char *fn, const tirx_region *d,
+                       const tirx_region *s, const char *arg) {
+  if (!s->tensor) return true;
+  bool ok = s->tensor->rank == d->tensor->rank;
+  for (int k = 0; ok && k < d->tensor->rank; k++) ok = s->extent[k] == d->extent[k];
+  if (!ok)
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: %s's extents differ from dst's", fn, arg);
+  return ok;
+}
+
+static void add_prim(tirx_builder *b, const char *fn, int prim, int op, int n,
+                     tirx_region *const *ops, const tirx_config *cfg, uint32_t axes,
+                     bool accumulate) {
+  const tirx_scope *scope = cur_scope(b, fn);
+  if (!scope) return;
+  if (cfg && ((unsigned)cfg->hint > TIRX_HINT_NC)) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: cfg->hint is %d, not a tirx_hint", fn,
+                 (int)cfg->hint);
+    return;
+  }
+  tirx__prim_stmt *p = tirx__b_node(b, fn, sizeof *p);
+  if (!p) return;
+  p->prim = (uint8_t)prim;
+  p->op = (uint8_t)op;
+  p->axes = axes;
+  p->accumulate = accumulate;
+  p->nops = n;
+  for (int i = 0; i < n; i++) p->ops[i] = ops[i];
+  p->scope = scope;
+  p->number = ++b->nprims;
+  if (cfg) {
+    if (cfg->family && !(p->family = tirx__arena_strdup(b->arena, cfg->family, fn))) {
+      tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+      return;
+    }
+    for (int k = 0; k < 3; k++) p->shape[k] = cfg->shape[k];
+    p->hint = (uint8_t)cfg->hint;
+  }
+  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_PRIM);
+  if (!s) return;
+  s->prim = p;
+  ops[0]->tensor->written = true;
+}
+
+void tirx_copy(tirx_builder *b, tirx_region *dst, tirx_region *src, const tirx_config *cfg) {
+  static const char fn[] = "tirx_copy";
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true) ||
+      !region_arg(b, fn, src, "src", true) || !same_shape(b, fn, dst, src, "src"))
+    return;
+  if (dst->tensor->dtype != src->tensor->dtype) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: src has dtype %s, dst %s: use tirx_cast_region", fn,
+                 tirx_dtype_name((tirx_dtype)src->tensor->dtype),
+                 tirx_dtype_name((tirx_dtype)dst->tensor->dtype));
+    return;
+  }
+  add_prim(b, fn, TIRX__PRIM_COPY, TIRX__PRIM_OP_NONE, 2, (tirx_region *[]){dst, src}, cfg, 0,
+           false);
+}
+
+static int op_arity(tirx_op op) {
+  switch (op) {
+  case TIRX_OP_ADD: case TIRX_OP_SUB: case TIRX_OP_MUL: case TIRX_OP_DIV: case TIRX_OP_MAX:
+  case TIRX_OP_MIN: return 2;
+  case TIRX_OP_FMA: return 3;
+  case TIRX_OP_NEG: case TIRX_OP_ABS: case TIRX_OP_EXP: case TIRX_OP_EXP2: case TIRX_OP_LOG:
+  case TIRX_OP_SQRT: case TIRX_OP_RSQRT: case TIRX_OP_TANH: case TIRX_OP_SIGMOID:
+  case TIRX_OP_SILU: case TIRX_OP_GELU: case TIRX_OP_COPY: return 1;
+  default: return 0;
+  }
+}
+
+static bool float_only(tirx_op op) {
+  return op >= TIRX_OP_EXP && op <= TIRX_OP_SIGMOID ? true : op == TIRX_OP_SILU ||
+                                                                 op == TIRX_OP_GELU;
+}
+
+void tirx_map(tirx_builder *b, tirx_region *dst, tirx_op op, int n, tirx_region *const *srcs,
+              const tirx_config *cfg) {
+  static const char fn[] = "tirx_map";
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true)) return;
+  int arity = op_arity(op);
+  if (!arity) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: op %d is not a pointwise tirx_op", fn, (int)op);
+    return;
+  }
+  if (n != arity || !srcs) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: op %s takes %d sources, got %d", fn,
+                 tirx__prim_op_name((tirx__prim_op)op), arity, srcs ? n : 0);
+    return;
+  }
+  int dt = dst->tensor->dtype;
+  if (float_only(op) && !tirx__dtype_is_float(dt)) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: op %s needs a floating-point dst, not %s", fn,
+                 tirx__prim_op_name((tirx__prim_op)op), tirx_dtype_name((tirx_dtype)dt));
+    return;
+  }
+  static const char *const names[3] = {"srcs[0]", "srcs[1]", "srcs[2]"};
+  for (int i = 0; i < n; i++) {
+    if (!region_arg(b, fn, srcs[i], names[i], false) || !same_shape(b, fn, dst, srcs[i], names[i]))
+      return;
+    if (srcs[i]->tensor && srcs[i]->tensor->dtype != dt) {
+      tirx__b_fail(b, TIRX_E_TYPE, "%s: %s has dtype %s, expected %s (dst's): use "
+                   "tirx_cast_region", fn, names[i],
+                   tirx_dtype_name((tirx_dtype)srcs[i]->tensor->dtype),
+                   tirx_dtype_name((tirx_dtype)dt));
+      return;
+    }
+    if (!srcs[i]->tensor && srcs[i]->value->dtype == TIRX_BOOL) {
+      tirx__b_fail(b, TIRX_E_TYPE, "%s: %s is a bool broadcast", fn, names[i]);
+      return;
+    }
+  }
+  int prim = n == 1 ? TIRX__PRIM_UNARY : n == 2 ? TIRX__PRIM_BINARY : TIRX__PRIM_TERNARY;
+  tirx_region *ops[4] = {dst, n > 0 ? srcs[0] : NULL, n > 1 ? srcs[1] : NULL,
+                         n > 2 ? srcs[2] : NULL};
+  add_prim(b, fn, prim, (int)op, n + 1, ops, cfg, 0, false);
+}
+
+void tirx_unary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a,
+                const tirx_config *cfg) {
+  tirx_map(b, dst, op, 1, (tirx_region *[]){a}, cfg);
+}
+void tirx_binary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a, tirx_region *x,
+                 const tirx_config *cfg) {
+  tirx_map(b, dst, op, 2, (tirx_region *[]){a, x}, cfg);
+}
+void tirx_ternary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a,
+                  tirx_region *x, tirx_region *y, const tirx_config *cfg) {
+  tirx_map(b, dst, op, 3, (tirx_region *[]){a, x, y}, cfg);
+}
+
+void tirx_cast_region(tirx_builder *b, tirx_region *dst, tirx_region *src,
+                      const tirx_config *cfg) {
+  static const char fn[] = "tirx_cast_region";
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true) ||
+      !region_arg(b, fn, src, "src", true) || !same_shape(b, fn, dst, src, "src"))
+    return;
+  add_prim(b, fn, TIRX__PRIM_CAST, TIRX__PRIM_OP_NONE, 2, (tirx_region *[]){dst, src}, cfg, 0,
+           false);
+}
+
+void tirx_fill(tirx_builder *b, tirx_region *dst, tirx_expr *value, const tirx_config *cfg) {
+  static const char fn[] = "tirx_fill";
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true)) return;
+  tirx_region *v = tirx_broadcast(b, value);
+  if (!v) return;
+  add_prim(b, fn, TIRX__PRIM_FILL, TIRX__PRIM_OP_NONE, 2, (tirx_region *[]){dst, v}, cfg, 0,
+           false);
+}
+
+void tirx_select_region(tirx_builder *b, tirx_region *dst, tirx_region *cond, tirx_region *x,
+                        tirx_region *y, const tirx_config *cfg) {
+  static const char fn[] = "tirx_select_region";
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true) ||
+      !region_arg(b, fn, cond, "cond", false) || !region_arg(b, fn, x, "x", false) ||
+      !region_arg(b, fn, y, "y", false) || !same_shape(b, fn, dst, cond, "cond") ||
+      !same_shape(b, fn, dst, x, "x") || !same_shape(b, fn, dst, y, "y"))
+    return;
+  if (region_dtype(cond) != TIRX_BOOL) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: cond has dtype %s, expected bool", fn,
+                 tirx_dtype_name((tirx_dtype)region_dtype(cond)));
+    return;
+  }
+  add_prim(b, fn, TIRX__PRIM_SELECT, TIRX__PRIM_OP_NONE, 4, (tirx_region *[]){dst, cond, x, y},
+           cfg, 0, false);
+}
+
+void tirx_reduce(tirx_builder *b, tirx_region *dst, tirx_region *src, tirx_op op, uint32_t axes,
+                 bool accumulate, const tirx_config *cfg) {
+  static const char fn[] = "tirx_reduce";
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true) ||
+      !region_arg(b, fn, src, "src", true))
+    return;
+  if (op != TIRX_OP_SUM && op != TIRX_OP_SUMSQ && op != TIRX_OP_PROD && op != TIRX_OP_MAX &&
+      op != TIRX_OP_MIN) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: op %d is not sum, sumsq, prod, max or min", fn,
+                 (int)op);
+    return;
+  }
+  int rank = src->tensor->rank;
+  if (axes == 0 || axes >> rank) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: axes 0x%x are not a non-empty subset of src's %d "
+                 "dims", fn, (unsigned)axes, rank);
+    return;
+  }
+  if (tirx__dtype_is_float(dst->tensor->dtype) != tirx__dtype_is_float(src->tensor->dtype) ||
+      dst->tensor->dtype == TIRX_BOOL || src->tensor->dtype == TIRX_BOOL) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: src has dtype %s, dst %s", fn,
+                 tirx_dtype_name((tirx_dtype)src->tensor->dtype),
+                 tirx_dtype_name((tirx_dtype)dst->tensor->dtype));
+    return;
+  }
+  add_prim(b, fn, TIRX__PRIM_REDUCE, (int)op, 2, (tirx_region *[]){dst, src}, cfg, axes,
+           accumulate);
+}
+
+const char *tirx_kernel_dispatch_report(const tirx_kernel *k) {
+  return k ? (k->dispatch_report ? k->dispatch_report : "") : NULL;
+}
+
+/* ---- dispatch and lowering at build time ---- */
+
+static const char FN[] = "tirx_kernel_build";
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* The layout of region r for dispatch (file comment), in arena a; NULL with the error set. */
+static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
+  const tirx_tensor *t = r->tensor;
+  int rank = t->rank;
+  int64_t begin[TIRX_BUILDER_MAX_RANK];
+  if (t->layout) {
+    for (int k = 0; k < rank; k++) begin[k] = r->begin[k]->i; /* constant (tirx_region_new) */
+    return tirx_layout_slice(a, t->layout, rank, t->const_shape, begin, r->extent);
+  }
+  tirx_iter d[TIRX_BUILDER_MAX_RANK];
+  int64_t total = 1, align = 0;
+  bool unknown = false;
+  for (int k = 0; k < rank; k++) tirx__mul_ok(total, r->extent[k], &total);
+  for (int k = 0; k < rank; k++) {
+    bool known = tirx__stride_kind(t, k) == TIRX__STRIDE_CONST;
+    int64_t s = known ? t->stride[k]->i : 2 * total + 1; /* odd: never contiguous */
+    d[k] = (tirx_iter){r->extent[k], r->extent[k] > 1 ? s : 0, TIRX_AXIS_M};
+    bool cbegin = r->begin[k]->kind == TIRX__EX_INT;
+    if (cbegin && r->begin[k]->i == 0) continue;
+    if (!known) {
+      unknown = true;
+      continue;
+    }
+    int64_t term;
+    if (!tirx__mul_ok(cbegin ? r->begin[k]->i : 1, s, &term)) unknown = true;
+    align = gcd64(align, term);
+  }
+  for (int k = 0; k + 1 < rank; k++)
+    if (tirx__stride_kind(t, k) != TIRX__STRIDE_CONST && r->extent[k] > 1) unknown = true;
+  tirx_axis_offset o = {TIRX_AXIS_M, unknown ? 1 : align % 1024 ? align % 1024 : 0};
+  if (!unknown && align && o.value == 0) o.value = 1024; /* keeps the known alignment */
+  tirx_layout *flat = tirx_layout_new(a, rank, d, 0, NULL, o.value ? 1 : 0, &o);
+  return flat ? tirx_layout_group(a, flat, rank, r->extent) : NULL;
+}
+
+static tirx__role role_of(const tirx_region *r) {
+  if (!r->tensor) return TIRX__ROLE_SCALAR;
+  return r->tensor->storage == TIRX__GLOBAL   ? TIRX__ROLE_GLOBAL
+         : r->tensor->storage == TIRX__SHARED ? TIRX__ROLE_SHARED
+                                              : TIRX__ROLE_LOCAL;
+}
+
+static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s,
+                             tirx__dispatch_report *rep) {
+  tirx__prim_stmt *p = s->prim;
+  char where[TIRX_BUILDER_MAX_NAME + 24];
+  snprintf(where, sizeof where, "%s:%d", b->name, (int)p->number);
+  tirx__call call = {.prim = (tirx__prim)p->prim, .arch = 90, .noperands = p->nops,
+                     .scope = p->scope, .where = where};
+  call.config.family = p->family;
+  for (int k = 0; k < 3; k++) call.config.shape.v[k] = p->shape[k];
+  call.config.op = (tirx__prim_op)p->op;
+  call.config.reduce_axes = p->axes;
+  call.config.accumulate = p->accumulate;
+  call.config.hint = (tirx__hint)p->hint;
+  for (int i = 0; i < p->nops; i++) {
+    const tirx_region *r = p->ops[i];
+    call.operands[i].role = role_of(r);
+    call.operands[i].dtype = (tirx_dtype)(r->tensor ? r->tensor->dtype : r->value->dtype);
+    if (!r->tensor) continue;
+    call.operands[i].layout = region_layout(a, r);
+    if (!call.operands[i].layout)
+      return tirx__b_fail(b, tirx_last_status(), "%s: [%s] %s: operand %d: %s", FN, where,
+                          tirx__prim_name(call.prim), i, strip_fn(tirx_last_error()));
+  }
+  tirx__dispatch_result res;
+  tirx_status st = tirx__dispatch(a, &call, &res);
+  if (tirx__dispatch_report_add(rep, &res) != TIRX_OK)
+    return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+  if (st != TIRX_OK)
+    return tirx__b_fail(b, st, "%s: [%s] %s", FN, where, strip_fn(tirx_last_error()));
+  if (!res.rule->emit)
+    return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED, "%s: [%s] rule %s has no lowering yet", FN,
+                        where, res.rule->name);
+  char *shape = tirx__shape_str(res.rule, &res.shape);
+  char text[512];
+  snprintf(text, sizeof text, "%s %s: %s", res.rule->name, shape ? shape : "?", res.key);
+  free(shape);
+  p->comment = tirx__arena_strdup(b->arena, text, FN);
+  if (!p->comment) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+  /* The rule writes native IR at the insertion point: the statement's body. */
+  s->body.first = s->body.last = NULL;
+  tirx__block *saved = b->frames[0].block;
+  int saved_depth = b->depth;
+  b->frames[0].block = &s->body;
+  b->depth = 0;
+  tirx__lower lw = {.b = b, .p = p, .call = &call, .rule = res.rule->name, .arena = a};
+  st = res.rule->emit(res.rule, &call, &res.shape, &lw);
+  b->frames[0].block = saved;
+  b->depth = saved_depth;
+  if (st != TIRX_OK && b->status == TIRX_OK)
+    return tirx__b_fail(b, st, "%s: [%s] %s: %s", FN, where, res.rule->name,
+                        strip_fn(tirx_last_error()));
+  return b->status;
+}
+
+static tirx_status lower_block(tirx_builder *b, tirx_arena *a, tirx__block *blk,
+                               tirx__dispatch_report *rep) {
+  for (tirx__stmt *s = blk->first; s; s = s->next) {
+    tirx_status st = TIRX_OK;
+    if (s->kind == TIRX__ST_PRIM)
+      st = lower_one(b, a, s, rep);
+    else if (s->kind == TIRX__ST_FOR || s->kind == TIRX__ST_IF)
+      st = lower_block(b, a, &s->body, rep) != TIRX_OK ? b->status
+                                                       : lower_block(b, a, &s->orelse, rep);
+    if (st != TIRX_OK) return st;
+  }
+  return TIRX_OK;
+}
+
+tirx_status tirx__prim_lower_all(tirx_builder *b) {
+  if (b->nscopes > 0) {
+    const tirx__scope_frame *f = &b->scopes[b->nscopes - 1];
+    return tirx__b_fail(b, TIRX_E_BUILD, "%s: %s is not closed by %s", FN,
+                        f->filter ? "tirx_filter_begin" : "tirx_team_begin",
+                        f->filter ? "tirx_filter_end" : "tirx_team_end");
+  }
+  b->dispatch_report = "";
+  if (b->nprims == 0) return TIRX_OK;
+  tirx_arena *a = tirx_arena_create();
+  if (!a) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+  tirx__dispatch_report rep;
+  tirx__dispatch_report_init(&rep, a);
+  tirx_status st = lower_block(b, a, &b->body, &rep);
+  char *text = tirx__dispatch_report_str(&rep);
+  const char *copy = text ? tirx__arena_strdup(b->arena, text, FN) : NULL;
+  free(text);
+  tirx_arena_destroy(a);
+  if (copy) b->dispatch_report = copy;
+  if (st != TIRX_OK) return st;
+  if (!copy) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+  return TIRX_OK;
+}
