@@ -28,11 +28,14 @@
  * constraints; results collect into a report (tirx__dispatch_report) rendered as text by
  * tirx__dispatch_report_str, which the builder, TIRX_DUMP_DIR and `tirx dump` will expose.
  *
- * LOWERING IS NOT IMPLEMENTED YET. Each rule has an `emit` hook (tirx__emit_fn) that will take
- * an opaque emitter (the builder's native-IR insertion point) and write the residual loops
- * around the chosen instruction. Every rule in the table has emit == NULL today; nothing in
- * this folder generates IR or code. Dispatch is usable on its own: it is a pure function of
- * the call description, and the tests exercise it on the CPU.
+ * Lowering. Each rule has an `emit` hook (tirx__emit_fn) that receives the builder's emitter
+ * (a tirx__lower, lower.h: the insertion point is the primitive statement's body) and writes
+ * the residual loops around the chosen instruction as native IR. Lowered today (lower.c):
+ * copy.vec, copy.scalar, pointwise.vec (vector loads/stores; packed f16x2/bf16x2 math not yet),
+ * pointwise.scalar, reduce.shuffle, reduce.smem and reduce.scalar (register operands). The others keep
+ * emit == NULL and tirx_kernel_build reports "rule X has no lowering yet" when dispatch picks
+ * them. Dispatch itself stays a pure function of the call description (the CPU tests use it on
+ * its own).
  *
  * Conventions for operands. Operand 0 is the destination; the sources follow in the order of
  * tirx__prim_operand_name() (copy: dst, src; binary: dst, a, b; select: dst, cond, a, b;
@@ -102,7 +105,10 @@ typedef enum tirx__role {
   X(SIGMOID, "sigmoid")                                                                            \
   X(SUM, "sum")                                                                                    \
   X(SUMSQ, "sumsq")                                                                                \
-  X(PROD, "prod")
+  X(PROD, "prod")                                                                                  \
+  X(SILU, "silu")                                                                                  \
+  X(GELU, "gelu")                                                                                  \
+  X(COPY, "copy")
 typedef enum tirx__prim_op {
 #define TIRX__PRIM_OP_ENUM_(name, text) TIRX__PRIM_OP_##name,
   TIRX__PRIM_OP_MAP(TIRX__PRIM_OP_ENUM_)
@@ -207,9 +213,9 @@ typedef void (*tirx__check_fn)(tirx__rule_ctx *ctx);
 typedef int (*tirx__shapes_fn)(tirx__rule_ctx *ctx, tirx__shape *out, int cap);
 
 /*
- * The lowering hook (NOT IMPLEMENTED: every rule has emit == NULL today). It will write the
- * residual loops and the chosen instruction for `call` at the emitter's insertion point;
- * `emitter` is opaque here and belongs to the builder.
+ * The lowering hook: writes the residual loops and the chosen instruction for `call` at the
+ * emitter's insertion point; `emitter` is a tirx__lower (lower.h). TIRX_OK or the error
+ * recorded on the builder.
  */
 typedef tirx_status (*tirx__emit_fn)(const tirx__rule *rule, const tirx__call *call,
                                      const tirx__shape *shape, void *emitter);
@@ -228,7 +234,7 @@ struct tirx__rule {
   const char *shape_dims[TIRX__SHAPE_DIMS]; /* names of the shape's dims, NULL after the last */
   tirx__check_fn check;                     /* NULL: the data constraints are all */
   tirx__shapes_fn shapes;                   /* NULL: the single shape {1} */
-  tirx__emit_fn emit; /* NULL: lowering not written yet (all of them, for now) */
+  tirx__emit_fn emit; /* NULL: lowering not written yet (an error when chosen) */
 };
 
 /* The registry: the ordered table of registry.c. *count is set; the array is static. */

@@ -2,6 +2,7 @@
  * copy.scalar: one element per load and store; legal for every layout. The last fallback of
  * copy. Shape: (vec=1).
  */
+#include "../lower.h"
 #include "families.h"
 
 const tirx__rule tirx__rule_copy_scalar = {
@@ -14,4 +15,5 @@ const tirx__rule tirx__rule_copy_scalar = {
     .teams = TIRX__TEAMS_ALL,
     .needs = {.dtypes = TIRX__DTYPES_ALL, .hints = true},
     .shape_dims = {"vec"},
+    .emit = tirx__emit_elementwise, /* lower.c */
 };

@@ -8,6 +8,7 @@
  *
  * Shape: (vec), a power of two from the largest legal width down to 2.
  */
+#include "../lower.h"
 #include "families.h"
 
 static void check(tirx__rule_ctx *ctx) { ctx->scratch[0] = tirx__common_vector_width(ctx, 16, 2); }
@@ -30,4 +31,5 @@ const tirx__rule tirx__rule_copy_vec = {
     .shape_dims = {"vec"},
     .check = check,
     .shapes = shapes,
+    .emit = tirx__emit_elementwise, /* lower.c */
 };

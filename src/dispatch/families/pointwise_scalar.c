@@ -2,6 +2,7 @@
  * pointwise.scalar: unary, binary and ternary maps, cast, fill and select one element at a
  * time; legal for every layout. The fallback of pointwise.vec. Shape: (vec=1, pack=1).
  */
+#include "../lower.h"
 #include "families.h"
 
 static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
@@ -22,4 +23,5 @@ const tirx__rule tirx__rule_pointwise_scalar = {
     .needs = {.dtypes = TIRX__DTYPES_ALL, .hints = true},
     .shape_dims = {"vec", "pack"},
     .shapes = shapes,
+    .emit = tirx__emit_elementwise, /* lower.c */
 };

@@ -8,6 +8,7 @@
  * Shape: (vec, pack): vec elements per access, a power of two >= 2 (largest first); pack 2
  * when the arithmetic runs on f16x2/bf16x2 pairs, else 1.
  */
+#include "../lower.h"
 #include "families.h"
 
 /* Packed 16-bit arithmetic: the minimum arch of the f16x2 and bf16x2 forms (PTX ISA). */
@@ -81,4 +82,5 @@ const tirx__rule tirx__rule_pointwise_vec = {
     .shape_dims = {"vec", "pack"},
     .check = check,
     .shapes = shapes,
+    .emit = tirx__emit_elementwise, /* lower.c */
 };

@@ -9,6 +9,7 @@
  * held by any thread (the result is read back from shared memory).
  * Shape: (threads) combined.
  */
+#include "../lower.h"
 #include "families.h"
 
 #define AXES_WARPGROUP                                                                             \
@@ -44,4 +45,5 @@ const tirx__rule tirx__rule_reduce_smem = {
     .shape_dims = {"threads"},
     .check = check,
     .shapes = shapes,
+    .emit = tirx__emit_reduce_smem, /* lower.c */
 };

@@ -4,6 +4,7 @@
  * memory, or a register source whose reduced iters all lie in the thread's own registers. The
  * last fallback of reduce. Shape: (vec=1).
  */
+#include "../lower.h"
 #include "families.h"
 
 static void check(tirx__rule_ctx *ctx) {
@@ -22,4 +23,5 @@ const tirx__rule tirx__rule_reduce_scalar = {
     .needs = {.dtypes = TIRX__DTYPES_NUMERIC, .ops = TIRX__OPS_REDUCE},
     .shape_dims = {"vec"},
     .check = check,
+    .emit = tirx__emit_reduce_scalar, /* lower.c */
 };

@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 
+#include "../lower.h"
 #include "families.h"
 
 static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -117,4 +118,5 @@ const tirx__rule tirx__rule_reduce_shuffle = {
     .shape_dims = {"lanes"},
     .check = check,
     .shapes = shapes,
+    .emit = tirx__emit_reduce_shuffle, /* lower.c */
 };

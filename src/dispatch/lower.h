@@ -1,0 +1,59 @@
+/*
+ * Lowering of tile primitives to native IR (lower.c), shared by the emit hooks of the rules in
+ * families/. An emit hook receives a tirx__lower as its opaque emitter: the builder, whose
+ * insertion point is the primitive statement's body, and the primitive's operands. Lowering
+ * writes ordinary builder IR (for loops, lets, loads, stores, shuffles) plus TIRX__ST_VCOPY
+ * vector moves, so codegen, the printer and validation need nothing else.
+ *
+ * What the lowerings support (each returns TIRX_E_NOT_SUPPORTED with a message otherwise):
+ *   - register operands: a local tensor's layout places logical elements on reg/m slots and on
+ *     the thread axes laneid, warpid, tid, tid_in_wg, wid_in_wg, wgid; the iters of one thread
+ *     axis must be digits of the coordinate (distinct strides, none overlapping); a thread
+ *     whose coordinate holds no element skips the elementwise work (a run-time guard);
+ *   - elementwise primitives with register operands are driven by one of them (dst when it is
+ *     local): every other register operand must have the same thread placement;
+ *   - without register operands, the team's threads share the region's vectors round-robin
+ *     (the team must be complete: no filter that narrows it);
+ *   - vectors run along the innermost logical dimension.
+ */
+#ifndef TIRX_DISPATCH_LOWER_H
+#define TIRX_DISPATCH_LOWER_H
+
+#include "../builder/builder_internal.h"
+#include "dispatch.h"
+
+typedef struct tirx__lower {
+  tirx_builder *b;
+  tirx__prim_stmt *p;
+  const tirx__call *call;
+  const char *rule;  /* the rule's name, for messages and comments */
+  tirx_arena *arena; /* the call's layouts live here (until the end of the build) */
+} tirx__lower;
+
+/* The coordinate of the current thread on a thread axis of one CTA (i32), or NULL (no error
+ * recorded) for axes outside it. */
+tirx_expr *tirx__lower_axis_coord(tirx_builder *b, tirx_axis axis);
+
+/* copy, pointwise (unary/binary/ternary), cast, fill and select: vectors of vec elements
+ * (1: scalar accesses). */
+tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec);
+
+/* reduce: a per-thread loop over the reduced elements the thread holds, then (butterfly) a
+ * shfl.xor butterfly over the lane bits `lanes` (0: none). */
+tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask);
+
+/* reduce.smem: per-thread fold, warp butterfly, per-warp partials through a shared scratch,
+ * a barrier, a final butterfly in every warp (the result in every thread of the team). */
+tirx_status tirx__lower_reduce_smem(tirx__lower *lw);
+
+/* The emit hooks, one per lowered rule (families/ point their rules at them). */
+tirx_status tirx__emit_elementwise(const tirx__rule *rule, const tirx__call *call,
+                                   const tirx__shape *shape, void *emitter);
+tirx_status tirx__emit_reduce_shuffle(const tirx__rule *rule, const tirx__call *call,
+                                      const tirx__shape *shape, void *emitter);
+tirx_status tirx__emit_reduce_smem(const tirx__rule *rule, const tirx__call *call,
+                                   const tirx__shape *shape, void *emitter);
+tirx_status tirx__emit_reduce_scalar(const tirx__rule *rule, const tirx__call *call,
+                                     const tirx__shape *shape, void *emitter);
+
+#endif
