@@ -16,7 +16,7 @@ export LD_LIBRARY_PATH="$root/.gpu-deps:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+
 status=0
 
 # At most 8 files come back from a device call: summary.txt, examples.log, gpu.log, bench.log
-# and one CSV per benchmark.
+# and one CSV per benchmark (membound: two, tirx and torch).
 nvidia-smi -L > "$out/summary.txt" 2>&1 || echo "nvidia-smi failed" >> "$out/summary.txt"
 
 for ex in vector_add saxpy broadcast2d softmax layout_tour; do
@@ -38,6 +38,13 @@ for b in launch_overhead jit membound; do
   tail -6 "$out/bench-$b.tmp" >> "$out/summary.txt"
   rm -f "$out/bench-$b.tmp"
 done
+
+# The torch side of bench/membound (eager and torch.compile), when python3 has torch.
+if python3 -c 'import torch, triton' >/dev/null 2>&1 && [ -x build/bench/membound ]; then
+  python3 bench/membound_torch.py "$out/bench-membound-torch.csv" >> "$out/bench.log" 2>&1 \
+    || echo "membound_torch: exit $?" >> "$out/summary.txt"
+  echo "bench membound_torch: $(wc -l < "$out/bench-membound-torch.csv" 2>/dev/null) lines" >> "$out/summary.txt"
+fi
 
 cat "$out/summary.txt"
 exit $status

@@ -1,0 +1,153 @@
+/*
+ * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
+ * copy of the same bytes.
+ *
+ *   membound [out.csv] [reps]
+ *
+ * For each kernel at bf16 16384x8192, 16384x5000 and 4096x32768: warm-up (JIT compile), then
+ * `reps` samples of 10 back-to-back launches followed by a synchronize (host clock), median per
+ * launch. Bytes: membound_bytes (inputs read once, outputs written once). The copy reference
+ * moves half those bytes (read + write counted), timed like the kernels (10 copies, then a
+ * synchronize; a device-to-device cuMemcpy does not wait for the copy), median. Prints GB/s
+ * and the ratio to the copy; CSV columns
+ * impl,kernel,dtype,rows,width,us,gbps,copy_gbps,ratio_copy. Without a GPU it says so and
+ * exits 0.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "membound.h"
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    if ((call) != TIRX_OK) {                                                                       \
+      fprintf(stderr, "%s: %s\n", #call, tirx_last_error());                                       \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* Random bf16 values in [-2, 2) (never zeros: see METHOD.md). */
+static void *dev_random(tirx_runtime *rt, size_t n, uint64_t seed) {
+  uint16_t *h = malloc(n * 2);
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    float f = -2.0f + 4.0f * (float)(seed >> 40) / 16777216.0f;
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    h[i] = (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+  }
+  void *d = NULL;
+  CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &d));
+  CHECK(tirx_runtime_copy(rt, d, h, n * 2, TIRX_COPY_HOST_TO_DEVICE));
+  free(h);
+  return d;
+}
+
+int main(int argc, char **argv) {
+  const char *csv = argc > 1 ? argv[1] : NULL;
+  int reps = argc > 2 ? atoi(argv[2]) : 15;
+  if (reps < 3) reps = 3;
+  tirx_runtime *rt = NULL;
+  CHECK(tirx_runtime_create(NULL, &rt));
+  if (!tirx_runtime_has_device(rt)) {
+    printf("membound: no CUDA device (%s): nothing measured\n", tirx_runtime_device_error(rt));
+    tirx_runtime_destroy(rt);
+    return 0;
+  }
+  FILE *f = csv ? fopen(csv, "w") : NULL;
+  if (f) fprintf(f, "impl,kernel,dtype,rows,width,us,gbps,copy_gbps,ratio_copy\n");
+  static const int64_t shapes[][2] = {{16384, 8192}, {16384, 5000}, {4096, 32768}};
+  const tirx_dtype dt = TIRX_BF16;
+  printf("%-12s %6s %6s %9s %8s %8s %6s\n", "kernel", "rows", "width", "us", "GB/s", "copy", "ratio");
+  for (int s = 0; s < 3; s++) {
+    int64_t rows = shapes[s][0], W = shapes[s][1];
+    size_t n = (size_t)rows * (size_t)W;
+    /* x is 2W wide for silu_mul; every other tensor rows x W. */
+    void *x = dev_random(rt, 2 * n, 1 + (uint64_t)s), *res = dev_random(rt, n, 7);
+    void *w = dev_random(rt, (size_t)W, 3), *bias = dev_random(rt, (size_t)W, 5);
+    void *out = NULL, *out2 = NULL, *cbuf = NULL; /* cbuf: the copy's destination, 4n bytes */
+    CHECK(tirx_runtime_alloc(rt, n * 4 + 16, &cbuf));
+    CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out));
+    CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out2));
+    for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++) {
+      char err[2048] = "";
+      tirx_kernel *k = membound_build((membound_kind)kind, dt, W, false, err, sizeof err);
+      if (!k) {
+        fprintf(stderr, "%s: %s\n", membound_name((membound_kind)kind), err);
+        continue;
+      }
+      bool red = kind == MEMBOUND_ROW_SUM || kind == MEMBOUND_ROW_MAX;
+      int64_t win = kind == MEMBOUND_SILU_MUL ? 2 * W : W;
+      tirx_arg t_x = tirx_arg_tensor(x, dt, 2, (int64_t[]){rows, win}, NULL);
+      tirx_arg t_r = tirx_arg_tensor(res, dt, 2, (int64_t[]){rows, W}, NULL);
+      tirx_arg t_w = tirx_arg_tensor(w, dt, 2, (int64_t[]){1, W}, NULL);
+      tirx_arg t_b = tirx_arg_tensor(bias, dt, 2, (int64_t[]){1, W}, NULL);
+      tirx_arg t_o = red ? tirx_arg_tensor(out, TIRX_F32, 2, (int64_t[]){rows, 1}, NULL)
+                         : tirx_arg_tensor(out, dt, 2, (int64_t[]){rows, W}, NULL);
+      tirx_arg t_o2 = tirx_arg_tensor(out2, dt, 2, (int64_t[]){rows, W}, NULL);
+      tirx_arg eps = tirx_arg_f32(1e-5f), args[8];
+      int na = 0;
+      args[na++] = tirx_arg_i32((int32_t)rows);
+      args[na++] = t_x;
+      switch (kind) {
+      case MEMBOUND_RMSNORM: args[na++] = t_w, args[na++] = t_o, args[na++] = eps; break;
+      case MEMBOUND_LAYERNORM: args[na++] = t_w, args[na++] = t_b, args[na++] = t_o, args[na++] = eps; break;
+      case MEMBOUND_ADD_RMSNORM:
+        args[na++] = t_r, args[na++] = t_w, args[na++] = t_o, args[na++] = t_o2, args[na++] = eps;
+        break;
+      case MEMBOUND_CHAIN: args[na++] = t_o, args[na++] = tirx_arg_f32(0.75f), args[na++] = tirx_arg_f32(0.25f); break;
+      default: args[na++] = t_o;
+      }
+      for (int i = 0; i < 5; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
+      CHECK(tirx_runtime_synchronize(rt, NULL));
+      double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
+      for (int r = 0; r < reps; r++) {
+        double t0 = now_us();
+        for (int i = 0; i < 10; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
+        CHECK(tirx_runtime_synchronize(rt, NULL));
+        t[r] = (now_us() - t0) / 10;
+      }
+      double bytes = membound_bytes((membound_kind)kind, dt, rows, W);
+      for (int r = 0; r < reps; r++) { /* the copy: half the bytes, read + written */
+        double t0 = now_us();
+        for (int i = 0; i < 10; i++)
+          CHECK(tirx_runtime_copy(rt, cbuf, x, (size_t)(bytes / 2), TIRX_COPY_DEVICE_TO_DEVICE));
+        CHECK(tirx_runtime_synchronize(rt, NULL));
+        c[r] = (now_us() - t0) / 10;
+      }
+      double us = median(t, reps), cus = median(c, reps);
+      double gbps = bytes / us / 1e3, cgbps = bytes / cus / 1e3;
+      printf("%-12s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", membound_name((membound_kind)kind),
+             (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
+      if (f)
+        fprintf(f, "tirx,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", membound_name((membound_kind)kind),
+                (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
+      free(t);
+      free(c);
+      tirx_kernel_release(k);
+    }
+    void *bufs[] = {x, res, w, bias, out, out2, cbuf};
+    for (int i = 0; i < 7; i++) tirx_runtime_free(rt, bufs[i]);
+  }
+  if (f) fclose(f);
+  tirx_runtime_destroy(rt);
+  return 0;
+}

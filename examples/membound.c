@@ -1,0 +1,358 @@
+/* Memory-bound row kernels with tile primitives (membound.h). */
+#include "membound.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* One row of the kernel: up to three register tiles (membound.h), each a tensor of shape
+ * [1, extent] at column begin. */
+typedef struct tile {
+  tirx_tensor *t[3];
+} tile;
+
+typedef struct rk {
+  tirx_builder *b;
+  tirx_dtype dt;
+  int64_t width, T; /* threads per row */
+  bool cta, scalar;
+  tirx_expr *rows, *row;
+  int np;
+  int64_t begin[3], extent[3];
+  const tirx_layout *layout[3];
+  tirx_config ld, st, pw;
+} rk;
+
+static void rk_pieces(rk *k) {
+  int64_t vec = 16 / tirx_dtype_size(k->dt), T = k->T, chunk = T * vec;
+  int64_t n = k->width / chunk, rest = k->width - n * chunk, q = rest / T, r = rest - q * T;
+  char text[96];
+  const char *ax = k->cta ? "tid" : "laneid";
+  tirx_arena *a = tirx_builder_arena(k->b);
+  k->np = 0;
+  if (n) {
+    snprintf(text, sizeof text, "(%lld,%lld,%lld):(%lld@reg,1@%s,1@reg)", (long long)n,
+             (long long)T, (long long)vec, (long long)vec, ax);
+    k->layout[k->np] = tirx_layout_parse(a, text);
+    k->begin[k->np] = 0, k->extent[k->np++] = n * chunk;
+  }
+  if (q) {
+    snprintf(text, sizeof text, "(%lld,%lld):(1@reg,1@%s)", (long long)q, (long long)T, ax);
+    k->layout[k->np] = tirx_layout_parse(a, text);
+    k->begin[k->np] = n * chunk, k->extent[k->np++] = q * T;
+  }
+  if (r) { /* CTA: one element on each of the first r threads; warp: every lane holds all */
+    snprintf(text, sizeof text, "(%lld):(1@tid)", (long long)r);
+    k->layout[k->np] = k->cta ? tirx_layout_parse(a, text) : NULL;
+    k->begin[k->np] = n * chunk + q * T, k->extent[k->np++] = r;
+  }
+}
+
+/* A builder with the rows parameter; tensors are declared next, then rk_open. */
+static void rk_init(rk *k, const char *name, tirx_dtype dt, int64_t width, bool scalar) {
+  *k = (rk){.b = tirx_builder_create(name), .dt = dt, .width = width, .scalar = scalar};
+  k->rows = tirx_param_int(k->b, "rows", TIRX_I32);
+  k->ld = (tirx_config){.family = scalar ? "scalar" : NULL, .hint = TIRX_HINT_STREAM};
+  k->st = k->ld;
+  k->pw = (tirx_config){.family = scalar ? "scalar" : NULL};
+  int64_t nvec = width * tirx_dtype_size(dt) / 16;
+  k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
+  k->T = 32;
+  if (k->cta) {
+    k->T = 64;
+    while (k->T < 1024 && nvec / (2 * k->T) >= 2) k->T *= 2;
+  }
+}
+
+static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {
+  return tirx_param_tensor(k->b, name, k->dt, TIRX_EXPRS(rows, tirx_int(k->b, width)), NULL);
+}
+
+/* Block, grid, the row index and the team. */
+static void rk_open(rk *k) {
+  tirx_builder *b = k->b;
+  rk_pieces(k);
+  int per = k->cta ? 1 : MEMBOUND_RMSNORM_WARPS;
+  tirx_set_block(b, (int)(k->cta ? k->T : 32 * per), 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, k->rows, tirx_int(b, per)), NULL, NULL);
+  k->row = tirx_let(b, "row", k->cta ? tirx_block_idx(b, 0)
+                                     : tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0),
+                                                            tirx_int(b, per)),
+                                                tirx_warp_id(b)));
+  tirx_if_begin(b, tirx_lt(b, k->row, k->rows)); /* CTA: always true, uniform */
+  tirx_team_begin(b, k->cta ? TIRX_TEAM_CTA : TIRX_TEAM_WARP);
+}
+
+static tirx_kernel *rk_close(rk *k, char *err, size_t cap) {
+  tirx_team_end(k->b);
+  tirx_if_end(k->b);
+  tirx_kernel *out = NULL;
+  if (tirx_kernel_build(k->b, &out) != TIRX_OK && err)
+    snprintf(err, cap, "%s", tirx_builder_error(k->b));
+  tirx_builder_destroy(k->b);
+  return out;
+}
+
+static tirx_tensor *rk_local(rk *k, const char *name, tirx_dtype dt, int i) {
+  return tirx_alloc_local(k->b, name, dt, TIRX_DIMS(1, k->extent[i]), k->layout[i]);
+}
+
+static tile rk_new(rk *k, const char *name) {
+  tile t = {{NULL}};
+  for (int i = 0; i < k->np; i++) t.t[i] = rk_local(k, name, TIRX_F32, i);
+  return t;
+}
+
+static tirx_region *rk_gregion(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0, int i) {
+  return tirx_region_new(k->b, x, TIRX_EXPRS(row, tirx_int(k->b, col0 + k->begin[i])),
+                         (int64_t[]){1, k->extent[i]});
+}
+
+/* Row `row` of x from column col0, in f32 registers. */
+static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
+  tile t = {{NULL}};
+  for (int i = 0; i < k->np; i++) {
+    tirx_tensor *h = rk_local(k, "xh", k->dt, i);
+    tirx_copy(k->b, tirx_whole(k->b, h), rk_gregion(k, x, row, col0, i), &k->ld);
+    t.t[i] = h;
+    if (k->dt == TIRX_F32) continue;
+    t.t[i] = rk_local(k, "xf", TIRX_F32, i);
+    tirx_cast_region(k->b, tirx_whole(k->b, t.t[i]), tirx_whole(k->b, h), &k->pw);
+  }
+  return t;
+}
+
+static void rk_store(rk *k, tirx_tensor *out, const tile *t) {
+  for (int i = 0; i < k->np; i++) {
+    tirx_tensor *h = t->t[i];
+    if (k->dt != TIRX_F32) {
+      h = rk_local(k, "yh", k->dt, i);
+      tirx_cast_region(k->b, tirx_whole(k->b, h), tirx_whole(k->b, t->t[i]), &k->pw);
+    }
+    tirx_copy(k->b, rk_gregion(k, out, k->row, 0, i), tirx_whole(k->b, h), &k->st);
+  }
+}
+
+/* d = op(a, y) with y a tile (yt) or an f32 scalar (ys). */
+static void rk_bin(rk *k, const tile *d, tirx_op op, const tile *a, const tile *yt,
+                   tirx_expr *ys) {
+  for (int i = 0; i < k->np; i++)
+    tirx_binary(k->b, tirx_whole(k->b, d->t[i]), op, tirx_whole(k->b, a->t[i]),
+                yt ? tirx_whole(k->b, yt->t[i]) : tirx_broadcast(k->b, ys), &k->pw);
+}
+
+static void rk_un(rk *k, const tile *d, tirx_op op, const tile *a) {
+  for (int i = 0; i < k->np; i++)
+    tirx_unary(k->b, tirx_whole(k->b, d->t[i]), op, tirx_whole(k->b, a->t[i]), &k->pw);
+}
+
+static tirx_expr *f32v(rk *k, double v) { return tirx_float(k->b, v, TIRX_F32); }
+
+/* acc = op(acc, t[0, col]) (sumsq squares v). */
+static void rk_fold(rk *k, tirx_expr *acc, tirx_op op, tirx_tensor *t, tirx_expr *col) {
+  tirx_builder *b = k->b;
+  tirx_expr *v = tirx_load(b, t, TIRX_EXPRS(tirx_int(b, 0), col));
+  tirx_assign(b, acc, op == TIRX_OP_MAX ? tirx_max(b, acc, v)
+                                        : tirx_add(b, acc, op == TIRX_OP_SUMSQ ? tirx_mul(b, v, v) : v));
+}
+
+/* The row's reduction (sum, sumsq, max), in every thread of the team. A CTA row of several
+ * tiles first folds what each thread holds of every tile into one partial per thread (a
+ * (T):(1@tid) tile), then runs one team reduction: 2 barriers instead of 2 per tile. */
+static tirx_expr *rk_reduce(rk *k, const tile *t, tirx_op op) {
+  tirx_builder *b = k->b;
+  tirx_tensor *s = tirx_alloc_local(b, "red", TIRX_F32, TIRX_DIMS(1, 1), NULL);
+  if (k->cta && k->np > 1) {
+    int64_t T = k->T, vec = 16 / tirx_dtype_size(k->dt);
+    char text[48];
+    snprintf(text, sizeof text, "(%lld):(1@tid)", (long long)T);
+    tirx_tensor *part = tirx_alloc_local(b, "part", TIRX_F32, TIRX_DIMS(1, T),
+                                         tirx_layout_parse(tirx_builder_arena(b), text));
+    /* tid & (T-1) == tid (T threads): the mask's known bits let NVVM fold the register index
+     * of every load below to a constant (no local-memory array). */
+    tirx_expr *tid = tirx_let(b, "ft", tirx_bit_and(b, tirx_thread_linear(b), tirx_int(b, T - 1)));
+    tirx_expr *acc = tirx_var(b, "pacc", TIRX_F32,
+                              f32v(k, op == TIRX_OP_MAX ? -INFINITY : 0.0));
+    for (int i = 0; i < k->np; i++) {
+      int64_t e = k->extent[i];
+      if (i == 0 && e % (T * vec) == 0 && e >= T * vec) { /* (n,T,V):(V@reg,1@tid,1@reg) */
+        tirx_expr *a = tirx_for_begin(b, "fa", tirx_int(b, 0), tirx_int(b, e / (T * vec)), NULL,
+                                      TIRX_LOOP_UNROLL);
+        tirx_expr *j = tirx_for_begin(b, "fj", tirx_int(b, 0), tirx_int(b, vec), NULL,
+                                      TIRX_LOOP_UNROLL);
+        rk_fold(k, acc, op, t->t[i], tirx_add(b, tirx_add(b, tirx_mul(b, a, tirx_int(b, T * vec)),
+                                                          tirx_mul(b, tid, tirx_int(b, vec))), j));
+        tirx_for_end(b);
+        tirx_for_end(b);
+      } else if (e >= T) { /* (q,T):(1@reg,1@tid) */
+        tirx_expr *a = tirx_for_begin(b, "fq", tirx_int(b, 0), tirx_int(b, e / T), NULL,
+                                      TIRX_LOOP_UNROLL);
+        rk_fold(k, acc, op, t->t[i], tirx_add(b, tirx_mul(b, a, tirx_int(b, T)), tid));
+        tirx_for_end(b);
+      } else { /* (r):(1@tid): the first r threads */
+        tirx_if_begin(b, tirx_lt(b, tid, tirx_int(b, e)));
+        rk_fold(k, acc, op, t->t[i], tid);
+        tirx_if_end(b);
+      }
+    }
+    tirx_store(b, part, TIRX_EXPRS(tirx_int(b, 0), tid), acc);
+    tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, part), op == TIRX_OP_MAX ? op : TIRX_OP_SUM,
+                1u << 1, false, NULL);
+  } else {
+    for (int i = 0; i < k->np; i++)
+      tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, t->t[i]), op, 1u << 1, i > 0, NULL);
+  }
+  return tirx_let(b, "r", tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0))));
+}
+
+static tirx_expr *f32(rk *k, double v) { return tirx_float(k->b, v, TIRX_F32); }
+
+/* t *= rsqrt(sumsq(t) / W + eps) * w */
+static void rk_rmsnorm(rk *k, const tile *t, tirx_tensor *w, tirx_expr *eps) {
+  tirx_builder *b = k->b;
+  tirx_expr *ms = tirx_div(b, rk_reduce(k, t, TIRX_OP_SUMSQ), f32(k, (double)k->width));
+  rk_bin(k, t, TIRX_OP_MUL, t, NULL, tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, ms, eps))));
+  tile wt = rk_load(k, w, tirx_int(b, 0), 0);
+  rk_bin(k, t, TIRX_OP_MUL, t, &wt, NULL);
+}
+
+static tirx_kernel *build_rmsnorm(rk *k, bool add, char *err, size_t cap) {
+  tirx_builder *b = k->b;
+  tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
+  tirx_tensor *res = add ? rk_param(k, "res", k->rows, k->width) : NULL;
+  tirx_tensor *w = rk_param(k, "w", tirx_int(b, 1), k->width);
+  tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
+  tirx_tensor *res_out = add ? rk_param(k, "res_out", k->rows, k->width) : NULL;
+  tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
+  rk_open(k);
+  tile t = rk_load(k, x, k->row, 0);
+  if (add) {
+    tile r = rk_load(k, res, k->row, 0);
+    rk_bin(k, &t, TIRX_OP_ADD, &t, &r, NULL);
+    rk_store(k, res_out, &t);
+  }
+  rk_rmsnorm(k, &t, w, eps);
+  rk_store(k, out, &t);
+  return rk_close(k, err, cap);
+}
+
+static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
+  tirx_builder *b = k->b;
+  tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
+  tirx_tensor *w = rk_param(k, "w", tirx_int(b, 1), k->width);
+  tirx_tensor *bias = rk_param(k, "bias", tirx_int(b, 1), k->width);
+  tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
+  tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
+  rk_open(k);
+  tile t = rk_load(k, x, k->row, 0);
+  tirx_expr *mean = tirx_let(b, "mean", tirx_div(b, rk_reduce(k, &t, TIRX_OP_SUM),
+                                                 f32(k, (double)k->width)));
+  rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, mean); /* centred in registers: a two-pass variance */
+  tirx_expr *var = tirx_div(b, rk_reduce(k, &t, TIRX_OP_SUMSQ), f32(k, (double)k->width));
+  rk_bin(k, &t, TIRX_OP_MUL, &t, NULL, tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, var, eps))));
+  tile wt = rk_load(k, w, tirx_int(b, 0), 0);
+  rk_bin(k, &t, TIRX_OP_MUL, &t, &wt, NULL);
+  tile bt = rk_load(k, bias, tirx_int(b, 0), 0);
+  rk_bin(k, &t, TIRX_OP_ADD, &t, &bt, NULL);
+  rk_store(k, out, &t);
+  return rk_close(k, err, cap);
+}
+
+static tirx_kernel *build_softmax(rk *k, char *err, size_t cap) {
+  tirx_builder *b = k->b;
+  tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
+  tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
+  rk_open(k);
+  tile t = rk_load(k, x, k->row, 0);
+  tirx_expr *m = tirx_let(b, "m", rk_reduce(k, &t, TIRX_OP_MAX));
+  rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, m);
+  rk_un(k, &t, TIRX_OP_EXP, &t);
+  tirx_expr *s = rk_reduce(k, &t, TIRX_OP_SUM);
+  rk_bin(k, &t, TIRX_OP_MUL, &t, NULL, tirx_let(b, "inv", tirx_div(b, f32(k, 1.0), s)));
+  rk_store(k, out, &t);
+  return rk_close(k, err, cap);
+}
+
+/* out[row, 0] = sum or max of the row, written by the team's first thread. */
+static tirx_kernel *build_rowreduce(rk *k, tirx_op op, char *err, size_t cap) {
+  tirx_builder *b = k->b;
+  tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
+  tirx_tensor *out = tirx_param_tensor(b, "out", TIRX_F32, TIRX_EXPRS(k->rows, tirx_int(b, 1)),
+                                       NULL);
+  rk_open(k);
+  tile t = rk_load(k, x, k->row, 0);
+  tirx_expr *r = rk_reduce(k, &t, op);
+  tirx_expr *rank = k->cta ? tirx_thread_linear(b) : tirx_lane_id(b);
+  tirx_if_begin(b, tirx_eq(b, rank, tirx_int(b, 0)));
+  tirx_store(b, out, TIRX_EXPRS(k->row, tirx_int(b, 0)), r);
+  tirx_if_end(b);
+  return rk_close(k, err, cap);
+}
+
+static tirx_kernel *build_silu_mul(rk *k, char *err, size_t cap) {
+  tirx_tensor *x = rk_param(k, "x", k->rows, 2 * k->width);
+  tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
+  rk_open(k);
+  tile g = rk_load(k, x, k->row, 0), u = rk_load(k, x, k->row, k->width);
+  rk_un(k, &g, TIRX_OP_SILU, &g);
+  rk_bin(k, &g, TIRX_OP_MUL, &g, &u, NULL);
+  rk_store(k, out, &g);
+  return rk_close(k, err, cap);
+}
+
+static tirx_kernel *build_chain(rk *k, char *err, size_t cap) {
+  tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
+  tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
+  tirx_expr *a = tirx_param_scalar(k->b, "a", TIRX_F32), *c = tirx_param_scalar(k->b, "c", TIRX_F32);
+  rk_open(k);
+  tile t = rk_load(k, x, k->row, 0), s = rk_new(k, "s");
+  rk_bin(k, &s, TIRX_OP_MUL, &t, NULL, a);
+  rk_un(k, &s, TIRX_OP_SIGMOID, &s);
+  rk_bin(k, &t, TIRX_OP_MUL, &t, &s, NULL);
+  rk_bin(k, &t, TIRX_OP_ADD, &t, NULL, c);
+  rk_store(k, out, &t);
+  return rk_close(k, err, cap);
+}
+
+static const char *const NAMES[MEMBOUND_KIND_COUNT] = {
+    "rmsnorm", "layernorm", "softmax", "add_rmsnorm", "row_sum", "row_max", "silu_mul", "chain"};
+
+const char *membound_name(membound_kind kind) {
+  return (unsigned)kind < MEMBOUND_KIND_COUNT ? NAMES[kind] : NULL;
+}
+
+double membound_bytes(membound_kind kind, tirx_dtype dtype, int64_t rows, int64_t width) {
+  double e = (double)rows * (double)width * tirx_dtype_size(dtype);
+  switch (kind) {
+  case MEMBOUND_ADD_RMSNORM: return 4 * e;
+  case MEMBOUND_ROW_SUM:
+  case MEMBOUND_ROW_MAX: return e + 4.0 * (double)rows;
+  case MEMBOUND_SILU_MUL: return 3 * e;
+  default: return 2 * e;
+  }
+}
+
+tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width, bool scalar,
+                            char *err, size_t cap) {
+  const char *name = membound_name(kind);
+  if (!name || width < 1) {
+    if (err) snprintf(err, cap, "membound_build: bad kind or width");
+    return NULL;
+  }
+  rk k;
+  rk_init(&k, name, dtype, width, scalar);
+  switch (kind) {
+  case MEMBOUND_RMSNORM: return build_rmsnorm(&k, false, err, cap);
+  case MEMBOUND_ADD_RMSNORM: return build_rmsnorm(&k, true, err, cap);
+  case MEMBOUND_LAYERNORM: return build_layernorm(&k, err, cap);
+  case MEMBOUND_SOFTMAX: return build_softmax(&k, err, cap);
+  case MEMBOUND_ROW_SUM: return build_rowreduce(&k, TIRX_OP_SUM, err, cap);
+  case MEMBOUND_ROW_MAX: return build_rowreduce(&k, TIRX_OP_MAX, err, cap);
+  case MEMBOUND_SILU_MUL: return build_silu_mul(&k, err, cap);
+  default: return build_chain(&k, err, cap);
+  }
+}
+
+tirx_kernel *membound_rmsnorm(tirx_dtype dtype, int64_t width, bool scalar, char *err,
+                              size_t cap) {
+  return membound_build(MEMBOUND_RMSNORM, dtype, width, scalar, err, cap);
+}

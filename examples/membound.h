@@ -1,0 +1,64 @@
+/*
+ * Memory-bound row kernels written with tile primitives (copy, cast, pointwise, reduce),
+ * shared by the CPU tests (dispatch reports, NVRTC), the GPU tests (float64 references) and
+ * bench/membound. Each builder function is specialised on the row width at build time.
+ *
+ * Mapping. Rows of at most MEMBOUND_WARP_MAX_WIDTH elements: one warp per row,
+ * MEMBOUND_RMSNORM_WARPS rows per CTA (team warp, reduce.shuffle). Wider rows: one CTA per
+ * row of T = 64..1024 threads (team CTA, reduce.smem), T the largest power of two that
+ * leaves each thread at least two 16-byte vectors. A row is split into at most three register
+ * tiles: (n,T,V):(V@reg,1@tid,1@reg) (V = 16 bytes of dtype: copy.vec), then (q,T):(1@reg,
+ * 1@tid), then a tail of fewer than T elements (CTA: (r):(1@tid), a guarded thread each;
+ * warp: held by every lane). Values stay in registers between the reductions; arithmetic is
+ * f32. scalar: force the scalar families on copy, cast and pointwise (the forced fallback).
+ *
+ * Launch parameters, in order (all tensors of dtype unless said; widths W):
+ *   RMSNORM      rows (i32), x [rows,W], w [1,W], out [rows,W], eps (f32)
+ *   LAYERNORM    rows, x, w [1,W], bias [1,W], out, eps
+ *   SOFTMAX      rows, x, out
+ *   ADD_RMSNORM  rows, x, res [rows,W], w [1,W], out, res_out [rows,W], eps
+ *                (h = x + res; res_out = h; out = rmsnorm(h) * w)
+ *   ROW_SUM      rows, x, out (f32 [rows,1])
+ *   ROW_MAX      rows, x, out (f32 [rows,1])
+ *   SILU_MUL     rows, x [rows,2W], out [rows,W]   (out = silu(x[:, :W]) * x[:, W:])
+ *   CHAIN        rows, x, out, a (f32), c (f32)    (out = x * sigmoid(a x) + c)
+ * Block and grid are set by the kernel (from rows). Returns a new kernel, or NULL with the
+ * builder's error in err.
+ */
+#ifndef TIRX_EXAMPLES_MEMBOUND_H
+#define TIRX_EXAMPLES_MEMBOUND_H
+
+#include <tirx.h>
+
+enum {
+  MEMBOUND_RMSNORM_WARPS = 4,      /* rows per CTA in warp-per-row kernels */
+  MEMBOUND_WARP_MAX_WIDTH = 1024   /* wider rows get a CTA each */
+};
+
+typedef enum membound_kind {
+  MEMBOUND_RMSNORM = 0,
+  MEMBOUND_LAYERNORM,
+  MEMBOUND_SOFTMAX,
+  MEMBOUND_ADD_RMSNORM,
+  MEMBOUND_ROW_SUM,
+  MEMBOUND_ROW_MAX,
+  MEMBOUND_SILU_MUL,
+  MEMBOUND_CHAIN,
+  MEMBOUND_KIND_COUNT
+} membound_kind;
+
+/* "rmsnorm", "layernorm", ...; NULL out of range. */
+const char *membound_name(membound_kind kind);
+
+/* Bytes a launch over rows x width must move at least (inputs read once, outputs written
+ * once; the weight rows are not counted). */
+double membound_bytes(membound_kind kind, tirx_dtype dtype, int64_t rows, int64_t width);
+
+tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width, bool scalar,
+                            char *err, size_t cap);
+
+/* membound_build(MEMBOUND_RMSNORM, ...). */
+tirx_kernel *membound_rmsnorm(tirx_dtype dtype, int64_t width, bool scalar, char *err,
+                              size_t cap);
+
+#endif
