@@ -13,9 +13,28 @@
  *
  * Environment:
  *   TIRX_DRIVER_LIBRARY  the driver library to dlopen instead of "libcuda.so.1" (tests)
- *   TIRX_DUMP_DIR        when set, every compiled kernel writes <entry>-<hash>.ir, .cu and
- *                        .ptx into this directory (created if missing)
+ *   TIRX_DUMP_DIR        when set, every compiled kernel writes <entry>-<hash>.ir, .cu,
+ *                        .ptx and, for kernels with tile primitives, .dispatch (the dispatch
+ *                        report) into this directory (created if missing)
  *   TIRX_LOG             stderr verbosity: 0 silent (default), 1 compiles, 2 launches too
+ *   TIRX_CACHE_DIR       the disk cache directory (see tirx_runtime_options.cache_dir)
+ *   UV_THREADPOOL_SIZE   the threads of libuv's pool that compiles run on (read by libuv once,
+ *                        at the process's first use of the pool; default 4)
+ *
+ * Kernel cache. A launch binds the kernel's parameters, forms the variant's specialisation key
+ * (tirx_param_set_policy) and looks the variant up in the runtime's memory table (no lock);
+ * on a miss it looks in the disk cache (a content-hashed directory that many processes share:
+ * every entry is checked, length, checksum, key, arch and NVRTC version, before its bytes reach
+ * the driver; a corrupt or foreign entry is counted, removed and recompiled), and only then
+ * compiles with NVRTC on the compile queue (libuv's thread pool) and publishes the cubin.
+ * Requests for one variant share one compile. The disk cache is best effort: a read-only, full
+ * or unusable directory never fails a compile. tirx_runtime_cache_stats() has the counters.
+ *
+ * fork(). A runtime (and a future) belongs to the process that created it. In a child of
+ * fork() every function taking it returns TIRX_E_FORKED, and tirx_runtime_destroy() leaves it
+ * alone; the child creates its own runtime. A child that inherited a runtime with compile
+ * threads should leave with _exit() or exec(): libuv's exit-time destructor would wait for the
+ * parent's threads.
  *
  * Included by <tirx.h>; do not include it on its own.
  */
@@ -30,6 +49,29 @@ extern "C" {
 
 typedef struct tirx_runtime tirx_runtime;
 
+/* What a runtime reports through tirx_runtime_options.on_event. */
+typedef enum tirx_event_kind {
+  TIRX_EVENT_COMPILE_STARTED = 0,  /* a variant is neither in memory nor on disk: NVRTC starts */
+  TIRX_EVENT_COMPILE_FINISHED = 1, /* status; millis (disk lookup, NVRTC, publish, load) and
+                                      nvrtc_millis (NVRTC alone) */
+  TIRX_EVENT_DISK_HIT = 2,         /* a variant was found valid on disk (millis: read + load) */
+  TIRX_EVENT_CACHE_WARNING = 3     /* message: a disk cache problem; compiles go on */
+} tirx_event_kind;
+
+/* One event. Strings are borrowed for the duration of the callback. */
+typedef struct tirx_event {
+  tirx_event_kind kind;
+  const char *kernel;  /* the kernel's name; "" for warnings */
+  const char *key;     /* the variant's cache key, 32 hex digits; "" for warnings */
+  tirx_status status;  /* COMPILE_FINISHED: the outcome; TIRX_OK otherwise */
+  double millis, nvrtc_millis;
+  const char *message; /* the error (COMPILE_FINISHED) or the warning; "" otherwise */
+} tirx_event;
+
+/* Receives events. Called on compile threads (libuv's pool), several at once: it must be
+ * thread-safe and quick, and must not call back into the runtime. */
+typedef void (*tirx_event_fn)(const tirx_event *event, void *user);
+
 /* Options of tirx_runtime_create. Zero-initialise and set the fields you need. */
 typedef struct tirx_runtime_options {
   /* CUDA device ordinal, 0 by default. */
@@ -43,6 +85,29 @@ typedef struct tirx_runtime_options {
   bool compile_only;
   /* Directory for kernel dumps. NULL: $TIRX_DUMP_DIR (no dumps when unset or empty). */
   const char *dump_dir;
+  /* The disk cache directory. NULL: $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else
+   * ~/.cache/tirx. Created 0700 on first use; refused (the cache is then off, with one
+   * CACHE_WARNING) when it is a symbolic link, owned by another user or writable by others. */
+  const char *cache_dir;
+  /* True: no disk cache; variants live in memory only. */
+  bool cache_disabled;
+  /* True: entries are not fsync'ed before they are published (faster; after a power cut an
+   * entry may be lost, never accepted corrupt). */
+  bool cache_no_fsync;
+  /* Soft limit on the disk cache's size in bytes, least recently used entries evicted first.
+   * 0: 1 GiB. */
+  uint64_t cache_max_bytes;
+  /* Tiered compilation: when a launch needs a specialised variant that is not compiled yet,
+   * it starts compiling it in the background and runs the dynamic variant (the same
+   * parameters, compiled for any value; compiled first when absent). Later launches run the
+   * specialised variant once it is ready. */
+  bool tiered;
+  /* The most compiles this runtime runs at once on libuv's pool. 0: half the pool (rounded
+   * up), leaving threads to a host that shares the pool. */
+  unsigned max_parallel_compiles;
+  /* Progress and cache warnings (optional), with its user pointer. */
+  tirx_event_fn on_event;
+  void *event_user;
 } tirx_runtime_options;
 
 /*
@@ -56,7 +121,9 @@ typedef struct tirx_runtime_options {
 TIRX_API tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtime **out);
 
 /* Unloads the runtime's modules, releases its primary context and frees it. The caller must
- * have finished every launch it made (synchronize first). NULL is a no-op. */
+ * have finished every launch it made (synchronize first). Compiles still queued are cancelled
+ * (their futures finish with TIRX_E_CANCELLED, callbacks called once), running ones are waited
+ * for. NULL, or a runtime inherited across fork() (left alone), is a no-op. */
 TIRX_API void tirx_runtime_destroy(tirx_runtime *rt);
 
 /* True when the runtime has a usable device (a driver, a device, a retained context). */
@@ -121,10 +188,110 @@ TIRX_API void tirx_compiled_destroy(tirx_compiled *c);
  * reuse it) and calls cuLaunchKernel. Asynchronous: errors inside the kernel show at the next
  * synchronising call. The calling thread's current CUDA context is left as it was.
  * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (nargs), TIRX_E_NO_DEVICE, TIRX_E_STICKY,
- * TIRX_E_LAUNCH_ARG, TIRX_E_LIMIT, TIRX_E_COMPILE, TIRX_E_DRIVER.
+ * TIRX_E_LAUNCH_ARG, TIRX_E_LIMIT, TIRX_E_COMPILE, TIRX_E_DRIVER, TIRX_E_FORKED.
+ * A launch whose variant is in memory takes no lock and allocates nothing.
  */
 TIRX_API tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
                                  int nargs, void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Kernel cache, asynchronous preparation, warm-up                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Counters of a runtime's kernel cache since its creation. */
+typedef struct tirx_cache_stats {
+  uint64_t hits;             /* variants found valid in the disk cache */
+  uint64_t misses;           /* disk lookups that found no usable entry */
+  uint64_t compiles;         /* NVRTC compiles this runtime ran (failed ones included) */
+  uint64_t corrupt_detected; /* disk entries rejected (corrupt or foreign), removed, recompiled */
+  uint64_t publish_failed;   /* disk writes that failed (the compile still succeeded) */
+  uint64_t evictions;        /* disk entries removed by the size limit */
+  uint64_t dedup_joined;     /* requests that joined a compile already queued or running */
+  uint64_t cancelled;        /* requests that finished cancelled */
+  uint64_t compile_failures; /* compiles that failed (NVRTC errors) */
+  uint64_t loads;            /* modules loaded into the device context */
+  uint64_t tiered_fallbacks; /* launches that ran the dynamic variant while the specialised one
+                                compiled */
+  uint64_t variants;         /* variants in the memory table */
+  double nvrtc_millis;       /* time spent in NVRTC */
+} tirx_cache_stats;
+
+/* Copies the counters into *out. Errors: TIRX_E_NULL_ARG, TIRX_E_FORKED. */
+TIRX_API tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out);
+
+/* The disk cache's directory, "" when the cache is disabled or unusable (the reason went to
+ * on_event and TIRX_LOG). Opens the cache if nothing did yet. Owned by the runtime; NULL when rt
+ * is NULL. */
+TIRX_API const char *tirx_runtime_cache_dir(tirx_runtime *rt);
+
+/* A request to make a kernel variant ready: reference counted, thread-safe, independent of the
+ * runtime's lifetime once created (release it even after tirx_runtime_destroy). */
+typedef struct tirx_future tirx_future;
+
+/* Called exactly once when the request finishes, with its final status. */
+typedef void (*tirx_future_fn)(tirx_future *f, tirx_status status, void *user);
+
+/*
+ * Starts making the variant that a launch with args would run ready (from memory, disk or a
+ * compile), without waiting for a compile: a variant found in memory or in the disk cache is
+ * loaded before this returns, and *out (release it) is then already finished; otherwise the
+ * compile runs on the queue and *out finishes when the variant is ready. Works on a compile-only runtime (compile and publish to disk). args must
+ * pass the launch checks (tensor data pointers non-NULL and aligned; they are not read).
+ * Errors (then *out is NULL): TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG, TIRX_E_LAUNCH_ARG,
+ * TIRX_E_LIMIT (as tirx_launch), TIRX_E_STICKY, TIRX_E_FORKED, TIRX_E_NO_MEMORY.
+ */
+TIRX_API tirx_status tirx_prepare_async(tirx_runtime *rt, const tirx_kernel *kernel,
+                                        const tirx_arg *args, int nargs, tirx_future **out);
+
+/* True once the request has finished (false for NULL). */
+TIRX_API bool tirx_future_poll(const tirx_future *f);
+
+/*
+ * Waits at most timeout_ms milliseconds (-1: forever, 0: just look) and returns the final
+ * status: TIRX_OK, or the request's error (TIRX_E_COMPILE, TIRX_E_CANCELLED, ...), also recorded
+ * as the thread's last error with the request's message. TIRX_E_TIMEOUT when it has not
+ * finished in time (it goes on). Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (timeout_ms < -1,
+ * or a wait from a completion callback for a request that has not finished), TIRX_E_FORKED.
+ */
+TIRX_API tirx_status tirx_future_wait(tirx_future *f, int64_t timeout_ms);
+
+/* The final status, or TIRX_E_TIMEOUT while the request runs. TIRX_E_NULL_ARG for NULL. Records
+ * no error. */
+TIRX_API tirx_status tirx_future_status(const tirx_future *f);
+
+/* The final message: "" for TIRX_OK and while pending, else the error's text (whole, not cut
+ * to the last-error limit). Lives as long as the future; "" for NULL. */
+TIRX_API const char *tirx_future_message(const tirx_future *f);
+
+/*
+ * Sets f's completion callback, called exactly once: at once on this thread when f has already
+ * finished, else on the runtime's queue thread when it finishes (then it must not wait for an
+ * unfinished request, destroy the runtime, or launch a kernel that is not ready).
+ * Errors (cb never called): TIRX_E_NULL_ARG (f, cb), TIRX_E_INVALID_ARG (a callback was already
+ * set), TIRX_E_FORKED.
+ */
+TIRX_API tirx_status tirx_future_on_complete(tirx_future *f, tirx_future_fn cb, void *user);
+
+/* Cancels the request when it has not finished: it finishes with TIRX_E_CANCELLED (a compile
+ * that other requests share goes on for them). TIRX_OK also when it had finished. Errors:
+ * TIRX_E_NULL_ARG, TIRX_E_FORKED. */
+TIRX_API tirx_status tirx_future_cancel(tirx_future *f);
+
+/* Drops the caller's reference. NULL is a no-op. */
+TIRX_API void tirx_future_release(tirx_future *f);
+
+/*
+ * Makes count variants of kernel ready in parallel, one per shape binding: arg_lists[i] holds
+ * nargs[i] arguments as for tirx_launch (data pointers are checked, never read). On a
+ * compile-only runtime this compiles and publishes to the disk cache, so a later process that
+ * uses the same cache launches with no compile. Waits for all of them. Returns TIRX_OK, or the
+ * first failure in binding order: "tirx_runtime_warmup: binding 2: <the error>".
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (count < 0), those of tirx_prepare_async and of
+ * the compiles.
+ */
+TIRX_API tirx_status tirx_runtime_warmup(tirx_runtime *rt, const tirx_kernel *kernel,
+                                         const tirx_arg *const *arg_lists, const int *nargs,
+                                         int count);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Device memory (a small convenience for hosts and tests)                                     */

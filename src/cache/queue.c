@@ -123,7 +123,7 @@ static const char msg_no_message[] = "tirx__queue: the job failed and left no me
 static _Thread_local const tirx__queue *tls_running_queue;
 
 static tirx_status forked_error(const char *fn, const char *what, pid_t pid) {
-  return tirx__error(TIRX_E_NOT_SUPPORTED,
+  return tirx__error(TIRX_E_FORKED,
                      "%s: the %s was created in another process (pid %ld); a forked child "
                      "cannot use it",
                      fn, what, (long)pid);

@@ -38,7 +38,7 @@
  * the queue thread, a thread that cancels or releases a future, or a submitter.
  *
  * fork(). The queue remembers the process that created it. In a child of fork() every queue
- * and future function returns TIRX_E_NOT_SUPPORTED ("... was created in another process")
+ * and future function returns TIRX_E_FORKED ("... was created in another process")
  * without touching a lock, a libuv handle or the parent's threads, none of which exist in the
  * child, and tirx__queue_destroy and tirx__future_release leave the parent's memory alone.
  * Beware that libuv 1.44's own library destructor (uv_library_shutdown, run by exit()) joins
@@ -151,7 +151,7 @@ tirx_status tirx__queue_create(const tirx__queue_options *opts, tirx__queue **ou
  * receives the last counters. NULL q is a no-op.
  * Errors (the queue is then left alone): TIRX_E_INVALID_ARG when called on the queue thread
  * (from a completion callback) or from one of the queue's own jobs or progress callbacks;
- * TIRX_E_NOT_SUPPORTED in a forked child (the parent's memory is not freed); TIRX_E_INTERNAL
+ * TIRX_E_FORKED in a forked child (the parent's memory is not freed); TIRX_E_INTERNAL
  * if libuv refuses to close the loop (a bug; the queue is then leaked rather than freed under
  * libuv).
  */
@@ -164,18 +164,18 @@ tirx_status tirx__queue_destroy(tirx__queue *q, tirx__queue_stats *final);
  * or before this returns when the request joins an existing job with the same key.
  * Errors (cb is then never called and the caller keeps arg): TIRX_E_NULL_ARG (q, job,
  * job->run), TIRX_E_CANCELLED (the queue is shutting down, e.g. a submission from a callback
- * during tirx__queue_destroy), TIRX_E_NO_MEMORY, TIRX_E_NOT_SUPPORTED (forked child).
+ * during tirx__queue_destroy), TIRX_E_NO_MEMORY, TIRX_E_FORKED (forked child).
  */
 tirx_status tirx__queue_submit(tirx__queue *q, const tirx__job *job, tirx__future_cb cb,
                                void *cb_data, tirx__future **out);
 
-/* The queue's counters. Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (forked child). */
+/* The queue's counters. Errors: TIRX_E_NULL_ARG, TIRX_E_FORKED (forked child). */
 tirx_status tirx__queue_stats_get(tirx__queue *q, tirx__queue_stats *out);
 
 /*
  * Non-blocking: TIRX__PENDING while the request has not finished, else its status (TIRX_OK,
  * the job's error or TIRX_E_CANCELLED). Records an error and returns it for a NULL future
- * (TIRX_E_NULL_ARG) or in a forked child (TIRX_E_NOT_SUPPORTED).
+ * (TIRX_E_NULL_ARG) or in a forked child (TIRX_E_FORKED).
  */
 tirx_status tirx__future_poll(const tirx__future *f);
 
@@ -186,7 +186,7 @@ tirx_status tirx__future_poll(const tirx__future *f);
  * TIRX__ERROR_MAX there; tirx__future_message has it whole). Other errors:
  * TIRX_E_TIMEOUT (not finished in time; the request goes on), TIRX_E_NULL_ARG,
  * TIRX_E_INVALID_ARG (timeout_ms < -1, or waiting on the queue thread for a pending request),
- * TIRX_E_NOT_SUPPORTED (forked child).
+ * TIRX_E_FORKED (forked child).
  */
 tirx_status tirx__future_wait(tirx__future *f, int64_t timeout_ms);
 
@@ -198,7 +198,7 @@ tirx_status tirx__future_wait(tirx__future *f, int64_t timeout_ms);
  * in the queue's FIFO is removed, one handed to libuv is uv_cancel'ed if it has not started,
  * and one already running finishes with its result discarded (freed with result_free).
  * Cancelling a finished request does nothing (*took_effect = false) and returns TIRX_OK.
- * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (forked child).
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_FORKED (forked child).
  */
 tirx_status tirx__future_cancel(tirx__future *f, bool *took_effect);
 

@@ -5,6 +5,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include <string.h>
+
+#include "../cache/key.h"
+#include "../cache/store.h"
 #include "../ir/kernel_abi.h"
 #include "driver.h"
 
@@ -41,16 +45,77 @@ tirx_status tirx__nvrtc_check_arch(const char *fn, const char *arch);
 /* The NVRTC version as major * 1000 + minor * 10 (13000 for 13.0). */
 int tirx__nvrtc_version(void);
 
-/* ---- the runtime (runtime.c) ---- */
+/* The options every compile passes to NVRTC for arch, in order; they are part of the cache
+ * key. Writes up to TIRX__NVRTC_MAX_OPTIONS pointers into opts (the arch option is formatted
+ * into arch_buf) and returns their count. */
+enum { TIRX__NVRTC_MAX_OPTIONS = 8 };
+int tirx__nvrtc_options(const char *arch, char arch_buf[64],
+                        const char *opts[TIRX__NVRTC_MAX_OPTIONS]);
 
-/* One loaded kernel, keyed by its content hash. */
-typedef struct tirx__loaded {
-  uint64_t hash[2];
-  CUmodule module;
-  CUfunction function;
+/* ---- the runtime (runtime.c) and its kernel cache (variant.c) ---- */
+
+/*
+ * A module loaded from one cubin, that is one cache key. Created by a compile job (variant.c)
+ * under rt->mu, owned by the runtime and freed (unloaded) by tirx_runtime_destroy. Immutable
+ * after publication except smem_allowed. Several variants may share one module when their
+ * sources are equal (a DIV16 key of all zeros is the dynamic variant's source).
+ */
+typedef struct tirx__module {
+  tirx__cache_key ckey;
+  CUmodule module;     /* NULL when nothing was loaded (compile-only runtime) */
+  CUfunction function; /* NULL when nothing was loaded */
   _Atomic uint32_t smem_allowed; /* dynamic shared memory the function is allowed (48 KiB) */
   char *entry;
-} tirx__loaded;
+  struct tirx__module *next; /* the runtime's list, under rt->mu */
+} tirx__module;
+
+/* States of a variant. IDLE: neither loaded nor being compiled (also after a failed compile).
+ * PENDING: a compile runs on the queue. READY: mod is set and usable. LOADING: a thread is
+ * looking it up in the disk store and loading it, synchronously, on its own thread (others that
+ * want it wait on rt->cv, so one process reads each variant from disk once). */
+enum {
+  TIRX__VARIANT_IDLE = 0,
+  TIRX__VARIANT_PENDING = 1,
+  TIRX__VARIANT_READY = 2,
+  TIRX__VARIANT_LOADING = 3
+};
+
+/* One entry of the memory table: a kernel (its content hash) and a specialisation key. Entries
+ * are never removed before tirx_runtime_destroy, so a reader holding one never sees it freed. */
+typedef struct tirx__variant {
+  uint64_t khash[2];
+  uint64_t h; /* tirx__variant_hash of the identity */
+  int nspec;
+  int64_t spec[TIRX__MAX_SPEC];
+  _Atomic int state;
+  tirx__module *mod; /* valid once state reads READY (release/acquire) */
+  atomic_bool failed; /* the last compile failed (tiered mode then stops retrying it) */
+  /* Under rt->mu. */
+  bool have_ckey;
+  tirx__cache_key ckey;
+} tirx__variant;
+
+/* An immutable snapshot of the memory table: open addressing on h. Readers load the snapshot
+ * pointer with acquire and probe slots with acquire loads, taking no lock; the one writer (under
+ * rt->mu) fills empty slots with release stores, or builds a bigger snapshot, copies and
+ * publishes it. Retired snapshots stay allocated (chained by older) until destroy, so a reader
+ * on an old snapshot stays safe; they total less than the live one. */
+typedef struct tirx__vtable {
+  size_t mask;
+  struct tirx__vtable *older;
+  _Atomic(tirx__variant *) slots[];
+} tirx__vtable;
+
+/*
+ * The module loader: turns a validated cubin image (NUL-padded after size bytes) into a loaded
+ * function. The default calls cuModuleLoadDataEx and cuModuleGetFunction in the runtime's
+ * context; tests replace it (tirx__runtime_set_loader) to see every image that would reach the
+ * driver. Called on compile threads, possibly several at once. On failure it records an error
+ * (tirx__error, message starting with fn) and returns its status.
+ */
+typedef tirx_status (*tirx__loader_fn)(tirx_runtime *rt, void *user, const char *fn,
+                                       const tirx__cache_key *key, const void *image, size_t size,
+                                       const char *entry, CUmodule *module, CUfunction *function);
 
 struct tirx_runtime {
   /* Fixed after creation. */
@@ -65,20 +130,134 @@ struct tirx_runtime {
   CUdevice device;
   CUcontext ctx;      /* the retained primary context */
   int max_smem_optin; /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+  long pid;           /* the creating process */
+  unsigned fork_gen;  /* tirx__fork_generation at creation */
+  /* Cache options. */
+  char *cache_dir;    /* NULL: the store's default */
+  bool cache_disabled, cache_fsync, tiered;
+  uint64_t cache_max_bytes;
+  uint32_t max_parallel;
+  tirx_event_fn on_event;
+  void *event_user;
+  tirx__loader_fn loader; /* NULL: nothing is loaded (compile-only) */
+  void *loader_user;
+  int nvrtc_major, nvrtc_minor;
 
   /* Sticky failure: set once, never cleared. */
   atomic_bool failed;
   pthread_mutex_t failed_lock;
   char *failed_message;
 
-  /* Loaded kernels: open addressing on hash[0], guarded by lock. Compiles of a missing
-   * kernel are serialised by compile_lock (NVRTC serialises most of its work anyway), with
-   * the table re-checked after taking it. */
-  pthread_mutex_t lock;
-  pthread_mutex_t compile_lock;
-  tirx__loaded **slots;
-  size_t nslots, nloaded;
+  /* The memory table (lock-free reads), and under mu: its inserts, the module list, the
+   * disk store and the compile queue (each created once, on first need; see store_ready and
+   * queue_ready), variant states LOADING -> anything else (broadcast on cv). */
+  _Atomic(tirx__vtable *) vtable;
+  size_t nvariants;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;   /* a variant left LOADING */
+  tirx__module *modules;
+  size_t nloaded;      /* modules loaded into the context (for tests) */
+  /* The store is opened at creation when options->cache_dir names it, else on the first
+   * memory-table miss (never by a runtime that prepares nothing: ~/.cache/tirx is not created
+   * for nothing). The queue (its thread and libuv's pool) starts on the first compile only: a
+   * process whose variants all come from disk never starts it. Both are fixed once their
+   * flag reads true (release/acquire). */
+  atomic_bool store_ready; /* store opened (NULL when the cache is disabled) */
+  atomic_bool queue_ready; /* queue created */
+  tirx__store *store;  /* NULL when the cache is disabled */
+  struct tirx__queue *queue;
+
+  /* Counters. */
+  _Atomic uint64_t compiles, compile_failures, loads, tiered_fallbacks, nvrtc_ns, disk_hits;
 };
+
+/* Incremented in every child of fork() (pthread_atfork); a runtime or future whose fork_gen
+ * differs was created in another process. */
+extern _Atomic unsigned tirx__fork_generation;
+
+/* True when rt was created by another process (this is a child of fork()). */
+static inline bool tirx__runtime_forked(const tirx_runtime *rt) {
+  return TIRX_UNLIKELY(rt->fork_gen !=
+                       atomic_load_explicit(&tirx__fork_generation, memory_order_relaxed));
+}
+/* TIRX_E_FORKED: "<fn>: the <what> was created in another process (pid N); a forked child
+ * cannot use it". */
+tirx_status tirx__forked_error(const char *fn, const char *what, long pid);
+
+/* TIRX_OK, or TIRX_E_FORKED or TIRX_E_STICKY: the checks of tirx__runtime_ready that do not
+ * need a device (compile-only work). */
+tirx_status tirx__runtime_usable(tirx_runtime *rt, const char *fn);
+
+/* The hash of a variant's identity (kernel hash and specialisation key). */
+static inline uint64_t tirx__variant_hash(const uint64_t khash[2], int nspec,
+                                          const int64_t *spec) {
+  uint64_t h = khash[0] ^ (khash[1] * 0x9E3779B97F4A7C15ull) ^ (uint64_t)nspec;
+  for (int i = 0; i < nspec; i++) {
+    h = (h ^ (uint64_t)spec[i]) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  h ^= h >> 29;
+  return h;
+}
+
+/* The hot path: the variant for (khash, spec) when it is in the table, else NULL. No lock. */
+static inline tirx__variant *tirx__variant_lookup(tirx_runtime *rt, const uint64_t khash[2],
+                                                  uint64_t h, int nspec, const int64_t *spec) {
+  tirx__vtable *t = atomic_load_explicit(&rt->vtable, memory_order_acquire);
+  if (TIRX_UNLIKELY(!t))
+    return NULL;
+  for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+    tirx__variant *v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+    if (!v)
+      return NULL;
+    if (v->h == h && v->khash[0] == khash[0] && v->khash[1] == khash[1] && v->nspec == nspec &&
+        (nspec == 0 || memcmp(v->spec, spec, (size_t)nspec * sizeof *spec) == 0))
+      return v;
+  }
+}
+
+/*
+ * The module a launch with plan runs: the memory table, then (slow path) the disk store, read
+ * and loaded synchronously on the calling thread, then a compile through the queue, waiting for
+ * it. With tiered compilation, a specialised variant that
+ * is not ready starts compiling in the background and the dynamic variant's module is returned
+ * (compiled synchronously when absent). fn names the public function in messages.
+ */
+tirx_status tirx__runtime_select(tirx_runtime *rt, const tirx_kernel *k,
+                                 const tirx__launch_plan *plan, const char *fn,
+                                 tirx__module **out);
+
+/* The cache key of a kernel's variant for this runtime (source, NVRTC version, options, arch,
+ * format version). */
+tirx_status tirx__variant_cache_key(const tirx_runtime *rt, const tirx_kernel *k, int nspec,
+                                    const int64_t *spec, tirx__cache_key *out);
+
+/* Replaces the module loader (NULL: the default; in a compile-only runtime NULL means nothing is
+ * loaded). Call before the runtime compiles anything. For tests. */
+void tirx__runtime_set_loader(tirx_runtime *rt, tirx__loader_fn loader, void *user);
+
+/* The default loader (cuModuleLoadDataEx in the runtime's context). */
+tirx_status tirx__default_loader(tirx_runtime *rt, void *user, const char *fn,
+                                 const tirx__cache_key *key, const void *image, size_t size,
+                                 const char *entry, CUmodule *module, CUfunction *function);
+
+/* Opens the disk store on first use (under rt->mu inside); TIRX_OK with rt->store NULL when
+ * the cache is disabled. A directory the store refuses is not an error (the store is then
+ * disabled, the caller's last error is kept). Errors: TIRX_E_NO_MEMORY. */
+tirx_status tirx__runtime_store(tirx_runtime *rt, const char *fn);
+
+/* Starts the compile queue on first use (under rt->mu inside). Errors: those of
+ * tirx__queue_create, "<fn>: cannot start the compile queue: ...". */
+tirx_status tirx__runtime_queue(tirx_runtime *rt, const char *fn);
+
+/* True once the compile queue was started (for tests and benchmarks: a process whose variants
+ * all came from disk never starts it). */
+bool tirx__runtime_queue_started(const tirx_runtime *rt);
+
+/* Shuts the queue down (cancelling what has not started), then frees the memory table and the
+ * modules (unloading them when unload). False when the queue refused to shut down (called from
+ * its own thread): then nothing is freed. */
+bool tirx__runtime_cache_destroy(tirx_runtime *rt, bool unload);
 
 /* Records the first sticky failure (message without the function name). */
 void tirx__runtime_fail(tirx_runtime *rt, const char *message);
@@ -99,10 +278,6 @@ void tirx__ctx_leave(tirx_runtime *rt, tirx__ctx_guard *g);
  * making the runtime sticky when the error is. TIRX_E_NO_MEMORY for out of memory,
  * TIRX_E_STICKY for sticky errors, TIRX_E_DRIVER otherwise. */
 tirx_status tirx__driver_error(tirx_runtime *rt, const char *fn, const char *what, CUresult r);
-
-/* Finds the loaded kernel for k, compiling and loading it on first use. */
-tirx_status tirx__runtime_function(tirx_runtime *rt, const tirx_kernel *k, const char *fn,
-                                   tirx__loaded **out);
 
 /* Writes the dumps of a compiled kernel when the runtime has a dump directory (failures to
  * write are reported on stderr and otherwise ignored). */

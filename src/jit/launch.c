@@ -1,4 +1,5 @@
-/* tirx_launch: plan from the caller's arguments, find the loaded kernel, cuLaunchKernel. */
+/* tirx_launch: plan from the caller's arguments, find the variant's loaded function (the memory
+ * table without a lock; variant.c on a miss), cuLaunchKernel. */
 #include <stdio.h>
 
 #include "jit.h"
@@ -28,16 +29,28 @@ tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_
                        "allows %d",
                        fn, tirx__kernel_entry(kernel), plan.shared_bytes, rt->max_smem_optin);
 
+  /* The hot path: one lock-free probe of the memory table. */
+  tirx__module *e;
+  uint64_t khash[2];
+  tirx__kernel_hash(kernel, khash);
+  tirx__variant *v = tirx__variant_lookup(
+      rt, khash, tirx__variant_hash(khash, plan.nspec, plan.spec), plan.nspec, plan.spec);
+  if (TIRX_LIKELY(v && atomic_load_explicit(&v->state, memory_order_acquire) ==
+                           TIRX__VARIANT_READY)) {
+    e = v->mod;
+  } else {
+    st = tirx__runtime_select(rt, kernel, &plan, fn, &e);
+    if (st != TIRX_OK)
+      return st;
+  }
+  if (TIRX_UNLIKELY(!e->function))
+    return tirx__error(TIRX_E_INTERNAL, "%s: kernel '%s' has no loaded function", fn,
+                       tirx__kernel_entry(kernel));
+
   tirx__ctx_guard g;
   st = tirx__ctx_enter(rt, fn, &g);
   if (st != TIRX_OK)
     return st;
-  tirx__loaded *e = NULL;
-  st = tirx__runtime_function(rt, kernel, fn, &e);
-  if (st != TIRX_OK) {
-    tirx__ctx_leave(rt, &g);
-    return st;
-  }
   CUresult r;
   if (TIRX_UNLIKELY(plan.shared_bytes >
                     atomic_load_explicit(&e->smem_allowed, memory_order_relaxed))) {

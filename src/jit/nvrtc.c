@@ -53,6 +53,16 @@ tirx_status tirx__nvrtc_check_arch(const char *fn, const char *arch) {
                      archs[n - 1]);
 }
 
+int tirx__nvrtc_options(const char *arch, char arch_buf[64],
+                        const char *opts[TIRX__NVRTC_MAX_OPTIONS]) {
+  snprintf(arch_buf, 64, "--gpu-architecture=%s", arch);
+  /* Fixed and ordered: the same source and arch give the same bytes. */
+  opts[0] = arch_buf;
+  opts[1] = "--std=c++17";
+  opts[2] = "-lineinfo";
+  return 3;
+}
+
 /* ---- the compile itself ---- */
 
 typedef struct compile_job {
@@ -138,16 +148,15 @@ static void compile_run(compile_job *j) {
   double t0 = now_ms();
   nvrtcProgram prog = NULL;
   char arch_opt[64];
-  snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", j->arch);
-  /* Fixed and ordered: the same source and arch give the same bytes. */
-  const char *opts[] = {arch_opt, "--std=c++17", "-lineinfo"};
+  const char *opts[TIRX__NVRTC_MAX_OPTIONS];
+  int nopts = tirx__nvrtc_options(j->arch, arch_opt, opts);
   nvrtcResult r = nvrtcCreateProgram(&prog, j->source, TIRX__NVRTC_FILE, 0, NULL, NULL);
   if (r != NVRTC_SUCCESS) {
     job_fail(j, r == NVRTC_ERROR_OUT_OF_MEMORY ? TIRX_E_NO_MEMORY : TIRX_E_COMPILE,
              "%s: nvrtcCreateProgram failed for '%s': %s", j->fn, j->name, nvrtcGetErrorString(r));
     return;
   }
-  r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+  r = nvrtcCompileProgram(prog, nopts, opts);
   char *log = program_log(prog);
   if (!log) {
     nvrtcDestroyProgram(&prog);

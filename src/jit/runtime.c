@@ -5,8 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "jit.h"
+
+/* ---- fork ---- */
+
+_Atomic unsigned tirx__fork_generation;
+
+static void on_fork_child(void) {
+  atomic_fetch_add_explicit(&tirx__fork_generation, 1, memory_order_relaxed);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void register_fork_handler(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+
+tirx_status tirx__forked_error(const char *fn, const char *what, long pid) {
+  return tirx__error(TIRX_E_FORKED,
+                     "%s: the %s was created in another process (pid %ld); a forked child "
+                     "cannot use it",
+                     fn, what, pid);
+}
 
 /* ---- logging and dumps ---- */
 
@@ -61,7 +80,10 @@ void tirx__dump_kernel(const tirx_runtime *rt, const tirx_kernel *k, const char 
   dump_file(rt->dump_dir, base, "ir", tirx__kernel_ir(k));
   dump_file(rt->dump_dir, base, "cu", tirx__kernel_source(k));
   dump_file(rt->dump_dir, base, "ptx", ptx);
-  tirx__log(rt, 1, "dumped %s/%s.{ir,cu,ptx}", rt->dump_dir, base);
+  const char *report = tirx_kernel_dispatch_report(k);
+  if (report && *report) dump_file(rt->dump_dir, base, "dispatch", report);
+  tirx__log(rt, 1, "dumped %s/%s.{ir,cu,ptx%s}", rt->dump_dir, base,
+            report && *report ? ",dispatch" : "");
 }
 
 /* ---- sticky failure and device access ---- */
@@ -84,8 +106,18 @@ static tirx_status sticky_error(const tirx_runtime *rt, const char *fn) {
 }
 
 tirx_status tirx__runtime_ready(tirx_runtime *rt, const char *fn) {
+  if (TIRX_UNLIKELY(tirx__runtime_forked(rt)))
+    return tirx__forked_error(fn, "runtime", rt->pid);
   if (TIRX_UNLIKELY(!rt->has_device))
     return tirx__error(TIRX_E_NO_DEVICE, "%s: no CUDA device: %s", fn, rt->device_error);
+  if (TIRX_UNLIKELY(atomic_load_explicit(&rt->failed, memory_order_acquire)))
+    return sticky_error(rt, fn);
+  return TIRX_OK;
+}
+
+tirx_status tirx__runtime_usable(tirx_runtime *rt, const char *fn) {
+  if (TIRX_UNLIKELY(tirx__runtime_forked(rt)))
+    return tirx__forked_error(fn, "runtime", rt->pid);
   if (TIRX_UNLIKELY(atomic_load_explicit(&rt->failed, memory_order_acquire)))
     return sticky_error(rt, fn);
   return TIRX_OK;
@@ -192,17 +224,32 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
     if (st != TIRX_OK)
       return st;
   }
+  pthread_once(&fork_once, register_fork_handler);
   tirx_runtime *rt = calloc(1, sizeof *rt);
   if (!rt)
     return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   rt->ordinal = o->device;
+  rt->pid = (long)getpid();
+  rt->fork_gen = atomic_load(&tirx__fork_generation);
   snprintf(rt->arch, sizeof rt->arch, "%s", o->arch ? o->arch : "sm_90a");
-  pthread_mutex_init(&rt->lock, NULL);
-  pthread_mutex_init(&rt->compile_lock, NULL);
+  pthread_mutex_init(&rt->mu, NULL);
+  pthread_cond_init(&rt->cv, NULL);
   pthread_mutex_init(&rt->failed_lock, NULL);
   atomic_init(&rt->failed, false);
+  atomic_init(&rt->vtable, NULL);
+  rt->cache_disabled = o->cache_disabled;
+  rt->cache_fsync = !o->cache_no_fsync;
+  rt->cache_max_bytes = o->cache_max_bytes;
+  rt->tiered = o->tiered;
+  rt->max_parallel = o->max_parallel_compiles;
+  rt->on_event = o->on_event;
+  rt->event_user = o->event_user;
+  int nv = tirx__nvrtc_version();
+  rt->nvrtc_major = nv / 1000;
+  rt->nvrtc_minor = nv % 1000 / 10;
   const char *dump = o->dump_dir ? o->dump_dir : getenv("TIRX_DUMP_DIR");
-  if (dump && *dump && !(rt->dump_dir = strdup(dump))) {
+  if ((dump && *dump && !(rt->dump_dir = strdup(dump))) ||
+      (o->cache_dir && !(rt->cache_dir = strdup(o->cache_dir)))) {
     tirx_runtime_destroy(rt);
     return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   }
@@ -214,6 +261,15 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
     tirx_runtime_destroy(rt);
     return st;
   }
+  if (rt->has_device)
+    rt->loader = tirx__default_loader;
+  /* A cache directory named here is opened now, so that the first kernel does not pay for it
+   * (creating the directory and the store's maintenance pass). The default directory stays
+   * lazy: a runtime that never prepares a kernel creates no ~/.cache/tirx. */
+  if (rt->cache_dir && !rt->cache_disabled && (st = tirx__runtime_store(rt, fn)) != TIRX_OK) {
+    tirx_runtime_destroy(rt);
+    return st;
+  }
   tirx__log(rt, 1, "runtime: %s, arch %s%s%s", rt->has_device ? rt->device_name : "no device",
             rt->arch, rt->has_device ? "" : ": ", rt->device_error);
   *out = rt;
@@ -221,31 +277,25 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
 }
 
 void tirx_runtime_destroy(tirx_runtime *rt) {
-  if (!rt)
-    return;
+  if (!rt || tirx__runtime_forked(rt))
+    return; /* a forked child leaves the parent's runtime alone */
   bool sticky = atomic_load(&rt->failed);
   tirx__ctx_guard g = {false};
   bool entered = rt->has_device && !sticky && rt->drv.CtxGetCurrent &&
                  tirx__ctx_enter(rt, "tirx_runtime_destroy", &g) == TIRX_OK;
-  for (size_t i = 0; i < rt->nslots; i++) {
-    tirx__loaded *e = rt->slots ? rt->slots[i] : NULL;
-    if (!e)
-      continue;
-    if (entered)
-      rt->drv.ModuleUnload(e->module);
-    free(e->entry);
-    free(e);
-  }
+  bool freed = tirx__runtime_cache_destroy(rt, entered);
   if (entered)
     tirx__ctx_leave(rt, &g);
+  if (!freed)
+    return; /* called from a compile-queue callback: leaked rather than freed under it */
   if (rt->has_device)
     rt->drv.DevicePrimaryCtxRelease(rt->device);
-  free(rt->slots);
   free(rt->device_error);
   free(rt->dump_dir);
+  free(rt->cache_dir);
   free(rt->failed_message);
-  pthread_mutex_destroy(&rt->lock);
-  pthread_mutex_destroy(&rt->compile_lock);
+  pthread_mutex_destroy(&rt->mu);
+  pthread_cond_destroy(&rt->cv);
   pthread_mutex_destroy(&rt->failed_lock);
   free(rt);
 }
@@ -263,6 +313,8 @@ const char *tirx_runtime_device_error(const tirx_runtime *rt) {
 tirx_status tirx_runtime_health(const tirx_runtime *rt) {
   if (!rt)
     return tirx__error(TIRX_E_NULL_ARG, "tirx_runtime_health: rt is NULL");
+  if (tirx__runtime_forked(rt))
+    return tirx__forked_error("tirx_runtime_health", "runtime", rt->pid);
   if (atomic_load(&rt->failed))
     return sticky_error(rt, "tirx_runtime_health");
   return TIRX_OK;
@@ -286,6 +338,8 @@ tirx_status tirx_compile(tirx_runtime *rt, const tirx_kernel *kernel, const char
     return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
   if (!kernel)
     return tirx__error(TIRX_E_NULL_ARG, "%s: kernel is NULL", fn);
+  if (tirx__runtime_forked(rt))
+    return tirx__forked_error(fn, "runtime", rt->pid);
   if (!arch)
     arch = rt->arch;
   tirx_compiled *c = calloc(1, sizeof *c);
@@ -328,132 +382,3 @@ void tirx_compiled_destroy(tirx_compiled *c) {
   free(c);
 }
 
-/* ---- the table of loaded kernels ---- */
-
-static tirx__loaded *table_find(const tirx_runtime *rt, const uint64_t hash[2]) {
-  if (!rt->nslots)
-    return NULL;
-  size_t mask = rt->nslots - 1;
-  for (size_t i = (size_t)hash[0] & mask;; i = (i + 1) & mask) {
-    tirx__loaded *e = rt->slots[i];
-    if (!e)
-      return NULL;
-    if (e->hash[0] == hash[0] && e->hash[1] == hash[1])
-      return e;
-  }
-}
-
-static bool table_insert(tirx_runtime *rt, tirx__loaded *e) {
-  if ((rt->nloaded + 1) * 2 > rt->nslots) {
-    size_t n = rt->nslots ? rt->nslots * 2 : 64;
-    tirx__loaded **slots = calloc(n, sizeof *slots);
-    if (!slots)
-      return false;
-    for (size_t i = 0; i < rt->nslots; i++) {
-      tirx__loaded *old = rt->slots[i];
-      if (!old)
-        continue;
-      size_t j = (size_t)old->hash[0] & (n - 1);
-      while (slots[j])
-        j = (j + 1) & (n - 1);
-      slots[j] = old;
-    }
-    free(rt->slots);
-    rt->slots = slots;
-    rt->nslots = n;
-  }
-  size_t j = (size_t)e->hash[0] & (rt->nslots - 1);
-  while (rt->slots[j])
-    j = (j + 1) & (rt->nslots - 1);
-  rt->slots[j] = e;
-  rt->nloaded++;
-  return true;
-}
-
-/* Compiles k and loads its cubin into the runtime's context (current on this thread). */
-static tirx_status load_kernel(tirx_runtime *rt, const tirx_kernel *k, const uint64_t hash[2],
-                               const char *fn, tirx__loaded **out) {
-  const char *entry = tirx__kernel_entry(k);
-  tirx__nvrtc_output o;
-  tirx_status st =
-      tirx__nvrtc_compile(fn, entry, tirx__kernel_source(k), rt->arch, rt->dump_dir != NULL, &o);
-  if (st != TIRX_OK)
-    return st;
-  tirx__log(rt, 1, "compiled %s for %s in %.1f ms (cubin %zu bytes)", entry, rt->arch, o.millis,
-            o.cubin_size);
-  tirx__dump_kernel(rt, k, o.ptx);
-
-  tirx__loaded *e = calloc(1, sizeof *e);
-  if (!e || !(e->entry = strdup(entry))) {
-    free(e);
-    tirx__nvrtc_output_free(&o);
-    return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-  }
-  e->hash[0] = hash[0];
-  e->hash[1] = hash[1];
-  atomic_init(&e->smem_allowed, 48u * 1024u);
-
-  char info[1024] = "", errlog[2048] = "";
-  CUjit_option jo[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                       CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *jv[] = {info, (void *)(uintptr_t)sizeof info, errlog, (void *)(uintptr_t)sizeof errlog};
-  CUresult r = rt->drv.ModuleLoadDataEx(&e->module, o.cubin, 4, jo, jv);
-  tirx__nvrtc_output_free(&o);
-  if (r != CUDA_SUCCESS) {
-    char what[2300];
-    snprintf(what, sizeof what, "cuModuleLoadDataEx of '%s' for %s%s%s", entry, rt->arch,
-             errlog[0] ? ": " : "", errlog);
-    free(e->entry);
-    free(e);
-    return tirx__driver_error(rt, fn, what, r);
-  }
-  r = rt->drv.ModuleGetFunction(&e->function, e->module, entry);
-  if (r != CUDA_SUCCESS) {
-    rt->drv.ModuleUnload(e->module);
-    free(e->entry);
-    free(e);
-    char what[256];
-    snprintf(what, sizeof what, "cuModuleGetFunction('%.100s')", entry);
-    return tirx__driver_error(rt, fn, what, r);
-  }
-  *out = e;
-  return TIRX_OK;
-}
-
-tirx_status tirx__runtime_function(tirx_runtime *rt, const tirx_kernel *k, const char *fn,
-                                   tirx__loaded **out) {
-  uint64_t hash[2];
-  tirx__kernel_hash(k, hash);
-  pthread_mutex_lock(&rt->lock);
-  tirx__loaded *e = table_find(rt, hash);
-  pthread_mutex_unlock(&rt->lock);
-  if (TIRX_LIKELY(e != NULL)) {
-    *out = e;
-    return TIRX_OK;
-  }
-
-  pthread_mutex_lock(&rt->compile_lock);
-  pthread_mutex_lock(&rt->lock);
-  e = table_find(rt, hash); /* another thread may have loaded it meanwhile */
-  pthread_mutex_unlock(&rt->lock);
-  tirx_status st = TIRX_OK;
-  if (!e) {
-    st = load_kernel(rt, k, hash, fn, &e);
-    if (st == TIRX_OK) {
-      pthread_mutex_lock(&rt->lock);
-      bool ok = table_insert(rt, e);
-      pthread_mutex_unlock(&rt->lock);
-      if (!ok) {
-        rt->drv.ModuleUnload(e->module);
-        free(e->entry);
-        free(e);
-        e = NULL;
-        st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-      }
-    }
-  }
-  pthread_mutex_unlock(&rt->compile_lock);
-  if (st == TIRX_OK)
-    *out = e;
-  return st;
-}

@@ -18,6 +18,7 @@
 
 #include "jit/jit.h"
 #include "kernels.h"
+#include "membound.h"
 
 /* ---- helpers ---- */
 
@@ -549,3 +550,536 @@ Test(gpu, a_device_fault_makes_the_runtime_sticky) {
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt); /* must not hang or crash */
 }
+
+/* ---- the kernel cache: specialised variants, tiered compilation, a second runtime ---- */
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A fresh cache directory for one test (removed by cache_dir_remove). */
+static void cache_dir_new(char *buf, size_t len) {
+  const char *t = getenv("TMPDIR");
+  snprintf(buf, len, "%s/tirx-gpu-cache-XXXXXX", t && t[0] ? t : "/tmp");
+  cr_assert_not_null(mkdtemp(buf));
+}
+
+static void cache_dir_remove(const char *dir) {
+  tirx__store_options o;
+  tirx__store_options_init(&o);
+  o.path = dir;
+  tirx__store *s = NULL;
+  tirx__store_open(&o, &s);
+  if (s && tirx__store_enabled(s))
+    tirx__store_clear(s, NULL);
+  tirx__store_close(s);
+  rmdir(dir);
+}
+
+static tirx_runtime *gpu_runtime_with(const tirx_runtime_options *o) {
+  tirx_runtime *probe = gpu_runtime(); /* skips without a device; seeds the RNG */
+  tirx_runtime_destroy(probe);
+  tirx_runtime *rt = NULL;
+  OK(tirx_runtime_create(o, &rt));
+  cr_assert(tirx_runtime_has_device(rt));
+  return rt;
+}
+
+static tirx_cache_stats cache_stats(tirx_runtime *rt) {
+  tirx_cache_stats s;
+  OK(tirx_runtime_cache_stats(rt, &s));
+  cr_log_info("cache: hits %llu misses %llu compiles %llu loads %llu variants %llu corrupt %llu "
+              "tiered_fallbacks %llu dedup %llu nvrtc %.1f ms",
+              (unsigned long long)s.hits, (unsigned long long)s.misses,
+              (unsigned long long)s.compiles, (unsigned long long)s.loads,
+              (unsigned long long)s.variants, (unsigned long long)s.corrupt_detected,
+              (unsigned long long)s.tiered_fallbacks, (unsigned long long)s.dedup_joined,
+              s.nvrtc_millis);
+  return s;
+}
+
+/* rowsum(m: i32 div16, n: i64 with n_policy, x: f32[m, n], y: f32[m]): y[i] = sum_j x[i, j]. */
+static tirx_kernel *rowsum_kernel(tirx_specialize m_policy, tirx_specialize n_policy) {
+  tirx_builder *b = tirx_builder_create("gpu_rowsum");
+  tirx_expr *m = tirx_param_int(b, "m", TIRX_I32);
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_param_set_policy(b, m, m_policy);
+  tirx_param_set_policy(b, n, n_policy);
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(m, n), NULL);
+  tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_F32, TIRX_EXPRS(m), NULL);
+  tirx_set_block(b, 128, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, m, tirx_int(b, 128)), NULL, NULL);
+  tirx_expr *i = tirx_let(b, "i", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, 128)),
+                                           tirx_thread_idx(b, 0)));
+  tirx_if_begin(b, tirx_lt(b, i, m));
+  tirx_expr *acc = tirx_var(b, "acc", TIRX_F32, NULL);
+  tirx_expr *j = tirx_for_begin(b, "j", tirx_int(b, 0), n, NULL, TIRX_LOOP_SERIAL);
+  tirx_assign(b, acc, tirx_add(b, acc, tirx_load(b, x, TIRX_EXPRS(i, j))));
+  tirx_for_end(b);
+  tirx_store(b, y, TIRX_EXPRS(i), acc);
+  tirx_if_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+/* Launches rowsum on fresh random data of shape (m, n) and checks y. */
+static void check_rowsum(tirx_runtime *rt, const tirx_kernel *k, int64_t m, int64_t n) {
+  size_t len = (size_t)(m * n);
+  float *hx = random_floats(len, -1, 1);
+  double *want = calloc((size_t)m, sizeof *want);
+  for (int64_t r = 0; r < m; r++)
+    for (int64_t c = 0; c < n; c++)
+      want[r] += (double)hx[r * n + c];
+  float *dx = dev_upload(rt, hx, len), *dy = dev_upload(rt, NULL, (size_t)m);
+  tirx_arg args[] = {tirx_arg_tensor(dx, TIRX_F32, 2, (int64_t[]){m, n}, NULL),
+                     tirx_arg_tensor(dy, TIRX_F32, 1, (int64_t[]){m}, NULL)};
+  OK(tirx_launch(rt, k, args, 2, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  float *got = dev_download(rt, dy, (size_t)m);
+  char what[96];
+  snprintf(what, sizeof what, "rowsum m=%lld n=%lld", (long long)m, (long long)n);
+  compare(what, got, want, (size_t)m, 1e-4 * (double)n, 1e-5);
+  tirx_runtime_free(rt, dx);
+  tirx_runtime_free(rt, dy);
+  free(hx);
+  free(want);
+  free(got);
+}
+
+static const int64_t spec_shapes[][2] = {{1, 1},  {7, 13},  {16, 64},  {33, 17},
+                                         {48, 96}, {1000, 3}, {16, 13}, {7, 64}};
+
+Test(gpu, specialised_variants_value_and_div16_odd_sizes, .timeout = 300) {
+  char dir[256];
+  cache_dir_new(dir, sizeof dir);
+  tirx_runtime *rt = gpu_runtime_with(&(tirx_runtime_options){.cache_dir = dir});
+  static const tirx_specialize policies[][2] = {
+      {TIRX_SPECIALIZE_DIV16, TIRX_SPECIALIZE_VALUE},
+      {TIRX_SPECIALIZE_DIV16, TIRX_SPECIALIZE_DIV16},
+      {TIRX_SPECIALIZE_VALUE, TIRX_SPECIALIZE_DYNAMIC},
+      {TIRX_SPECIALIZE_DYNAMIC, TIRX_SPECIALIZE_DYNAMIC}};
+  for (int p = 0; p < 4; p++) {
+    tirx_kernel *k = rowsum_kernel(policies[p][0], policies[p][1]);
+    cr_log_info("policies m=%d n=%d", (int)policies[p][0], (int)policies[p][1]);
+    for (size_t s = 0; s < sizeof spec_shapes / sizeof spec_shapes[0]; s++)
+      check_rowsum(rt, k, spec_shapes[s][0], spec_shapes[s][1]);
+    /* Again: every variant is in memory now. */
+    uint64_t before = cache_stats(rt).compiles;
+    for (size_t s = 0; s < sizeof spec_shapes / sizeof spec_shapes[0]; s++)
+      check_rowsum(rt, k, spec_shapes[s][0], spec_shapes[s][1]);
+    cr_assert_eq(cache_stats(rt).compiles, before, "a second pass compiled again");
+    tirx_kernel_release(k);
+  }
+  tirx_cache_stats s = cache_stats(rt);
+  cr_assert_eq(s.corrupt_detected, 0);
+  cr_assert_geq(s.variants, 8); /* the VALUE policy alone gives one variant per n */
+  tirx_runtime_destroy(rt);
+  cache_dir_remove(dir);
+}
+
+Test(gpu, tiered_mode_gives_correct_results_while_compiling, .timeout = 300) {
+  char dir[256];
+  cache_dir_new(dir, sizeof dir);
+  tirx_runtime *rt =
+      gpu_runtime_with(&(tirx_runtime_options){.cache_dir = dir, .tiered = true});
+  tirx_kernel *k = rowsum_kernel(TIRX_SPECIALIZE_DIV16, TIRX_SPECIALIZE_VALUE);
+  /* The first launch runs the dynamic variant (the specialised one is compiling). */
+  check_rowsum(rt, k, 1000, 96);
+  tirx_cache_stats s = cache_stats(rt);
+  cr_assert_geq(s.tiered_fallbacks, 1, "the first launch did not run the dynamic variant");
+  /* Keep launching (and checking) until the specialised variant takes over. */
+  static tirx__launch_plan plan;
+  float *probe = (float *)(uintptr_t)0x10000;
+  tirx_arg pa[] = {tirx_arg_tensor(probe, TIRX_F32, 2, (int64_t[]){1000, 96}, NULL),
+                   tirx_arg_tensor(probe, TIRX_F32, 1, (int64_t[]){1000}, NULL)};
+  OK(tirx__kernel_plan(k, "test", pa, 2, &plan));
+  uint64_t kh[2];
+  tirx__kernel_hash(k, kh);
+  bool ready = false;
+  int launches = 1;
+  for (int i = 0; i < 3000 && !ready; i++, launches++) {
+    check_rowsum(rt, k, 1000, 96);
+    tirx__variant *v = tirx__variant_lookup(
+        rt, kh, tirx__variant_hash(kh, plan.nspec, plan.spec), plan.nspec, plan.spec);
+    ready = v && atomic_load(&v->state) == TIRX__VARIANT_READY;
+    if (!ready)
+      usleep(1000);
+  }
+  cr_assert(ready, "the specialised variant never became ready");
+  uint64_t fallbacks = cache_stats(rt).tiered_fallbacks;
+  cr_log_info("specialised variant ready after %d launches (%llu ran the dynamic variant)",
+              launches, (unsigned long long)fallbacks);
+  for (int i = 0; i < 5; i++)
+    check_rowsum(rt, k, 1000, 96);
+  s = cache_stats(rt);
+  cr_assert_eq(s.tiered_fallbacks, fallbacks, "launches after readiness used the dynamic variant");
+  cr_assert_eq(s.compiles, 2);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+  cache_dir_remove(dir);
+}
+
+Test(gpu, a_second_runtime_with_the_same_cache_launches_with_zero_compiles, .timeout = 300) {
+  char dir[256];
+  cache_dir_new(dir, sizeof dir);
+  tirx_runtime_options o = {.cache_dir = dir};
+  tirx_runtime *rt = gpu_runtime_with(&o);
+  tirx_kernel *va = kernel(example_vector_add), *sm = kernel(example_softmax);
+  tirx_kernel *rs = rowsum_kernel(TIRX_SPECIALIZE_DIV16, TIRX_SPECIALIZE_VALUE);
+  check_vector_add(rt, va, 1000);
+  check_softmax(rt, sm, 33, 100);
+  check_rowsum(rt, rs, 48, 96);
+  tirx_cache_stats s = cache_stats(rt);
+  cr_assert_eq(s.compiles, 3);
+  cr_assert_eq(s.hits, 0);
+  tirx_runtime_destroy(rt);
+
+  rt = NULL;
+  OK(tirx_runtime_create(&o, &rt));
+  check_vector_add(rt, va, 1000);
+  check_softmax(rt, sm, 33, 100);
+  check_rowsum(rt, rs, 48, 96);
+  s = cache_stats(rt);
+  cr_assert_eq(s.compiles, 0, "the second runtime compiled %llu kernels",
+               (unsigned long long)s.compiles);
+  cr_assert_eq(s.hits, 3);
+  cr_assert_eq(s.loads, 3);
+  cr_assert_eq(s.corrupt_detected, 0);
+  tirx_kernel_release(va);
+  tirx_kernel_release(sm);
+  tirx_kernel_release(rs);
+  tirx_runtime_destroy(rt);
+  cache_dir_remove(dir);
+}
+
+typedef struct first_launch_arg {
+  tirx_runtime *rt;
+  tirx_kernel *k;
+  float *d;
+  pthread_barrier_t *barrier;
+  tirx_status st;
+  char message[512];
+} first_launch_arg;
+
+static void *first_launch(void *p) {
+  first_launch_arg *a = p;
+  tirx_arg args[] = {tirx_arg_tensor(a->d, TIRX_F32, 2, (int64_t[]){32, 40}, NULL),
+                     tirx_arg_tensor(a->d, TIRX_F32, 1, (int64_t[]){32}, NULL)};
+  pthread_barrier_wait(a->barrier);
+  a->st = tirx_launch(a->rt, a->k, args, 2, NULL);
+  if (a->st != TIRX_OK)
+    snprintf(a->message, sizeof a->message, "%s", tirx_last_error());
+  return NULL;
+}
+
+Test(gpu, concurrent_first_launches_compile_once, .timeout = 300) {
+  enum { T = 16 };
+  char dir[256];
+  cache_dir_new(dir, sizeof dir);
+  tirx_runtime *rt = gpu_runtime_with(&(tirx_runtime_options){.cache_dir = dir});
+  tirx_kernel *k = rowsum_kernel(TIRX_SPECIALIZE_DIV16, TIRX_SPECIALIZE_VALUE);
+  float *d = dev_upload(rt, NULL, 32 * 40);
+  OK(tirx_runtime_fill32(rt, d, 0, 32 * 40));
+  pthread_barrier_t barrier;
+  pthread_barrier_init(&barrier, NULL, T);
+  first_launch_arg a[T];
+  pthread_t th[T];
+  for (int i = 0; i < T; i++) {
+    a[i] = (first_launch_arg){.rt = rt, .k = k, .d = d, .barrier = &barrier};
+    cr_assert_eq(pthread_create(&th[i], NULL, first_launch, &a[i]), 0);
+  }
+  for (int i = 0; i < T; i++)
+    pthread_join(th[i], NULL);
+  for (int i = 0; i < T; i++)
+    cr_expect_eq(a[i].st, TIRX_OK, "thread %d: %s", i, a[i].message);
+  OK(tirx_runtime_synchronize(rt, NULL));
+  tirx_cache_stats s = cache_stats(rt);
+  cr_assert_eq(s.compiles, 1, "%llu compiles for one variant", (unsigned long long)s.compiles);
+  cr_assert_eq(s.loads, 1);
+  pthread_barrier_destroy(&barrier);
+  tirx_runtime_free(rt, d);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+  cache_dir_remove(dir);
+}
+
+/* ---- RMSNorm with tile primitives (examples/membound.c), vector and forced-scalar ---- */
+
+/* Rounds f to dtype's precision (round to nearest even) and returns its bits. */
+static uint16_t to_half_bits(float f, tirx_dtype dt) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if (dt == TIRX_BF16) return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+  uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff, mant = x & 0x7fffff;
+  int e = (int)exp - 127 + 15;
+  if (e >= 31) return (uint16_t)(sign | 0x7c00);
+  if (e <= 0) {
+    if (e < -10) return (uint16_t)sign;
+    mant |= 0x800000;
+    int shift = 14 - e;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)h;
+}
+static float from_half_bits(uint16_t h, tirx_dtype dt) {
+  if (dt == TIRX_BF16) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+  }
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? INFINITY : ldexpf((float)(m | 0x400), e - 25);
+  return h & 0x8000 ? -v : v;
+}
+
+static void check_rmsnorm(tirx_runtime *rt, tirx_dtype dt, int64_t width, bool scalar) {
+  char err[1024] = "";
+  tirx_kernel *k = membound_rmsnorm(dt, width, scalar, err, sizeof err);
+  cr_assert_not_null(k, "membound_rmsnorm(%s, %lld): %s", tirx_dtype_name(dt), (long long)width,
+                     err);
+  const int rows = 37;
+  size_t n = (size_t)rows * (size_t)width, es = (size_t)tirx_dtype_size(dt);
+  float *hx = random_floats(n, -2, 2), *hw = random_floats((size_t)width, 0.5f, 1.5f);
+  void *bx = malloc(n * es), *bw = malloc((size_t)width * es);
+  for (size_t i = 0; i < n; i++) { /* inputs rounded to dtype; the reference sees them so */
+    if (dt == TIRX_F32) continue;
+    ((uint16_t *)bx)[i] = to_half_bits(hx[i], dt);
+    hx[i] = from_half_bits(((uint16_t *)bx)[i], dt);
+  }
+  for (size_t i = 0; i < (size_t)width; i++) {
+    if (dt == TIRX_F32) continue;
+    ((uint16_t *)bw)[i] = to_half_bits(hw[i], dt);
+    hw[i] = from_half_bits(((uint16_t *)bw)[i], dt);
+  }
+  if (dt == TIRX_F32) {
+    memcpy(bx, hx, n * es);
+    memcpy(bw, hw, (size_t)width * es);
+  }
+  float eps = 1e-5f;
+  double *want = malloc(n * sizeof *want);
+  for (int r = 0; r < rows; r++) {
+    double ss = 0;
+    for (int64_t j = 0; j < width; j++) ss += (double)hx[r * width + j] * hx[r * width + j];
+    double rs = 1.0 / sqrt(ss / (double)width + eps);
+    for (int64_t j = 0; j < width; j++) want[r * width + j] = hx[r * width + j] * rs * hw[j];
+  }
+  void *dx = NULL, *dw = NULL, *dout = NULL;
+  OK(tirx_runtime_alloc(rt, n * es, &dx));
+  OK(tirx_runtime_alloc(rt, (size_t)width * es, &dw));
+  OK(tirx_runtime_alloc(rt, n * es + 4, &dout));
+  OK(tirx_runtime_copy(rt, dx, bx, n * es, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_copy(rt, dw, bw, (size_t)width * es, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_fill32(rt, dout, POISON, (n * es + 4) / 4));
+  tirx_arg args[] = {
+      tirx_arg_i32(rows),
+      tirx_arg_tensor(dx, dt, 2, (int64_t[]){rows, width}, NULL),
+      tirx_arg_tensor(dw, dt, 2, (int64_t[]){1, width}, NULL),
+      tirx_arg_tensor(dout, dt, 2, (int64_t[]){rows, width}, NULL),
+      tirx_arg_f32(eps),
+  };
+  OK(tirx_launch(rt, k, args, 5, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  void *bout = malloc(n * es);
+  OK(tirx_runtime_copy(rt, bout, dout, n * es, TIRX_COPY_DEVICE_TO_HOST));
+  float *got = malloc((n ? n : 1) * sizeof *got);
+  for (size_t i = 0; i < n; i++)
+    got[i] = dt == TIRX_F32 ? ((float *)bout)[i] : from_half_bits(((uint16_t *)bout)[i], dt);
+  char what[128];
+  snprintf(what, sizeof what, "rmsnorm %s width %lld%s", tirx_dtype_name(dt), (long long)width,
+           scalar ? " (scalar forced)" : "");
+  double tol = dt == TIRX_F32 ? 1e-5 : dt == TIRX_F16 ? 2e-3 : 1.6e-2;
+  compare(what, got, want, n, tol, tol);
+  tirx_runtime_free(rt, dx);
+  tirx_runtime_free(rt, dw);
+  tirx_runtime_free(rt, dout);
+  free(hx);
+  free(hw);
+  free(bx);
+  free(bw);
+  free(bout);
+  free(got);
+  free(want);
+  tirx_kernel_release(k);
+}
+
+Test(gpu, rmsnorm_primitives, .timeout = 600) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const int64_t widths[] = {1, 3, 127, 5000, 8191};
+  for (int scalar = 0; scalar < 2; scalar++)
+    for (int d = 0; d < 3; d++)
+      for (int w = 0; w < 5; w++)
+        check_rmsnorm(rt, dts[d], widths[w], scalar);
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- Every membound kernel (examples/membound.c) against a float64 reference ---- */
+
+/* n random values in [lo, hi) rounded to dt: host floats (what the reference sees) and the
+ * device bytes. */
+static void *mb_input(tirx_runtime *rt, tirx_dtype dt, size_t n, float lo, float hi, float **host) {
+  size_t es = (size_t)tirx_dtype_size(dt);
+  float *h = random_floats(n, lo, hi);
+  void *bytes = malloc((n ? n : 1) * es), *d = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (dt == TIRX_F32) continue;
+    ((uint16_t *)bytes)[i] = to_half_bits(h[i], dt);
+    h[i] = from_half_bits(((uint16_t *)bytes)[i], dt);
+  }
+  if (dt == TIRX_F32) memcpy(bytes, h, n * es);
+  OK(tirx_runtime_alloc(rt, n * es + 16, &d));
+  OK(tirx_runtime_copy(rt, d, bytes, n * es, TIRX_COPY_HOST_TO_DEVICE));
+  free(bytes);
+  *host = h;
+  return d;
+}
+
+static void *mb_output(tirx_runtime *rt, size_t bytes) {
+  void *d = NULL;
+  OK(tirx_runtime_alloc(rt, bytes + 16, &d));
+  OK(tirx_runtime_fill32(rt, d, POISON, (bytes + 16) / 4));
+  return d;
+}
+
+static float *mb_download(tirx_runtime *rt, const void *d, tirx_dtype dt, size_t n) {
+  size_t es = (size_t)tirx_dtype_size(dt);
+  void *b = malloc((n ? n : 1) * es);
+  float *f = malloc((n ? n : 1) * sizeof *f);
+  OK(tirx_runtime_copy(rt, b, d, n * es, TIRX_COPY_DEVICE_TO_HOST));
+  for (size_t i = 0; i < n; i++)
+    f[i] = dt == TIRX_F32 ? ((float *)b)[i] : from_half_bits(((uint16_t *)b)[i], dt);
+  free(b);
+  return f;
+}
+
+/* The float64 reference of one row (membound.h); out2 for add_rmsnorm's res_out. */
+static void mb_ref_row(membound_kind kind, int64_t W, const float *x, const float *res,
+                       const float *w, const float *bias, double *out, double *out2) {
+  double s = 0, m = -INFINITY, mean = 0;
+  switch (kind) {
+  case MEMBOUND_ADD_RMSNORM:
+  case MEMBOUND_RMSNORM:
+    for (int64_t j = 0; j < W; j++) {
+      double h = (double)x[j] + (res ? (double)res[j] : 0.0);
+      if (out2) out2[j] = h;
+      s += h * h;
+    }
+    for (int64_t j = 0; j < W; j++)
+      out[j] = ((double)x[j] + (res ? (double)res[j] : 0.0)) / sqrt(s / (double)W + 1e-5) * w[j];
+    break;
+  case MEMBOUND_LAYERNORM:
+    for (int64_t j = 0; j < W; j++) mean += x[j];
+    mean /= (double)W;
+    for (int64_t j = 0; j < W; j++) s += (x[j] - mean) * (x[j] - mean);
+    for (int64_t j = 0; j < W; j++)
+      out[j] = (x[j] - mean) / sqrt(s / (double)W + 1e-5) * w[j] + bias[j];
+    break;
+  case MEMBOUND_SOFTMAX:
+    for (int64_t j = 0; j < W; j++) m = fmax(m, x[j]);
+    for (int64_t j = 0; j < W; j++) s += exp(x[j] - m);
+    for (int64_t j = 0; j < W; j++) out[j] = exp(x[j] - m) / s;
+    break;
+  case MEMBOUND_ROW_SUM:
+    for (int64_t j = 0; j < W; j++) s += x[j];
+    out[0] = s;
+    break;
+  case MEMBOUND_ROW_MAX:
+    for (int64_t j = 0; j < W; j++) m = fmax(m, x[j]);
+    out[0] = m;
+    break;
+  case MEMBOUND_SILU_MUL:
+    for (int64_t j = 0; j < W; j++) out[j] = x[j] / (1 + exp(-(double)x[j])) * x[W + j];
+    break;
+  default:
+    for (int64_t j = 0; j < W; j++) out[j] = x[j] / (1 + exp(-0.75 * x[j])) + 0.25;
+  }
+}
+
+static void check_membound(tirx_runtime *rt, membound_kind kind, tirx_dtype dt, int64_t W,
+                           bool scalar) {
+  char err[2048] = "";
+  tirx_kernel *k = membound_build(kind, dt, W, scalar, err, sizeof err);
+  cr_assert_not_null(k, "membound_build(%s, %s, %lld): %s", membound_name(kind),
+                     tirx_dtype_name(dt), (long long)W, err);
+  const int rows = 19;
+  bool red = kind == MEMBOUND_ROW_SUM || kind == MEMBOUND_ROW_MAX;
+  int64_t win = kind == MEMBOUND_SILU_MUL ? 2 * W : W, wout = red ? 1 : W;
+  tirx_dtype odt = red ? TIRX_F32 : dt;
+  size_t nin = (size_t)rows * (size_t)win, nout = (size_t)rows * (size_t)wout;
+  float *hx, *hr = NULL, *hw, *hb;
+  void *dx = mb_input(rt, dt, nin, -2, 2, &hx), *dr = mb_input(rt, dt, nout, -1, 1, &hr);
+  void *dw = mb_input(rt, dt, (size_t)W, 0.5f, 1.5f, &hw), *db = mb_input(rt, dt, (size_t)W, -1, 1, &hb);
+  size_t obytes = nout * (size_t)tirx_dtype_size(odt);
+  void *dout = mb_output(rt, obytes), *dout2 = mb_output(rt, obytes);
+  tirx_arg t_x = tirx_arg_tensor(dx, dt, 2, (int64_t[]){rows, win}, NULL);
+  tirx_arg t_r = tirx_arg_tensor(dr, dt, 2, (int64_t[]){rows, W}, NULL);
+  tirx_arg t_w = tirx_arg_tensor(dw, dt, 2, (int64_t[]){1, W}, NULL);
+  tirx_arg t_b = tirx_arg_tensor(db, dt, 2, (int64_t[]){1, W}, NULL);
+  tirx_arg t_o = tirx_arg_tensor(dout, odt, 2, (int64_t[]){rows, wout}, NULL);
+  tirx_arg t_o2 = tirx_arg_tensor(dout2, dt, 2, (int64_t[]){rows, W}, NULL);
+  tirx_arg eps = tirx_arg_f32(1e-5f), r = tirx_arg_i32(rows);
+  tirx_arg args[8];
+  int n = 0;
+  args[n++] = r;
+  args[n++] = t_x;
+  switch (kind) {
+  case MEMBOUND_RMSNORM: args[n++] = t_w, args[n++] = t_o, args[n++] = eps; break;
+  case MEMBOUND_LAYERNORM: args[n++] = t_w, args[n++] = t_b, args[n++] = t_o, args[n++] = eps; break;
+  case MEMBOUND_ADD_RMSNORM:
+    args[n++] = t_r, args[n++] = t_w, args[n++] = t_o, args[n++] = t_o2, args[n++] = eps;
+    break;
+  case MEMBOUND_CHAIN: args[n++] = t_o, args[n++] = tirx_arg_f32(0.75f), args[n++] = tirx_arg_f32(0.25f); break;
+  default: args[n++] = t_o;
+  }
+  OK(tirx_launch(rt, k, args, n, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  double *want = malloc(nout * sizeof *want), *want2 = malloc(nout * sizeof *want2);
+  for (int i = 0; i < rows; i++)
+    mb_ref_row(kind, W, hx + (size_t)i * (size_t)win, kind == MEMBOUND_ADD_RMSNORM ? hr + (size_t)i * (size_t)W : NULL,
+               hw, hb, want + (size_t)i * (size_t)wout, want2 + (size_t)i * (size_t)wout);
+  float *got = mb_download(rt, dout, odt, nout);
+  char what[160];
+  snprintf(what, sizeof what, "%s %s width %lld%s", membound_name(kind), tirx_dtype_name(dt),
+           (long long)W, scalar ? " (scalar forced)" : "");
+  double tol = dt == TIRX_F32 ? 2e-5 : dt == TIRX_F16 ? 2e-3 : 1.6e-2;
+  double atol = red && kind == MEMBOUND_ROW_SUM ? 1e-5 * (double)W : tol;
+  compare(what, got, want, nout, atol, tol);
+  free(got);
+  if (kind == MEMBOUND_ADD_RMSNORM) {
+    got = mb_download(rt, dout2, dt, nout);
+    compare("add_rmsnorm res_out", got, want2, nout, tol, tol);
+    free(got);
+  }
+  void *bufs[] = {dx, dr, dw, db, dout, dout2};
+  for (int i = 0; i < 6; i++) tirx_runtime_free(rt, bufs[i]);
+  free(hx), free(hr), free(hw), free(hb), free(want), free(want2);
+  tirx_kernel_release(k);
+}
+
+/* Every dtype, width (1, 3, 127, 5000, 8191; the last two one CTA per row) and the forced
+ * scalar fallback of one kernel; one Criterion test per kernel, so one failure hides no other. */
+static void check_membound_kind(membound_kind kind) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const int64_t widths[] = {1, 3, 127, 5000, 8191};
+  for (int scalar = 0; scalar < 2; scalar++)
+    for (int d = 0; d < 3; d++)
+      for (int w = 0; w < 5; w++)
+        check_membound(rt, kind, dts[d], widths[w], scalar);
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu, membound_rmsnorm, .timeout = 300) { check_membound_kind(MEMBOUND_RMSNORM); }
+Test(gpu, membound_layernorm, .timeout = 300) { check_membound_kind(MEMBOUND_LAYERNORM); }
+Test(gpu, membound_softmax, .timeout = 300) { check_membound_kind(MEMBOUND_SOFTMAX); }
+Test(gpu, membound_add_rmsnorm, .timeout = 300) { check_membound_kind(MEMBOUND_ADD_RMSNORM); }
+Test(gpu, membound_row_sum, .timeout = 300) { check_membound_kind(MEMBOUND_ROW_SUM); }
+Test(gpu, membound_row_max, .timeout = 300) { check_membound_kind(MEMBOUND_ROW_MAX); }
+Test(gpu, membound_silu_mul, .timeout = 300) { check_membound_kind(MEMBOUND_SILU_MUL); }
+Test(gpu, membound_chain, .timeout = 300) { check_membound_kind(MEMBOUND_CHAIN); }

@@ -1015,25 +1015,25 @@ static int child_checks(tirx__queue *q, tirx__future *done, pid_t parent) {
   tirx__job j = {.key = key_of(50), .run = job_nop};
   tirx__future *f = (tirx__future *)1;
   tirx_clear_error();
-  bad += tirx__queue_submit(q, &j, NULL, NULL, &f) != TIRX_E_NOT_SUPPORTED;
+  bad += tirx__queue_submit(q, &j, NULL, NULL, &f) != TIRX_E_FORKED;
   bad += f != NULL;
   snprintf(want, sizeof want,
            "tirx__queue_submit: the queue was created in another process (pid %ld); a forked "
            "child cannot use it",
            (long)parent);
   bad += strcmp(tirx_last_error(), want) != 0;
-  bad += tirx__future_wait(done, -1) != TIRX_E_NOT_SUPPORTED;
+  bad += tirx__future_wait(done, -1) != TIRX_E_FORKED;
   snprintf(want, sizeof want,
            "tirx__future_wait: the future was created in another process (pid %ld); a forked "
            "child cannot use it",
            (long)parent);
   bad += strcmp(tirx_last_error(), want) != 0;
-  bad += tirx__future_poll(done) != TIRX_E_NOT_SUPPORTED;
-  bad += tirx__future_cancel(done, NULL) != TIRX_E_NOT_SUPPORTED;
+  bad += tirx__future_poll(done) != TIRX_E_FORKED;
+  bad += tirx__future_cancel(done, NULL) != TIRX_E_FORKED;
   tirx__queue_stats st;
-  bad += tirx__queue_stats_get(q, &st) != TIRX_E_NOT_SUPPORTED;
+  bad += tirx__queue_stats_get(q, &st) != TIRX_E_FORKED;
   tirx__future_release(done); /* leaves the parent's memory alone */
-  bad += tirx__queue_destroy(q, NULL) != TIRX_E_NOT_SUPPORTED;
+  bad += tirx__queue_destroy(q, NULL) != TIRX_E_FORKED;
   snprintf(want, sizeof want,
            "tirx__queue_destroy: the queue was created in another process (pid %ld); a forked "
            "child cannot use it",

@@ -1,0 +1,679 @@
+/*
+ * jit: the kernel cache's figures, in one run.
+ *
+ *   jit [out.csv] [--launches N]
+ *
+ *   (a0) the host path without the driver: kernel plan + memory-table probe, lock-free against
+ *       the same probe under a pthread_rwlock read lock, on 1 thread and on every CPU.
+ *   (a) tirx_launch of a variant in the memory table against a raw cuLaunchKernel of the same
+ *       CUfunction with the same parameters (medians, extra us; target <= 0.3 us).
+ *   (b) time to first launch in a NEW process whose disk cache holds the kernels: this program
+ *       re-executes itself (/proc/self/exe --first-launch-child DIR OUT) and times runtime
+ *       creation, then per example kernel the build and the first launch + synchronise (target
+ *       <= 0.5 ms per kernel beyond runtime creation), with the child's compile count (must be 0)
+ *       and whether it started the compile queue (must not: a disk hit loads on the caller).
+ *   (c) cold compile of each example kernel's launch variant, NVRTC separated from the rest:
+ *       kernel build (builder + codegen), variant source, cache key, NVRTC, disk write
+ *       (publish with fsync), module load (GPU only). NVRTC's one-time start-up is reported on its
+ *       own line.
+ *   (d) 64 distinct variants (one VALUE-specialised kernel, 64 values) through the compile queue,
+ *       one at a time against max_parallel_compiles = the pool size: speedup and thread count.
+ *       UV_THREADPOOL_SIZE is set to the number of online CPUs when unset (before libuv starts).
+ *
+ * Without a GPU, (a) and (b) are skipped (said so on stdout and in the CSV) and (c) and (d)
+ * run. The CSV has one row per figure: section,name,metric,value,unit.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache/store.h"
+#include "jit/jit.h"
+#include "kernels.h"
+
+static FILE *csv;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void row(const char *section, const char *name, const char *metric, double value,
+                const char *unit) {
+  if (csv)
+    fprintf(csv, "%s,%s,%s,%.6g,%s\n", section, name, metric, value, unit);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return v[n / 2];
+}
+
+static void mkdtemp_in(char *buf, size_t len, const char *what) {
+  const char *t = getenv("TMPDIR");
+  snprintf(buf, len, "%s/tirx-bench-%s-XXXXXX", t && t[0] ? t : "/tmp", what);
+  if (!mkdtemp(buf)) {
+    perror("mkdtemp");
+    exit(1);
+  }
+}
+
+static void rm_cache_dir(const char *dir) {
+  tirx__store_options o;
+  tirx__store_options_init(&o);
+  o.path = dir;
+  tirx__store *s = NULL;
+  tirx__store_open(&o, &s);
+  if (s && tirx__store_enabled(s))
+    tirx__store_clear(s, NULL);
+  tirx__store_close(s);
+  rmdir(dir);
+}
+
+/* ---- launch arguments for every example kernel (one shared device buffer) ---- */
+
+enum { N = 4096, M2 = 64, N2 = 64, BUF_FLOATS = N * 4 };
+
+typedef struct kargs {
+  tirx_arg a[6];
+  int n;
+  int64_t s1[1], s2[2], s3[1], s4[1];
+} kargs;
+
+static void make_args(const char *name, void *buf, kargs *k) {
+  memset(k, 0, sizeof *k);
+  k->s1[0] = N;
+  k->s2[0] = M2;
+  k->s2[1] = N2;
+  k->s3[0] = M2;
+  k->s4[0] = N2;
+  if (!strcmp(name, "vector_add")) {
+    k->a[0] = tirx_arg_i64(N);
+    for (int i = 1; i < 4; i++)
+      k->a[i] = tirx_arg_tensor(buf, TIRX_F32, 1, k->s1, NULL);
+    k->n = 4;
+  } else if (!strcmp(name, "saxpy")) {
+    k->a[0] = tirx_arg_i64(N);
+    k->a[1] = tirx_arg_f32(1.5f);
+    k->a[2] = tirx_arg_tensor(buf, TIRX_F32, 1, k->s1, NULL);
+    k->a[3] = tirx_arg_tensor(buf, TIRX_F32, 1, k->s1, NULL);
+    k->n = 4;
+  } else if (!strcmp(name, "broadcast2d")) {
+    k->a[0] = tirx_arg_i64(M2);
+    k->a[1] = tirx_arg_i64(N2);
+    k->a[2] = tirx_arg_tensor(buf, TIRX_F32, 2, k->s2, NULL);
+    k->a[3] = tirx_arg_tensor(buf, TIRX_F32, 1, k->s3, NULL);
+    k->a[4] = tirx_arg_tensor(buf, TIRX_F32, 1, k->s4, NULL);
+    k->a[5] = tirx_arg_tensor(buf, TIRX_F32, 2, k->s2, NULL);
+    k->n = 6;
+  } else if (!strcmp(name, "softmax")) {
+    k->a[0] = tirx_arg_i64(M2);
+    k->a[1] = tirx_arg_i64(N2);
+    k->a[2] = tirx_arg_tensor(buf, TIRX_F32, 2, k->s2, NULL);
+    k->a[3] = tirx_arg_tensor(buf, TIRX_F32, 2, k->s2, NULL);
+    k->n = 4;
+  } else { /* empty */
+    k->a[0] = tirx_arg_i32(0);
+    k->n = 1;
+  }
+}
+
+/* ---- (a) memory hit against raw cuLaunchKernel ---- */
+
+static int bench_launch(tirx_runtime *rt, long launches) {
+  enum { BLOCK = 256, WARMUP = 2000 };
+  tirx_kernel *k = example_empty();
+  tirx_arg args[] = {tirx_arg_i32(0)};
+  double *tt = malloc((size_t)launches * sizeof *tt), *tr = malloc((size_t)launches * sizeof *tr);
+  double *tn = malloc((size_t)launches * sizeof *tn);
+  int rc = 1;
+  bool pushed = false;
+  if (!k || !tt || !tr || !tn)
+    goto done;
+  for (int i = 0; i < WARMUP; i++) /* compiles or loads, then warms the paths */
+    if (tirx_launch(rt, k, args, 1, NULL) != TIRX_OK) {
+      fprintf(stderr, "jit (a): %s\n", tirx_last_error());
+      goto done;
+    }
+  tirx_runtime_synchronize(rt, NULL);
+  /* Without a current context: tirx pushes and pops the primary context per call. */
+  for (long b = 0; b < launches; b += BLOCK) {
+    for (int i = 0; i < BLOCK; i++) {
+      double t0 = now_ms();
+      tirx_launch(rt, k, args, 1, NULL);
+      tn[b + i] = now_ms() - t0;
+    }
+    tirx_runtime_synchronize(rt, NULL);
+  }
+  /* The raw path: the very CUfunction tirx launches, with the plan's parameters. */
+  static tirx__launch_plan plan;
+  if (tirx__kernel_plan(k, "jit", args, 1, &plan) != TIRX_OK) {
+    fprintf(stderr, "jit (a): %s\n", tirx_last_error());
+    goto done;
+  }
+  uint64_t kh[2];
+  tirx__kernel_hash(k, kh);
+  tirx__variant *v =
+      tirx__variant_lookup(rt, kh, tirx__variant_hash(kh, plan.nspec, plan.spec), plan.nspec,
+                           plan.spec);
+  if (!v || atomic_load(&v->state) != TIRX__VARIANT_READY || !v->mod->function) {
+    fprintf(stderr, "jit (a): the variant is not in the memory table\n");
+    goto done;
+  }
+  CUfunction fn = v->mod->function;
+  if (rt->drv.CtxPushCurrent(rt->ctx) != CUDA_SUCCESS)
+    goto done;
+  pushed = true;
+  for (int i = 0; i < WARMUP; i++)
+    rt->drv.LaunchKernel(fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
+                         plan.block[1], plan.block[2], plan.shared_bytes, NULL, plan.params, NULL);
+  tirx_runtime_synchronize(rt, NULL);
+  for (long b = 0; b < launches; b += BLOCK) {
+    for (int i = 0; i < BLOCK; i++) {
+      double t0 = now_ms();
+      tirx_launch(rt, k, args, 1, NULL);
+      tt[b + i] = now_ms() - t0;
+    }
+    tirx_runtime_synchronize(rt, NULL);
+    for (int i = 0; i < BLOCK; i++) {
+      double t0 = now_ms();
+      rt->drv.LaunchKernel(fn, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
+                           plan.block[1], plan.block[2], plan.shared_bytes, NULL, plan.params,
+                           NULL);
+      tr[b + i] = now_ms() - t0;
+    }
+    tirx_runtime_synchronize(rt, NULL);
+  }
+  double mt = median(tt, (size_t)launches) * 1e3, mr = median(tr, (size_t)launches) * 1e3;
+  double mn = median(tn, (size_t)launches) * 1e3;
+  printf("(a) memory hit, %ld launches each, medians:\n", launches);
+  printf("    tirx_launch (context current)   %8.3f us\n", mt);
+  printf("    tirx_launch (no current ctx)    %8.3f us\n", mn);
+  printf("    cuLaunchKernel, same function   %8.3f us\n", mr);
+  printf("    extra per launch                %8.3f us (target <= 0.3 us): %s\n", mt - mr,
+         mt - mr <= 0.3 ? "met" : "NOT met");
+  row("a_launch", "empty", "tirx_launch_median", mt, "us");
+  row("a_launch", "empty", "tirx_launch_no_ctx_median", mn, "us");
+  row("a_launch", "empty", "cuLaunchKernel_median", mr, "us");
+  row("a_launch", "empty", "extra", mt - mr, "us");
+  row("a_launch", "empty", "extra_no_ctx", mn - mr, "us");
+  rc = 0;
+done:
+  if (pushed) {
+    CUcontext c;
+    rt->drv.CtxPopCurrent(&c);
+  }
+  free(tt);
+  free(tr);
+  free(tn);
+  tirx_kernel_release(k);
+  return rc;
+}
+
+/* ---- (a0) the host path without the driver: plan + memory-table probe ---- */
+
+typedef struct probe_arg {
+  tirx_runtime *rt;
+  tirx_kernel *k;
+  pthread_rwlock_t *lock; /* NULL: the lock-free probe */
+  long iters;
+  double ns;
+} probe_arg;
+
+static void *probe_thread(void *p) {
+  probe_arg *a = p;
+  tirx_arg args[] = {tirx_arg_i32(0)};
+  static _Thread_local tirx__launch_plan plan;
+  uint64_t kh[2];
+  long found = 0;
+  double t0 = now_ms();
+  for (long i = 0; i < a->iters; i++) {
+    tirx__kernel_plan(a->k, "jit", args, 1, &plan);
+    tirx__kernel_hash(a->k, kh);
+    if (a->lock)
+      pthread_rwlock_rdlock(a->lock);
+    tirx__variant *v = tirx__variant_lookup(
+        a->rt, kh, tirx__variant_hash(kh, plan.nspec, plan.spec), plan.nspec, plan.spec);
+    found += v && atomic_load_explicit(&v->state, memory_order_acquire) == TIRX__VARIANT_READY;
+    if (a->lock)
+      pthread_rwlock_unlock(a->lock);
+  }
+  a->ns = (now_ms() - t0) * 1e6 / (double)a->iters;
+  if (found != a->iters)
+    a->ns = -1;
+  return NULL;
+}
+
+/* Median of 5 runs of threads x iters probes; ns per probe (per thread). */
+static double probe_ns(tirx_runtime *rt, tirx_kernel *k, pthread_rwlock_t *lock, int threads) {
+  double runs[5];
+  for (int r = 0; r < 5; r++) {
+    probe_arg a[16];
+    pthread_t th[16];
+    for (int i = 0; i < threads; i++) {
+      a[i] = (probe_arg){rt, k, lock, 200000, 0};
+      pthread_create(&th[i], NULL, probe_thread, &a[i]);
+    }
+    double sum = 0;
+    for (int i = 0; i < threads; i++) {
+      pthread_join(th[i], NULL);
+      sum += a[i].ns;
+    }
+    runs[r] = sum / threads;
+  }
+  return median(runs, 5);
+}
+
+static int bench_host_path(void) {
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  tirx_runtime *rt = NULL;
+  tirx_kernel *k = example_empty();
+  if (!k || tirx_runtime_create(&o, &rt) != TIRX_OK)
+    return 1;
+  tirx_arg args[] = {tirx_arg_i32(0)};
+  const tirx_arg *lists[] = {args};
+  if (tirx_runtime_warmup(rt, k, lists, (int[]){1}, 1) != TIRX_OK) {
+    fprintf(stderr, "jit (a0): %s\n", tirx_last_error());
+    return 1;
+  }
+  pthread_rwlock_t lock;
+  pthread_rwlock_init(&lock, NULL);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  int many = cpus < 2 ? 2 : cpus > 16 ? 16 : (int)cpus;
+  double free1 = probe_ns(rt, k, NULL, 1), lock1 = probe_ns(rt, k, &lock, 1);
+  double freen = probe_ns(rt, k, NULL, many), lockn = probe_ns(rt, k, &lock, many);
+  printf("(a0) host path without the driver (plan + memory-table probe), ns per call:\n");
+  printf("    1 thread:   lock-free %7.1f   under a pthread_rwlock read lock %7.1f\n", free1,
+         lock1);
+  printf("    %2d threads: lock-free %7.1f   under a pthread_rwlock read lock %7.1f\n", many,
+         freen, lockn);
+  row("a0_host_path", "empty", "lock_free_1_thread", free1, "ns");
+  row("a0_host_path", "empty", "rwlock_1_thread", lock1, "ns");
+  row("a0_host_path", "empty", "lock_free_n_threads", freen, "ns");
+  row("a0_host_path", "empty", "rwlock_n_threads", lockn, "ns");
+  row("a0_host_path", "empty", "threads", many, "count");
+  pthread_rwlock_destroy(&lock);
+  tirx_runtime_destroy(rt);
+  tirx_kernel_release(k);
+  return free1 < 0 || freen < 0;
+}
+
+/* ---- (b) first launch in a new process ---- */
+
+/* The child: writes "name,build_ms,first_launch_ms" lines and a "create,ms" and "compiles,n"
+ * line to out. */
+static int first_launch_child(const char *dir, const char *out_path) {
+  FILE *out = fopen(out_path, "w");
+  if (!out)
+    return 2;
+  double t0 = now_ms();
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.cache_dir = dir};
+  if (tirx_runtime_create(&o, &rt) != TIRX_OK || !tirx_runtime_has_device(rt)) {
+    fprintf(stderr, "jit (b) child: %s\n", rt ? tirx_runtime_device_error(rt) : tirx_last_error());
+    return 3;
+  }
+  fprintf(out, "create,%.4f\n", now_ms() - t0);
+  void *buf = NULL;
+  if (tirx_runtime_alloc(rt, BUF_FLOATS * sizeof(float), &buf) != TIRX_OK)
+    return 4;
+  tirx_runtime_fill32(rt, buf, 0, BUF_FLOATS);
+  tirx_runtime_synchronize(rt, NULL);
+  int rc = 0;
+  for (int i = 0; i < example_kernel_count; i++) {
+    double b0 = now_ms();
+    tirx_kernel *k = example_kernels[i].make();
+    double b1 = now_ms();
+    kargs a;
+    make_args(example_kernels[i].name, buf, &a);
+    tirx_status st = tirx_launch(rt, k, a.a, a.n, NULL);
+    if (st == TIRX_OK)
+      st = tirx_runtime_synchronize(rt, NULL);
+    double b2 = now_ms();
+    if (st != TIRX_OK) {
+      fprintf(stderr, "jit (b) child: %s: %s\n", example_kernels[i].name, tirx_last_error());
+      rc = 5;
+    }
+    fprintf(out, "%s,%.4f,%.4f\n", example_kernels[i].name, b1 - b0, b2 - b1);
+    tirx_kernel_release(k);
+  }
+  tirx_cache_stats s;
+  tirx_runtime_cache_stats(rt, &s);
+  fprintf(out, "compiles,%llu\nhits,%llu\nqueue,%d\n", (unsigned long long)s.compiles,
+          (unsigned long long)s.hits, tirx__runtime_queue_started(rt) ? 1 : 0);
+  fclose(out);
+  tirx_runtime_free(rt, buf);
+  tirx_runtime_destroy(rt);
+  return rc;
+}
+
+static int bench_first_launch(void) {
+  char dir[256], out_path[300];
+  mkdtemp_in(dir, sizeof dir, "first");
+  snprintf(out_path, sizeof out_path, "%s.out", dir);
+  /* Fill the cache: a runtime that launches every example once. */
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.cache_dir = dir};
+  if (tirx_runtime_create(&o, &rt) != TIRX_OK)
+    return 1;
+  void *buf = NULL;
+  if (tirx_runtime_alloc(rt, BUF_FLOATS * sizeof(float), &buf) != TIRX_OK)
+    return 1;
+  tirx_runtime_fill32(rt, buf, 0, BUF_FLOATS);
+  for (int i = 0; i < example_kernel_count; i++) {
+    tirx_kernel *k = example_kernels[i].make();
+    kargs a;
+    make_args(example_kernels[i].name, buf, &a);
+    if (tirx_launch(rt, k, a.a, a.n, NULL) != TIRX_OK) {
+      fprintf(stderr, "jit (b): %s: %s\n", example_kernels[i].name, tirx_last_error());
+      return 1;
+    }
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_synchronize(rt, NULL);
+  tirx_runtime_free(rt, buf);
+  tirx_runtime_destroy(rt);
+
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/proc/self/exe", "jit", "--first-launch-child", dir, out_path, (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  FILE *in = fopen(out_path, "r");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !in) {
+    fprintf(stderr, "jit (b): the child failed (status 0x%x)\n", status);
+    if (in)
+      fclose(in);
+    rm_cache_dir(dir);
+    return 1;
+  }
+  printf("(b) first launch in a new process whose cache holds the kernels:\n");
+  char line[256];
+  double total = 0;
+  int nk = 0;
+  while (fgets(line, sizeof line, in)) {
+    char name[64];
+    double x = 0, y = 0;
+    unsigned long long n = 0;
+    if (sscanf(line, "create,%lf", &x) == 1) {
+      printf("    runtime creation              %8.3f ms\n", x);
+      row("b_first_launch", "runtime", "create", x, "ms");
+    } else if (sscanf(line, "compiles,%llu", &n) == 1) {
+      printf("    compiles in the new process   %8llu (must be 0)\n", n);
+      row("b_first_launch", "all", "compiles", (double)n, "count");
+    } else if (sscanf(line, "hits,%llu", &n) == 1) {
+      printf("    disk hits in the new process  %8llu\n", n);
+      row("b_first_launch", "all", "disk_hits", (double)n, "count");
+    } else if (sscanf(line, "queue,%llu", &n) == 1) {
+      printf("    compile queue started         %8s (must be no: disk hits load on the caller)\n",
+             n ? "yes" : "no");
+      row("b_first_launch", "all", "queue_started", (double)n, "bool");
+    } else if (sscanf(line, "%63[^,],%lf,%lf", name, &x, &y) == 3) {
+      printf("    %-12s build %7.3f ms, first launch + sync %7.3f ms\n", name, x, y);
+      row("b_first_launch", name, "build", x, "ms");
+      row("b_first_launch", name, "first_launch", y, "ms");
+      total += y;
+      nk++;
+    }
+  }
+  fclose(in);
+  if (nk) {
+    printf("    mean first launch per kernel  %8.3f ms (target <= 0.5 ms): %s\n", total / nk,
+           total / nk <= 0.5 ? "met" : "NOT met");
+    row("b_first_launch", "mean", "first_launch", total / nk, "ms");
+  }
+  unlink(out_path);
+  rm_cache_dir(dir);
+  return 0;
+}
+
+/* ---- (c) cold compile, by phase ---- */
+
+static int bench_cold_compile(tirx_runtime *rt) {
+  char dir[256];
+  mkdtemp_in(dir, sizeof dir, "cold");
+  tirx__store_options so;
+  tirx__store_options_init(&so);
+  so.path = dir;
+  tirx__store *store = NULL;
+  tirx__store_open(&so, &store);
+  /* NVRTC's one-time start-up, on its own. */
+  tirx__nvrtc_output o;
+  double t0 = now_ms();
+  tirx_status st = tirx__nvrtc_compile("jit", "warm", "extern \"C\" __global__ void warm() {}\n",
+                                       rt->arch, false, &o);
+  double init = now_ms() - t0;
+  tirx__nvrtc_output_free(&o);
+  if (st != TIRX_OK) {
+    fprintf(stderr, "jit (c): %s\n", tirx_last_error());
+    return 1;
+  }
+  printf("(c) cold compile for %s (NVRTC %d.%d; first NVRTC call in the process %.1f ms):\n",
+         rt->arch, rt->nvrtc_major, rt->nvrtc_minor, init);
+  row("c_cold_compile", "nvrtc", "first_call", init, "ms");
+  printf("    %-12s %8s %8s %8s %9s %8s %8s %9s\n", "kernel", "build", "variant", "key", "NVRTC",
+         "publish", "load", "total");
+  void *buf = (void *)(uintptr_t)0x10000;
+  for (int i = 0; i < example_kernel_count; i++) {
+    const char *name = example_kernels[i].name;
+    double a0 = now_ms();
+    tirx_kernel *k = example_kernels[i].make(); /* builder, validation, codegen */
+    double a1 = now_ms();
+    kargs ka;
+    make_args(name, buf, &ka);
+    static tirx__launch_plan plan;
+    if (!k || tirx__kernel_plan(k, "jit", ka.a, ka.n, &plan) != TIRX_OK) {
+      fprintf(stderr, "jit (c): %s: %s\n", name, tirx_last_error());
+      return 1;
+    }
+    char *src = NULL;
+    tirx__kernel_variant_source(k, plan.nspec, plan.spec, &src);
+    double a2 = now_ms();
+    tirx__cache_key key;
+    tirx__variant_cache_key(rt, k, plan.nspec, plan.spec, &key); /* includes a second source */
+    double a3 = now_ms();
+    st = tirx__nvrtc_compile("jit", tirx__kernel_entry(k), src, rt->arch, false, &o);
+    double a4 = now_ms();
+    if (st != TIRX_OK) {
+      fprintf(stderr, "jit (c): %s: %s\n", name, tirx_last_error());
+      return 1;
+    }
+    tirx__store_info info = {rt->arch, rt->nvrtc_major, rt->nvrtc_minor};
+    tirx__store_put(store, &key, &info, name, strlen(name), o.cubin, o.cubin_size);
+    double a5 = now_ms();
+    double load = -1;
+    if (rt->has_device) {
+      CUmodule mod = NULL;
+      CUfunction fn = NULL;
+      double l0 = now_ms();
+      if (tirx__default_loader(rt, NULL, "jit", &key, o.cubin, o.cubin_size,
+                               tirx__kernel_entry(k), &mod, &fn) == TIRX_OK) {
+        load = now_ms() - l0;
+        tirx__ctx_guard g;
+        if (tirx__ctx_enter(rt, "jit", &g) == TIRX_OK) {
+          rt->drv.ModuleUnload(mod);
+          tirx__ctx_leave(rt, &g);
+        }
+      }
+    }
+    double total = (a5 - a0) + (load > 0 ? load : 0);
+    printf("    %-12s %8.3f %8.3f %8.3f %9.3f %8.3f %8s %9.3f ms\n", name, a1 - a0, a2 - a1,
+           a3 - a2, a4 - a3, a5 - a4, load >= 0 ? "" : "n/a", total);
+    if (load >= 0)
+      printf("    %-12s %55s load %.3f ms\n", "", "", load);
+    row("c_cold_compile", name, "build_codegen", a1 - a0, "ms");
+    row("c_cold_compile", name, "variant_source", a2 - a1, "ms");
+    row("c_cold_compile", name, "cache_key", a3 - a2, "ms");
+    row("c_cold_compile", name, "nvrtc", a4 - a3, "ms");
+    row("c_cold_compile", name, "disk_publish", a5 - a4, "ms");
+    if (load >= 0)
+      row("c_cold_compile", name, "module_load", load, "ms");
+    row("c_cold_compile", name, "non_nvrtc", total - (a4 - a3), "ms");
+    row("c_cold_compile", name, "total", total, "ms");
+    tirx__nvrtc_output_free(&o);
+    free(src);
+    tirx_kernel_release(k);
+  }
+  tirx__store_close(store);
+  rm_cache_dir(dir);
+  return 0;
+}
+
+/* ---- (d) 64 variants through the queue ---- */
+
+static tirx_kernel *value_kernel(void) {
+  tirx_builder *b = tirx_builder_create("bench_scale");
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_VALUE);
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
+  tirx_set_block(b, 128, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 128)), NULL, NULL);
+  tirx_expr *i = tirx_let(b, "i", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, 128)),
+                                           tirx_thread_idx(b, 0)));
+  tirx_if_begin(b, tirx_lt(b, i, n));
+  tirx_store(b, x, TIRX_EXPRS(i),
+             tirx_add(b, tirx_mul(b, tirx_load(b, x, TIRX_EXPRS(i)), tirx_float(b, 2.0, TIRX_F32)),
+                      tirx_float(b, 1.0, TIRX_F32)));
+  tirx_if_end(b);
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK)
+    fprintf(stderr, "jit (d): %s\n", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+static double run_variants(tirx_kernel *k, unsigned parallel, int64_t base, int count,
+                           uint64_t *compiles) {
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true,
+                            .max_parallel_compiles = parallel};
+  tirx_runtime *rt = NULL;
+  if (tirx_runtime_create(&o, &rt) != TIRX_OK)
+    return -1;
+  int64_t shapes[64];
+  tirx_arg args[64];
+  const tirx_arg *lists[64];
+  int nargs[64];
+  for (int i = 0; i < count; i++) {
+    shapes[i] = base + i;
+    args[i] = tirx_arg_tensor((void *)(uintptr_t)0x10000, TIRX_F32, 1, &shapes[i], NULL);
+    lists[i] = &args[i];
+    nargs[i] = 1;
+  }
+  double t0 = now_ms();
+  tirx_status st = tirx_runtime_warmup(rt, k, lists, nargs, count);
+  double ms = now_ms() - t0;
+  if (st != TIRX_OK)
+    fprintf(stderr, "jit (d): %s\n", tirx_last_error());
+  tirx_cache_stats s;
+  tirx_runtime_cache_stats(rt, &s);
+  *compiles = s.compiles;
+  tirx_runtime_destroy(rt);
+  return st == TIRX_OK ? ms : -1;
+}
+
+static int bench_queue(void) {
+  enum { V = 64 };
+  tirx_kernel *k = value_kernel();
+  if (!k)
+    return 1;
+  unsigned pool = 4;
+  const char *env = getenv("UV_THREADPOOL_SIZE");
+  if (env && atoi(env) > 0)
+    pool = (unsigned)atoi(env);
+  uint64_t cs = 0, cp = 0, cw = 0;
+  run_variants(k, 1, 1000, 2, &cw); /* NVRTC start-up and the pool's threads, untimed */
+  double serial = run_variants(k, 1, 1, V, &cs);
+  double parallel = run_variants(k, pool, 101, V, &cp);
+  tirx_kernel_release(k);
+  if (serial < 0 || parallel < 0)
+    return 1;
+  printf("(d) %d distinct variants through the compile queue (libuv pool of %u threads, %ld CPUs):\n",
+         V, pool, sysconf(_SC_NPROCESSORS_ONLN));
+  printf("    one at a time          %9.1f ms (%llu compiles, %.1f ms each)\n", serial,
+         (unsigned long long)cs, serial / V);
+  printf("    %2u at a time           %9.1f ms (%llu compiles)\n", pool, parallel,
+         (unsigned long long)cp);
+  printf("    speedup                %9.2fx with %u threads\n", serial / parallel, pool);
+  row("d_queue", "64_variants", "serial", serial, "ms");
+  row("d_queue", "64_variants", "parallel", parallel, "ms");
+  row("d_queue", "64_variants", "threads", pool, "count");
+  row("d_queue", "64_variants", "speedup", serial / parallel, "x");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[1], "--first-launch-child"))
+    return first_launch_child(argv[2], argv[3]);
+  const char *csv_path = NULL;
+  long launches = 100000;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--launches") && i + 1 < argc)
+      launches = strtol(argv[++i], NULL, 10);
+    else if (argv[i][0] != '-' && !csv_path)
+      csv_path = argv[i];
+    else {
+      fprintf(stderr, "usage: jit [out.csv] [--launches N]\n");
+      return 2;
+    }
+  }
+  if (launches < 256)
+    launches = 256;
+  launches -= launches % 256;
+  /* Before libuv's pool first starts: one thread per CPU unless the caller chose. */
+  if (!getenv("UV_THREADPOOL_SIZE")) {
+    char n[16];
+    snprintf(n, sizeof n, "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    setenv("UV_THREADPOOL_SIZE", n, 1);
+  }
+  if (csv_path) {
+    csv = fopen(csv_path, "w");
+    if (!csv) {
+      fprintf(stderr, "jit: cannot write %s: %s\n", csv_path, strerror(errno));
+      return 1;
+    }
+    fprintf(csv, "section,name,metric,value,unit\n");
+  }
+  tirx_runtime *rt = NULL;
+  char tmp_cache[256];
+  mkdtemp_in(tmp_cache, sizeof tmp_cache, "main");
+  tirx_runtime_options o = {.cache_dir = tmp_cache};
+  if (tirx_runtime_create(&o, &rt) != TIRX_OK) {
+    fprintf(stderr, "jit: %s\n", tirx_last_error());
+    return 1;
+  }
+  int failures = bench_host_path() != 0;
+  if (tirx_runtime_has_device(rt)) {
+    printf("jit on %s (%s)\n", tirx_runtime_device_name(rt), tirx_runtime_arch(rt));
+    failures += bench_launch(rt, launches) != 0;
+    failures += bench_first_launch() != 0;
+  } else {
+    printf("jit: no GPU (%s): skipping (a) launch overhead and (b) first launch in a new "
+           "process\n",
+           tirx_runtime_device_error(rt));
+    row("a_launch", "skipped", "no_gpu", 1, "flag");
+    row("b_first_launch", "skipped", "no_gpu", 1, "flag");
+  }
+  failures += bench_cold_compile(rt) != 0;
+  failures += bench_queue() != 0;
+  tirx_runtime_destroy(rt);
+  rm_cache_dir(tmp_cache);
+  if (csv) {
+    fclose(csv);
+    printf("wrote %s\n", csv_path);
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,226 @@
+/*
+ * tirx: the command-line tool. Inspects and cleans the disk kernel cache.
+ *
+ *   tirx cache stats  [--dir D]   entries, bytes, archs, temp files, limits
+ *   tirx cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC, age
+ *   tirx cache verify [--dir D]   checks every entry as a runtime would; removes bad ones
+ *   tirx cache clear  [--dir D]   removes every entry and temp file
+ *
+ * The directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else ~/.cache/tirx,
+ * exactly as a runtime resolves it. Exit status: 0 success, 1 failure (or corrupt entries
+ * found by verify), 2 usage error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/store.h"
+#include "tirx.h"
+
+static const char usage_text[] =
+    "usage: tirx <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  cache stats  [--dir D]   entries, bytes, archs and temp files of the disk cache\n"
+    "  cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC version, age\n"
+    "  cache verify [--dir D]   check every entry as a runtime would; remove the bad ones\n"
+    "                           (exit status 1 when some were bad)\n"
+    "  cache clear  [--dir D]   remove every entry and temp file\n"
+    "  help                     this text\n"
+    "\n"
+    "The cache directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else\n"
+    "~/.cache/tirx. A running program's hit, miss and compile counters live in that program\n"
+    "(tirx_runtime_cache_stats); this tool reports what is on disk.\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "tirx: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n\n%s", usage_text);
+  return 2;
+}
+
+/* ---- stats and ls ---- */
+
+enum { MAX_ARCHS = 16 };
+
+typedef struct scan {
+  uint64_t entries, bytes, bad_headers;
+  int64_t oldest, newest;
+  int narchs;
+  char archs[MAX_ARCHS][TIRX__STORE_ARCH_MAX + 24];
+  uint64_t arch_count[MAX_ARCHS];
+  bool list;
+  time_t now;
+} scan;
+
+static bool on_item(void *user, const tirx__store_item *it) {
+  scan *s = user;
+  s->entries++;
+  s->bytes += it->file_bytes;
+  if (s->entries == 1 || it->mtime_s < s->oldest)
+    s->oldest = it->mtime_s;
+  if (s->entries == 1 || it->mtime_s > s->newest)
+    s->newest = it->mtime_s;
+  char label[TIRX__STORE_ARCH_MAX + 24];
+  if (it->header_ok)
+    snprintf(label, sizeof label, "%s (NVRTC %d.%d)", it->arch, it->nvrtc_major, it->nvrtc_minor);
+  else
+    snprintf(label, sizeof label, "unreadable header");
+  if (!it->header_ok)
+    s->bad_headers++;
+  int i = 0;
+  while (i < s->narchs && strcmp(s->archs[i], label) != 0)
+    i++;
+  if (i == s->narchs && i < MAX_ARCHS)
+    snprintf(s->archs[s->narchs++], sizeof s->archs[0], "%s", label);
+  if (i < MAX_ARCHS)
+    s->arch_count[i]++;
+  if (s->list) {
+    long age = (long)(s->now - it->mtime_s);
+    if (it->header_ok)
+      printf("%s  %10llu  %-8s  NVRTC %d.%d  %6ld s ago\n", it->name,
+             (unsigned long long)it->file_bytes, it->arch, it->nvrtc_major, it->nvrtc_minor, age);
+    else
+      printf("%s  %10llu  (unreadable header)  %6ld s ago\n", it->name,
+             (unsigned long long)it->file_bytes, age);
+  }
+  return true;
+}
+
+static int cmd_stats(tirx__store *st, bool list) {
+  scan s;
+  memset(&s, 0, sizeof s);
+  s.list = list;
+  s.now = time(NULL);
+  size_t count = 0;
+  if (tirx__store_list(st, on_item, &s, &count) != TIRX_OK) {
+    fprintf(stderr, "tirx cache %s: %s\n", list ? "ls" : "stats", tirx_last_error());
+    return 1;
+  }
+  if (list)
+    return 0;
+  tirx__store_counters c;
+  tirx__store_counters_get(st, &c);
+  printf("directory      %s\n", tirx__store_path(st));
+  printf("writable       %s\n", tirx__store_writable(st) ? "yes" : "no");
+  printf("entries        %llu\n", (unsigned long long)s.entries);
+  printf("bytes          %llu (%.2f MiB; limit %.0f MiB unless a runtime sets another)\n",
+         (unsigned long long)s.bytes, (double)s.bytes / 1048576.0,
+         (double)TIRX__STORE_DEFAULT_MAX_BYTES / 1048576.0);
+  if (s.entries)
+    printf("ages           newest %lld s, oldest %lld s\n", (long long)(s.now - s.newest),
+           (long long)(s.now - s.oldest));
+  for (int i = 0; i < s.narchs; i++)
+    printf("  %-30s %llu\n", s.archs[i], (unsigned long long)s.arch_count[i]);
+  printf("stale temp files swept now  %llu\n", (unsigned long long)c.tmp_swept);
+  return 0;
+}
+
+/* ---- verify and clear ---- */
+
+static int cmd_verify(tirx__store *st) {
+  tirx__store_verify_counts v;
+  if (tirx__store_verify(st, &v) != TIRX_OK) {
+    fprintf(stderr, "tirx cache verify: %s\n", tirx_last_error());
+    return 1;
+  }
+  tirx__store_counters c;
+  tirx__store_counters_get(st, &c);
+  printf("checked %llu, ok %llu, corrupt %llu (removed)\n", (unsigned long long)v.checked,
+         (unsigned long long)v.ok, (unsigned long long)v.corrupt);
+  for (int r = 0; r < TIRX__STORE_CORRUPT_COUNT; r++)
+    if (c.corrupt_by_reason[r])
+      printf("  %-12s %llu  %s\n", tirx__store_corrupt_name((tirx__store_corrupt)r),
+             (unsigned long long)c.corrupt_by_reason[r],
+             tirx__store_corrupt_str((tirx__store_corrupt)r));
+  return v.corrupt ? 1 : 0;
+}
+
+static int cmd_clear(tirx__store *st) {
+  uint64_t removed = 0;
+  if (tirx__store_clear(st, &removed) != TIRX_OK) {
+    fprintf(stderr, "tirx cache clear: %s\n", tirx_last_error());
+    return 1;
+  }
+  printf("removed %llu file%s from %s\n", (unsigned long long)removed, removed == 1 ? "" : "s",
+         tirx__store_path(st));
+  return 0;
+}
+
+/* Warnings from the store go to stderr, except while opening: an unusable directory is then
+ * reported once, as the command's error. */
+static bool opening;
+static void print_warning(void *user, const char *msg) {
+  (void)user;
+  if (!opening)
+    fprintf(stderr, "tirx: warning: %s\n", msg);
+}
+
+static int cmd_cache(int argc, char **argv) {
+  if (argc < 1)
+    return usage_error("%s", "cache: a subcommand is needed (stats, ls, verify, clear)");
+  const char *sub = argv[0];
+  if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (strcmp(sub, "stats") && strcmp(sub, "ls") && strcmp(sub, "verify") && strcmp(sub, "clear"))
+    return usage_error("cache: unknown subcommand '%s'", sub);
+  const char *dir = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--dir")) {
+      if (i + 1 >= argc)
+        return usage_error("%s", "--dir needs a directory");
+      dir = argv[++i];
+    } else if (!strncmp(argv[i], "--dir=", 6)) {
+      dir = argv[i] + 6;
+    } else {
+      return usage_error("cache: unknown option '%s'", argv[i]);
+    }
+  }
+  if (dir && !*dir)
+    return usage_error("%s", "--dir needs a non-empty directory");
+  tirx__store_options o;
+  tirx__store_options_init(&o);
+  o.path = dir;
+  o.log = print_warning;
+  tirx__store *st = NULL;
+  opening = true;
+  tirx__store_open(&o, &st);
+  opening = false;
+  if (!st) {
+    fprintf(stderr, "tirx cache %s: out of memory\n", sub);
+    return 1;
+  }
+  int rc;
+  if (!tirx__store_enabled(st)) {
+    fprintf(stderr, "tirx cache %s: the cache directory cannot be used: %s\n", sub,
+            tirx__store_disabled_reason(st));
+    rc = 1;
+  } else if (!strcmp(sub, "stats")) {
+    rc = cmd_stats(st, false);
+  } else if (!strcmp(sub, "ls")) {
+    rc = cmd_stats(st, true);
+  } else if (!strcmp(sub, "verify")) {
+    rc = cmd_verify(st);
+  } else {
+    rc = cmd_clear(st);
+  }
+  tirx__store_close(st);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usage_error("%s", "a command is needed");
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "cache"))
+    return cmd_cache(argc - 2, argv + 2);
+  return usage_error("unknown command '%s'", cmd);
+}
