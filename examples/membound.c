@@ -1,7 +1,6 @@
 /* Memory-bound row kernels with tile primitives (membound.h). */
 #include "membound.h"
 
-#include <math.h>
 #include <stdio.h>
 
 /* One row of the kernel: up to three register tiles (membound.h), each a tensor of shape
@@ -145,62 +144,12 @@ static void rk_un(rk *k, const tile *d, tirx_op op, const tile *a) {
     tirx_unary(k->b, tirx_whole(k->b, d->t[i]), op, tirx_whole(k->b, a->t[i]), &k->pw);
 }
 
-static tirx_expr *f32v(rk *k, double v) { return tirx_float(k->b, v, TIRX_F32); }
-
-/* acc = op(acc, t[0, col]) (sumsq squares v). */
-static void rk_fold(rk *k, tirx_expr *acc, tirx_op op, tirx_tensor *t, tirx_expr *col) {
-  tirx_builder *b = k->b;
-  tirx_expr *v = tirx_load(b, t, TIRX_EXPRS(tirx_int(b, 0), col));
-  tirx_assign(b, acc, op == TIRX_OP_MAX ? tirx_max(b, acc, v)
-                                        : tirx_add(b, acc, op == TIRX_OP_SUMSQ ? tirx_mul(b, v, v) : v));
-}
-
-/* The row's reduction (sum, sumsq, max), in every thread of the team. A CTA row of several
- * tiles first folds what each thread holds of every tile into one partial per thread (a
- * (T):(1@tid) tile), then runs one team reduction: 2 barriers instead of 2 per tile. */
+/* The row's reduction (sum, sumsq, max), in every thread of the team. */
 static tirx_expr *rk_reduce(rk *k, const tile *t, tirx_op op) {
   tirx_builder *b = k->b;
   tirx_tensor *s = tirx_alloc_local(b, "red", TIRX_F32, TIRX_DIMS(1, 1), NULL);
-  if (k->cta && k->np > 1) {
-    int64_t T = k->T, vec = 16 / tirx_dtype_size(k->dt);
-    char text[48];
-    snprintf(text, sizeof text, "(%lld):(1@tid)", (long long)T);
-    tirx_tensor *part = tirx_alloc_local(b, "part", TIRX_F32, TIRX_DIMS(1, T),
-                                         tirx_layout_parse(tirx_builder_arena(b), text));
-    /* tid & (T-1) == tid (T threads): the mask's known bits let NVVM fold the register index
-     * of every load below to a constant (no local-memory array). */
-    tirx_expr *tid = tirx_let(b, "ft", tirx_bit_and(b, tirx_thread_linear(b), tirx_int(b, T - 1)));
-    tirx_expr *acc = tirx_var(b, "pacc", TIRX_F32,
-                              f32v(k, op == TIRX_OP_MAX ? -INFINITY : 0.0));
-    for (int i = 0; i < k->np; i++) {
-      int64_t e = k->extent[i];
-      if (i == 0 && e % (T * vec) == 0 && e >= T * vec) { /* (n,T,V):(V@reg,1@tid,1@reg) */
-        tirx_expr *a = tirx_for_begin(b, "fa", tirx_int(b, 0), tirx_int(b, e / (T * vec)), NULL,
-                                      TIRX_LOOP_UNROLL);
-        tirx_expr *j = tirx_for_begin(b, "fj", tirx_int(b, 0), tirx_int(b, vec), NULL,
-                                      TIRX_LOOP_UNROLL);
-        rk_fold(k, acc, op, t->t[i], tirx_add(b, tirx_add(b, tirx_mul(b, a, tirx_int(b, T * vec)),
-                                                          tirx_mul(b, tid, tirx_int(b, vec))), j));
-        tirx_for_end(b);
-        tirx_for_end(b);
-      } else if (e >= T) { /* (q,T):(1@reg,1@tid) */
-        tirx_expr *a = tirx_for_begin(b, "fq", tirx_int(b, 0), tirx_int(b, e / T), NULL,
-                                      TIRX_LOOP_UNROLL);
-        rk_fold(k, acc, op, t->t[i], tirx_add(b, tirx_mul(b, a, tirx_int(b, T)), tid));
-        tirx_for_end(b);
-      } else { /* (r):(1@tid): the first r threads */
-        tirx_if_begin(b, tirx_lt(b, tid, tirx_int(b, e)));
-        rk_fold(k, acc, op, t->t[i], tid);
-        tirx_if_end(b);
-      }
-    }
-    tirx_store(b, part, TIRX_EXPRS(tirx_int(b, 0), tid), acc);
-    tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, part), op == TIRX_OP_MAX ? op : TIRX_OP_SUM,
-                1u << 1, false, NULL);
-  } else {
-    for (int i = 0; i < k->np; i++)
-      tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, t->t[i]), op, 1u << 1, i > 0, NULL);
-  }
+  for (int i = 0; i < k->np; i++)
+    tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, t->t[i]), op, 1u << 1, i > 0, NULL);
   return tirx_let(b, "r", tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0))));
 }
 
