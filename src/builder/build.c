@@ -77,6 +77,20 @@ static bool check_stmt(tirx_builder *b, tirx__stmt *s) {
     for (int k = 0; k < s->tensor->rank; k++)
       if (!check_expr(b, s->index[k])) return false;
     return true;
+  case TIRX__ST_PACKED: /* packed f16x2/bf16x2 math */
+    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a) || !check_expr(b, s->b) ||
+        !check_expr(b, s->c))
+      return false;
+    for (int k = 0; k < s->tensor->rank; k++)
+      if (!check_expr(b, s->index[k])) return false;
+    return true;
+  case TIRX__ST_MATRIX:
+    if (!check_decl(b, &s->tensor->decl)) return false;
+    for (int k = 0; k < s->tensor->rank; k++)
+      if (!check_expr(b, s->index[k])) return false;
+    for (int i = 0; i < s->vec; i++)
+      if (!check_expr(b, s->regs[i])) return false;
+    return true;
   default:
     return true;
   }

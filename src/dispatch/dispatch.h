@@ -31,8 +31,10 @@
  * Lowering. Each rule has an `emit` hook (tirx__emit_fn) that receives the builder's emitter
  * (a tirx__lower, lower.h: the insertion point is the primitive statement's body) and writes
  * the residual loops around the chosen instruction as native IR. Lowered today (lower.c):
- * copy.vec, copy.scalar, pointwise.vec (vector loads/stores; packed f16x2/bf16x2 math not yet),
- * pointwise.scalar, reduce.shuffle, reduce.smem and reduce.scalar (register operands). The others keep
+ * copy.ldmatrix, copy.stmatrix, copy.vec, copy.scalar, pointwise.vec (vector loads/stores;
+ * packed f16x2/bf16x2 math for all-f16/all-bf16 ops, conversions still per element),
+ * pointwise.scalar, reduce.shuffle, reduce.smem and reduce.scalar (register operands). The
+ * others (reduce.dsmem) keep
  * emit == NULL and tirx_kernel_build reports "rule X has no lowering yet" when dispatch picks
  * them. Dispatch itself stays a pure function of the call description (the CPU tests use it on
  * its own).

@@ -182,13 +182,12 @@ static tirx_expr *add_term(tirx_builder *b, tirx_expr *sum, tirx_expr *term) {
   return sum ? tirx_add(b, sum, term) : term;
 }
 
-static int loop_counter;
-
-/* Opens an unrolled loop over [0, n) and returns its variable. */
+/* Opens an unrolled loop over [0, n) and returns its variable. Every such loop is named "i":
+ * codegen gives clashing names deterministic suffixes (i, i_1, ...), so the generated source
+ * depends only on the kernel, never on what else the process built before (a counter here
+ * made two builds of one kernel differ, and so miss the cache). */
 static tirx_expr *open_loop(tirx_builder *b, int64_t n, tirx_loop_kind kind) {
-  char name[24];
-  snprintf(name, sizeof name, "i%d", loop_counter++ % 1000);
-  return tirx_for_begin(b, name, tirx_int(b, 0), tirx_int(b, n), NULL, kind);
+  return tirx_for_begin(b, "i", tirx_int(b, 0), tirx_int(b, n), NULL, kind);
 }
 
 /* ---- operand access ---- */
@@ -284,7 +283,16 @@ static tirx_expr *compute(tirx__lower *lw, tirx_expr **v) {
   case TIRX__PRIM_OP_DIV: return tirx_div(b, a, x);
   case TIRX__PRIM_OP_MAX: return tirx_max(b, a, x);
   case TIRX__PRIM_OP_MIN: return tirx_min(b, a, x);
-  case TIRX__PRIM_OP_FMA: return tirx_add(b, tirx_mul(b, a, x), y);
+  case TIRX__PRIM_OP_FMA:
+    /* Fused semantics, as the packed fma.rn.{bf16x2,f16x2} path has: a 16-bit product is exact
+     * in f32, so computing in f32 and rounding once matches; bf16/f16 arithmetic would round
+     * the product first and lose everything when it nearly cancels y. */
+    if (dt == TIRX_BF16 || dt == TIRX_F16)
+      return tirx_cast(b,
+                       tirx_add(b, tirx_mul(b, tirx_cast(b, a, TIRX_F32), tirx_cast(b, x, TIRX_F32)),
+                                tirx_cast(b, y, TIRX_F32)),
+                       dt);
+    return tirx_add(b, tirx_mul(b, a, x), y);
   case TIRX__PRIM_OP_NEG: return tirx_neg(b, a);
   case TIRX__PRIM_OP_ABS:
     return tirx__dtype_is_float(dt) ? tirx_fabs(b, a)
@@ -339,6 +347,71 @@ static bool same_placement(const tirx_layout *a, const tirx_layout *b) {
   return ok;
 }
 
+/* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2) ---- */
+
+static bool half_dtype(int t) { return t == TIRX_F16 || t == TIRX_BF16; }
+
+/* The ops with a packed helper in the prelude (tirx_x2_{f16x2,bf16x2}_<op>). */
+static bool packed_op(int op) {
+  switch (op) {
+  case TIRX__PRIM_OP_ADD: case TIRX__PRIM_OP_SUB: case TIRX__PRIM_OP_MUL:
+  case TIRX__PRIM_OP_FMA: case TIRX__PRIM_OP_MAX: case TIRX__PRIM_OP_MIN:
+  case TIRX__PRIM_OP_NEG: case TIRX__PRIM_OP_ABS: case TIRX__PRIM_OP_EXP2: return true;
+  default: return false;
+  }
+}
+
+/*
+ * Elements j and j + 1 of the vector at idx with one packed instruction (all operands f16, or
+ * all bf16): sources from the
+ * temporaries tmp (memory operands), in place (registers: dispatch checked that the vector is
+ * consecutive slots of each), or broadcast (scalars, rounded to the dtype as per element).
+ * false when the call has no packed form (nothing written).
+ */
+static bool packed_pair(tirx__lower *lw, tirx_tensor *const *tmp, tirx_expr *const *idx,
+                        int64_t j) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *dst = p->ops[0];
+  int dt = dst->tensor->dtype;
+  /* Conversions (cast f32 <-> f16/bf16, packed in dispatch's table) stay per element for now:
+   * the f32-computing kernels (examples/membound.c) keep their code. */
+  if (p->prim != TIRX__PRIM_UNARY && p->prim != TIRX__PRIM_BINARY &&
+      p->prim != TIRX__PRIM_TERNARY)
+    return false;
+  if (!half_dtype(dt) || !packed_op(p->op)) return false;
+  for (int i = 1; i < p->nops; i++) {
+    const tirx_region *r = p->ops[i];
+    if (r->tensor ? r->tensor->dtype != dt : !tirx__dtype_is_float(r->value->dtype))
+      return false;
+  }
+  tirx_expr *src[3] = {NULL, NULL, NULL}, *jx = tirx_int(b, j);
+  int pairs = 0;
+  for (int i = 1; i < p->nops; i++) {
+    const tirx_region *r = p->ops[i];
+    if (tmp[i] || r->tensor) pairs |= 1 << (i - 1);
+    src[i - 1] = tmp[i] ? tirx_load(b, tmp[i], 1, &jx)
+                 : r->tensor ? load_at(lw, r, idx, j)
+                             : as_type(b, r->value, dt);
+  }
+  tirx_tensor *t = tmp[0] ? tmp[0] : dst->tensor;
+  tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {jx};
+  if (!tmp[0]) tensor_index(lw, dst, idx, j, di);
+  tirx_expr **index = tirx__b_index_list(b, FN, t, t->rank, di);
+  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_PACKED) : NULL;
+  if (!s) return true; /* the error is recorded */
+  s->tensor = t;
+  s->index = index;
+  s->a = src[0];
+  s->b = src[1];
+  s->c = src[2];
+  s->vec = pairs;
+  s->flags = (uint8_t)p->op;
+  return true;
+}
+
+/* ---- end packed math ---- */
+
 /* The work for one vector (or element) at logical idx. */
 static void element_body(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
   tirx_builder *b = lw->b;
@@ -373,6 +446,10 @@ static void element_body(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
     vcopy(lw, tmp[i], &zero, r->tensor, si, vec, hint);
   }
   for (int64_t j = 0; j < vec; j++) {
+    if (lw->pack == 2 && j + 1 < vec && packed_pair(lw, tmp, idx, j)) { /* packed math */
+      j++;
+      continue;
+    }
     tirx_expr *v[3] = {NULL, NULL, NULL};
     tirx_expr *jx = tirx_int(b, j);
     for (int i = 1; i < p->nops; i++)
@@ -597,6 +674,7 @@ tirx_status tirx__emit_elementwise(const tirx__rule *rule, const tirx__call *cal
                                    const tirx__shape *shape, void *emitter) {
   (void)rule;
   (void)call;
+  ((tirx__lower *)emitter)->pack = shape->v[1]; /* packed math: pointwise.vec's pack */
   return tirx__lower_elementwise(emitter, shape->v[0] > 1 ? shape->v[0] : 1);
 }
 
@@ -784,3 +862,94 @@ tirx_status tirx__emit_reduce_smem(const tirx__rule *rule, const tirx__call *cal
   (void)shape;
   return tirx__lower_reduce_smem(emitter);
 }
+
+/* ---- ldmatrix / stmatrix (copy.ldmatrix, copy.stmatrix) ---- */
+
+/*
+ * The register tile's 8x8 blocks, row-major, go num at a time into one instruction (an
+ * unrolled residual loop over the instructions when there are several). For instruction g,
+ * lanes 8i..8i+7 give the row addresses of block g*num + i (lanes past 8*num repeat them: their
+ * addresses are ignored but stay in bounds); register i of every lane is block g*num + i's, at
+ * the register slots its fragment puts it (check_matrix proved lane l holds row l/4, columns
+ * 2*(l%4)+{0,1} of every block, at a slot of that block's and the next). The local array is
+ * addressed at the block's corner: its slots do not depend on the lane, so they are constants
+ * once the loop is unrolled.
+ */
+tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *reg = p->ops[store ? 1 : 0], *sm = p->ops[store ? 0 : 1];
+  if (!reg->tensor || !sm->tensor || reg->tensor->rank != 2 || sm->tensor->rank != 2)
+    return fail(lw, "operands of rank other than 2 are not lowered yet");
+  if (num != 1 && num != 2 && num != 4) return fail(lw, "num=%lld is not 1, 2 or 4", (long long)num);
+  int64_t rows = reg->extent[0], cols = reg->extent[1];
+  if (rows % 8 || cols % 8 || sm->extent[0] != rows || sm->extent[1] != cols)
+    return fail(lw, "the tile is not made of 8x8 matrices");
+  int64_t cb = cols / 8, nblk = rows / 8 * cb;
+  if (nblk % num) return fail(lw, "%lld matrices are not a multiple of %lld", (long long)nblk,
+                              (long long)num);
+  int64_t ninstr = nblk / num;
+  tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
+  tirx_expr *g = ninstr > 1 ? open_loop(b, ninstr, TIRX_LOOP_UNROLL) : NULL;
+  if (b->status != TIRX_OK) return b->status;
+  tirx_expr *base = g && num > 1 ? tirx_mul(b, g, tirx_int(b, num)) : g;
+  /* This lane's row address: row lane%8 of block base + (lane/8)%num. */
+  tirx_expr *mine = num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1))
+                            : NULL;
+  tirx_expr *j = base && mine ? tirx_add(b, base, mine) : base ? base : mine;
+  tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
+  tirx_expr *sidx[2];
+  if (!j) {
+    sidx[0] = r8;
+    sidx[1] = NULL;
+  } else {
+    sidx[0] = cb == 1 ? tirx_mul(b, j, tirx_int(b, 8))
+                      : tirx_mul(b, tirx_div(b, j, tirx_int(b, cb)), tirx_int(b, 8));
+    sidx[0] = tirx_add(b, sidx[0], r8);
+    sidx[1] = cb == 1 ? NULL : tirx_mul(b, tirx_mod(b, j, tirx_int(b, cb)), tirx_int(b, 8));
+  }
+  tirx_expr *six[2];
+  tensor_index(lw, sm, sidx, 0, six);
+  tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
+  tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
+  if (!index || !regs) return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+  for (int64_t i = 0; i < num; i++) {
+    /* Block base + i, at its corner. */
+    tirx_expr *ridx[2];
+    if (base) {
+      tirx_expr *ji = i ? tirx_add(b, base, tirx_int(b, i)) : base;
+      ridx[0] = tirx_mul(b, tirx_div(b, ji, tirx_int(b, cb)), tirx_int(b, 8));
+      ridx[1] = tirx_mul(b, tirx_mod(b, ji, tirx_int(b, cb)), tirx_int(b, 8));
+    } else {
+      ridx[0] = tirx_int(b, i / cb * 8);
+      ridx[1] = tirx_int(b, i % cb * 8);
+    }
+    regs[i] = load_at(lw, reg, ridx, 0);
+    if (!regs[i]) return b->status;
+  }
+  tirx__stmt *s = tirx__b_stmt(b, FN, TIRX__ST_MATRIX);
+  if (!s) return b->status;
+  s->tensor = sm->tensor;
+  s->index = index;
+  s->regs = regs;
+  s->vec = (int32_t)num;
+  s->flags = store ? TIRX__MX_STORE : 0;
+  if (g) tirx_for_end(b);
+  return b->status;
+}
+
+tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
+                                const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)call;
+  return tirx__lower_matrix(emitter, shape->v[0], false);
+}
+
+tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
+                                const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)call;
+  return tirx__lower_matrix(emitter, shape->v[0], true);
+}
+
+/* ---- end ldmatrix / stmatrix ---- */

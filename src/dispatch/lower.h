@@ -14,7 +14,10 @@
  *     local): every other register operand must have the same thread placement;
  *   - without register operands, the team's threads share the region's vectors round-robin
  *     (the team must be complete: no filter that narrows it);
- *   - vectors run along the innermost logical dimension.
+ *   - vectors run along the innermost logical dimension;
+ *   - packed math (pack 2): add, sub, mul, fma, max, min, neg, abs, exp2 whose operands are all
+ *     f16 (or all bf16; float scalars are rounded to it, as per element) run on pairs of a
+ *     vector (TIRX__ST_PACKED, prelude tirx_x2_*); conversions stay per element.
  */
 #ifndef TIRX_DISPATCH_LOWER_H
 #define TIRX_DISPATCH_LOWER_H
@@ -28,6 +31,9 @@ typedef struct tirx__lower {
   const tirx__call *call;
   const char *rule;  /* the rule's name, for messages and comments */
   tirx_arena *arena; /* the call's layouts live here (until the end of the build) */
+  /* ---- packed f16x2/bf16x2 math ---- */
+  int64_t pack; /* the shape's pack (pointwise.vec): 2 lowers pairs with packed instructions
+                 * (TIRX__ST_PACKED) where the op and dtypes allow; 0 or 1: per element */
 } tirx__lower;
 
 /* The coordinate of the current thread on a thread axis of one CTA (i32), or NULL (no error
@@ -55,5 +61,15 @@ tirx_status tirx__emit_reduce_smem(const tirx__rule *rule, const tirx__call *cal
                                    const tirx__shape *shape, void *emitter);
 tirx_status tirx__emit_reduce_scalar(const tirx__rule *rule, const tirx__call *call,
                                      const tirx__shape *shape, void *emitter);
+
+/* ---- ldmatrix / stmatrix (copy.ldmatrix, copy.stmatrix) ---- */
+/* ldmatrix (store false: shared -> local) or stmatrix (store true: local -> shared), num
+ * matrices per instruction, residual loops over the rest (TIRX__ST_MATRIX statements). */
+tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store);
+tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
+                                const tirx__shape *shape, void *emitter);
+tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
+                                const tirx__shape *shape, void *emitter);
+/* ---- end ldmatrix / stmatrix ---- */
 
 #endif

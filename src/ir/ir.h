@@ -120,8 +120,20 @@ typedef enum tirx__st_kind {
   TIRX__ST_SYNCWARP,
   TIRX__ST_LOCAL,   /* tensor declared */
   TIRX__ST_PRIM,    /* a tile primitive: prim; body = its lowering (filled at build time) */
-  TIRX__ST_VCOPY    /* vector move of vec elements: tensor[index] = a (a load); flags */
+  TIRX__ST_VCOPY,   /* vector move of vec elements: tensor[index] = a (a load); flags */
+  /* ldmatrix/stmatrix (copy.ldmatrix, copy.stmatrix): tensor[index] is this lane's shared row
+   * address; vec matrices (1, 2, 4); regs[i] (a load of the local array) the first of the two
+   * 16-bit elements of matrix i's register; flags TIRX__MX_STORE for stmatrix. */
+  TIRX__ST_MATRIX,
+  /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; dispatch/lower.c, prelude tirx_x2_*):
+   * tensor[index] and the next element of its last dim = op(a, b, c) on pairs (f16 or bf16);
+   * flags the tirx__prim_op; source i (a, b, c; NULL past the last) is the pair starting at
+   * that load when bit i of vec is set, else a value broadcast to both. */
+  TIRX__ST_PACKED
 } tirx__st_kind;
+
+/* TIRX__ST_MATRIX flags. */
+enum { TIRX__MX_STORE = 1 };
 
 /* TIRX__ST_VCOPY flags (the tirx_vcopy template's H argument, prelude.c). */
 enum {
@@ -177,7 +189,8 @@ struct tirx__stmt {
   tirx__block body, orelse;
   tirx__prim_stmt *prim; /* TIRX__ST_PRIM */
   int32_t vec;           /* TIRX__ST_VCOPY: elements */
-  uint8_t flags;         /* TIRX__ST_VCOPY: TIRX__VC_* */
+  uint8_t flags;         /* TIRX__ST_VCOPY: TIRX__VC_*; TIRX__ST_MATRIX: TIRX__MX_* */
+  tirx_expr **regs;      /* TIRX__ST_MATRIX: vec loads of the local array */
 };
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */

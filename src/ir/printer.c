@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "ir.h"
+#include "../dispatch/dispatch.h" /* tirx__prim_op_name: packed math (TIRX__ST_PACKED) */
 
 static const char *const op_names[TIRX__OP_COUNT] = {
     "+",   "-",   "*",    "/",  "%",  "min", "max", "ceildiv", "&",  "|",   "^",  "<<",
@@ -242,6 +243,52 @@ static void stmt(tirx__strbuf *sb, const tirx__stmt *s, int depth) {
     tirx__sb_printf(sb, ")%s%s\n", s->flags & (TIRX__VC_LD_CS | TIRX__VC_ST_CS) ? " .cs" : "",
                     s->flags & TIRX__VC_LD_NC ? " .nc" : s->flags & TIRX__VC_LD_LU ? " .lu" : "");
     break;
+  case TIRX__ST_MATRIX: { /* ldmatrix: {regs} = ldmatrix.xN(s[row]); stmatrix the other way */
+    bool st = s->flags & TIRX__MX_STORE;
+    if (st) {
+      tirx__sb_printf(sb, "stmatrix.x%d(%s[", (int)s->vec, s->tensor->decl.name);
+    } else {
+      tirx__sb_append(sb, "{");
+      for (int i = 0; i < s->vec; i++) {
+        if (i) tirx__sb_append(sb, ", ");
+        expr(sb, s->regs[i], true);
+      }
+      tirx__sb_printf(sb, "} = ldmatrix.x%d(%s[", (int)s->vec, s->tensor->decl.name);
+    }
+    for (int k = 0; k < s->tensor->rank; k++) {
+      if (k) tirx__sb_append(sb, ", ");
+      expr(sb, s->index[k], true);
+    }
+    tirx__sb_append(sb, "]");
+    if (st) {
+      tirx__sb_append(sb, ", {");
+      for (int i = 0; i < s->vec; i++) {
+        if (i) tirx__sb_append(sb, ", ");
+        expr(sb, s->regs[i], true);
+      }
+      tirx__sb_append(sb, "}");
+    }
+    tirx__sb_append(sb, ")\n");
+    break;
+  }
+  /* ---- packed f16x2/bf16x2 math: "out[0..2] = x2.add(src[0..2], b)" ---- */
+  case TIRX__ST_PACKED: {
+    tirx__sb_printf(sb, "%s[", s->tensor->decl.name);
+    for (int k = 0; k < s->tensor->rank; k++) {
+      if (k) tirx__sb_append(sb, ", ");
+      expr(sb, s->index[k], true);
+    }
+    tirx__sb_printf(sb, " +0..2] = x2.%s(", tirx__prim_op_name((tirx__prim_op)s->flags));
+    const tirx_expr *src[3] = {s->a, s->b, s->c};
+    for (int i = 0; i < 3 && src[i]; i++) {
+      if (i) tirx__sb_append(sb, ", ");
+      expr(sb, src[i], true);
+      if (s->vec >> i & 1) tirx__sb_append(sb, " +0..2");
+    }
+    tirx__sb_append(sb, ")\n");
+    break;
+  }
+  /* ---- end packed math ---- */
   default: tirx__sb_append(sb, "?\n"); break;
   }
 }

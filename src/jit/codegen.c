@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../builder/builder_internal.h"
+#include "../dispatch/dispatch.h" /* tirx__prim_op_name: packed math (TIRX__ST_PACKED) */
 #include "../layout/layout_internal.h"
 
 static const char fn[] = "tirx_kernel_build";
@@ -548,6 +549,43 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
     tirx__sb_append(sb, "]);\n");
     break;
   }
+  case TIRX__ST_MATRIX: { /* ldmatrix / stmatrix (prelude: tirx_ldmatrix_xN, tirx_stmatrix_xN) */
+    tirx__sb_printf(sb, "tirx_%smatrix_x%d(&%s[", s->flags & TIRX__MX_STORE ? "st" : "ld",
+                    (int)s->vec, s->tensor->decl.cname);
+    address(c, s->tensor, s->index);
+    tirx__sb_append(sb, "]");
+    for (int i = 0; i < s->vec; i++) {
+      const tirx_expr *r = s->regs[i];
+      tirx__sb_printf(sb, ", &%s[", r->tensor->decl.cname);
+      address(c, r->tensor, r->index);
+      tirx__sb_append(sb, "]");
+    }
+    tirx__sb_append(sb, ");\n");
+    break;
+  }
+  /* ---- packed f16x2/bf16x2 math (TIRX__ST_PACKED; prelude: tirx_x2_*) ---- */
+  case TIRX__ST_PACKED: {
+    const tirx_expr *src[3] = {s->a, s->b, s->c};
+    tirx__sb_printf(sb, "tirx_x2_st(&%s[", s->tensor->decl.cname);
+    address(c, s->tensor, s->index);
+    tirx__sb_printf(sb, "], tirx_x2_%s_%s(", s->tensor->dtype == TIRX_F16 ? "f16x2" : "bf16x2",
+                    tirx__prim_op_name((tirx__prim_op)s->flags));
+    for (int i = 0; i < 3 && src[i]; i++) {
+      if (i) tirx__sb_append(sb, ", ");
+      if (s->vec >> i & 1) { /* the pair at a load */
+        tirx__sb_printf(sb, "tirx_x2_ld(&%s[", src[i]->tensor->decl.cname);
+        address(c, src[i]->tensor, src[i]->index);
+        tirx__sb_append(sb, "])");
+      } else { /* a value broadcast to both halves */
+        tirx__sb_append(sb, "tirx_x2_dup(");
+        expr(c, src[i]);
+        tirx__sb_append(sb, ")");
+      }
+    }
+    tirx__sb_append(sb, "));\n");
+    break;
+  }
+  /* ---- end packed math ---- */
   case TIRX__ST_LOCAL: {
     const char *v = declare(c, s->decl, s->tensor->decl.name);
     char *l = tirx_layout_str(s->tensor->layout);

@@ -1083,3 +1083,197 @@ Test(gpu, membound_row_sum, .timeout = 300) { check_membound_kind(MEMBOUND_ROW_S
 Test(gpu, membound_row_max, .timeout = 300) { check_membound_kind(MEMBOUND_ROW_MAX); }
 Test(gpu, membound_silu_mul, .timeout = 300) { check_membound_kind(MEMBOUND_SILU_MUL); }
 Test(gpu, membound_chain, .timeout = 300) { check_membound_kind(MEMBOUND_CHAIN); }
+
+/* ---- copy.ldmatrix / copy.stmatrix (src/dispatch/lower.c): exact round trips ---- */
+
+/* The mma.sync m16n8k16 A fragment: 16x16 in four 8x8 ldmatrix blocks. */
+#define LDM_MMA_A "((2,8),(2,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))"
+
+enum { LDM_LOAD = 0, LDM_STORE = 1, LDM_BOTH = 2 };
+
+/*
+ * One warp, a 16x16 tile x -> y in the mma A fragment v:
+ *   LDM_LOAD:  x -> s (copy) -> v (ldmatrix) -> y (plain stores: lane l writes row 8*br + l/4,
+ *              columns 8*bc + 2*(l%4) + {0,1} of every 8x8 block (br, bc));
+ *   LDM_STORE: x -> v (plain loads, the same elements) -> s (stmatrix) -> y (copy);
+ *   LDM_BOTH:  x -> s -> v (ldmatrix) -> s2 (stmatrix) -> y.
+ * num: the instruction shape (0: the largest). swizzle: s (and s2) are 16x64 tiles with the
+ * 128-byte swizzle and the tile is their columns [16, 32).
+ */
+static tirx_kernel *ldm_kernel(tirx_dtype dt, int mode, int64_t num, bool swizzle) {
+  tirx_builder *b = tirx_builder_create("ldm");
+  tirx_arena *a = tirx_builder_arena(b);
+  tirx_tensor *x = tirx_param_tensor(b, "x", dt, TIRX_EXPRS(tirx_int(b, 16), tirx_int(b, 16)), NULL);
+  tirx_tensor *y = tirx_param_tensor(b, "y", dt, TIRX_EXPRS(tirx_int(b, 16), tirx_int(b, 16)), NULL);
+  tirx_set_block(b, 32, 1, 1);
+  int64_t scols = swizzle ? 64 : 16, c0 = swizzle ? 16 : 0;
+  const tirx_layout *sl = swizzle ? tirx_layout_smem_tile(a, 16, 64, tirx_dtype_size(dt), 128) : NULL;
+  tirx_tensor *s = tirx_alloc_shared(b, "s", dt, TIRX_DIMS(16, scols), sl);
+  tirx_tensor *s2 = tirx_alloc_shared(b, "s2", dt, TIRX_DIMS(16, scols), sl);
+  tirx_region *rs = tirx_region_new(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, c0)), (int64_t[]){16, 16});
+  tirx_region *rs2 = tirx_region_new(b, s2, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, c0)), (int64_t[]){16, 16});
+  tirx_config cfg = {.shape = {num}};
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_tensor *v = tirx_alloc_local(b, "v", dt, TIRX_DIMS(16, 16), tirx_layout_parse(a, LDM_MMA_A));
+  tirx_expr *lane = tirx_let(b, "l", tirx_lane_id(b));
+  if (mode == LDM_LOAD || mode == LDM_BOTH) {
+    tirx_copy(b, rs, tirx_whole(b, x), NULL);
+    tirx_sync_warp(b);
+    tirx_copy(b, tirx_whole(b, v), rs, &cfg);
+  } else { /* plain loads of the fragment */
+    for (int br = 0; br < 2; br++)
+      for (int bc = 0; bc < 2; bc++)
+        for (int e = 0; e < 2; e++) {
+          tirx_expr *row = tirx_add(b, tirx_int(b, 8 * br), tirx_div(b, lane, tirx_int(b, 4)));
+          tirx_expr *col = tirx_add(b, tirx_int(b, 8 * bc + e),
+                                    tirx_mul(b, tirx_mod(b, lane, tirx_int(b, 4)), tirx_int(b, 2)));
+          tirx_store(b, v, TIRX_EXPRS(row, col), tirx_load(b, x, TIRX_EXPRS(row, col)));
+        }
+  }
+  if (mode == LDM_LOAD) { /* plain stores of the fragment */
+    for (int br = 0; br < 2; br++)
+      for (int bc = 0; bc < 2; bc++)
+        for (int e = 0; e < 2; e++) {
+          tirx_expr *row = tirx_add(b, tirx_int(b, 8 * br), tirx_div(b, lane, tirx_int(b, 4)));
+          tirx_expr *col = tirx_add(b, tirx_int(b, 8 * bc + e),
+                                    tirx_mul(b, tirx_mod(b, lane, tirx_int(b, 4)), tirx_int(b, 2)));
+          tirx_store(b, y, TIRX_EXPRS(row, col), tirx_load(b, v, TIRX_EXPRS(row, col)));
+        }
+  } else {
+    tirx_region *dst = mode == LDM_BOTH ? rs2 : rs;
+    tirx_copy(b, dst, tirx_whole(b, v), &cfg);
+    tirx_sync_warp(b);
+    tirx_copy(b, tirx_whole(b, y), dst, NULL);
+  }
+  tirx_team_end(b);
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK)
+    cr_assert_fail("ldm_kernel(%s, mode %d, num %lld%s): %s", tirx_dtype_name(dt), mode,
+                   (long long)num, swizzle ? ", swizzled" : "", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  const char *rep = tirx_kernel_dispatch_report(k);
+  if (mode != LDM_STORE)
+    cr_assert_not_null(strstr(rep, "copy.ldmatrix"), "%s", rep);
+  if (mode != LDM_LOAD)
+    cr_assert_not_null(strstr(rep, "copy.stmatrix"), "%s", rep);
+  return k;
+}
+
+/* Random 16-bit patterns through the kernel: the output equals the input bit for bit. */
+static void check_ldm(tirx_runtime *rt, tirx_dtype dt, int mode, int64_t num, bool swizzle) {
+  tirx_kernel *k = ldm_kernel(dt, mode, num, swizzle);
+  uint16_t hx[256], hy[256];
+  for (int i = 0; i < 256; i++) {
+    uint16_t h = (uint16_t)(rnd() >> 48);
+    if ((h & 0x7f80) == 0x7f80 || (h & 0x7c00) == 0x7c00) h &= 0x3fff; /* finite in both */
+    hx[i] = h;
+  }
+  void *dx = NULL, *dy = NULL;
+  OK(tirx_runtime_alloc(rt, sizeof hx, &dx));
+  OK(tirx_runtime_alloc(rt, sizeof hy, &dy));
+  OK(tirx_runtime_copy(rt, dx, hx, sizeof hx, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_fill32(rt, dy, POISON, sizeof hy / 4));
+  tirx_arg args[] = {
+      tirx_arg_tensor(dx, dt, 2, (int64_t[]){16, 16}, NULL),
+      tirx_arg_tensor(dy, dt, 2, (int64_t[]){16, 16}, NULL),
+  };
+  OK(tirx_launch(rt, k, args, 2, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  OK(tirx_runtime_copy(rt, hy, dy, sizeof hy, TIRX_COPY_DEVICE_TO_HOST));
+  for (int i = 0; i < 256; i++)
+    cr_assert_eq(hy[i], hx[i],
+                 "%s mode %d num %lld%s: element (%d, %d) is 0x%04x, want 0x%04x (seed %llu)",
+                 tirx_dtype_name(dt), mode, (long long)num, swizzle ? " swizzled" : "", i / 16,
+                 i % 16, hy[i], hx[i], (unsigned long long)seed_initial);
+  tirx_runtime_free(rt, dx);
+  tirx_runtime_free(rt, dy);
+  tirx_kernel_release(k);
+}
+
+Test(gpu, ldmatrix_stmatrix_round_trips, .timeout = 300) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_BF16, TIRX_F16};
+  static const int64_t nums[] = {0, 2, 1};
+  for (int d = 0; d < 2; d++)
+    for (int mode = LDM_LOAD; mode <= LDM_BOTH; mode++)
+      for (int n = 0; n < 3; n++)
+        for (int swz = 0; swz < 2; swz++)
+          check_ldm(rt, dts[d], mode, nums[n], swz);
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2, TIRX__ST_PACKED) ---- */
+
+/* out = op(a, b[, c]) over n elements of dtype dt in global memory, a CTA of 128 threads. */
+static tirx_kernel *packed_kernel(tirx_dtype dt, tirx_op op, int nsrc, int64_t n) {
+  tirx_builder *b = tirx_builder_create("packed");
+  static const char *const names[4] = {"out", "a", "b", "c"};
+  tirx_region *r[4];
+  tirx_tensor *t[4];
+  for (int i = 0; i <= nsrc; i++)
+    t[i] = tirx_param_tensor(b, names[i], dt, TIRX_EXPRS(tirx_int(b, n)), NULL);
+  tirx_set_block(b, 128, 1, 1);
+  tirx_team_begin(b, TIRX_TEAM_CTA);
+  for (int i = 0; i <= nsrc; i++) r[i] = tirx_whole(b, t[i]);
+  if (nsrc == 2) tirx_binary(b, r[0], op, r[1], r[2], NULL);
+  else tirx_ternary(b, r[0], op, r[1], r[2], r[3], NULL);
+  tirx_team_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+static void check_packed(tirx_runtime *rt, tirx_dtype dt, tirx_op op, int64_t n) {
+  int nsrc = op == TIRX_OP_FMA ? 3 : 2;
+  tirx_kernel *k = packed_kernel(dt, op, nsrc, n);
+  const char *rep = tirx_kernel_dispatch_report(k);
+  /* Even widths pack pairs; odd ones fall back to per-element math. */
+  const char *want = n % 2 ? "pointwise.scalar vec=1,pack=1 (fallback)" : ",pack=2\n";
+  cr_assert_not_null(strstr(rep, want), "%s n=%lld: %s", tirx_dtype_name(dt), (long long)n, rep);
+  float *h[4] = {NULL, NULL, NULL, NULL};
+  void *d[4] = {NULL, NULL, NULL, NULL};
+  d[0] = mb_output(rt, (size_t)n * 2);
+  for (int i = 1; i <= nsrc; i++) d[i] = mb_input(rt, dt, (size_t)n, -4, 4, &h[i]);
+  tirx_arg args[4];
+  /* One shape array for every argument: a compound literal in the loop body would die with
+   * each iteration, leaving args pointing at a dead array. */
+  const int64_t shape[1] = {n};
+  for (int i = 0; i <= nsrc; i++) args[i] = tirx_arg_tensor(d[i], dt, 1, shape, NULL);
+  OK(tirx_launch(rt, k, args, nsrc + 1, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  float *got = mb_download(rt, d[0], dt, (size_t)n);
+  double *ref = malloc((size_t)n * sizeof *ref);
+  cr_assert_not_null(ref);
+  for (int64_t i = 0; i < n; i++) {
+    double a = h[1][i], b = h[2][i];
+    ref[i] = op == TIRX_OP_ADD   ? a + b
+             : op == TIRX_OP_SUB ? a - b
+             : op == TIRX_OP_MUL ? a * b
+             : op == TIRX_OP_MAX ? (a < b ? b : a)
+                                 : a * b + (double)h[3][i];
+  }
+  /* One rounding to the dtype: half an ulp, relative 2^-8 (bf16) or 2^-11 (f16); twice that. */
+  char what[96];
+  snprintf(what, sizeof what, "packed %s op %d n=%lld", tirx_dtype_name(dt), (int)op,
+           (long long)n);
+  compare(what, got, ref, (size_t)n, 1e-6, dt == TIRX_BF16 ? 0x1p-7 : 0x1p-10);
+  free(ref);
+  free(got);
+  for (int i = 0; i <= nsrc; i++) {
+    free(h[i]);
+    tirx_runtime_free(rt, d[i]);
+  }
+  tirx_kernel_release(k);
+}
+
+Test(gpu, packed_bf16_f16_math, .timeout = 300) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_BF16, TIRX_F16};
+  static const tirx_op ops[] = {TIRX_OP_ADD, TIRX_OP_SUB, TIRX_OP_MUL, TIRX_OP_FMA, TIRX_OP_MAX};
+  static const int64_t widths[] = {1, 2, 3, 127, 5000};
+  for (int d = 0; d < 2; d++)
+    for (int o = 0; o < 5; o++)
+      for (int w = 0; w < 5; w++) check_packed(rt, dts[d], ops[o], widths[w]);
+  tirx_runtime_destroy(rt);
+}

@@ -13,8 +13,11 @@
  *     (each lane gives one row address);
  *   team: a full warp; dtype f16 or bf16; no cache hints.
  * Shape: (num) matrices per instruction, 4, 2 or 1, dividing the number of 8x8 blocks.
+ * Lowering (lower.c, tirx__lower_matrix): TIRX__ST_MATRIX statements, the prelude's
+ * tirx_ldmatrix_xN / tirx_stmatrix_xN, in an unrolled loop when the tile holds more matrices.
  */
 #include "../../layout/layout_internal.h"
+#include "../lower.h"
 #include "families.h"
 
 /* The first axis other than laneid and reg that l uses (iters, replicas, offsets), or -1. */
@@ -99,6 +102,7 @@ const tirx__rule tirx__rule_copy_ldmatrix = {
     .shape_dims = {"num"},
     .check = check_ldmatrix,
     .shapes = shapes,
+    .emit = tirx__emit_ldmatrix, /* lower.c */
 };
 
 const tirx__rule tirx__rule_copy_stmatrix = {
@@ -114,4 +118,5 @@ const tirx__rule tirx__rule_copy_stmatrix = {
     .shape_dims = {"num"},
     .check = check_stmatrix,
     .shapes = shapes,
+    .emit = tirx__emit_stmatrix, /* lower.c */
 };

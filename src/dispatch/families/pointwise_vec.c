@@ -6,7 +6,12 @@
  * pointwise.scalar.
  *
  * Shape: (vec, pack): vec elements per access, a power of two >= 2 (largest first); pack 2
- * when the arithmetic runs on f16x2/bf16x2 pairs, else 1.
+ * when the arithmetic runs on f16x2/bf16x2 pairs, else 1. Lowering (lower.c packed_pair) runs
+ * pack 2 as TIRX__ST_PACKED statements on the pairs of each vector: prelude helpers on 32-bit
+ * registers (add/sub/mul.rn.bf16x2 on sm_90, fma.rn.bf16x2 forms on sm_80; .f16x2 likewise).
+ * Conversions (PACKED_CAST) report pack 2 but are still lowered per element, so f32-computing
+ * kernels keep their code. An innermost run that is odd or not 2-element aligned leaves no
+ * vector: pointwise.scalar (pack 1) takes the call and the report gives the reason.
  */
 #include "../lower.h"
 #include "families.h"
@@ -50,8 +55,14 @@ static int64_t pack_of(const tirx__call *c) {
   }
   if (c->prim == TIRX__PRIM_FILL || c->prim == TIRX__PRIM_SELECT) return 1;
   if (t != TIRX_F16 && t != TIRX_BF16) return 1;
-  for (int i = 1; i < c->noperands; i++)
-    if (c->operands[i].dtype != t) return 1;
+  /* Every region operand of the dtype; a float scalar is rounded to it first (as per element,
+   * lower.c) and broadcast to both halves. */
+  for (int i = 1; i < c->noperands; i++) {
+    const tirx__operand *o = &c->operands[i];
+    bool fscalar = o->role == TIRX__ROLE_SCALAR &&
+                   (o->dtype == TIRX_F32 || o->dtype == TIRX_F64 || o->dtype == t);
+    if (o->dtype != t && !fscalar) return 1;
+  }
   for (size_t i = 0; i < sizeof PACKED / sizeof PACKED[0]; i++)
     if (PACKED[i].op == c->config.op)
       return c->arch >= (t == TIRX_F16 ? PACKED[i].f16_arch : PACKED[i].bf16_arch) ? 2 : 1;
