@@ -1,14 +1,17 @@
 /*
- * tirx: the command-line tool. Inspects and cleans the disk kernel cache.
+ * tirx: the command-line tool. Inspects and cleans the disk kernel cache, and prints the
+ * dispatch report and generated source of built kernels (dump.c).
  *
  *   tirx cache stats  [--dir D]   entries, bytes, archs, temp files, limits
  *   tirx cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC, age
  *   tirx cache verify [--dir D]   checks every entry as a runtime would; removes bad ones
  *   tirx cache clear  [--dir D]   removes every entry and temp file
+ *   tirx dump DIR [NAME]          each kernel a runtime dumped into DIR (TIRX_DUMP_DIR)
+ *   tirx dump --example E         an example kernel, built in-process (no GPU)
  *
  * The directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else ~/.cache/tirx,
  * exactly as a runtime resolves it. Exit status: 0 success, 1 failure (or corrupt entries
- * found by verify), 2 usage error.
+ * found by verify, or no kernel found by dump), 2 usage error.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,9 +20,10 @@
 #include <time.h>
 
 #include "cache/store.h"
+#include "dump.h"
 #include "tirx.h"
 
-static const char usage_text[] =
+static const char usage_head[] =
     "usage: tirx <command> [options]\n"
     "\n"
     "commands:\n"
@@ -27,17 +31,21 @@ static const char usage_text[] =
     "  cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC version, age\n"
     "  cache verify [--dir D]   check every entry as a runtime would; remove the bad ones\n"
     "                           (exit status 1 when some were bad)\n"
-    "  cache clear  [--dir D]   remove every entry and temp file\n"
+    "  cache clear  [--dir D]   remove every entry and temp file\n";
+static const char usage_tail[] =
     "  help                     this text\n"
     "\n"
     "The cache directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else\n"
     "~/.cache/tirx. A running program's hit, miss and compile counters live in that program\n"
     "(tirx_runtime_cache_stats); this tool reports what is on disk.\n";
 
+static void print_usage(FILE *f) { fprintf(f, "%s%s%s", usage_head, tirx_dump_usage, usage_tail); }
+
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tirx: ");
   fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\n\n%s", usage_text);
+  fprintf(stderr, "\n\n");
+  print_usage(stderr);
   return 2;
 }
 
@@ -163,7 +171,7 @@ static int cmd_cache(int argc, char **argv) {
     return usage_error("%s", "cache: a subcommand is needed (stats, ls, verify, clear)");
   const char *sub = argv[0];
   if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
-    fputs(usage_text, stdout);
+    print_usage(stdout);
     return 0;
   }
   if (strcmp(sub, "stats") && strcmp(sub, "ls") && strcmp(sub, "verify") && strcmp(sub, "clear"))
@@ -217,10 +225,12 @@ int main(int argc, char **argv) {
     return usage_error("%s", "a command is needed");
   const char *cmd = argv[1];
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-    fputs(usage_text, stdout);
+    print_usage(stdout);
     return 0;
   }
   if (!strcmp(cmd, "cache"))
     return cmd_cache(argc - 2, argv + 2);
+  if (!strcmp(cmd, "dump"))
+    return tirx_dump_main(argc - 2, (const char *const *)(argv + 2), stdout, stderr);
   return usage_error("unknown command '%s'", cmd);
 }

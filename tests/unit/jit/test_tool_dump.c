@@ -1,0 +1,397 @@
+/* `tirx dump` (tools/dump.c, tools/tirx.c): a TIRX_DUMP_DIR directory written by a
+ * compile-only runtime, read back (report, source, IR, PTX, NAME filter, order); error exits;
+ * odd files (symbolic links, FIFOs, directories, files over the byte cap); examples built
+ * in-process; and the built tool binary itself (build/tools/tirx). */
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../../tools/dump.h"
+#include "../helpers.h"
+#include "kernels.h"
+#include "membound.h"
+
+/* ---- helpers ---- */
+
+typedef struct run_result {
+  int rc;
+  char *out, *err;
+} run_result;
+
+/* Calls tirx_dump_main with the NULL-terminated arguments, capturing stdout and stderr. */
+static run_result dump_run(const char *const *args) {
+  int argc = 0;
+  while (args[argc])
+    argc++;
+  run_result r = {0};
+  size_t no, ne;
+  FILE *out = open_memstream(&r.out, &no), *err = open_memstream(&r.err, &ne);
+  cr_assert(out && err);
+  r.rc = tirx_dump_main(argc, args, out, err);
+  fclose(out);
+  fclose(err);
+  return r;
+}
+#define DUMP(...) dump_run((const char *const[]){__VA_ARGS__, NULL})
+
+static void run_free(run_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static void rm_tree(const char *dir) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+}
+
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Kernels compiled into dir by a compile-only runtime: rmsnorm (bf16, width 256: tile
+ * primitives, a .dispatch file) and vector_add (none). */
+typedef struct dumped {
+  char dir[64];
+  tirx_kernel *rms, *vadd;
+  char *rms_ptx;
+} dumped;
+
+static void dump_kernels(dumped *d) {
+  snprintf(d->dir, sizeof d->dir, "/tmp/tirx-tooldump-XXXXXX");
+  cr_assert_not_null(mkdtemp(d->dir));
+  char err[256] = "";
+  d->rms = membound_build(MEMBOUND_RMSNORM, TIRX_BF16, 256, false, err, sizeof err);
+  cr_assert_not_null(d->rms, "%s", err);
+  d->vadd = example_vector_add();
+  cr_assert_not_null(d->vadd);
+  tirx_runtime *rt = NULL;
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true,
+                                                           .dump_dir = d->dir,
+                                                           .cache_disabled = true},
+                                   &rt),
+               TIRX_OK, "%s", tirx_last_error());
+  tirx_compiled *c = NULL;
+  cr_assert_eq(tirx_compile(rt, d->rms, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  d->rms_ptx = strdup(tirx_compiled_ptx(c));
+  tirx_compiled_destroy(c);
+  cr_assert_eq(tirx_compile(rt, d->vadd, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  tirx_compiled_destroy(c);
+  tirx_runtime_destroy(rt);
+}
+
+static void dumped_free(dumped *d) {
+  tirx_kernel_release(d->rms);
+  tirx_kernel_release(d->vadd);
+  free(d->rms_ptx);
+  rm_tree(d->dir);
+}
+
+#define HAS(hay, needle) \
+  cr_assert_not_null(strstr((hay), (needle)), "missing '%s' in:\n%s", (needle), (hay))
+#define LACKS(hay, needle) \
+  cr_assert_null(strstr((hay), (needle)), "unexpected '%s' in:\n%s", (needle), (hay))
+
+/* ---- a dump directory ---- */
+
+Test(tool_dump, prints_report_and_source_of_every_dumped_kernel_in_order) {
+  dumped d;
+  dump_kernels(&d);
+  run_result r = DUMP(d.dir);
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  cr_assert_str_eq(r.err, "");
+  const char *report = tirx_kernel_dispatch_report(d.rms);
+  cr_assert(report && *report);
+  HAS(r.out, report);
+  HAS(r.out, tirx_kernel_source(d.rms));
+  HAS(r.out, tirx_kernel_source(d.vadd));
+  HAS(r.out, "no tile primitives");
+  LACKS(r.out, tirx_kernel_ir_str(d.vadd));
+  LACKS(r.out, "--- PTX");
+  /* One header each, sorted by file name: rmsnorm before vector_add. */
+  const char *a = strstr(r.out, "=== kernel rmsnorm  hash "),
+             *b = strstr(r.out, "=== kernel vector_add  hash ");
+  cr_assert(a && b && a < b, "%s", r.out);
+  cr_assert(strstr(r.out, report) < b);
+  cr_assert(strstr(b, "no tile primitives"));
+  cr_assert_eq(strncmp(r.out, "=== kernel rmsnorm", 18), 0);
+  /* Deterministic. */
+  run_result r2 = DUMP(d.dir);
+  cr_assert_str_eq(r2.out, r.out);
+  run_free(&r2);
+  run_free(&r);
+  dumped_free(&d);
+}
+
+Test(tool_dump, options_ir_ptx_report_only_and_name) {
+  dumped d;
+  dump_kernels(&d);
+  run_result r = DUMP(d.dir, "--ir", "--ptx", "rms*");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, tirx_kernel_ir_str(d.rms));
+  HAS(r.out, d.rms_ptx);
+  HAS(r.out, tirx_kernel_source(d.rms));
+  LACKS(r.out, "vector_add");
+  run_free(&r);
+
+  r = DUMP("--report-only", d.dir, "vector_add");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, "=== kernel vector_add");
+  HAS(r.out, "--- dispatch report\nno tile primitives\n");
+  LACKS(r.out, "Generated by tirx");
+  LACKS(r.out, "rmsnorm");
+  run_free(&r);
+
+  /* NAME may also be a whole <entry>-<hash>; a directory of one kernel's files works. */
+  r = DUMP(d.dir, "--report-only");
+  const char *hash = strstr(r.out, "=== kernel rmsnorm  hash ") + 25;
+  char base[64];
+  snprintf(base, sizeof base, "rmsnorm-%.32s", hash);
+  run_free(&r);
+  r = DUMP(d.dir, base, "--report-only");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, tirx_kernel_dispatch_report(d.rms));
+  LACKS(r.out, "vector_add");
+  run_free(&r);
+  dumped_free(&d);
+}
+
+Test(tool_dump, errors_exit_1_usage_errors_exit_2) {
+  run_result r = DUMP("/nonexistent/tirx-dump-dir");
+  cr_assert_eq(r.rc, 1);
+  HAS(r.err, "cannot open directory '/nonexistent/tirx-dump-dir'");
+  cr_assert_str_eq(r.out, "");
+  run_free(&r);
+
+  char dir[] = "/tmp/tirx-tooldump-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  write_file(dir, "notes.txt", "not a dump\n");
+  r = DUMP(dir);
+  cr_assert_eq(r.rc, 1);
+  HAS(r.err, "no kernel dumps");
+  run_free(&r);
+
+  write_file(dir, "k-0123456789abcdef0123456789abcdef.cu", "// cu\n");
+  r = DUMP(dir, "other");
+  cr_assert_eq(r.rc, 1);
+  HAS(r.err, "no kernel matching 'other'");
+  run_free(&r);
+
+  char file[96];
+  snprintf(file, sizeof file, "%s/notes.txt", dir);
+  r = DUMP(file);
+  cr_assert_eq(r.rc, 1);
+  HAS(r.err, "Not a directory");
+  run_free(&r);
+
+  const char *const *usage[] = {
+      (const char *const[]){NULL},
+      (const char *const[]){"--bogus", NULL},
+      (const char *const[]){dir, "k", "extra", NULL},
+      (const char *const[]){"--example", NULL},
+      (const char *const[]){"--example", "rmsnorm", dir, NULL},
+      (const char *const[]){"--example", "nope", NULL},
+      (const char *const[]){"--example", "rmsnorm", "--dtype", "f99", NULL},
+      (const char *const[]){"--example", "rmsnorm", "--width", "0", NULL},
+      (const char *const[]){"--example", "rmsnorm", "--width=12x", NULL},
+      (const char *const[]){"--example", "kernels.vector_add", "--width", "64", NULL},
+      (const char *const[]){dir, "--dtype", "bf16", NULL},
+      (const char *const[]){dir, "--max-bytes", "-1", NULL},
+      (const char *const[]){"", NULL},
+  };
+  for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+    r = dump_run(usage[i]);
+    cr_assert_eq(r.rc, 2, "case %zu: rc %d, err %s", i, r.rc, r.err);
+    HAS(r.err, "tirx dump: ");
+    HAS(r.err, "usage:");
+    cr_assert_str_eq(r.out, "");
+    run_free(&r);
+  }
+  r = DUMP("--help");
+  cr_assert_eq(r.rc, 0);
+  HAS(r.out, "dump DIR [NAME]");
+  run_free(&r);
+  rm_tree(dir);
+}
+
+Test(tool_dump, odd_files_are_skipped_or_cut_never_followed) {
+  char dir[] = "/tmp/tirx-tooldump-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char outside[] = "/tmp/tirx-tooldump-secret-XXXXXX";
+  int fd = mkstemp(outside);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, "SECRET\n", 7), 7);
+  close(fd);
+  char path[256];
+  snprintf(path, sizeof path, "%s/link-0123456789abcdef0123456789abcdef.cu", dir);
+  cr_assert_eq(symlink(outside, path), 0);
+  snprintf(path, sizeof path, "%s/fifo-0123456789abcdef0123456789abcdef.cu", dir);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  snprintf(path, sizeof path, "%s/sub.cu", dir);
+  cr_assert_eq(mkdir(path, 0700), 0);
+  write_file(dir, ".hidden.cu", "hidden\n");
+  char *big = malloc((1 << 20) + 1); /* 1 MiB of text */
+  memset(big, 'x', 1 << 20);
+  big[1 << 20] = 0;
+  write_file(dir, "big-0123456789abcdef0123456789abcdef.cu", big);
+  free(big);
+  write_file(dir, "big-0123456789abcdef0123456789abcdef.dispatch", "[big:1] no newline");
+
+  run_result r = DUMP(dir, "--max-bytes", "4096");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  LACKS(r.out, "SECRET");
+  LACKS(r.out, "hidden");
+  LACKS(r.out, "=== kernel link");
+  LACKS(r.out, "=== kernel fifo");
+  LACKS(r.out, "=== kernel sub");
+  HAS(r.err, "skipping");
+  HAS(r.err, "link-0123456789abcdef0123456789abcdef.cu: not a regular file");
+  HAS(r.out, "=== kernel big  hash 0123456789abcdef0123456789abcdef");
+  HAS(r.out, "--- dispatch report\n[big:1] no newline\n");
+  HAS(r.out, "[... cut after 4096 bytes of 1048576]\n");
+  run_free(&r);
+
+  /* Under the default cap the whole MiB comes out. */
+  r = DUMP(dir, "big");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  LACKS(r.out, "cut after");
+  run_free(&r);
+  unlink(outside);
+  rm_tree(dir);
+}
+
+/* ---- examples built in-process ---- */
+
+Test(tool_dump, example_membound_kernel) {
+  char err[256] = "";
+  tirx_kernel *k = membound_build(MEMBOUND_LAYERNORM, TIRX_F16, 2048, false, err, sizeof err);
+  cr_assert_not_null(k, "%s", err);
+  run_result r = DUMP("--example", "layernorm", "--dtype", "f16", "--width=2048");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, "=== kernel layernorm  (example layernorm, f16, width 2048)\n--- dispatch report\n");
+  HAS(r.out, tirx_kernel_dispatch_report(k));
+  /* Not the text of k's source: the dispatch lowering numbers its loop variables per
+   * process, so a second build of one kernel differs in their names. */
+  HAS(r.out, "--- CUDA source\n/* Generated by tirx 0.1.0: kernel layernorm. */\n");
+  run_free(&r);
+  r = DUMP("--example", "layernorm", "--dtype", "f16", "--width=2048", "--report-only", "--ir");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, tirx_kernel_dispatch_report(k));
+  HAS(r.out, "--- IR\n");
+  LACKS(r.out, "Generated by tirx");
+  run_free(&r);
+  tirx_kernel_release(k);
+
+  /* The default: bf16, width 8192; softmax unqualified is the membound one. */
+  r = DUMP("--example", "softmax", "--report-only");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, "(example softmax, bf16, width 8192)");
+  HAS(r.out, "[softmax:1] ");
+  run_free(&r);
+  r = DUMP("--example", "rmsnorm", "--scalar", "--width", "512", "--report-only");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, "scalar");
+  HAS(r.out, "(forced)");
+  run_free(&r);
+}
+
+Test(tool_dump, example_native_kernel_and_ptx) {
+  run_result r = DUMP("--example", "kernels.vector_add", "--ptx");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  tirx_kernel *k = example_vector_add();
+  HAS(r.out, "=== kernel vector_add  (example kernels.vector_add)\n--- dispatch report\n"
+             "no tile primitives\n--- CUDA source\n");
+  HAS(r.out, tirx_kernel_source(k));
+  HAS(r.out, "--- PTX (sm_90a)\n");
+  HAS(r.out, ".entry");
+  tirx_kernel_release(k);
+  run_free(&r);
+  r = DUMP("--example", "list");
+  cr_assert_eq(r.rc, 0);
+  HAS(r.out, "rmsnorm\n");
+  HAS(r.out, "kernels.vector_add\n");
+  run_free(&r);
+  r = DUMP("--example", "saxpy", "--report-only");
+  cr_assert_eq(r.rc, 0, "%s", r.err);
+  HAS(r.out, "(example kernels.saxpy)");
+  run_free(&r);
+}
+
+/* ---- the tool binary ---- */
+
+/* build/tools/tirx: $TIRX_TOOL, else next to this binary's build directory. */
+static bool tool_path(char *buf, size_t cap) {
+  const char *env = getenv("TIRX_TOOL");
+  if (env && *env) {
+    snprintf(buf, cap, "%s", env);
+  } else {
+    char self[400];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+      return false;
+    self[n] = 0;
+    char *slash = strrchr(self, '/'); /* build/tests/unit/test_unit */
+    if (!slash)
+      return false;
+    *slash = 0;
+    snprintf(buf, cap, "%s/../../tools/tirx", self);
+  }
+  return access(buf, X_OK) == 0;
+}
+
+static int tool_run(const char *tool, const char *args, const char *outpath) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>&1", tool, args, outpath);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st));
+  return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  int c;
+  while ((c = fgetc(f)) != EOF)
+    fputc(c, m);
+  fclose(m);
+  fclose(f);
+  return buf;
+}
+
+Test(tool_dump, the_tool_binary) {
+  char tool[512];
+  if (!tool_path(tool, sizeof tool))
+    cr_skip_test("the tirx tool is not built (set TIRX_TOOL)");
+  dumped d;
+  dump_kernels(&d);
+  char outpath[96];
+  snprintf(outpath, sizeof outpath, "%s.out", d.dir);
+  char args[256];
+  snprintf(args, sizeof args, "dump '%s'", d.dir);
+  cr_assert_eq(tool_run(tool, args, outpath), 0);
+  char *out = slurp(outpath);
+  HAS(out, tirx_kernel_dispatch_report(d.rms));
+  HAS(out, tirx_kernel_source(d.vadd));
+  free(out);
+  cr_assert_eq(tool_run(tool, "dump /nonexistent/tirx-dump-dir", outpath), 1);
+  cr_assert_eq(tool_run(tool, "dump", outpath), 2);
+  cr_assert_eq(tool_run(tool, "dump --example rmsnorm --width 64 --report-only", outpath), 0);
+  out = slurp(outpath);
+  HAS(out, "[rmsnorm:1] ");
+  free(out);
+  cr_assert_eq(tool_run(tool, "help", outpath), 0);
+  out = slurp(outpath);
+  HAS(out, "cache stats");
+  HAS(out, "dump DIR [NAME]");
+  free(out);
+  unlink(outpath);
+  dumped_free(&d);
+}
