@@ -1,42 +1,10 @@
 /* src/layout/ops.c: group, flatten and permute, checked by brute force over every index. */
-#include "../helpers.h"
+#include "ops_helpers.h"
 
 static tirx_arena *A;
 static void setup(void) { A = tirx_arena_create(); }
 static void teardown(void) { tirx_arena_destroy(A); }
 TestSuite(group, .init = setup, .fini = teardown);
-
-/* A random factorization of size into rank extents (extent 1 included). */
-static void random_shape(uint64_t *s, int64_t size, int rank, int64_t *shape) {
-  for (int k = 0; k < rank; k++) shape[k] = 1;
-  for (int64_t p = 2; size > 1; p++)
-    while (size % p == 0) {
-      shape[test_rand(s) % (uint64_t)rank] *= p;
-      size /= p;
-    }
-}
-
-/* The flat index of a multi-index. */
-static int64_t ravel(int rank, const int64_t *shape, const int64_t *idx) {
-  int64_t x = 0;
-  for (int k = 0; k < rank; k++) x = x * shape[k] + idx[k];
-  return x;
-}
-
-static void unravel(int64_t x, int rank, const int64_t *shape, int64_t *idx) {
-  for (int k = rank - 1; k >= 0; k--) {
-    idx[k] = x % shape[k];
-    x /= shape[k];
-  }
-}
-
-/* Asserts the structure of a grouped layout in the paper's notation. */
-static void expect_str(const tirx_layout *l, const char *want) {
-  cr_assert_not_null(l, "%s", tirx_last_error());
-  char *s = tirx_layout_str(l);
-  cr_assert_str_eq(s, want);
-  free(s);
-}
 
 /* The independent oracle for group: every suffix product P of shape (a dimension boundary)
  * must fall on a point of the flat iters' mixed radix that splits one iter at a divisor:

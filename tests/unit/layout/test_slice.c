@@ -1,39 +1,10 @@
 /* src/layout/ops.c: slice, checked by brute force over every index of every region. */
-#include "../helpers.h"
+#include "ops_helpers.h"
 
 static tirx_arena *A;
 static void setup(void) { A = tirx_arena_create(); }
 static void teardown(void) { tirx_arena_destroy(A); }
 TestSuite(slice, .init = setup, .fini = teardown);
-
-static void random_shape(uint64_t *s, int64_t size, int rank, int64_t *shape) {
-  for (int k = 0; k < rank; k++) shape[k] = 1;
-  for (int64_t p = 2; size > 1; p++)
-    while (size % p == 0) {
-      shape[test_rand(s) % (uint64_t)rank] *= p;
-      size /= p;
-    }
-}
-
-static int64_t ravel(int rank, const int64_t *shape, const int64_t *idx) {
-  int64_t x = 0;
-  for (int k = 0; k < rank; k++) x = x * shape[k] + idx[k];
-  return x;
-}
-
-static void unravel(int64_t x, int rank, const int64_t *shape, int64_t *idx) {
-  for (int k = rank - 1; k >= 0; k--) {
-    idx[k] = x % shape[k];
-    x /= shape[k];
-  }
-}
-
-static void expect_str(const tirx_layout *l, const char *want) {
-  cr_assert_not_null(l, "%s", tirx_last_error());
-  char *s = tirx_layout_str(l);
-  cr_assert_str_eq(s, want);
-  free(s);
-}
 
 static tirx_layout *slice2(tirx_layout *l, int64_t s0, int64_t s1, int64_t b0, int64_t b1,
                            int64_t e0, int64_t e1) {
