@@ -483,7 +483,8 @@ static void future_complete(tirx_future *f, tirx_status st, const char *msg) {
   f->status = st;
   tirx_future_fn cb = f->cb;
   void *user = f->cb_user;
-  f->cb = NULL;
+  /* f->cb stays set: done guarantees one call, and a set cb is what makes a second
+   * tirx_future_on_complete fail as documented. */
   f->done = true;
   pthread_mutex_unlock(&f->mu);
   if (cb)
@@ -503,10 +504,16 @@ static void on_request_done(tirx__future *qf, tirx_status st, void *result, void
   tirx_runtime *rt = rq->rt;
   tirx__variant *v = rq->v;
   pthread_mutex_lock(&rt->mu);
+  /* Several requests can share one job, so this runs once per request. Only the first
+   * success publishes mod (lock-free launches read it once state is READY), and a failure
+   * only undoes PENDING: LOADING belongs to a thread reading the disk, and READY is final. */
+  int state = atomic_load(&v->state);
   if (st == TIRX_OK) {
-    v->mod = result;
-    atomic_store_explicit(&v->state, TIRX__VARIANT_READY, memory_order_release);
-  } else if (atomic_load(&v->state) != TIRX__VARIANT_READY) {
+    if (state != TIRX__VARIANT_READY) {
+      v->mod = result;
+      atomic_store_explicit(&v->state, TIRX__VARIANT_READY, memory_order_release);
+    }
+  } else if (state == TIRX__VARIANT_PENDING) {
     atomic_store(&v->state, TIRX__VARIANT_IDLE);
     if (st != TIRX_E_CANCELLED)
       atomic_store(&v->failed, true);
@@ -609,13 +616,17 @@ static tirx_status variant_prepare(tirx_runtime *rt, const tirx_kernel *k, int n
     tirx__module *m = NULL;
     st = disk_load(rt, entry, &ckey, fn, &m);
     pthread_mutex_lock(&rt->mu);
-    if (m) {
-      v->mod = m;
-      atomic_store_explicit(&v->state, TIRX__VARIANT_READY, memory_order_release);
-    } else {
-      atomic_store(&v->state, TIRX__VARIANT_IDLE);
-      if (st != TIRX_OK)
-        atomic_store(&v->failed, true);
+    /* Only this thread's LOADING is resolved here: a compile that another thread started
+     * meanwhile may already have made the variant READY, which stays. */
+    if (atomic_load(&v->state) == TIRX__VARIANT_LOADING) {
+      if (m) {
+        v->mod = m;
+        atomic_store_explicit(&v->state, TIRX__VARIANT_READY, memory_order_release);
+      } else {
+        atomic_store(&v->state, TIRX__VARIANT_IDLE);
+        if (st != TIRX_OK)
+          atomic_store(&v->failed, true);
+      }
     }
     pthread_cond_broadcast(&rt->cv);
     if (st != TIRX_OK) {

@@ -937,6 +937,11 @@ Test(cache_runtime, futures_poll_wait_timeout_and_callbacks) {
   cr_assert_str_eq(tirx_future_message(f), "");
   cr_assert_eq(atomic_load(&c.calls), 1);
   cr_assert_eq(atomic_load(&c.ok), 1);
+  /* The callback registered before completion ran; a second one, after it, is refused too
+   * (it once slipped through because completion cleared the registration). */
+  expect_error(tirx_future_on_complete(f, count_cb, &c), TIRX_E_INVALID_ARG,
+               "tirx_future_on_complete: the future already has a completion callback");
+  cr_assert_eq(atomic_load(&c.calls), 1);
   tirx_cache_stats s = stats(rt);
   cr_assert_eq(s.compiles, 1);
   cr_assert_eq(s.dedup_joined, 1);
