@@ -817,6 +817,17 @@ static int open_root_again(tirx__store *s) {
   return sys_openat(s->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 }
 
+/* The entry and temp names in the cache directory, for the tools (list, verify, clear).
+ * Records TIRX_E_IO naming fn when the directory cannot be read. */
+static tirx_status read_names(tirx__store *s, const char *fn, name_list *names) {
+  int dfd = open_root_again(s);
+  int err = dfd < 0 ? errno : collect_names(dfd, names);
+  if (err)
+    return tirx__error(TIRX_E_IO, "%s: cannot read cache directory '%s': %s", fn, s->path,
+                       strerror(err));
+  return TIRX_OK;
+}
+
 typedef struct evict_item {
   char name[TIRX__CACHE_KEY_HEX + 1];
   uint64_t bytes;
@@ -909,12 +920,9 @@ tirx_status tirx__store_list(tirx__store *s, tirx__store_list_fn fn, void *user,
   if (!fn) return tirx__error(TIRX_E_NULL_ARG, "%s: fn is NULL", fname);
   if (!s->enabled)
     return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: the cache is disabled: %s", fname, s->reason);
-  int dfd = open_root_again(s);
   name_list names;
-  int err = dfd < 0 ? errno : collect_names(dfd, &names);
-  if (err)
-    return tirx__error(TIRX_E_IO, "%s: cannot read cache directory '%s': %s", fname, s->path,
-                       strerror(err));
+  tirx_status rst = read_names(s, fname, &names);
+  if (rst != TIRX_OK) return rst;
   size_t listed = 0;
   for (size_t i = 0; i < names.n; i++) {
     tirx__store_item it;
@@ -958,12 +966,9 @@ tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out) {
   if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   if (!s->enabled)
     return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: the cache is disabled: %s", fn, s->reason);
-  int dfd = open_root_again(s);
   name_list names;
-  int err = dfd < 0 ? errno : collect_names(dfd, &names);
-  if (err)
-    return tirx__error(TIRX_E_IO, "%s: cannot read cache directory '%s': %s", fn, s->path,
-                       strerror(err));
+  tirx_status rst = read_names(s, fn, &names);
+  if (rst != TIRX_OK) return rst;
   for (size_t i = 0; i < names.n; i++) {
     tirx__cache_key key;
     if (!is_key_name(names.names[i], &key)) continue;
@@ -982,12 +987,9 @@ tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed) {
   if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
   if (!s->enabled)
     return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: the cache is disabled: %s", fn, s->reason);
-  int dfd = open_root_again(s);
   name_list names;
-  int err = dfd < 0 ? errno : collect_names(dfd, &names);
-  if (err)
-    return tirx__error(TIRX_E_IO, "%s: cannot read cache directory '%s': %s", fn, s->path,
-                       strerror(err));
+  tirx_status rst = read_names(s, fn, &names);
+  if (rst != TIRX_OK) return rst;
   uint64_t n = 0;
   int first_err = 0;
   for (size_t i = 0; i < names.n; i++) {

@@ -4,6 +4,15 @@
 
 #include "jit.h"
 
+/* The runtime is usable (a device, not sticky, not forked) and its context is current on
+ * this thread until tirx__ctx_leave(rt, g). */
+static tirx_status device_enter(tirx_runtime *rt, const char *fn, tirx__ctx_guard *g) {
+  tirx_status st = tirx__runtime_ready(rt, fn);
+  if (st != TIRX_OK)
+    return st;
+  return tirx__ctx_enter(rt, fn, g);
+}
+
 tirx_status tirx_runtime_alloc(tirx_runtime *rt, size_t bytes, void **out) {
   static const char *const fn = "tirx_runtime_alloc";
   if (!out)
@@ -13,11 +22,9 @@ tirx_status tirx_runtime_alloc(tirx_runtime *rt, size_t bytes, void **out) {
     return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
   if (bytes == 0)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: bytes is 0, expected > 0", fn);
-  tirx_status st = tirx__runtime_ready(rt, fn);
-  if (st != TIRX_OK)
-    return st;
   tirx__ctx_guard g;
-  if ((st = tirx__ctx_enter(rt, fn, &g)) != TIRX_OK)
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
     return st;
   CUdeviceptr p = 0;
   CUresult r = rt->drv.MemAlloc(&p, bytes);
@@ -37,11 +44,9 @@ tirx_status tirx_runtime_free(tirx_runtime *rt, void *ptr) {
     return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
   if (!ptr)
     return TIRX_OK;
-  tirx_status st = tirx__runtime_ready(rt, fn);
-  if (st != TIRX_OK)
-    return st;
   tirx__ctx_guard g;
-  if ((st = tirx__ctx_enter(rt, fn, &g)) != TIRX_OK)
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
     return st;
   CUresult r = rt->drv.MemFree((CUdeviceptr)(uintptr_t)ptr);
   tirx__ctx_leave(rt, &g);
@@ -64,11 +69,9 @@ tirx_status tirx_runtime_copy(tirx_runtime *rt, void *dst, const void *src, size
     return tirx__error(TIRX_E_NULL_ARG, "%s: dst is NULL", fn);
   if (!src)
     return tirx__error(TIRX_E_NULL_ARG, "%s: src is NULL", fn);
-  tirx_status st = tirx__runtime_ready(rt, fn);
-  if (st != TIRX_OK)
-    return st;
   tirx__ctx_guard g;
-  if ((st = tirx__ctx_enter(rt, fn, &g)) != TIRX_OK)
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
     return st;
   CUresult r;
   const char *what;
@@ -102,11 +105,9 @@ tirx_status tirx_runtime_fill32(tirx_runtime *rt, void *dst, uint32_t value, siz
     return tirx__error(TIRX_E_NULL_ARG, "%s: dst is NULL", fn);
   if ((uintptr_t)dst % 4 != 0)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: dst %p is not 4-byte aligned", fn, dst);
-  tirx_status st = tirx__runtime_ready(rt, fn);
-  if (st != TIRX_OK)
-    return st;
   tirx__ctx_guard g;
-  if ((st = tirx__ctx_enter(rt, fn, &g)) != TIRX_OK)
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
     return st;
   CUresult r = rt->drv.MemsetD32((CUdeviceptr)(uintptr_t)dst, value, count);
   tirx__ctx_leave(rt, &g);
@@ -119,11 +120,9 @@ tirx_status tirx_runtime_synchronize(tirx_runtime *rt, void *stream) {
   static const char *const fn = "tirx_runtime_synchronize";
   if (!rt)
     return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
-  tirx_status st = tirx__runtime_ready(rt, fn);
-  if (st != TIRX_OK)
-    return st;
   tirx__ctx_guard g;
-  if ((st = tirx__ctx_enter(rt, fn, &g)) != TIRX_OK)
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
     return st;
   CUresult r = stream ? rt->drv.StreamSynchronize((CUstream)stream) : rt->drv.CtxSynchronize();
   tirx__ctx_leave(rt, &g);

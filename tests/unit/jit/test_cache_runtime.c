@@ -28,19 +28,21 @@ TestSuite(cache_runtime, .timeout = 240);
 
 /* ---- fixtures ---- */
 
-/* x[i] = 2 * x[i] for i < n, n specialised on its value: one variant per n. */
-static tirx_kernel *scale_kernel(void) {
-  tirx_builder *b = tirx_builder_create("cache_scale");
+/* x[i] = op(x[i]) for i < n, with n under the given policy. */
+static tirx_kernel *policy_kernel(const char *name, tirx_specialize policy, bool scale) {
+  tirx_builder *b = tirx_builder_create(name);
   tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
-  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_VALUE);
+  tirx_param_set_policy(b, n, policy);
   tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
   tirx_set_block(b, 64, 1, 1);
   tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 64)), NULL, NULL);
   tirx_expr *i = tirx_let(b, "i", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, 64)),
                                            tirx_thread_idx(b, 0)));
   tirx_if_begin(b, tirx_lt(b, i, n));
+  tirx_expr *v = tirx_load(b, x, TIRX_EXPRS(i));
   tirx_store(b, x, TIRX_EXPRS(i),
-             tirx_mul(b, tirx_load(b, x, TIRX_EXPRS(i)), tirx_float(b, 2.0, TIRX_F32)));
+             scale ? tirx_mul(b, v, tirx_float(b, 2.0, TIRX_F32))
+                   : tirx_add(b, v, tirx_float(b, 1.0, TIRX_F32)));
   tirx_if_end(b);
   tirx_kernel *k = NULL;
   cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
@@ -48,25 +50,15 @@ static tirx_kernel *scale_kernel(void) {
   return k;
 }
 
-/* The same with n specialised on its divisibility by 16: variant {0} (n % 16 != 0) has the
+/* x[i] = 2 * x[i], n specialised on its value: one variant per n. */
+static tirx_kernel *scale_kernel(void) {
+  return policy_kernel("cache_scale", TIRX_SPECIALIZE_VALUE, true);
+}
+
+/* x[i] = x[i] + 1, n specialised on its divisibility by 16: variant {0} (n % 16 != 0) has the
  * dynamic variant's source, so two variants share one cache key. */
 static tirx_kernel *div16_kernel(void) {
-  tirx_builder *b = tirx_builder_create("cache_div16");
-  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
-  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_DIV16);
-  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
-  tirx_set_block(b, 64, 1, 1);
-  tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 64)), NULL, NULL);
-  tirx_expr *i = tirx_let(b, "i", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, 64)),
-                                           tirx_thread_idx(b, 0)));
-  tirx_if_begin(b, tirx_lt(b, i, n));
-  tirx_store(b, x, TIRX_EXPRS(i),
-             tirx_add(b, tirx_load(b, x, TIRX_EXPRS(i)), tirx_float(b, 1.0, TIRX_F32)));
-  tirx_if_end(b);
-  tirx_kernel *k = NULL;
-  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return k;
+  return policy_kernel("cache_div16", TIRX_SPECIALIZE_DIV16, false);
 }
 
 #define FAKE_PTR ((void *)(uintptr_t)0x10000)
