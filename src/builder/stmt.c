@@ -118,6 +118,8 @@ tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx
   s->b = hi;
   s->c = step;
   s->loop = (uint8_t)kind;
+  if (lo->kind == TIRX__EX_INT && hi->kind == TIRX__EX_INT && lo->i < hi->i) /* for codegen */
+    d->ranged = true, d->lo = lo->i, d->hi = hi->i - 1;
   if (!push(b, fn, TIRX__FRAME_FOR, s, &s->body)) return NULL;
   return d->ref;
 }

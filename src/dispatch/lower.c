@@ -174,8 +174,12 @@ static tirx_expr *digit_of(tirx_builder *b, const tirx_layout *l, const plan_ite
     if (sh) c = tirx_shr(b, c, tirx_int(b, sh));
     return tirx_bit_and(b, c, tirx_int(b, it->extent - 1));
   }
-  if (it->stride != 1) c = tirx_div(b, c, tirx_int(b, it->stride));
-  return tirx_mod(b, c, tirx_int(b, it->extent));
+  /* Otherwise in unsigned arithmetic: the result's known range [0, extent) lets the compiler
+   * fold (digit * 8 + i) % 8 to i and keep the tile in registers (a signed remainder of an
+   * unknown sign kept a 113-thread tail in local memory). */
+  c = tirx_cast(b, c, TIRX_U32);
+  if (it->stride != 1) c = tirx_div(b, c, tirx_int_typed(b, it->stride, TIRX_U32));
+  return tirx_cast(b, tirx_mod(b, c, tirx_int_typed(b, it->extent, TIRX_U32)), TIRX_I32);
 }
 
 static tirx_expr *add_term(tirx_builder *b, tirx_expr *sum, tirx_expr *term) {
@@ -770,7 +774,9 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) {
   int64_t lane_bits = bits & 31, nwarps = (wg ? 128 : threads) / 32;
   if (guard && lane_bits) lane_bits = 31; /* lanes that hold nothing add the identity */
   else if (guard && bits >> 5) return fail(lw, "a guarded layout without lane iters is not lowered yet");
-  bool cross = bits >> 5 != 0;
+  /* Across warps when the reduced threads span several, or when the holders all sit in one
+   * warp (a guarded tail) while the other warps of the team also need the result. */
+  bool cross = bits >> 5 != 0 || (guard && nwarps > 1);
   if (cross && !p->scratch) {
     char name[32];
     snprintf(name, sizeof name, "red%d_smem", (int)p->number);

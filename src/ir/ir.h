@@ -81,6 +81,8 @@ struct tirx__decl {
   const char *cname;     /* codegen: the unique C++ name */
   const char *arg_cname; /* codegen: the entry point's parameter when policy is VALUE */
   tirx_expr *ref;        /* the expression that reads it (params, variables) */
+  bool ranged;           /* loops with constant bounds: the variable lies in [lo, hi] */
+  int64_t lo, hi;
   tirx_tensor *tensor;   /* tensors */
 };
 

@@ -252,6 +252,142 @@ static void special(cg *c, const tirx_expr *e) {
   }
 }
 
+/* ---- Register indices without divisions --------------------------------------------------
+ * A local tensor's storage index is (index / inner) % extent per register iter. Lowered tile
+ * code indexes with sums such as i * 1000 + d * 8 + j (i, j unrolled loop variables, d a
+ * thread digit in [0, 125)): a division by 1000 the compiler cannot fold, which leaves the
+ * array in local memory. The bounds of the terms fold it here: the terms whose constant
+ * factor is a multiple of inner give the quotient exactly when the others lie in [0, inner). */
+
+/* Bounds of an integer expression, when known: constants, loop variables with constant
+ * bounds, thread indices, masks, unsigned remainders, and sums and products of those. */
+static bool bounds(const tirx_expr *e, int64_t *lo, int64_t *hi) {
+  int64_t a0, a1, b0, b1;
+  switch (e->kind) {
+  case TIRX__EX_INT: *lo = *hi = e->i; return true;
+  case TIRX__EX_VAR:
+    if (!e->decl || !e->decl->ranged) return false;
+    *lo = e->decl->lo, *hi = e->decl->hi;
+    return true;
+  case TIRX__EX_SPECIAL:
+    if (e->op == TIRX__SP_THREAD_IDX || e->op == TIRX__SP_THREAD_LINEAR) *lo = 0, *hi = 1023;
+    else if (e->op == TIRX__SP_LANE || e->op == TIRX__SP_WARP) *lo = 0, *hi = 31;
+    else return false;
+    return true;
+  case TIRX__EX_CAST:
+    if (e->dtype != TIRX_I32 && e->dtype != TIRX_I64 && e->dtype != TIRX_U32) return false;
+    if (!bounds(e->a, lo, hi) || *lo < 0 || *hi > INT32_MAX) return false;
+    return true;
+  case TIRX__EX_BINARY:
+    if (e->op == TIRX__OP_BAND && e->b->kind == TIRX__EX_INT && e->b->i >= 0) {
+      *lo = 0, *hi = e->b->i;
+      return true;
+    }
+    if (e->op == TIRX__OP_MOD && e->b->kind == TIRX__EX_INT && e->b->i > 0 &&
+        bounds(e->a, &a0, &a1) && a0 >= 0) {
+      *lo = 0, *hi = a1 < e->b->i ? a1 : e->b->i - 1;
+      return true;
+    }
+    if (!bounds(e->a, &a0, &a1) || !bounds(e->b, &b0, &b1)) return false;
+    if (a0 < -(1LL << 40) || a1 > (1LL << 40) || b0 < -(1LL << 40) || b1 > (1LL << 40))
+      return false;
+    switch (e->op) {
+    case TIRX__OP_ADD: *lo = a0 + b0, *hi = a1 + b1; return true;
+    case TIRX__OP_SUB: *lo = a0 - b1, *hi = a1 - b0; return true;
+    case TIRX__OP_MUL:
+      if (a0 < 0 || b0 < 0) return false;
+      *lo = a0 * b0, *hi = a1 * b1;
+      return true;
+    case TIRX__OP_SHR:
+      if (a0 < 0 || b0 != b1 || b0 < 0 || b0 > 62) return false;
+      *lo = a0 >> b0, *hi = a1 >> b0;
+      return true;
+    default: return false;
+    }
+  default: return false;
+  }
+}
+
+enum { MAX_TERMS = 16 };
+
+/* Flattens a sum into terms x * k (x NULL: the constant k). False when it is not a sum of
+ * such terms with known non-negative bounds, or has too many. */
+static bool terms_of(const tirx_expr *e, const tirx_expr **x, int64_t *k, int *n) {
+  if (e->kind == TIRX__EX_BINARY && e->op == TIRX__OP_ADD)
+    return terms_of(e->a, x, k, n) && terms_of(e->b, x, k, n);
+  if (*n >= MAX_TERMS) return false;
+  int64_t lo, hi;
+  if (e->kind == TIRX__EX_INT) {
+    if (e->i < 0) return false;
+    x[*n] = NULL, k[(*n)++] = e->i;
+    return true;
+  }
+  const tirx_expr *base = e;
+  int64_t f = 1;
+  if (e->kind == TIRX__EX_BINARY && e->op == TIRX__OP_MUL && e->b->kind == TIRX__EX_INT &&
+      e->b->i > 0)
+    base = e->a, f = e->b->i;
+  if (!bounds(base, &lo, &hi) || lo < 0) return false;
+  x[*n] = base, k[(*n)++] = f;
+  return true;
+}
+
+/* Prints (index / inner) % extent (div, mod as in address) without the division when the
+ * terms allow it; false (nothing printed) otherwise. */
+static bool folded_digit(cg *c, const tirx_expr *index, int64_t inner, int64_t extent, bool mod) {
+  const tirx_expr *x[MAX_TERMS];
+  int64_t k[MAX_TERMS];
+  int n = 0;
+  if (!terms_of(index, x, k, &n)) return false;
+  if (mod && inner <= INT64_MAX / extent) { /* multiples of inner * extent add whole turns */
+    int64_t turn = inner * extent;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+      if (x[i] && k[i] % turn == 0) continue;
+      x[m] = x[i], k[m++] = x[i] ? k[i] : k[i] % turn;
+    }
+    n = m;
+  }
+  /* Quotient terms: factor a multiple of inner; the rest must stay below inner. */
+  int64_t rest_hi = 0, lo, hi;
+  for (int i = 0; i < n; i++) {
+    if (k[i] % inner == 0 && x[i]) continue;
+    if (!x[i]) {
+      rest_hi += k[i] % inner; /* a constant's quotient is added below */
+      continue;
+    }
+    if (!bounds(x[i], &lo, &hi) || hi > (1LL << 40) / k[i]) return false;
+    rest_hi += hi * k[i];
+  }
+  if (rest_hi >= inner) return false;
+  /* digit = sum of x * (k / inner) + the constants' quotient; its bounds decide the mod. */
+  int64_t dhi = 0, cq = 0;
+  for (int i = 0; i < n; i++) {
+    if (!x[i]) {
+      cq += k[i] / inner;
+      continue;
+    }
+    if (k[i] % inner) continue;
+    if (!bounds(x[i], &lo, &hi)) return false;
+    dhi += hi * (k[i] / inner);
+  }
+  dhi += cq;
+  bool need_mod = mod && dhi >= extent;
+  tirx__strbuf *sb = &c->sb;
+  tirx__sb_append(sb, need_mod ? "((" : "(");
+  int printed = 0;
+  for (int i = 0; i < n; i++) {
+    if (!x[i] || k[i] % inner) continue;
+    if (printed++) tirx__sb_append(sb, " + ");
+    expr(c, x[i]);
+    if (k[i] / inner != 1) tirx__sb_printf(sb, " * %lld", (long long)(k[i] / inner));
+  }
+  if (cq || !printed) tirx__sb_printf(sb, "%s%lld", printed ? " + " : "", (long long)cq);
+  tirx__sb_append(sb, ")");
+  if (need_mod) tirx__sb_printf(sb, " %% %lld)", (long long)extent);
+  return true;
+}
+
 /* The element offset of t[index] in t's storage. */
 static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   tirx__strbuf *sb = &c->sb;
@@ -318,6 +454,10 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
         continue;
       }
       if (terms++) tirx__sb_append(sb, " + ");
+      if (t->storage == TIRX__LOCAL && folded_digit(c, index[k], inner, it->extent, mod)) {
+        if (it->stride != 1) tirx__sb_printf(sb, " * %lld", (long long)it->stride);
+        continue;
+      }
       if (mod) tirx__sb_append(sb, "(");
       if (div) tirx__sb_append(sb, "(");
       if (wide && index[k]->dtype != TIRX_I64) tirx__sb_append(sb, "(long long)");

@@ -159,6 +159,31 @@ static tirx_kernel *copy_kernel(const char *family, char *err, size_t cap) {
   return k;
 }
 
+/* A row of 5000 bf16 is 625 vectors: 125 threads of 5 vectors, one register tile. Its register
+ * indices must fold to loop variables (a division by 1000 kept the tile in local memory), and
+ * the tail reductions of a row that is not whole vectors (8191) must reach every warp. */
+Test(prim_lower, odd_widths_index_registers_without_divisions, .timeout = 120) {
+  char err[1024] = "";
+  tirx_kernel *k = membound_rmsnorm(TIRX_BF16, 5000, false, err, sizeof err);
+  cr_assert_not_null(k, "%s", err);
+  cr_assert_eq(membound_threads(TIRX_BF16, 5000), 125);
+  const char *src = tirx_kernel_source(k);
+  assert_has(src, "float xf[40]; /* ((),(5,125,8)):((),(8@reg,1@tid,1@reg)) */");
+  assert_has(src, "xf[(i) * 8 + (i_1)]");
+  cr_assert_null(strstr(src, " / 1000)"), "a division by the chunk is left:\n%s", src);
+  assert_has(src, "__launch_bounds__(128)");
+  tirx_kernel_release(k);
+  k = membound_rmsnorm(TIRX_F32, 8191, false, err, sizeof err);
+  cr_assert_not_null(k, "%s", err);
+  src = tirx_kernel_source(k);
+  /* The 3-element tail sits on the first warp's lanes: its partial goes through shared
+   * memory to the other warps like the others (three scratch buffers, one per tile). */
+  const char *tail = strstr(src, "reduce.smem threads=3:");
+  cr_assert_not_null(tail, "%s", src);
+  cr_assert_not_null(strstr(tail, "__syncthreads();"), "%s", tail);
+  tirx_kernel_release(k);
+}
+
 Test(prim_report, golden_vector_and_forced_scalar) {
   char err[512] = "";
   tirx_kernel *k = copy_kernel(NULL, err, sizeof err);
