@@ -2,7 +2,10 @@
  * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
  * copy of the same bytes.
  *
- *   membound [out.csv] [reps]
+ *   membound [out.csv] [reps] [sweep]
+ *
+ * sweep: each kernel also with 128, 256, 512 and 1024 threads per row (membound_set_threads),
+ * rows "tirx-T<threads>" in the CSV, to check the heuristic (impl "tirx").
  *
  * For each kernel at bf16 16384x8192, 16384x5000 and 4096x32768: warm-up (JIT compile), then
  * `reps` samples of 10 back-to-back launches followed by a synchronize (host clock), median per
@@ -64,6 +67,7 @@ static void *dev_random(tirx_runtime *rt, size_t n, uint64_t seed) {
 int main(int argc, char **argv) {
   const char *csv = argc > 1 ? argv[1] : NULL;
   int reps = argc > 2 ? atoi(argv[2]) : 15;
+  bool sweep = argc > 3 && strcmp(argv[3], "sweep") == 0;
   if (reps < 3) reps = 3;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
@@ -76,7 +80,7 @@ int main(int argc, char **argv) {
   if (f) fprintf(f, "impl,kernel,dtype,rows,width,us,gbps,copy_gbps,ratio_copy\n");
   static const int64_t shapes[][2] = {{16384, 8192}, {16384, 5000}, {4096, 32768}};
   const tirx_dtype dt = TIRX_BF16;
-  printf("%-12s %6s %6s %9s %8s %8s %6s\n", "kernel", "rows", "width", "us", "GB/s", "copy", "ratio");
+  printf("%-12s %-9s %6s %6s %9s %8s %8s %6s\n", "kernel", "impl", "rows", "width", "us", "GB/s", "copy", "ratio");
   for (int s = 0; s < 3; s++) {
     int64_t rows = shapes[s][0], W = shapes[s][1];
     size_t n = (size_t)rows * (size_t)W;
@@ -87,9 +91,13 @@ int main(int argc, char **argv) {
     CHECK(tirx_runtime_alloc(rt, n * 4 + 16, &cbuf));
     CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out));
     CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out2));
-    for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++) {
-      char err[2048] = "";
+    for (int run = 0; run < (sweep ? 5 : 1) * MEMBOUND_KIND_COUNT; run++) {
+      int kind = run % MEMBOUND_KIND_COUNT, threads = run / MEMBOUND_KIND_COUNT ? 64 << (run / MEMBOUND_KIND_COUNT) : 0;
+      membound_set_threads(threads);
+      char err[2048] = "", impl[32] = "tirx";
+      if (threads) snprintf(impl, sizeof impl, "tirx-T%d", threads);
       tirx_kernel *k = membound_build((membound_kind)kind, dt, W, false, err, sizeof err);
+      membound_set_threads(0);
       if (!k) {
         fprintf(stderr, "%s: %s\n", membound_name((membound_kind)kind), err);
         continue;
@@ -135,10 +143,10 @@ int main(int argc, char **argv) {
       }
       double us = median(t, reps), cus = median(c, reps);
       double gbps = bytes / us / 1e3, cgbps = bytes / cus / 1e3;
-      printf("%-12s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", membound_name((membound_kind)kind),
-             (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
+      printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", membound_name((membound_kind)kind),
+             impl, (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
       if (f)
-        fprintf(f, "tirx,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", membound_name((membound_kind)kind),
+        fprintf(f, "%s,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", impl, membound_name((membound_kind)kind),
                 (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
       free(t);
       free(c);

@@ -23,27 +23,64 @@ typedef struct rk {
 
 static void rk_pieces(rk *k) {
   int64_t vec = 16 / tirx_dtype_size(k->dt), T = k->T, chunk = T * vec;
-  int64_t n = k->width / chunk, rest = k->width - n * chunk, q = rest / T, r = rest - q * T;
+  int64_t n = k->width / chunk, rest = k->width - n * chunk;
+  /* CTA: the rest in whole vectors on the first q threads; warp: q strided elements per lane
+   * (reduce.shuffle needs every lane: a butterfly over a partial lane range is not lowered). */
+  int64_t q = k->cta ? rest / vec : rest / T, r = rest - q * (k->cta ? vec : T);
   char text[96];
   const char *ax = k->cta ? "tid" : "laneid";
   tirx_arena *a = tirx_builder_arena(k->b);
   k->np = 0;
-  if (n) {
+  if (n) { /* whole chunks: vec contiguous elements per thread, n times */
     snprintf(text, sizeof text, "(%lld,%lld,%lld):(%lld@reg,1@%s,1@reg)", (long long)n,
              (long long)T, (long long)vec, (long long)vec, ax);
     k->layout[k->np] = tirx_layout_parse(a, text);
     k->begin[k->np] = 0, k->extent[k->np++] = n * chunk;
   }
   if (q) {
-    snprintf(text, sizeof text, "(%lld,%lld):(1@reg,1@%s)", (long long)q, (long long)T, ax);
+    if (k->cta)
+      snprintf(text, sizeof text, "(%lld,%lld):(1@tid,1@reg)", (long long)q, (long long)vec);
+    else
+      snprintf(text, sizeof text, "(%lld,%lld):(1@reg,1@laneid)", (long long)q, (long long)T);
     k->layout[k->np] = tirx_layout_parse(a, text);
-    k->begin[k->np] = n * chunk, k->extent[k->np++] = q * T;
+    k->begin[k->np] = n * chunk, k->extent[k->np++] = k->cta ? q * vec : q * T;
   }
   if (r) { /* CTA: one element on each of the first r threads; warp: every lane holds all */
     snprintf(text, sizeof text, "(%lld):(1@tid)", (long long)r);
     k->layout[k->np] = k->cta ? tirx_layout_parse(a, text) : NULL;
-    k->begin[k->np] = n * chunk + q * T, k->extent[k->np++] = r;
+    k->begin[k->np] = k->width - r, k->extent[k->np++] = r;
   }
+}
+
+static int threads_override;
+
+bool membound_set_threads(int threads) {
+  if (threads != 0 && (threads < 64 || threads > 1024 || (threads & (threads - 1)))) return false;
+  threads_override = threads;
+  return true;
+}
+
+int membound_threads(tirx_dtype dtype, int64_t width) {
+  if (width <= MEMBOUND_WARP_MAX_WIDTH) return 32;
+  if (threads_override) return threads_override;
+  int64_t vec = 16 / tirx_dtype_size(dtype), nvec = width / vec;
+  /* A row of whole vectors: T threads holding v vectors each, T * v = nvec exactly, so the
+   * row is one register tile and one reduction (5000 bf16 = 125 threads x 5 vectors). Among
+   * v in 2..8 with T <= 1024, the least idle lanes in the last warp, then v nearest 4. */
+  if (width % vec == 0) {
+    int64_t best = 0, best_waste = 0, best_v = 0;
+    for (int64_t v = 2; v <= 8; v++) {
+      if (nvec % v || nvec / v > 1024 || nvec / v < 32) continue;
+      int64_t T = nvec / v, waste = (T + 31) / 32 * 32 - T;
+      int64_t dv = v > 4 ? v - 4 : 4 - v, dbest = best_v > 4 ? best_v - 4 : 4 - best_v;
+      if (!best || waste < best_waste || (waste == best_waste && dv < dbest))
+        best = T, best_waste = waste, best_v = v;
+    }
+    if (best && best_waste * 8 <= best) return (int)best; /* at most 1/8 of the lanes idle */
+  }
+  int64_t T = 64;
+  while (T < 1024 && nvec / (2 * T) >= 2) T *= 2;
+  return (int)T;
 }
 
 /* A builder with the rows parameter; tensors are declared next, then rk_open. */
@@ -53,13 +90,8 @@ static void rk_init(rk *k, const char *name, tirx_dtype dt, int64_t width, bool 
   k->ld = (tirx_config){.family = scalar ? "scalar" : NULL, .hint = TIRX_HINT_STREAM};
   k->st = k->ld;
   k->pw = (tirx_config){.family = scalar ? "scalar" : NULL};
-  int64_t nvec = width * tirx_dtype_size(dt) / 16;
   k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
-  k->T = 32;
-  if (k->cta) {
-    k->T = 64;
-    while (k->T < 1024 && nvec / (2 * k->T) >= 2) k->T *= 2;
-  }
+  k->T = membound_threads(dt, width);
 }
 
 static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {
@@ -71,7 +103,7 @@ static void rk_open(rk *k) {
   tirx_builder *b = k->b;
   rk_pieces(k);
   int per = k->cta ? 1 : MEMBOUND_RMSNORM_WARPS;
-  tirx_set_block(b, (int)(k->cta ? k->T : 32 * per), 1, 1);
+  tirx_set_block(b, (int)(k->cta ? (k->T + 31) / 32 * 32 : 32 * per), 1, 1);
   tirx_set_grid(b, tirx_ceildiv(b, k->rows, tirx_int(b, per)), NULL, NULL);
   k->row = tirx_let(b, "row", k->cta ? tirx_block_idx(b, 0)
                                      : tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0),

@@ -7,9 +7,10 @@
  * MEMBOUND_RMSNORM_WARPS rows per CTA (team warp, reduce.shuffle). Wider rows: one CTA per
  * row of T = 64..1024 threads (team CTA, reduce.smem), T the largest power of two that
  * leaves each thread at least two 16-byte vectors. A row is split into at most three register
- * tiles: (n,T,V):(V@reg,1@tid,1@reg) (V = 16 bytes of dtype: copy.vec), then (q,T):(1@reg,
- * 1@tid), then a tail of fewer than T elements (CTA: (r):(1@tid), a guarded thread each;
- * warp: held by every lane). Values stay in registers between the reductions; arithmetic is
+ * tiles: (n,T,V):(V@reg,1@tid,1@reg) (V = 16 bytes of dtype: copy.vec), then the rest: CTA,
+ * (q,V):(1@tid,1@reg) (whole vectors on the first q threads) and fewer than V elements as
+ * (r):(1@tid); warp, (q,32):(1@reg,1@laneid) and fewer than 32 elements held by every lane
+ * (reduce.shuffle needs all lanes). Values stay in registers between the reductions; arithmetic is
  * f32. scalar: force the scalar families on copy, cast and pointwise (the forced fallback).
  *
  * Launch parameters, in order (all tensors of dtype unless said; widths W):
@@ -53,6 +54,17 @@ const char *membound_name(membound_kind kind);
 /* Bytes a launch over rows x width must move at least (inputs read once, outputs written
  * once; the weight rows are not counted). */
 double membound_bytes(membound_kind kind, tirx_dtype dtype, int64_t rows, int64_t width);
+
+/* Threads per row of the CTA-per-row kernels built afterwards (64..1024, a power of two; 0
+ * restores the heuristic above). For benchmark sweeps; not thread-safe. Returns false (and
+ * changes nothing) for another value. */
+bool membound_set_threads(int threads);
+
+/* The threads per row the heuristic (or the override) picks for width and dtype: when the row
+ * is a whole number of 16-byte vectors, T threads of v = 2..8 vectors each with T * v the
+ * row exactly (the CTA rounds T up to whole warps; the idle lanes hold nothing), else a
+ * power of two (the three-tile split above). */
+int membound_threads(tirx_dtype dtype, int64_t width);
 
 tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width, bool scalar,
                             char *err, size_t cap);
