@@ -9,13 +9,6 @@
 #include "../jit/jit.h"
 #include "dist.h"
 
-struct tirx_collective {
-  const tirx__coll_rule *rule;
-  tirx__coll_args args;
-  tirx_dtensor *src, *dst; /* copies */
-  char *report;            /* malloc'ed */
-};
-
 typedef struct rejection {
   const tirx__coll_rule *rule;
   int nreasons;

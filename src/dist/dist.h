@@ -121,6 +121,14 @@ typedef struct tirx__coll_rule {
   tirx__coll_run_fn run;
 } tirx__coll_rule;
 
+/* A chosen collective (collective.c). */
+struct tirx_collective {
+  const tirx__coll_rule *rule;
+  tirx__coll_args args;
+  tirx_dtensor *src, *dst; /* copies */
+  char *report;            /* malloc'ed */
+};
+
 /* The ordered table of rules. */
 const tirx__coll_rule *const *tirx__coll_rules(int *count);
 
