@@ -116,8 +116,8 @@ TIRX_API const char *tirx_partial_name(tirx_partial p);
  * nranks ranks by layout (over pid and m; flat or grouped, it is grouped to shape) and holding
  * partial values as partial says. The layout is copied. The caller destroys the result.
  * Errors: TIRX_E_NULL_ARG; TIRX_E_INVALID_ARG (rank, shape, dtype, nranks, partial, a layout
- * that breaks a rule above, naming it); TIRX_E_UNKNOWN_AXIS ("layout uses axis warpid; a
- * distributed layout uses pid and m only"); TIRX_E_NOT_REPRESENTABLE (the layout cannot be
+ * that breaks a rule above, naming it: "layout uses axis warpid; a distributed layout uses pid
+ * and m only"); TIRX_E_OVERFLOW (the global size); TIRX_E_NOT_REPRESENTABLE (the layout cannot be
  * grouped to shape, or a dimension's local part is not one stride); TIRX_E_OUT_OF_RANGE (a
  * part placed on a rank outside [0, nranks)); TIRX_E_NO_MEMORY.
  */
@@ -191,8 +191,8 @@ typedef struct tirx_comm_options {
 TIRX_API tirx_status tirx_nccl_version(const char *library, int *out);
 
 /* A new unique id (ncclGetUniqueId) for tirx_comm_create. options may be NULL.
- * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (NCCL), TIRX_E_COMM_ABORTED (NCCL failed:
- * its error string is in the message). */
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (NCCL), TIRX_E_IO (ncclGetUniqueId failed,
+ * usually no usable network interface: NCCL's error string is in the message). */
 TIRX_API tirx_status tirx_comm_id_generate(const tirx_comm_options *options, tirx_comm_id *out);
 
 /*
@@ -212,9 +212,10 @@ TIRX_API tirx_status tirx_comm_create(tirx_runtime *rt, const tirx_comm_id *id, 
  * Wraps an ncclComm_t that the host application created on rt's device. The communicator is
  * borrowed: tirx_comm_destroy does not destroy it, and it must outlive the wrapper; but
  * tirx_comm_abort aborts it (ncclCommAbort), after which the host must not use it.
- * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (timeout), TIRX_E_NOT_SUPPORTED (NCCL),
- * TIRX_E_NO_DEVICE, TIRX_E_STICKY, TIRX_E_FORKED, TIRX_E_COMM_ABORTED (NCCL refused to report
- * its rank, size or device), TIRX_E_LAUNCH_ARG (it is on another device than rt).
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (NCCL), TIRX_E_NO_DEVICE, TIRX_E_STICKY,
+ * TIRX_E_FORKED, TIRX_E_INVALID_ARG (timeout; NCCL refused to report the communicator's rank,
+ * size or device, for example while its non-blocking initialisation runs; it is on another
+ * device than rt).
  */
 TIRX_API tirx_status tirx_comm_wrap(tirx_runtime *rt, void *nccl_comm,
                                     const tirx_comm_options *options, tirx_comm **out);
