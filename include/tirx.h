@@ -12,6 +12,7 @@
  *   tirx/types.h   element types and launch arguments
  *   tirx/builder.h building kernels, and the built kernel
  *   tirx/runtime.h compiling (NVRTC), launching, device memory
+ *   tirx/dist.h    distributed tensors and NCCL collectives
  */
 #ifndef TIRX_H
 #define TIRX_H
@@ -22,6 +23,7 @@
 #include "tirx/types.h"
 #include "tirx/builder.h"
 #include "tirx/runtime.h"
+#include "tirx/dist.h"
 
 #define TIRX_VERSION_MAJOR 0
 #define TIRX_VERSION_MINOR 1

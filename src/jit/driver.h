@@ -33,6 +33,7 @@
   X(CtxPopCurrent, 4000, (CUcontext * pctx))                                                       \
   X(CtxSynchronize, 2000, (void))                                                                  \
   X(StreamSynchronize, 2000, (CUstream stream))                                                    \
+  X(StreamQuery, 2000, (CUstream hStream))                                                         \
   X(ModuleLoadDataEx, 2010,                                                                        \
     (CUmodule * module, const void *image, unsigned int numOptions, CUjit_option *options,         \
      void **optionValues))                                                                         \
