@@ -78,6 +78,9 @@ void tirx__mbar_init(tirx_builder *b, tirx_region *bar, int count);
 void tirx__mbar_arrive_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes);
 void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity);
 void tirx__fence_mbar_init(tirx_builder *b);
+/* barrier.cluster.arrive.release + barrier.cluster.wait.acquire, by every thread (internal, as
+ * above: the public cluster_sync supersedes it). */
+void tirx__cluster_sync(tirx_builder *b);
 
 static inline bool tirx__dtype_is_int(int t) {
   return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;

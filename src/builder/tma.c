@@ -154,6 +154,11 @@ void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity) {
   s->b = parity;
 }
 
+void tirx__cluster_sync(tirx_builder *b) {
+  static const char fn[] = "tirx__cluster_sync";
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_CLUSTER_SYNC);
+}
+
 void tirx__fence_mbar_init(tirx_builder *b) {
   static const char fn[] = "tirx__fence_mbar_init";
   if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_FENCE_INIT);

@@ -243,7 +243,8 @@ enum {
   TIRX__AS_MBAR_INIT = 6,  /* mbarrier a: init with count vec */
   TIRX__AS_MBAR_EXPECT = 7,/* mbarrier a: arrive.expect_tx b bytes */
   TIRX__AS_MBAR_WAIT = 8,  /* mbarrier a: try_wait.parity b until done */
-  TIRX__AS_FENCE_INIT = 9  /* fence.mbarrier_init.release.cluster */
+  TIRX__AS_FENCE_INIT = 9, /* fence.mbarrier_init.release.cluster */
+  TIRX__AS_CLUSTER_SYNC = 10 /* barrier.cluster.arrive.release + wait.acquire (all threads) */
 };
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */
