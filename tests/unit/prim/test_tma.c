@@ -51,6 +51,13 @@ static tirx_builder *tile_copy(int64_t cols, bool multicast) {
   tirx_bulk_commit(b);
   tirx_bulk_wait(b, 0, false);
   tirx_filter_end(b);
+  if (multicast) { /* cluster registers and the cluster barrier */
+    tirx_if_begin(b, tirx_eq(b, tirx_add(b, tirx_cluster_ctarank(b), tirx_cluster_id(b, 1)),
+                             tirx_int(b, -1)));
+    tirx_store(b, o, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0)), tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0))));
+    tirx_if_end(b);
+    tirx__cluster_sync(b);
+  }
   return b;
 }
 
@@ -118,7 +125,12 @@ Test(tma_prim, ptx_for_sm_90a_contains_cp_async_bulk_tensor) {
     has(ptx, "prefetch.tensormap");
     has(ptx, "mbarrier.try_wait.parity.shared::cta.b64");
     has(ptx, ".param .align 64 .b8 tile_copy_param_4[128]");
-    if (v == 2) has(ptx, ".multicast::cluster");
+    if (v == 2) {
+      has(ptx, ".multicast::cluster");
+      has(ptx, "%cluster_ctarank");
+      has(ptx, "%clusterid.y");
+      has(ptx, "barrier.cluster.arrive.release.aligned");
+    }
     if (v == 1) has(tirx_kernel_dispatch_report(k), "copy_async.tma box=8192");
     tirx_compiled_destroy(c);
     tirx_kernel_release(k);
