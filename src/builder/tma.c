@@ -87,7 +87,8 @@ tirx_expr *tirx_cluster_id(tirx_builder *b, int dim) {
 
 int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d) {
   static const char fn[] = "tirx_kernel_build";
-  tirx__tmap_desc want = *d;
+  tirx__tmap_desc want;
+  memcpy(&want, d, sizeof want);
   want.param = t->decl.param_index;
   for (int i = 0; i < b->ntmaps; i++)
     if (b->tmap_tensor[i] == t && memcmp(&b->tmap[i], &want, sizeof want) == 0) return i;

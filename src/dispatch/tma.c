@@ -113,7 +113,12 @@ static tirx_status make_map(int rank, const tirx__tma_global *g, siter *its, int
   }
   for (int k = rank - 1; k >= 0; k--) {
     if (in_box[k]) continue;
-    m->d[nmap] = (tirx__tmap_dim){(int8_t)k, TIRX__TMAP_WHOLE, 1, 1, 0};
+    /* Field by field: the descriptor is compared bytewise (padding stays zero). */
+    m->d[nmap].dim = (int8_t)k;
+    m->d[nmap].kind = TIRX__TMAP_WHOLE;
+    m->d[nmap].box = 1;
+    m->d[nmap].factor = 1;
+    m->d[nmap].extent = 0;
     out->coord_div[nmap] = 1;
     nmap++;
   }

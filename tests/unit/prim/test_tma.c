@@ -169,6 +169,7 @@ Test(tma_prim, plan_fills_tensor_map_requests) {
   cr_assert_eq(q->box[1], 64);
   cr_assert_eq(q->box[2], 2);
   cr_assert_eq(q->swizzle, 128);
+  cr_assert_eq(q->dtype, TIRX_BF16);
   cr_assert_eq(q->offset % 64, 0);
   cr_assert_eq(q->data, PTR(0x10000));
   cr_assert_eq(P->tmaps[1].rank, 2); /* the store: the loop form, {K, M} */
