@@ -524,6 +524,11 @@ typedef struct tirx_config {
   const char *family;
   int64_t shape[3];
   tirx_hint hint;
+  /* tirx_copy_async (TMA loads): the mbarrier the load completes on, one element of a shared
+   * TIRX_I64 tensor (tirx_region_new with extents 1), and an optional u16 mask of the CTAs
+   * of the cluster that receive the tile (NULL: this CTA only). */
+  tirx_region *barrier;
+  tirx_expr *multicast;
 } tirx_config;
 
 /*
@@ -562,6 +567,54 @@ TIRX_API void tirx_select_region(tirx_builder *b, tirx_region *dst, tirx_region 
  * result) (sumsq adds). */
 TIRX_API void tirx_reduce(tirx_builder *b, tirx_region *dst, tirx_region *src, tirx_op op,
                           uint32_t axes, bool accumulate, const tirx_config *cfg);
+
+/* ---- Asynchronous copies: TMA (sm_90) ------------------------------------------------------ */
+/*
+ * dst = src as a TMA tile copy (rule copy_async.tma, cp.async.bulk.tensor), between a region of
+ * a global tensor and a region of a shared tensor of one dtype and the same extents:
+ *   global -> shared: a load; cfg->barrier (required) is the mbarrier it completes on with
+ *     complete_tx: the caller arrives with expect_tx(box bytes) and waits on its phase. A
+ *     cfg->multicast mask delivers the tile to the same shared offset (and barrier) of every
+ *     CTA of the cluster in the mask (needs tirx_set_cluster).
+ *   shared -> global: a store, tracked by bulk groups (tirx_bulk_commit, tirx_bulk_wait);
+ *     cfg->barrier and cfg->multicast must be NULL.
+ * One thread issues it: the active threads at the call must be exactly one
+ * (tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1)); the dispatch report says otherwise.
+ * The tensor map is derived from the layouts (the shared layout's dense part is the box,
+ * the rest are unrolled loops of TMA instructions) and encoded at launch from the argument's
+ * pointer, shape and strides: elements outside the tensor read as zero and are not written,
+ * so tiles at the edges need no special code. The global tensor's innermost dimension of the
+ * box must be contiguous, its base pointer 16-byte aligned and its other strides multiples of
+ * 16 bytes (tirx_launch checks). Shared regions may have a non-constant begin on dims of
+ * extent 1 (a stage of a ring buffer).
+ * Errors (recorded): TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (operands, barrier, multicast),
+ * TIRX_E_TYPE (dtypes).
+ */
+TIRX_API void tirx_copy_async(tirx_builder *b, tirx_region *dst, tirx_region *src,
+                              const tirx_config *cfg);
+
+/* cp.async.bulk.commit_group: closes the bulk group of this thread's TMA stores so far. */
+TIRX_API void tirx_bulk_commit(tirx_builder *b);
+
+/* cp.async.bulk.wait_group[.read] n: waits until at most n (0 to 63) of this thread's bulk
+ * groups are pending; read_only waits only until their shared-memory sources have been read
+ * (enough to overwrite them). */
+TIRX_API void tirx_bulk_wait(tirx_builder *b, int n, bool read_only);
+
+/* prefetch.tensormap of every tensor map of the global tensor t the kernel's copies use
+ * (none: nothing is emitted). */
+TIRX_API void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t);
+
+/* ---- Clusters (sm_90) -------------------------------------------------------------------- */
+
+/* Launches the kernel in clusters of x * y * z CTAs (constants, each >= 1, product <= 8)
+ * through cuLaunchKernelEx; at launch every grid dimension must be a multiple of the
+ * cluster's (TIRX_E_LAUNCH_ARG otherwise). */
+TIRX_API void tirx_set_cluster(tirx_builder *b, int x, int y, int z);
+
+/* %cluster_ctarank (this CTA's rank in its cluster) and %clusterid.{x,y,z}; i32. */
+TIRX_API tirx_expr *tirx_cluster_ctarank(tirx_builder *b);
+TIRX_API tirx_expr *tirx_cluster_id(tirx_builder *b, int dim);
 
 /*
  * The dispatch report of a built kernel: one line per primitive call, in program order,

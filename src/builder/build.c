@@ -84,6 +84,15 @@ static bool check_stmt(tirx_builder *b, tirx__stmt *s) {
     for (int k = 0; k < s->tensor->rank; k++)
       if (!check_expr(b, s->index[k])) return false;
     return true;
+  case TIRX__ST_ASYNC: /* TMA copies, bulk groups, mbarriers */
+    if (s->tensor && s->index) {
+      if (!check_decl(b, &s->tensor->decl)) return false;
+      for (int k = 0; k < s->tensor->rank; k++)
+        if (!check_expr(b, s->index[k])) return false;
+    }
+    for (int i = 0; s->regs && i < s->loop; i++)
+      if (!check_expr(b, s->regs[i])) return false;
+    return check_expr(b, s->a) && check_expr(b, s->b);
   case TIRX__ST_MATRIX:
     if (!check_decl(b, &s->tensor->decl)) return false;
     for (int k = 0; k < s->tensor->rank; k++)
@@ -219,6 +228,19 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       sl->dim = kk;
     }
   }
+  /* TMA tensor maps, after the hidden strides. */
+  k->ntmaps = b->ntmaps;
+  k->tmaps = tirx__arena_array(k->arena, (size_t)(b->ntmaps ? b->ntmaps : 1), sizeof *k->tmaps, fn);
+  if (!k->tmaps) goto oom;
+  for (int i = 0; i < b->ntmaps; i++) {
+    k->tmaps[i] = b->tmap[i];
+    tirx__slot *sl = &k->slots[k->nslots++];
+    sl->kind = TIRX__SLOT_TMAP;
+    sl->dtype = b->tmap[i].dtype;
+    sl->param = b->tmap[i].param;
+    sl->dim = i;
+  }
+  for (int i = 0; i < 3; i++) k->cluster[i] = (uint32_t)b->cluster[i];
   for (int i = 0; i < 3; i++) {
     k->grid[i] = b->grid[i] ? flatten(&hb, b->grid[i]) : -1;
     k->block[i] = (uint32_t)b->block[i];
@@ -275,6 +297,11 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the parameters would exceed %d bytes", fn,
                         TIRX__PARAM_STORAGE);
   if (tirx__prim_lower_all(b) != TIRX_OK) return b->status;
+  /* TMA tensor maps (registered by the lowering): 128 bytes each, 64-byte aligned. */
+  if (b->ntmaps && (count_slots(b) + b->ntmaps > TIRX__MAX_PARAMS ||
+                    (count_slots(b) * 8 + 64) / 64 * 64 + b->ntmaps * 128 > TIRX__PARAM_STORAGE))
+    return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the parameters and %d TMA tensor maps would exceed "
+                        "%d bytes", fn, b->ntmaps, TIRX__PARAM_STORAGE);
   if (!check_block(b, &b->body)) return b->status;
   char *source = tirx__codegen(b);
   if (!source) return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY,

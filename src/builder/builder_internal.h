@@ -60,6 +60,28 @@ bool tirx__b_host_int(tirx_builder *b, const char *fn, const tirx_expr *e, const
 /* The printed form of e for messages, into buf. */
 const char *tirx__b_expr_str(const tirx_expr *e, char *buf, size_t cap);
 
+/* ---- TMA and clusters (tma.c) ---- */
+
+/* Registers the tensor map d of global tensor t (deduplicated) and returns its index, the
+ * kernel's hidden tensor-map parameter; -1 with the error recorded past TIRX__MAX_TMAPS. */
+int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d);
+
+/* Checks that r is one element of a shared i64 tensor (an mbarrier), recording
+ * "fn: arg is not one element of a shared i64 tensor (an mbarrier)" otherwise. */
+bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *r,
+                            const char *arg);
+
+/* Minimal mbarrier statements for TMA loads (internal; the TMA tests use them, the public
+ * mbarrier API supersedes them): mbarrier.init with count, arrive.expect_tx of bytes,
+ * try_wait.parity until the phase with parity completes, fence.mbarrier_init. */
+void tirx__mbar_init(tirx_builder *b, tirx_region *bar, int count);
+void tirx__mbar_arrive_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes);
+void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity);
+void tirx__fence_mbar_init(tirx_builder *b);
+/* barrier.cluster.arrive.release + barrier.cluster.wait.acquire, by every thread (internal, as
+ * above: the public cluster_sync supersedes it). */
+void tirx__cluster_sync(tirx_builder *b);
+
 static inline bool tirx__dtype_is_int(int t) {
   return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
 }

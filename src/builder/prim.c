@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "../dispatch/lower.h"
+#include "../dispatch/tma.h"
+#include "../layout/layout_internal.h"
 #include "builder_internal.h"
 
 /* ---- scopes ---- */
@@ -174,18 +176,22 @@ tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *
   }
   tirx_expr **idx = tirx__b_index_list(b, fn, t, n, begins);
   if (!idx) return NULL;
-  bool need_const = t->storage != TIRX__GLOBAL || t->layout;
   for (int k = 0; k < n; k++) {
     if (extents[k] < 1) {
       tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: extents[%d] is %lld, expected >= 1", fn, k,
                    (long long)extents[k]);
       return NULL;
     }
+    /* Shared tensors take a non-constant begin on a dim of extent 1: a stage of a ring
+     * buffer (region_layout describes its alignment to dispatch). */
+    bool need_const = t->storage == TIRX__LOCAL || (t->storage == TIRX__SHARED && extents[k] > 1) ||
+                      (t->storage == TIRX__GLOBAL && t->layout);
     if (idx[k]->kind != TIRX__EX_INT) {
       if (need_const) {
         tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
-                     "%s: begins[%d] is not a constant: regions of %s need constant begins", fn,
-                     k, t->decl.name);
+                     "%s: begins[%d] is not a constant: regions of %s need constant begins%s",
+                     fn, k, t->decl.name,
+                     t->storage == TIRX__SHARED ? " (except on dims of extent 1)" : "");
         return NULL;
       }
       continue;
@@ -276,18 +282,18 @@ static bool same_shape(tirx_builder *b, const char *fn, const tirx_region *d,
   return ok;
 }
 
-static void add_prim(tirx_builder *b, const char *fn, int prim, int op, int n,
-                     tirx_region *const *ops, const tirx_config *cfg, uint32_t axes,
-                     bool accumulate) {
+static tirx__prim_stmt *add_prim(tirx_builder *b, const char *fn, int prim, int op, int n,
+                                 tirx_region *const *ops, const tirx_config *cfg, uint32_t axes,
+                                 bool accumulate) {
   const tirx_scope *scope = cur_scope(b, fn);
-  if (!scope) return;
+  if (!scope) return NULL;
   if (cfg && ((unsigned)cfg->hint > TIRX_HINT_NC)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: cfg->hint is %d, not a tirx_hint", fn,
                  (int)cfg->hint);
-    return;
+    return NULL;
   }
   tirx__prim_stmt *p = tirx__b_node(b, fn, sizeof *p);
-  if (!p) return;
+  if (!p) return NULL;
   p->prim = (uint8_t)prim;
   p->op = (uint8_t)op;
   p->axes = axes;
@@ -299,15 +305,16 @@ static void add_prim(tirx_builder *b, const char *fn, int prim, int op, int n,
   if (cfg) {
     if (cfg->family && !(p->family = tirx__arena_strdup(b->arena, cfg->family, fn))) {
       tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-      return;
+      return NULL;
     }
     for (int k = 0; k < 3; k++) p->shape[k] = cfg->shape[k];
     p->hint = (uint8_t)cfg->hint;
   }
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_PRIM);
-  if (!s) return;
+  if (!s) return NULL;
   s->prim = p;
   ops[0]->tensor->written = true;
+  return p;
 }
 
 void tirx_copy(tirx_builder *b, tirx_region *dst, tirx_region *src, const tirx_config *cfg) {
@@ -323,6 +330,61 @@ void tirx_copy(tirx_builder *b, tirx_region *dst, tirx_region *src, const tirx_c
   }
   add_prim(b, fn, TIRX__PRIM_COPY, TIRX__PRIM_OP_NONE, 2, (tirx_region *[]){dst, src}, cfg, 0,
            false);
+}
+
+/* ---- copy_async (TMA; tma.c has its statements, src/dispatch/families/copy_tma.c its rule) */
+
+void tirx_copy_async(tirx_builder *b, tirx_region *dst, tirx_region *src,
+                     const tirx_config *cfg) {
+  static const char fn[] = "tirx_copy_async";
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true) ||
+      !region_arg(b, fn, src, "src", true) || !same_shape(b, fn, dst, src, "src"))
+    return;
+  if (dst->tensor->dtype != src->tensor->dtype) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: src has dtype %s, dst %s: TMA copies do not convert", fn,
+                 tirx_dtype_name((tirx_dtype)src->tensor->dtype),
+                 tirx_dtype_name((tirx_dtype)dst->tensor->dtype));
+    return;
+  }
+  bool load = src->tensor->storage == TIRX__GLOBAL && dst->tensor->storage == TIRX__SHARED;
+  bool store = src->tensor->storage == TIRX__SHARED && dst->tensor->storage == TIRX__GLOBAL;
+  const tirx_tensor *gt = load ? src->tensor : store ? dst->tensor : NULL;
+  if (gt && gt->layout) {
+    tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
+                 "%s: %s has a layout: TMA copies take strided global tensors (shape and "
+                 "strides) for now", fn, gt->decl.name);
+    return;
+  }
+  tirx_region *bar = cfg ? cfg->barrier : NULL;
+  tirx_expr *mask = cfg ? cfg->multicast : NULL;
+  if (load && !bar) {
+    tirx__b_fail(b, TIRX_E_NULL_ARG,
+                 "%s: cfg->barrier is NULL: a load (global -> shared) completes on an mbarrier",
+                 fn);
+    return;
+  }
+  if (!load && (bar || mask)) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                 "%s: cfg->%s is set: only a load (global -> shared) takes a barrier or a "
+                 "multicast mask%s",
+                 fn, bar ? "barrier" : "multicast",
+                 store ? " (a store completes in bulk groups: tirx_bulk_commit, tirx_bulk_wait)"
+                       : "");
+    return;
+  }
+  if (bar && !tirx__b_region_barrier(b, fn, bar, "cfg->barrier")) return;
+  if (mask && (!tirx__b_expr(b, fn, mask, "cfg->multicast") ||
+               !tirx__dtype_is_int(mask->dtype))) {
+    if (b->status == TIRX_OK)
+      tirx__b_fail(b, TIRX_E_TYPE, "%s: cfg->multicast has dtype %s, expected an integer", fn,
+                   tirx_dtype_name((tirx_dtype)mask->dtype));
+    return;
+  }
+  tirx__prim_stmt *p = add_prim(b, fn, TIRX__PRIM_COPY_ASYNC, TIRX__PRIM_OP_NONE, 2,
+                                (tirx_region *[]){dst, src}, cfg, 0, false);
+  if (!p) return;
+  p->barrier = bar;
+  p->multicast = mask;
 }
 
 static int op_arity(tirx_op op) {
@@ -487,8 +549,31 @@ static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
   int rank = t->rank;
   int64_t begin[TIRX_BUILDER_MAX_RANK];
   if (t->layout) {
-    for (int k = 0; k < rank; k++) begin[k] = r->begin[k]->i; /* constant (tirx_region_new) */
-    return tirx_layout_slice(a, t->layout, rank, t->const_shape, begin, r->extent);
+    /* Constant begins, except a shared tensor's non-constant begins on dims of extent 1: the
+     * slice is taken at 0 there, and its m offset replaced by the gcd of that offset and the
+     * strides of those dims, which has the same power-of-two alignment as every start the
+     * region can have (all dispatch checks are alignment checks). */
+    int64_t align = 0;
+    bool symbolic = false;
+    const tirx_layout *canon = NULL;
+    for (int k = 0; k < rank; k++) {
+      begin[k] = r->begin[k]->kind == TIRX__EX_INT ? r->begin[k]->i : 0;
+      if (r->begin[k]->kind == TIRX__EX_INT) continue;
+      symbolic = true;
+      if (!canon && !(canon = tirx_layout_canonicalize(a, t->layout))) return NULL;
+      for (int j = canon->dim_begin[k]; j < canon->dim_begin[k + 1]; j++)
+        if (canon->d[j].axis == TIRX_AXIS_M) align = gcd64(align, canon->d[j].stride);
+    }
+    tirx_layout *sl = tirx_layout_slice(a, t->layout, rank, t->const_shape, begin, r->extent);
+    if (!sl || !symbolic) return sl;
+    int64_t off = gcd64(tirx_layout_offset(sl, TIRX_AXIS_M), align);
+    tirx_axis_offset o[TIRX_AXIS_MAX];
+    int no = 0;
+    for (int i = 0; i < sl->no; i++)
+      if (sl->o[i].axis != TIRX_AXIS_M) o[no++] = sl->o[i];
+    o[no++] = (tirx_axis_offset){TIRX_AXIS_M, off};
+    return tirx__layout_make(a, FN, sl->nd, sl->d, sl->nr, sl->r, no, o, sl->rank,
+                             sl->dim_begin, sl->swizzle_bytes, sl->swizzle_elem);
   }
   tirx_iter d[TIRX_BUILDER_MAX_RANK];
   int64_t total = 1, align = 0;
@@ -516,6 +601,39 @@ static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
   return flat ? tirx_layout_group(a, flat, rank, r->extent) : NULL;
 }
 
+/* A divisor of every value e can take (0: e is always 0), for the TMA split form. */
+static int64_t known_divisor(const tirx_expr *e) {
+  int64_t x, y, r;
+  switch (e->kind) {
+  case TIRX__EX_INT: return e->i == INT64_MIN ? 1 : e->i < 0 ? -e->i : e->i;
+  case TIRX__EX_CAST: return tirx__dtype_is_int(e->a->dtype) ? known_divisor(e->a) : 1;
+  case TIRX__EX_BINARY:
+    x = known_divisor(e->a);
+    y = known_divisor(e->b);
+    switch (e->op) {
+    case TIRX__OP_ADD:
+    case TIRX__OP_SUB: return gcd64(x, y);
+    case TIRX__OP_MUL: return x == 0 || y == 0 ? 0 : tirx__mul_ok(x, y, &r) ? r : 1;
+    case TIRX__OP_SHL:
+      if (e->b->kind != TIRX__EX_INT || e->b->i < 0 || e->b->i > 32) return 1;
+      return tirx__mul_ok(x, INT64_C(1) << e->b->i, &r) ? r : 1;
+    default: return 1;
+    }
+  default: return 1;
+  }
+}
+
+/* What the build knows of a strided global tensor's region, for copy_async.tma. */
+static void tma_global_of(const tirx_region *r, tirx__tma_global *g) {
+  const tirx_tensor *t = r->tensor;
+  for (int k = 0; k < t->rank; k++) {
+    g->stride[k] =
+        tirx__stride_kind(t, k) == TIRX__STRIDE_CONST ? t->stride[k]->i : TIRX__TMA_UNKNOWN;
+    g->size[k] = t->shape[k]->kind == TIRX__EX_INT ? t->shape[k]->i : TIRX__TMA_UNKNOWN;
+    g->begin_div[k] = known_divisor(r->begin[k]);
+  }
+}
+
 static tirx__role role_of(const tirx_region *r) {
   if (!r->tensor) return TIRX__ROLE_SCALAR;
   return r->tensor->storage == TIRX__GLOBAL   ? TIRX__ROLE_GLOBAL
@@ -536,6 +654,12 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s,
   call.config.reduce_axes = p->axes;
   call.config.accumulate = p->accumulate;
   call.config.hint = (tirx__hint)p->hint;
+  tirx__tma_global tg;
+  for (int i = 0; i < p->nops && call.prim == TIRX__PRIM_COPY_ASYNC; i++)
+    if (p->ops[i]->tensor && p->ops[i]->tensor->storage == TIRX__GLOBAL) {
+      tma_global_of(p->ops[i], &tg);
+      call.tma = &tg;
+    }
   for (int i = 0; i < p->nops; i++) {
     const tirx_region *r = p->ops[i];
     call.operands[i].role = role_of(r);

@@ -68,7 +68,7 @@ typedef enum tirx__prim {
   TIRX__PRIM_FILL = 5,
   TIRX__PRIM_SELECT = 6,
   TIRX__PRIM_REDUCE = 7,
-  TIRX__PRIM_COPY_ASYNC = 8,  /* no rules yet */
+  TIRX__PRIM_COPY_ASYNC = 8,  /* copy_async.tma (families/copy_tma.c) */
   TIRX__PRIM_GEMM = 9,        /* no rules yet */
   TIRX__PRIM_GEMM_ASYNC = 10, /* no rules yet */
   TIRX__PRIM_COUNT = 11
@@ -164,6 +164,10 @@ typedef struct tirx__call {
   const tirx_scope *scope; /* team kind and (A_inter, A_intra) at the call site */
   tirx__config config;
   const char *where; /* optional label for reports (statement, source line); borrowed */
+  /* copy_async: what the builder knows of the global operand (strides, extents, begins);
+   * NULL: the global operand's layout strides are taken as known constants, its extents as
+   * known only at launch (tma.h). Borrowed. */
+  const struct tirx__tma_global *tma;
 } tirx__call;
 
 /* "copy", "unary", ...; NULL outside the enum. Static. */

@@ -21,6 +21,8 @@ static const tirx__rule *const TABLE[] = {
     &tirx__rule_reduce_smem,
     &tirx__rule_reduce_dsmem,
     &tirx__rule_reduce_scalar,
+    /* copy_async: TMA (cp.async, when added, is another protocol: make it EXPLICIT) */
+    &tirx__rule_copy_tma,
 };
 
 const tirx__rule *const *tirx__registry(int *count) {

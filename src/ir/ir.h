@@ -41,7 +41,9 @@ typedef enum tirx__op {
 
 typedef enum tirx__special {
   TIRX__SP_THREAD_IDX = 0, TIRX__SP_BLOCK_IDX, TIRX__SP_BLOCK_DIM, TIRX__SP_GRID_DIM,
-  TIRX__SP_THREAD_LINEAR, TIRX__SP_LANE, TIRX__SP_WARP
+  TIRX__SP_THREAD_LINEAR, TIRX__SP_LANE, TIRX__SP_WARP,
+  /* clusters (src/builder/tma.c): %cluster_ctarank, %clusterid.{x,y,z} (i: dimension) */
+  TIRX__SP_CLUSTER_CTARANK, TIRX__SP_CLUSTER_ID
 } tirx__special;
 
 typedef struct tirx__decl tirx__decl;
@@ -131,7 +133,9 @@ typedef enum tirx__st_kind {
    * tensor[index] and the next element of its last dim = op(a, b, c) on pairs (f16 or bf16);
    * flags the tirx__prim_op; source i (a, b, c; NULL past the last) is the pair starting at
    * that load when bit i of vec is set, else a value broadcast to both. */
-  TIRX__ST_PACKED
+  TIRX__ST_PACKED,
+  /* ---- TMA and bulk async copies (copy_async.tma; flags: TIRX__AS_*, see below) ---- */
+  TIRX__ST_ASYNC
 } tirx__st_kind;
 
 /* TIRX__ST_MATRIX flags. */
@@ -172,6 +176,9 @@ typedef struct tirx__prim_stmt {
   int32_t number;     /* 1-based call number, for reports */
   const char *comment; /* after lowering: "copy.vec vec=4" */
   tirx_tensor *scratch; /* reduce.smem: its shared scratch, allocated once */
+  /* copy_async (tirx_config.barrier, .multicast) */
+  tirx_region *barrier; /* one element of a shared i64 tensor: the TMA load's mbarrier */
+  tirx_expr *multicast; /* u16 CTA mask of a multicast TMA load; NULL: none */
 } tirx__prim_stmt;
 
 typedef struct tirx__stmt tirx__stmt;
@@ -193,6 +200,53 @@ struct tirx__stmt {
   int32_t vec;           /* TIRX__ST_VCOPY: elements */
   uint8_t flags;         /* TIRX__ST_VCOPY: TIRX__VC_*; TIRX__ST_MATRIX: TIRX__MX_* */
   tirx_expr **regs;      /* TIRX__ST_MATRIX: vec loads of the local array */
+};
+
+/* ---- TMA tensor maps (copy_async.tma; derived by src/dispatch/tma.c, encoded at launch) ---- */
+
+enum {
+  TIRX__TMAP_MAX_RANK = 5, /* cuTensorMapEncodeTiled's limit */
+  TIRX__MAX_TMAPS = 8      /* tensor-map parameters of one kernel (128 bytes each) */
+};
+
+/* How a tensor-map dimension's globalDim comes from the tensor's shape at launch. */
+typedef enum tirx__tmap_dim_kind {
+  TIRX__TMAP_WHOLE = 0, /* shape[dim] */
+  TIRX__TMAP_INNER = 1, /* extent: an inner part of a split dimension */
+  TIRX__TMAP_OUTER = 2  /* shape[dim] / factor, which must divide exactly */
+} tirx__tmap_dim_kind;
+
+typedef struct tirx__tmap_dim {
+  int8_t dim;     /* the tensor's logical dimension */
+  uint8_t kind;   /* tirx__tmap_dim_kind */
+  uint32_t box;   /* boxDim: elements per instruction along it (<= 256) */
+  int64_t factor; /* its global stride is factor * stride[dim] (elements) */
+  int64_t extent; /* INNER: its globalDim */
+} tirx__tmap_dim;
+
+/* The launch-time recipe of one tensor map: dimension 0 is the innermost (contiguous). */
+typedef struct tirx__tmap_desc {
+  int32_t param;   /* the tensor parameter (kernel); -1 in a bare derivation */
+  uint8_t rank;    /* 1..TIRX__TMAP_MAX_RANK */
+  uint8_t dtype;   /* tirx_dtype */
+  int16_t swizzle; /* 0, 32, 64, 128 (bytes) */
+  tirx__tmap_dim d[TIRX__TMAP_MAX_RANK];
+} tirx__tmap_desc;
+
+/* TIRX__ST_ASYNC operations (flags): TMA copies, bulk groups, and the minimal mbarrier
+ * statements the TMA tests need (tirx__mbar_* in src/builder/tma.c; the public mbarrier API
+ * supersedes them). */
+enum {
+  TIRX__AS_TMA_LOAD = 1,   /* tensor[index] <- map vec at coords regs, barrier a, mask b */
+  TIRX__AS_TMA_STORE = 2,  /* map vec at coords regs <- tensor[index] */
+  TIRX__AS_COMMIT = 3,     /* cp.async.bulk.commit_group */
+  TIRX__AS_WAIT = 4,       /* cp.async.bulk.wait_group[.read] vec (loop: 1 = .read) */
+  TIRX__AS_PREFETCH = 5,   /* prefetch.tensormap of map vec */
+  TIRX__AS_MBAR_INIT = 6,  /* mbarrier a: init with count vec */
+  TIRX__AS_MBAR_EXPECT = 7,/* mbarrier a: arrive.expect_tx b bytes */
+  TIRX__AS_MBAR_WAIT = 8,  /* mbarrier a: try_wait.parity b until done */
+  TIRX__AS_FENCE_INIT = 9, /* fence.mbarrier_init.release.cluster */
+  TIRX__AS_CLUSTER_SYNC = 10 /* barrier.cluster.arrive.release + wait.acquire (all threads) */
 };
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */
@@ -238,6 +292,13 @@ struct tirx_builder {
   tirx__scope_frame scopes[TIRX_BUILDER_MAX_NESTING];
   int nprims;
   const char *dispatch_report;       /* the last build's, arena */
+  /* TMA tensor maps registered by the lowering (one hidden parameter each) and the cluster
+   * shape (tirx_set_cluster; 0: no cluster launch). */
+  int ntmaps;
+  tirx_tensor *tmap_tensor[TIRX__MAX_TMAPS];
+  tirx__tmap_desc tmap[TIRX__MAX_TMAPS];
+  const char *tmap_cname[TIRX__MAX_TMAPS]; /* codegen */
+  int cluster[3];
 };
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
@@ -268,7 +329,10 @@ typedef struct tirx__kparam {
   int32_t align;                         /* required pointer alignment in bytes */
 } tirx__kparam;
 
-typedef enum { TIRX__SLOT_VALUE = 0, TIRX__SLOT_POINTER, TIRX__SLOT_STRIDE } tirx__slot_kind;
+typedef enum {
+  TIRX__SLOT_VALUE = 0, TIRX__SLOT_POINTER, TIRX__SLOT_STRIDE,
+  TIRX__SLOT_TMAP /* a TMA tensor map (128 bytes): dim is the kernel's tmap index */
+} tirx__slot_kind;
 
 /* One parameter of the generated entry point, in order. */
 typedef struct tirx__slot {
@@ -298,6 +362,9 @@ struct tirx_kernel {
   int nspec;                /* integer parameters with a non-dynamic policy */
   int32_t spec[TIRX_BUILDER_MAX_SPECIALIZED]; /* their param indices, in declaration order */
   const char *dispatch_report; /* tirx_kernel_dispatch_report: "" without primitives */
+  int ntmaps;                  /* TMA tensor maps: entry-point parameters after the strides */
+  tirx__tmap_desc *tmaps;
+  uint32_t cluster[3];         /* cluster shape; 0: launched without one */
 };
 
 /* How codegen spells the stride of dimension k of a global tensor without a layout. */

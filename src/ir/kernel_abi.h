@@ -14,8 +14,26 @@ enum {
   TIRX__PARAM_STORAGE = 4096     /* bytes of kernel parameter values (CUDA's classic limit) */
 };
 
+/* A TMA tensor map to encode at launch (cuTensorMapEncodeTiled) into storage + offset. The
+ * plan checks every value against TMA's rules, so encoding fails only on a driver error. */
+typedef struct tirx__tmap_request {
+  void *data;            /* the tensor's base pointer, 16-byte aligned */
+  uint32_t offset;       /* where its 128 bytes go in the plan's storage (64-byte aligned) */
+  uint8_t dtype;         /* tirx_dtype */
+  uint8_t rank;          /* 1..5 */
+  int16_t swizzle;       /* 0, 32, 64, 128 bytes */
+  uint64_t dim[5];       /* globalDim, innermost first */
+  uint64_t stride[4];    /* globalStrides in bytes of dims 1..rank-1 */
+  uint32_t box[5];       /* boxDim */
+} tirx__tmap_request;
+
+enum { TIRX__PLAN_MAX_TMAPS = 8 };
+
 /* Everything cuLaunchKernel needs for one call, computed from the caller's arguments. */
 typedef struct tirx__launch_plan {
+  uint32_t cluster[3];            /* cluster shape; 0: a plain launch */
+  int ntmaps;                     /* tensor maps to encode into storage before launching */
+  tirx__tmap_request tmaps[TIRX__PLAN_MAX_TMAPS];
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t shared_bytes;          /* dynamic shared memory */
@@ -30,7 +48,7 @@ typedef struct tirx__launch_plan {
    */
   int nspec;
   int64_t spec[TIRX__MAX_SPEC];
-  _Alignas(16) unsigned char storage[TIRX__PARAM_STORAGE];
+  _Alignas(64) unsigned char storage[TIRX__PARAM_STORAGE];
 } tirx__launch_plan;
 
 /*

@@ -110,6 +110,58 @@ static tirx_status read_tensor(const char *fn, int i, int ai, const tirx__kparam
   return TIRX_OK;
 }
 
+/* The tensor map of argument v (a TMA copy's global tensor) as TMA takes it, checked against
+ * TMA's rules (cuTensorMapEncodeTiled's documentation) so that encoding cannot fail on them. */
+static tirx_status tmap_request(const char *fn, int ai, const tirx__kparam *p,
+                                const tirx__tmap_desc *m, const view *v, tirx__tmap_request *rq) {
+  int i = 0; /* for ARG_FAIL */
+  int elem = tirx_dtype_size((tirx_dtype)v->dtype);
+  if ((uintptr_t)v->data % 16)
+    return ARG_FAIL(TIRX_E_LAUNCH_ARG, "data %p is not 16-byte aligned: a TMA tensor map needs it",
+                    v->data);
+  rq->data = v->data;
+  rq->dtype = m->dtype;
+  rq->rank = m->rank;
+  rq->swizzle = m->swizzle;
+  for (int d = 0; d < m->rank; d++) {
+    const tirx__tmap_dim *md = &m->d[d];
+    int k = md->dim;
+    int64_t size = v->shape[k], stride = v->stride[k], n = size, s;
+    if (size < 1)
+      return ARG_FAIL(TIRX_E_LAUNCH_ARG, "shape[%d] is %lld: a TMA tensor map needs every "
+                      "dimension >= 1", k, (long long)size);
+    if (md->kind == TIRX__TMAP_INNER) {
+      n = md->extent;
+    } else if (md->kind == TIRX__TMAP_OUTER) {
+      if (size % md->factor)
+        return ARG_FAIL(TIRX_E_LAUNCH_ARG, "shape[%d] is %lld, not a multiple of %lld: the "
+                        "split TMA tensor map of this tensor needs it (or use the loop form)",
+                        k, (long long)size, (long long)md->factor);
+      n = size / md->factor;
+    }
+    if (n > (INT64_C(1) << 32))
+      return ARG_FAIL(TIRX_E_LAUNCH_ARG, "shape[%d] is %lld: a TMA tensor map allows at most "
+                      "2^32", k, (long long)size);
+    rq->dim[d] = (uint64_t)n;
+    rq->box[d] = md->box;
+    bool ok = tirx__mul_ok(stride, md->factor, &s) && tirx__mul_ok(s, elem, &s);
+    if (d == 0) {
+      if (!ok || s != elem)
+        return ARG_FAIL(TIRX_E_LAUNCH_ARG, "stride[%d] is %lld, expected 1: the innermost "
+                        "dimension of a TMA copy must be contiguous", k, (long long)stride);
+      continue;
+    }
+    if (n == 1 && (!ok || s <= 0 || s % 16 || s >= (INT64_C(1) << 40)))
+      s = 16; /* a dimension of one element: its stride is never used */
+    if (!ok || s <= 0 || s % 16 || s >= (INT64_C(1) << 40))
+      return ARG_FAIL(TIRX_E_LAUNCH_ARG, "stride[%d] is %lld elements (%lld bytes): TMA needs "
+                      "strides that are positive multiples of 16 bytes below 2^40", k,
+                      (long long)stride, ok ? (long long)s : -1LL);
+    rq->stride[d - 1] = (uint64_t)s;
+  }
+  return TIRX_OK;
+}
+
 /* The param read by a bare host expression (through an integer cast), or -1. */
 static int bare_param(const tirx_kernel *k, int32_t idx) {
   if (idx < 0) return -1;
@@ -284,6 +336,16 @@ tirx_status tirx__kernel_plan(const tirx_kernel *k, const char *fn, const tirx_a
     plan->spec[j] = k->params[k->spec[j]].policy == TIRX_SPECIALIZE_VALUE ? v : v % 16 == 0;
   }
 
+  /* Clusters: every grid dimension a multiple of the cluster's. */
+  plan->ntmaps = 0;
+  for (int d = 0; d < 3; d++) {
+    plan->cluster[d] = k->cluster[d];
+    if (k->cluster[0] && plan->grid[d] % k->cluster[d])
+      return tirx__error(TIRX_E_LAUNCH_ARG,
+                         "%s: grid %c is %u, not a multiple of the cluster's %u (tirx_set_cluster)",
+                         fn, xyz[d], plan->grid[d], k->cluster[d]);
+  }
+
   /* Parameter values, in the entry point's order. */
   size_t off = 0;
   plan->nparams = k->nslots;
@@ -293,14 +355,26 @@ tirx_status tirx__kernel_plan(const tirx_kernel *k, const char *fn, const tirx_a
     int ai = argi[sl->param];
     size_t size = sl->kind == TIRX__SLOT_POINTER ? sizeof(void *)
                   : sl->kind == TIRX__SLOT_STRIDE ? 8
+                  : sl->kind == TIRX__SLOT_TMAP   ? 128
                                                   : (size_t)tirx_dtype_size((tirx_dtype)sl->dtype);
-    off = (off + size - 1) / size * size;
+    size_t align = sl->kind == TIRX__SLOT_TMAP ? 64 : size;
+    off = (off + align - 1) / align * align;
     if (off + size > TIRX__PARAM_STORAGE)
       return tirx__error(TIRX_E_LIMIT, "%s: parameters exceed %d bytes", fn, TIRX__PARAM_STORAGE);
     unsigned char *dst = plan->storage + off;
     plan->params[s] = dst;
     off += size;
-    if (sl->kind == TIRX__SLOT_POINTER) {
+    if (sl->kind == TIRX__SLOT_TMAP) {
+      if (plan->ntmaps == TIRX__PLAN_MAX_TMAPS)
+        return tirx__error(TIRX_E_LIMIT, "%s: more than %d tensor maps", fn,
+                           TIRX__PLAN_MAX_TMAPS);
+      tirx__tmap_request *rq = &plan->tmaps[plan->ntmaps++];
+      rq->offset = (uint32_t)(dst - plan->storage);
+      tirx_status st = tmap_request(fn, argi[sl->param], p, &k->tmaps[sl->dim],
+                                    &views[sl->param], rq);
+      if (st != TIRX_OK) return st;
+      memset(dst, 0, 128);
+    } else if (sl->kind == TIRX__SLOT_POINTER) {
       memcpy(dst, &views[sl->param].data, sizeof(void *));
     } else if (sl->kind == TIRX__SLOT_STRIDE) {
       int64_t v = views[sl->param].stride[sl->dim];

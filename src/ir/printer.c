@@ -29,8 +29,9 @@ const char *tirx__math_name(int op) {
 
 const char *tirx__special_name(int sp) {
   static const char *const names[] = {"thread_idx", "block_idx",  "block_dim", "grid_dim",
-                                      "thread_linear", "lane_id", "warp_id"};
-  return sp >= 0 && sp <= TIRX__SP_WARP ? names[sp] : "?";
+                                      "thread_linear", "lane_id", "warp_id",
+                                      "cluster_ctarank", "cluster_id"};
+  return sp >= 0 && sp <= TIRX__SP_CLUSTER_ID ? names[sp] : "?";
 }
 
 static const char *dn(int t) { return tirx_dtype_name((tirx_dtype)t); }
@@ -59,7 +60,8 @@ static void expr(tirx__strbuf *sb, const tirx_expr *e, bool top) {
   case TIRX__EX_VAR: tirx__sb_append(sb, e->decl->name); break;
   case TIRX__EX_SPECIAL:
     tirx__sb_append(sb, tirx__special_name(e->op));
-    if (e->op <= TIRX__SP_GRID_DIM) tirx__sb_printf(sb, ".%c", "xyz"[e->i]);
+    if (e->op <= TIRX__SP_GRID_DIM || e->op == TIRX__SP_CLUSTER_ID)
+      tirx__sb_printf(sb, ".%c", "xyz"[e->i]);
     break;
   case TIRX__EX_UNARY:
     tirx__sb_append(sb, tirx__op_name(e->op));
@@ -158,6 +160,61 @@ static void indent(tirx__strbuf *sb, int depth) {
 }
 
 static void block(tirx__strbuf *sb, const tirx__block *blk, int depth);
+
+/* ---- TMA and bulk async copies ---- */
+static void element(tirx__strbuf *sb, const tirx_tensor *t, tirx_expr *const *index) {
+  tirx__sb_printf(sb, "%s[", t->decl.name);
+  for (int k = 0; k < t->rank; k++) {
+    if (k) tirx__sb_append(sb, ", ");
+    expr(sb, index[k], true);
+  }
+  tirx__sb_append(sb, "]");
+}
+
+static void async_stmt(tirx__strbuf *sb, const tirx__stmt *s) {
+  switch (s->flags) {
+  case TIRX__AS_TMA_LOAD:
+  case TIRX__AS_TMA_STORE: {
+    bool load = s->flags == TIRX__AS_TMA_LOAD;
+    tirx__sb_append(sb, load ? "tma_load " : "tma_store ");
+    element(sb, s->tensor, s->index);
+    tirx__sb_printf(sb, " %s tmap%d(", load ? "<-" : "->", (int)s->vec);
+    for (int i = 0; i < s->loop; i++) {
+      if (i) tirx__sb_append(sb, ", ");
+      expr(sb, s->regs[i], true);
+    }
+    tirx__sb_append(sb, ")");
+    if (s->a) {
+      tirx__sb_append(sb, " bar ");
+      element(sb, s->a->tensor, s->a->index);
+    }
+    if (s->b) {
+      tirx__sb_append(sb, " multicast ");
+      expr(sb, s->b, true);
+    }
+    tirx__sb_append(sb, "\n");
+    break;
+  }
+  case TIRX__AS_COMMIT: tirx__sb_append(sb, "bulk_commit\n"); break;
+  case TIRX__AS_WAIT: tirx__sb_printf(sb, "bulk_wait%s %d\n", s->loop ? ".read" : "", (int)s->vec); break;
+  case TIRX__AS_PREFETCH: tirx__sb_printf(sb, "tmap_prefetch %s\n", s->tensor->decl.name); break;
+  case TIRX__AS_FENCE_INIT: tirx__sb_append(sb, "fence.mbarrier_init\n"); break;
+  case TIRX__AS_CLUSTER_SYNC: tirx__sb_append(sb, "cluster_sync\n"); break;
+  default:
+    tirx__sb_append(sb, s->flags == TIRX__AS_MBAR_INIT ? "mbarrier_init "
+                        : s->flags == TIRX__AS_MBAR_EXPECT ? "mbarrier_arrive_expect_tx "
+                                                           : "mbarrier_wait ");
+    element(sb, s->a->tensor, s->a->index);
+    if (s->flags == TIRX__AS_MBAR_INIT) {
+      tirx__sb_printf(sb, " count %d\n", (int)s->vec);
+    } else {
+      tirx__sb_append(sb, " ");
+      expr(sb, s->b, true);
+      tirx__sb_append(sb, "\n");
+    }
+    break;
+  }
+}
 
 static void stmt(tirx__strbuf *sb, const tirx__stmt *s, int depth) {
   indent(sb, depth);
@@ -289,6 +346,8 @@ static void stmt(tirx__strbuf *sb, const tirx__stmt *s, int depth) {
     break;
   }
   /* ---- end packed math ---- */
+  /* ---- TMA and bulk async copies (TIRX__ST_ASYNC) ---- */
+  case TIRX__ST_ASYNC: async_stmt(sb, s); break;
   default: tirx__sb_append(sb, "?\n"); break;
   }
 }

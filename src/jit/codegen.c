@@ -248,6 +248,8 @@ static void special(cg *c, const tirx_expr *e) {
   case TIRX__SP_THREAD_LINEAR: tirx__sb_printf(&c->sb, "%s", lin); break;
   case TIRX__SP_LANE: tirx__sb_printf(&c->sb, "(%s & 31)", lin); break;
   case TIRX__SP_WARP: tirx__sb_printf(&c->sb, "(%s >> 5)", lin); break;
+  case TIRX__SP_CLUSTER_CTARANK: tirx__sb_append(&c->sb, "tirx_cluster_ctarank()"); break;
+  case TIRX__SP_CLUSTER_ID: tirx__sb_printf(&c->sb, "tirx_cluster_id(%d)", (int)e->i); break;
   default: tirx__sb_printf(&c->sb, "(int)%s.%c", vars[e->op], "xyz"[e->i]); break;
   }
 }
@@ -592,6 +594,70 @@ static void indent(cg *c, int depth) {
 
 static void block(cg *c, const tirx__block *blk, int depth);
 
+/* ---- TMA and bulk async copies (TIRX__ST_ASYNC; prelude: tirx_tma_*, tirx_bulk_*) ---- */
+
+/* &t[index] */
+static void element_ptr(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
+  tirx__sb_printf(&c->sb, "&%s[", t->decl.cname);
+  address(c, t, index);
+  tirx__sb_append(&c->sb, "]");
+}
+
+static void async_stmt(cg *c, const tirx__stmt *s) {
+  tirx__strbuf *sb = &c->sb;
+  const tirx_builder *b = c->b;
+  switch (s->flags) {
+  case TIRX__AS_TMA_LOAD:
+    tirx__sb_printf(sb, "tirx_tma_load_%s%dd(", s->b ? "mc_" : "", (int)s->loop);
+    element_ptr(c, s->tensor, s->index);
+    tirx__sb_printf(sb, ", &%s, ", b->tmap_cname[s->vec]);
+    element_ptr(c, s->a->tensor, s->a->index);
+    if (s->b) {
+      tirx__sb_append(sb, ", (unsigned short)(");
+      expr(c, s->b);
+      tirx__sb_append(sb, ")");
+    }
+    break;
+  case TIRX__AS_TMA_STORE:
+    tirx__sb_printf(sb, "tirx_tma_store_%dd(&%s, ", (int)s->loop, b->tmap_cname[s->vec]);
+    element_ptr(c, s->tensor, s->index);
+    break;
+  case TIRX__AS_COMMIT: tirx__sb_append(sb, "tirx_bulk_commit();\n"); return;
+  case TIRX__AS_WAIT:
+    tirx__sb_printf(sb, "tirx_bulk_wait<%d, %d>();\n", (int)s->vec, s->loop ? 1 : 0);
+    return;
+  case TIRX__AS_PREFETCH: {
+    int n = 0;
+    for (int i = 0; i < b->ntmaps; i++)
+      if (b->tmap_tensor[i] == s->tensor)
+        tirx__sb_printf(sb, "%stirx_tmap_prefetch(&%s);", n++ ? " " : "", b->tmap_cname[i]);
+    if (!n) tirx__sb_printf(sb, "/* %s has no tensor map to prefetch */", s->tensor->decl.name);
+    tirx__sb_append(sb, "\n");
+    return;
+  }
+  case TIRX__AS_FENCE_INIT: tirx__sb_append(sb, "tirx_fence_mbar_init();\n"); return;
+  case TIRX__AS_CLUSTER_SYNC: tirx__sb_append(sb, "tirx_cluster_sync_all();\n"); return;
+  default: /* the minimal mbarrier statements */
+    tirx__sb_append(sb, s->flags == TIRX__AS_MBAR_INIT     ? "tirx_mbar_init("
+                        : s->flags == TIRX__AS_MBAR_EXPECT ? "tirx_mbar_expect_tx("
+                                                           : "tirx_mbar_wait(");
+    element_ptr(c, s->a->tensor, s->a->index);
+    if (s->flags == TIRX__AS_MBAR_INIT) {
+      tirx__sb_printf(sb, ", %du);\n", (int)s->vec);
+    } else {
+      tirx__sb_append(sb, ", (unsigned)(");
+      expr(c, s->b);
+      tirx__sb_append(sb, "));\n");
+    }
+    return;
+  }
+  for (int i = 0; i < s->loop; i++) {
+    tirx__sb_append(sb, ", ");
+    expr(c, s->regs[i]);
+  }
+  tirx__sb_append(sb, ");\n");
+}
+
 static void stmt(cg *c, const tirx__stmt *s, int depth) {
   tirx__strbuf *sb = &c->sb;
   if (s->kind == TIRX__ST_FOR && s->loop == TIRX_LOOP_UNROLL) {
@@ -726,6 +792,7 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
     break;
   }
   /* ---- end packed math ---- */
+  case TIRX__ST_ASYNC: async_stmt(c, s); break;
   case TIRX__ST_LOCAL: {
     const char *v = declare(c, s->decl, s->tensor->decl.name);
     char *l = tirx_layout_str(s->tensor->layout);
@@ -811,6 +878,14 @@ char *tirx__codegen(tirx_builder *b) {
       d->tensor->stride_cname[k] = v;
       tirx__sb_printf(sb, "%slong long %s", np++ ? ", " : "", v);
     }
+  }
+  /* TMA tensor maps (copy_async.tma), by value in the parameter space. */
+  for (int i = 0; i < b->ntmaps; i++) {
+    char base[TIRX_BUILDER_MAX_NAME + 32];
+    snprintf(base, sizeof base, "%s_tmap", b->tmap_tensor[i]->decl.cname);
+    b->tmap_cname[i] = declare(&c, NULL, base);
+    tirx__sb_printf(sb, "%sconst __grid_constant__ tirx_tmap %s", np++ ? ", " : "",
+                    b->tmap_cname[i]);
   }
   tirx__sb_append(sb, ") {\n");
   specialisations(&c);

@@ -49,7 +49,16 @@
   X(MemcpyHtoD, 3020, (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount))              \
   X(MemcpyDtoH, 3020, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))                    \
   X(MemcpyDtoD, 3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))            \
-  X(MemsetD32, 3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N))
+  X(MemsetD32, 3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N))                          \
+  /* TMA tensor maps and cluster launches (copy_async.tma, tirx_set_cluster) */                   \
+  X(TensorMapEncodeTiled, 12000,                                                                   \
+    (CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,           \
+     void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,            \
+     const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, \
+     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,                               \
+     CUtensorMapFloatOOBfill oobFill))                                                             \
+  X(LaunchKernelEx, 11060,                                                                         \
+    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra))
 
 typedef struct tirx__driver {
   void *lib;          /* the dlopen handle; never closed once the driver works */

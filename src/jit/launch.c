@@ -1,8 +1,45 @@
 /* tirx_launch: plan from the caller's arguments, find the variant's loaded function (the memory
  * table without a lock; variant.c on a miss), cuLaunchKernel. */
 #include <stdio.h>
+#include <string.h>
 
 #include "jit.h"
+
+static CUtensorMapDataType tmap_dtype(int t) {
+  switch (t) {
+  case TIRX_F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case TIRX_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case TIRX_F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case TIRX_F64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+  case TIRX_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case TIRX_U32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+  case TIRX_I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  default: return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* i8, u8, bool: bytes */
+  }
+}
+
+/* One tensor map into out (128 bytes): zero fill out of bounds, 128-byte L2 promotion. */
+static CUresult encode_tmap(tirx_runtime *rt, const tirx__tmap_request *q, unsigned char *out) {
+  CUtensorMap map;
+  cuuint64_t dim[5], stride[4];
+  cuuint32_t box[5], estride[5];
+  for (int i = 0; i < q->rank; i++) {
+    dim[i] = q->dim[i];
+    box[i] = q->box[i];
+    estride[i] = 1;
+    if (i) stride[i - 1] = q->stride[i - 1];
+  }
+  CUtensorMapSwizzle sw = q->swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                          : q->swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                          : q->swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                             : CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUresult r = rt->drv.TensorMapEncodeTiled(&map, tmap_dtype(q->dtype), q->rank, q->data, dim,
+                                            stride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                            sw, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == CUDA_SUCCESS) memcpy(out, &map, sizeof map);
+  return r;
+}
 
 tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
                         int nargs, void *stream) {
@@ -66,13 +103,35 @@ tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_
            !atomic_compare_exchange_weak(&e->smem_allowed, &cur, plan.shared_bytes)) {
     }
   }
+  /* TMA tensor maps: encoded on every launch from the checked plan (a host-only driver call;
+   * not cached: the encode was not measured here, no GPU on the build machine). */
+  for (int i = 0; i < plan.ntmaps; i++) {
+    r = encode_tmap(rt, &plan.tmaps[i], plan.storage + plan.tmaps[i].offset);
+    if (r != CUDA_SUCCESS) {
+      tirx__ctx_leave(rt, &g);
+      return tirx__driver_error(rt, fn, "cuTensorMapEncodeTiled", r);
+    }
+  }
   if (TIRX_UNLIKELY(rt->log_level >= 2))
     tirx__log(rt, 2, "launch %s grid (%u,%u,%u) block (%u,%u,%u) smem %u stream %p", e->entry,
               plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2],
               plan.shared_bytes, stream);
-  r = rt->drv.LaunchKernel(e->function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
-                           plan.block[1], plan.block[2], plan.shared_bytes, (CUstream)stream,
-                           plan.params, NULL);
+  if (plan.cluster[0]) { /* a cluster launch: cuLaunchKernelEx with its dimension */
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = plan.cluster[0];
+    attr.value.clusterDim.y = plan.cluster[1];
+    attr.value.clusterDim.z = plan.cluster[2];
+    CUlaunchConfig cfg = {plan.grid[0],  plan.grid[1],      plan.grid[2],      plan.block[0],
+                          plan.block[1], plan.block[2],     plan.shared_bytes, (CUstream)stream,
+                          &attr,         1};
+    r = rt->drv.LaunchKernelEx(&cfg, e->function, plan.params, NULL);
+  } else {
+    r = rt->drv.LaunchKernel(e->function, plan.grid[0], plan.grid[1], plan.grid[2],
+                             plan.block[0], plan.block[1], plan.block[2], plan.shared_bytes,
+                             (CUstream)stream, plan.params, NULL);
+  }
   tirx__ctx_leave(rt, &g);
   if (TIRX_UNLIKELY(r != CUDA_SUCCESS)) {
     char what[160];

@@ -59,5 +59,7 @@ extern const tirx__rule tirx__rule_reduce_shuffle; /* reduce_warp.c */
 extern const tirx__rule tirx__rule_reduce_smem;    /* reduce_cta.c */
 extern const tirx__rule tirx__rule_reduce_dsmem;   /* reduce_cluster.c */
 extern const tirx__rule tirx__rule_reduce_scalar;  /* reduce_scalar.c */
+/* copy_async */
+extern const tirx__rule tirx__rule_copy_tma; /* copy_tma.c */
 
 #endif

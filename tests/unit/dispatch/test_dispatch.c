@@ -6,18 +6,18 @@ TestSuite(dispatch, .init = dispatch_setup, .fini = dispatch_teardown);
 #define ROW_REGS "((),(2,32,8)):((),(8@reg,1@laneid,1@reg))"
 
 Test(dispatch, no_rule_names_the_key) {
-  tirx__call c = CALL(TIRX__PRIM_COPY_ASYNC, 90, team(TIRX_TEAM_WARP),
+  tirx__call c = CALL(TIRX__PRIM_COPY_ASYNC, 80, team(TIRX_TEAM_WARP),
                       op(rows2d(64, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_SHARED),
                       op(rows2d(4096, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_GLOBAL));
   tirx__dispatch_result r = expect_fail(
       &c, TIRX_E_NO_RULE,
-      "tirx_dispatch: no rule for copy_async(arch=sm_90, roles=global->shared, team=warp)");
-  cr_assert_str_eq(r.key, "copy_async(arch=sm_90, roles=global->shared, team=warp)");
+      "tirx_dispatch: no rule for copy_async(arch=sm_80, roles=global->shared, team=warp)");
+  cr_assert_str_eq(r.key, "copy_async(arch=sm_80, roles=global->shared, team=warp)");
   cr_assert_eq(r.nrejected, 0);
   c.prim = TIRX__PRIM_COPY;
   c.config.family = "tma";
   expect_fail(&c, TIRX_E_NO_RULE,
-              "tirx_dispatch: no rule for copy(arch=sm_90, roles=global->shared, team=warp, "
+              "tirx_dispatch: no rule for copy(arch=sm_80, roles=global->shared, team=warp, "
               "family=tma)");
   c = CALL(TIRX__PRIM_GEMM, 90, team(TIRX_TEAM_WARP),
            op(lay("((16),(8)):((1@reg),(1@laneid))"), TIRX_F32, TIRX__ROLE_LOCAL),
@@ -91,7 +91,7 @@ Test(dispatch, report_lists_rules_shapes_and_reasons) {
       CALL(TIRX__PRIM_REDUCE, 90, w,
            op(lay("((32),()):((1@laneid),())"), TIRX_F16, TIRX__ROLE_LOCAL),
            op(lay("((32),(8)):((1@laneid),(1@reg))"), TIRX_F16, TIRX__ROLE_LOCAL)),
-      CALL(TIRX__PRIM_COPY_ASYNC, 90, w,
+      CALL(TIRX__PRIM_COPY_ASYNC, 80, w,
            op(rows2d(64, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_SHARED),
            op(rows2d(4096, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_GLOBAL)),
   };
@@ -113,7 +113,7 @@ Test(dispatch, report_lists_rules_shapes_and_reasons) {
                    "i64\n"
                    "  rejected reduce.shuffle: src dtype f16 is not one of f32, f64, i32, u32, "
                    "i64\n"
-                   "copy_async(arch=sm_90, roles=global->shared, team=warp) -> no rule\n");
+                   "copy_async(arch=sm_80, roles=global->shared, team=warp) -> no rule\n");
   free(text);
 }
 

@@ -1,0 +1,166 @@
+/*
+ * TMA and clusters in the builder: bulk-group statements, tensor-map prefetch, the cluster
+ * shape and cluster special registers, the registry of tensor maps the copy_async.tma
+ * lowering asks for (one hidden entry-point parameter each), and minimal mbarrier statements
+ * (internal: the TMA tests use them; the public mbarrier API supersedes them).
+ * tirx_copy_async itself is in prim.c with the other primitives.
+ */
+#include <string.h>
+
+#include "builder_internal.h"
+
+static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
+  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASYNC);
+  if (s) s->flags = (uint8_t)op;
+  return s;
+}
+
+void tirx_bulk_commit(tirx_builder *b) {
+  static const char fn[] = "tirx_bulk_commit";
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_COMMIT);
+}
+
+void tirx_bulk_wait(tirx_builder *b, int n, bool read_only) {
+  static const char fn[] = "tirx_bulk_wait";
+  if (!tirx__b_ok(b, fn)) return;
+  if (n < 0 || n > 63) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: n is %d, expected 0 to 63", fn, n);
+    return;
+  }
+  tirx__stmt *s = async_stmt(b, fn, TIRX__AS_WAIT);
+  if (!s) return;
+  s->vec = n;
+  s->loop = read_only;
+}
+
+void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t) {
+  static const char fn[] = "tirx_tmap_prefetch";
+  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t")) return;
+  if (t->storage != TIRX__GLOBAL || t->decl.kind != TIRX__DECL_PARAM_TENSOR) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: %s is not a global tensor parameter", fn,
+                 t->decl.name);
+    return;
+  }
+  tirx__stmt *s = async_stmt(b, fn, TIRX__AS_PREFETCH);
+  if (s) s->tensor = t;
+}
+
+void tirx_set_cluster(tirx_builder *b, int x, int y, int z) {
+  static const char fn[] = "tirx_set_cluster";
+  if (!tirx__b_ok(b, fn)) return;
+  int v[3] = {x, y, z};
+  static const char *const names[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; i++)
+    if (v[i] < 1 || v[i] > 8) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: %s is %d, expected 1 to 8", fn, names[i], v[i]);
+      return;
+    }
+  if (x * y * z > 8) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                 "%s: %d x %d x %d CTAs, expected at most 8 (the portable cluster size)", fn, x,
+                 y, z);
+    return;
+  }
+  for (int i = 0; i < 3; i++) b->cluster[i] = v[i];
+}
+
+static tirx_expr *cluster_reg(tirx_builder *b, const char *fn, int sp, int dim) {
+  if (!tirx__b_ok(b, fn)) return NULL;
+  if (dim < 0 || dim > 2) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: dim is %d, expected 0, 1 or 2", fn, dim);
+    return NULL;
+  }
+  tirx_expr *e = tirx__b_expr_new(b, fn, TIRX__EX_SPECIAL, sp, TIRX_I32, NULL, NULL, NULL);
+  if (!e) return NULL;
+  e->i = dim;
+  e->host = false;
+  return e;
+}
+
+tirx_expr *tirx_cluster_ctarank(tirx_builder *b) {
+  return cluster_reg(b, "tirx_cluster_ctarank", TIRX__SP_CLUSTER_CTARANK, 0);
+}
+
+tirx_expr *tirx_cluster_id(tirx_builder *b, int dim) {
+  return cluster_reg(b, "tirx_cluster_id", TIRX__SP_CLUSTER_ID, dim);
+}
+
+int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d) {
+  static const char fn[] = "tirx_kernel_build";
+  tirx__tmap_desc want;
+  memcpy(&want, d, sizeof want);
+  want.param = t->decl.param_index;
+  for (int i = 0; i < b->ntmaps; i++)
+    if (b->tmap_tensor[i] == t && memcmp(&b->tmap[i], &want, sizeof want) == 0) return i;
+  if (b->ntmaps == TIRX__MAX_TMAPS) {
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: the kernel needs more than %d TMA tensor maps", fn,
+                 TIRX__MAX_TMAPS);
+    return -1;
+  }
+  b->tmap_tensor[b->ntmaps] = t;
+  b->tmap[b->ntmaps] = want;
+  return b->ntmaps++;
+}
+
+/* ---- minimal mbarriers (internal) ---- */
+
+static tirx_expr *bar_element(tirx_builder *b, const char *fn, tirx_region *bar) {
+  if (!tirx__b_region_barrier(b, fn, bar, "bar")) return NULL;
+  return tirx_load(b, bar->tensor, bar->tensor->rank, bar->begin);
+}
+
+bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *r,
+                            const char *arg) {
+  if (!r) {
+    tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: %s is NULL", fn, arg);
+    return false;
+  }
+  bool one = r->owner == b && r->tensor;
+  for (int k = 0; one && k < r->tensor->rank; k++) one = r->extent[k] == 1;
+  if (!one || r->tensor->storage != TIRX__SHARED || r->tensor->dtype != TIRX_I64) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                 "%s: %s is not one element of a shared i64 tensor (an mbarrier)", fn, arg);
+    return false;
+  }
+  return true;
+}
+
+void tirx__mbar_init(tirx_builder *b, tirx_region *bar, int count) {
+  static const char fn[] = "tirx__mbar_init";
+  if (!tirx__b_ok(b, fn)) return;
+  tirx_expr *e = bar_element(b, fn, bar);
+  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__AS_MBAR_INIT) : NULL;
+  if (!s) return;
+  s->a = e;
+  s->vec = count;
+}
+
+void tirx__mbar_arrive_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes) {
+  static const char fn[] = "tirx__mbar_arrive_expect_tx";
+  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, bytes, "bytes")) return;
+  tirx_expr *e = bar_element(b, fn, bar);
+  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__AS_MBAR_EXPECT) : NULL;
+  if (!s) return;
+  s->a = e;
+  s->b = bytes;
+}
+
+void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity) {
+  static const char fn[] = "tirx__mbar_wait";
+  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, parity, "parity")) return;
+  tirx_expr *e = bar_element(b, fn, bar);
+  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__AS_MBAR_WAIT) : NULL;
+  if (!s) return;
+  s->a = e;
+  s->b = parity;
+}
+
+void tirx__cluster_sync(tirx_builder *b) {
+  static const char fn[] = "tirx__cluster_sync";
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_CLUSTER_SYNC);
+}
+
+void tirx__fence_mbar_init(tirx_builder *b) {
+  static const char fn[] = "tirx__fence_mbar_init";
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_FENCE_INIT);
+}

@@ -1,0 +1,221 @@
+/*
+ * copy_async.tma: TMA tile copies between global and shared memory (sm_90).
+ *
+ *   load   cp.async.bulk.tensor.Nd.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+ *          [smem], [tmap, {c0..}], [mbar]  (+ .multicast::cluster with a u16 CTA mask)
+ *   store  cp.async.bulk.tensor.Nd.global.shared::cta.tile.bulk_group [tmap, {c0..}], [smem]
+ *
+ * The tensor map is derived from the layouts (../tma.h: the shared layout's dense chain is the
+ * box, the rest are residual loops) and passed to the kernel as a hidden
+ * `const __grid_constant__ tirx_tmap` parameter, one per (global tensor, map), encoded at
+ * launch with cuTensorMapEncodeTiled from the actual pointer, shape and strides, with
+ * out-of-bounds elements zero-filled on loads and clipped on stores.
+ *
+ * Scope: one thread issues the copy. The rule requires exactly one active thread in the CTA,
+ * as a filter makes it: tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1) (an elect-one or any
+ * run-time condition is not visible to the scope model, so it does not satisfy the rule: put
+ * the filter inside it or use the filter alone). Synchronisation is the caller's: a load
+ * arrives on cfg.barrier's mbarrier with complete_tx (the caller does arrive.expect_tx with
+ * the box bytes and waits on the phase); a store is tracked by tirx_bulk_commit /
+ * tirx_bulk_wait, and shared-memory writes it reads need a proxy fence before it.
+ *
+ * Shape: (box) elements moved by one instruction. The loop form (whole logical dimensions,
+ * exact out-of-bounds handling) is always listed; the split form (fewer, larger boxes: a
+ * logical dimension split into several map dimensions) is listed first only when every split
+ * dimension's global extent is a build-time constant it divides, and otherwise after it (ask
+ * for it with config.shape; the launch then checks the divisibility).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../layout/layout_internal.h"
+#include "../lower.h"
+#include "../tma.h"
+#include "families.h"
+
+static const char FN[] = "tirx_kernel_build";
+
+/* Operand indices of the global and the shared side. */
+static void sides(const tirx__call *c, int *gi, int *si) {
+  *gi = c->operands[0].role == TIRX__ROLE_GLOBAL ? 0 : 1;
+  *si = 1 - *gi;
+}
+
+/* What is known of the global side: the builder's description, or (a bare call) the global
+ * layout's strides as constants, extents known at launch, begins zero. */
+static bool global_of(tirx__rule_ctx *ctx, int gi, tirx__tma_global *g) {
+  if (ctx->call->tma) {
+    *g = *ctx->call->tma;
+    return true;
+  }
+  const tirx_layout *l = tirx__canon_of(ctx, ctx->call->operands[gi].layout);
+  if (!l) {
+    tirx__reason(ctx, "src has no canonical form");
+    return false;
+  }
+  for (int k = 0; k < l->rank; k++) {
+    int n = l->dim_begin[k + 1] - l->dim_begin[k];
+    if (n > 1) {
+      tirx__reason(ctx, "%s dim %d is not one strided dimension: TMA walks strided tensors",
+                   tirx__rule_operand_name(ctx, gi), k);
+      return false;
+    }
+    g->stride[k] = n ? l->d[l->dim_begin[k]].stride : TIRX__TMA_UNKNOWN;
+    g->size[k] = TIRX__TMA_UNKNOWN;
+    g->begin_div[k] = 0;
+  }
+  return true;
+}
+
+static bool derive(tirx__rule_ctx *ctx, const tirx__call *c, bool split, tirx__tma_plan *plan,
+                   char *why, size_t cap) {
+  int gi, si;
+  sides(c, &gi, &si);
+  tirx__tma_global g;
+  if (!global_of(ctx, gi, &g)) return false;
+  const tirx_layout *sl = c->operands[si].layout;
+  int64_t extent[TIRX_LAYOUT_MAX_RANK];
+  int rank = tirx_layout_rank(sl);
+  tirx_layout_shape(sl, extent, TIRX_LAYOUT_MAX_RANK);
+  return tirx__tma_derive(ctx->arena, rank, extent, &g, sl, tirx_dtype_size(c->operands[si].dtype),
+                          split, plan, why, cap) == TIRX_OK;
+}
+
+/* scratch[0]: the loop form's box; [1]: the split form's (0: not legal or the same); [2]: the
+ * split form is known safe at build time. */
+static void check(tirx__rule_ctx *ctx) {
+  const tirx__call *c = ctx->call;
+  int64_t threads = tirx_scope_num_threads(c->scope);
+  if (threads != 1)
+    tirx__reason(ctx,
+                 "the call has %lld active threads: one thread issues a TMA copy (wrap it in "
+                 "tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1))",
+                 (long long)threads);
+  tirx__tma_plan loop, split;
+  char why[320] = "";
+  if (!derive(ctx, c, false, &loop, why, sizeof why)) {
+    if (why[0]) tirx__reason(ctx, "%s", why); /* else global_of gave the reason */
+    return;
+  }
+  ctx->scratch[0] = loop.box_elems;
+  ctx->scratch[1] = 0;
+  ctx->scratch[2] = 0;
+  int reasons = ctx->nreasons;
+  if (derive(ctx, c, true, &split, why, sizeof why) && split.box_elems > loop.box_elems) {
+    ctx->scratch[1] = split.box_elems;
+    bool safe = true;
+    int gi, si;
+    sides(c, &gi, &si);
+    for (int i = 0; i < split.map.rank; i++)
+      if (split.map.d[i].kind == TIRX__TMAP_OUTER)
+        safe = safe && c->tma && c->tma->size[split.map.d[i].dim] != TIRX__TMA_UNKNOWN;
+    ctx->scratch[2] = safe;
+  }
+  ctx->nreasons = reasons; /* the split form failing is not a failed constraint */
+}
+
+static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
+  (void)cap;
+  tirx__shape loop = {{ctx->scratch[0]}}, split = {{ctx->scratch[1]}};
+  if (!ctx->scratch[1]) {
+    out[0] = loop;
+    return 1;
+  }
+  out[0] = ctx->scratch[2] ? split : loop;
+  out[1] = ctx->scratch[2] ? loop : split;
+  return 2;
+}
+
+/* ---- lowering ---- */
+
+static tirx_status fail(tirx__lower *lw, const char *msg) {
+  return tirx__b_fail(lw->b, TIRX_E_NOT_SUPPORTED, "%s: [%s:%d] %s: %s", FN, lw->b->name,
+                      (int)lw->p->number, lw->rule, msg);
+}
+
+static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const tirx__shape *shape,
+                        void *emitter) {
+  tirx__lower *lw = emitter;
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  tirx__rule_ctx ctx = {.call = call, .rule = rule, .arena = lw->arena};
+  tirx__tma_plan plan;
+  char why[320] = "rule check failed";
+  if (!derive(&ctx, call, false, &plan, why, sizeof why))
+    return fail(lw, why);
+  if (shape->v[0] != plan.box_elems && !derive(&ctx, call, true, &plan, why, sizeof why))
+    return fail(lw, why);
+  int gi, si;
+  sides(call, &gi, &si);
+  bool load = gi == 1;
+  const tirx_region *gr = p->ops[gi], *sr = p->ops[si];
+  if (load && !p->barrier) return fail(lw, "a TMA load needs cfg->barrier (its mbarrier)");
+  if (p->multicast && !b->cluster[0])
+    return fail(lw, "a multicast TMA load needs a cluster launch (tirx_set_cluster)");
+  plan.map.dtype = (uint8_t)gr->tensor->dtype;
+  int map = tirx__b_tmap(b, gr->tensor, &plan.map);
+  if (map < 0) return b->status;
+
+  tirx_expr *j[TIRX_LAYOUT_MAX_ITERS];
+  for (int l = 0; l < plan.nloops; l++)
+    j[l] = tirx_for_begin(b, "i", tirx_int(b, 0), tirx_int(b, plan.loop[l].extent), NULL,
+                          TIRX_LOOP_UNROLL);
+  tirx_expr **coords = tirx__arena_array(b->arena, TIRX__TMAP_MAX_RANK, sizeof *coords, FN);
+  if (!coords) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+  for (int i = 0; i < plan.map.rank; i++) {
+    const tirx__tmap_dim *d = &plan.map.d[i];
+    if (d->kind == TIRX__TMAP_INNER) {
+      coords[i] = tirx_int_typed(b, 0, TIRX_I32);
+      continue;
+    }
+    tirx_expr *e = tirx_cast(b, gr->begin[d->dim], TIRX_I32);
+    if (plan.coord_div[i] > 1) e = tirx_div(b, e, tirx_int(b, plan.coord_div[i]));
+    for (int l = 0; l < plan.nloops; l++)
+      if (plan.loop[l].mapdim == i)
+        e = tirx_add(b, e, tirx_mul(b, j[l], tirx_int(b, plan.loop[l].coord_step)));
+    coords[i] = e;
+  }
+  tirx_expr *idx[TIRX_BUILDER_MAX_RANK];
+  for (int k = 0; k < sr->tensor->rank; k++) {
+    idx[k] = sr->begin[k];
+    for (int l = 0; l < plan.nloops; l++)
+      if (plan.loop[l].dim == k)
+        idx[k] = tirx_add(b, idx[k], tirx_mul(b, j[l], tirx_int(b, plan.loop[l].f)));
+  }
+  tirx_expr **index = tirx__b_index_list(b, FN, sr->tensor, sr->tensor->rank, idx);
+  tirx_expr *bar = NULL;
+  if (load) {
+    const tirx_region *br = p->barrier;
+    bar = tirx_load(b, br->tensor, br->tensor->rank, br->begin);
+  }
+  if (b->status != TIRX_OK) return b->status;
+  tirx__stmt *s = tirx__b_stmt(b, FN, TIRX__ST_ASYNC);
+  if (!s) return b->status;
+  s->flags = load ? TIRX__AS_TMA_LOAD : TIRX__AS_TMA_STORE;
+  s->vec = map;
+  s->tensor = sr->tensor;
+  s->index = index;
+  s->regs = coords;
+  s->loop = plan.map.rank;
+  s->a = bar;
+  s->b = load ? p->multicast : NULL;
+  for (int l = 0; l < plan.nloops; l++) tirx_for_end(b);
+  return b->status;
+}
+
+const tirx__rule tirx__rule_copy_tma = {
+    .name = "copy_async.tma",
+    .family = "tma",
+    .summary = "cp.async.bulk.tensor (TMA) tile load/store, mbarrier or bulk-group completion",
+    .kind = TIRX__RULE_DEFAULT,
+    .prims = TIRX__BIT(TIRX__PRIM_COPY_ASYNC),
+    .flows = TIRX__FLOW(TIRX__ROLE_GLOBAL, TIRX__ROLE_SHARED) |
+             TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_GLOBAL),
+    .teams = TIRX__TEAMS_ALL,
+    .min_arch = 90,
+    .needs = {.dtypes = TIRX__DTYPES_ALL},
+    .shape_dims = {"box"},
+    .check = check,
+    .shapes = shapes,
+    .emit = emit,
+};
