@@ -953,3 +953,79 @@ tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
 }
 
 /* ---- end ldmatrix / stmatrix ---- */
+
+/* ---- gemm.scalar ---- */
+
+/* d[idx] = [d[idx] +] sum_k a[i, k] * b[k, j], summed in f32 (f64 when an operand is). */
+static void gemm_dot(tirx__lower *lw, tirx_expr *const *idx) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
+  int at = TIRX_F32;
+  for (int i = 0; i < 3; i++)
+    if (p->ops[i]->tensor->dtype == TIRX_F64) at = TIRX_F64;
+  tirx_expr *old = as_type(b, load_at(lw, d, idx, 0), at);
+  tirx_expr *init = p->scale_d ? tirx_select(b, p->scale_d, old, fconst(b, 0.0, at)) : old;
+  tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, init);
+  tirx_expr *kk = tirx_for_begin(b, "kk", tirx_int(b, 0), tirx_int(b, a->extent[1]), NULL,
+                                 TIRX_LOOP_SERIAL);
+  if (!acc || !kk) return;
+  tirx_expr *ai[2] = {idx[0], kk}, *bi[2] = {kk, idx[1]};
+  tirx_assign(b, acc, tirx_add(b, acc, tirx_mul(b, as_type(b, load_at(lw, a, ai, 0), at),
+                                                as_type(b, load_at(lw, bm, bi, 0), at))));
+  tirx_for_end(b);
+  store_at(lw, d, idx, 0, as_type(b, acc, d->tensor->dtype));
+}
+
+/*
+ * Each element of d once: d local, every thread walks the elements it holds (the plan of the
+ * elementwise lowering); d in memory, the team shares them round-robin.
+ */
+tirx_status tirx__emit_gemm_scalar(const tirx__rule *rule, const tirx__call *call,
+                                   const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)shape;
+  tirx__lower *lw = emitter;
+  tirx_builder *b = lw->b;
+  const int64_t *ext = lw->p->ops[0]->extent;
+  tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL};
+  if (call->operands[0].role != TIRX__ROLE_LOCAL) {
+    tirx_expr *r;
+    int64_t size;
+    if (!team_share(lw, &r, &size)) return b->status;
+    tirx_expr *f = tirx_for_begin(b, "e", r, tirx_int(b, ext[0] * ext[1]), tirx_int(b, size),
+                                  TIRX_LOOP_SERIAL);
+    if (!f) return b->status;
+    idx[0] = tirx_div(b, f, tirx_int(b, ext[1]));
+    idx[1] = tirx_mod(b, f, tirx_int(b, ext[1]));
+    gemm_dot(lw, idx);
+    tirx_for_end(b);
+    return b->status;
+  }
+  const tirx_layout *dl = call->operands[0].layout;
+  plan pl;
+  make_plan(dl, &pl);
+  tirx_expr *guard;
+  if (thread_digits(lw, &pl, true, &guard) != TIRX_OK) return b->status;
+  if (guard) tirx_if_begin(b, guard);
+  int opened = 0;
+  for (int i = 0; i < pl.n; i++) {
+    const plan_iter *it = &pl.it[i];
+    tirx_expr *dg;
+    if (it->loop) {
+      dg = open_loop(b, it->extent, TIRX_LOOP_UNROLL);
+      opened++;
+    } else {
+      dg = digit_of(b, dl, it);
+    }
+    if (it->inner != 1) dg = tirx_mul(b, dg, tirx_int(b, it->inner));
+    idx[it->dim] = add_term(b, idx[it->dim], dg);
+  }
+  if (b->status != TIRX_OK) return b->status;
+  gemm_dot(lw, idx);
+  for (int i = 0; i < opened; i++) tirx_for_end(b);
+  if (guard) tirx_if_end(b);
+  return b->status;
+}
+
+/* ---- end gemm.scalar ---- */

@@ -72,4 +72,15 @@ tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter);
 /* ---- end ldmatrix / stmatrix ---- */
 
+/* ---- gemm, gemm_async ---- */
+/* gemm.scalar (lower.c): FMA loops over K per element of d. */
+tirx_status tirx__emit_gemm_scalar(const tirx__rule *rule, const tirx__call *call,
+                                   const tirx__shape *shape, void *emitter);
+/* gemm.mma and gemm_async.wgmma (lower_gemm.c). */
+tirx_status tirx__emit_mma(const tirx__rule *rule, const tirx__call *call,
+                           const tirx__shape *shape, void *emitter);
+tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
+                             const tirx__shape *shape, void *emitter);
+/* ---- end gemm ---- */
+
 #endif
