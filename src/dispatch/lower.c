@@ -11,6 +11,7 @@
  * sum(digit_j * inner_j) over the iters j of dim k (inner_j: the product of the extents of
  * the iters after j in that dim).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -945,10 +946,76 @@ tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
   return tirx__lower_matrix(emitter, shape->v[0], false);
 }
 
+/*
+ * stmatrix at warpgroup scope (copy.stmatrix on a tid_in_wg tile): warp 0's blocks
+ * (tirx__matrix_wg_blocks), num per instruction, unrolled; lanes 8i..8i+7 address rows of
+ * block g*num + i of their warp (warp w's rows are w * rows_per_warp further down), and every
+ * register operand is the block's corner in the local array (its slots do not depend on the
+ * lane or the warp).
+ */
+/* This lane's block's row (or column: field) among m[0..num): m[q]'s, as q * step + m[0]'s
+ * when they are evenly spaced, else a select chain. */
+static tirx_expr *wg_coord(tirx_builder *b, tirx_expr *q, const tirx__matrix_block *m,
+                           int64_t num, size_t field) {
+  int64_t v[4] = {0, 0, 0, 0};
+  for (int64_t i = 0; i < num; i++) memcpy(&v[i], (const char *)&m[i] + field, sizeof v[i]);
+  bool even = true;
+  for (int64_t i = 2; i < num; i++) even &= v[i] - v[i - 1] == v[1] - v[0];
+  if (num == 1 || (even && v[1] == v[0])) return tirx_int(b, v[0]);
+  if (even) return tirx_add(b, tirx_mul(b, q, tirx_int(b, v[1] - v[0])), tirx_int(b, v[0]));
+  tirx_expr *e = tirx_int(b, v[num - 1]);
+  for (int64_t i = num - 2; i >= 0; i--)
+    e = tirx_select(b, tirx_eq(b, q, tirx_int(b, i)), tirx_int(b, v[i]), e);
+  return e;
+}
+
+static tirx_status lower_stmatrix_wg(tirx__lower *lw, int64_t num) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *reg = p->ops[1], *sm = p->ops[0];
+  int64_t rows = reg->extent[0], cols = reg->extent[1], step = 0;
+  int n = 0, cap = (int)(rows / 8 * (cols / 8));
+  const char *why = NULL;
+  tirx__matrix_block *blk = tirx__arena_array(lw->arena, (size_t)cap, sizeof *blk, FN);
+  if (!blk || !tirx__matrix_wg_blocks(lw->arena, lw->call->operands[1].layout, blk, cap, &n,
+                                      &step, &why))
+    return fail(lw, "%s", why ? why : "out of memory");
+  tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
+  tirx_expr *wrow = tirx_let(b, "wrow", tirx_mul(b, tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG),
+                                                 tirx_int(b, step)));
+  tirx_expr *q = num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1))
+                         : NULL;
+  tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
+  for (int64_t g = 0; g < n / num && b->status == TIRX_OK; g++) {
+    const tirx__matrix_block *m = &blk[g * num];
+    tirx_expr *row = wg_coord(b, q, m, num, offsetof(tirx__matrix_block, row));
+    tirx_expr *col = wg_coord(b, q, m, num, offsetof(tirx__matrix_block, col));
+    tirx_expr *sidx[2] = {tirx_add(b, tirx_add(b, row, r8), wrow), col}, *six[2];
+    tensor_index(lw, sm, sidx, 0, six);
+    tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
+    tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
+    if (!index || !regs)
+      return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+    for (int64_t i = 0; i < num; i++) {
+      tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
+      regs[i] = load_at(lw, reg, ridx, 0);
+    }
+    tirx__stmt *s = b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_MATRIX) : NULL;
+    if (!s) return b->status;
+    s->tensor = sm->tensor;
+    s->index = index;
+    s->regs = regs;
+    s->vec = (int32_t)num;
+    s->flags = TIRX__MX_STORE;
+  }
+  return b->status;
+}
+
 tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter) {
   (void)rule;
-  (void)call;
+  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
+    return lower_stmatrix_wg(emitter, shape->v[0]);
   return tirx__lower_matrix(emitter, shape->v[0], true);
 }
 
