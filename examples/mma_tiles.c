@@ -124,3 +124,96 @@ tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap) {
   tirx_builder_destroy(b);
   return k;
 }
+
+/* ---- an mbarrier ring (mma_tiles.h) ---- */
+
+/*
+ * Two warpgroups: warp 0 (producer, setmaxnreg.dec 40) fills stage s = it % 2 of a shared
+ * ring with x[it, :], then one elected lane arrives on full[s] (expect_tx 0 on odd it, a
+ * plain arrive on even); warp 4 (consumer, setmaxnreg.inc 232) waits full[s] with parity
+ * (it / 2) & 1, writes y[it, :] = 2 * data + it and releases the stage on empty[s], which the
+ * producer waits with the opposite parity (a fresh barrier's previous phase counts as done).
+ * Afterwards every thread passes named barrier 1; thread 0 writes the cluster rank and the
+ * number of lanes elect.sync chose in warp 0 (atomics) to info[0], info[1].
+ */
+tirx_kernel *example_mbarrier_ring(int iters, char *err, size_t cap) {
+  tirx_builder *b = tirx_builder_create("mbarrier_ring");
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32,
+                                     TIRX_EXPRS(tirx_int(b, iters), tirx_int(b, 32)),
+                                     NULL);
+  tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_F32,
+                                     TIRX_EXPRS(tirx_int(b, iters), tirx_int(b, 32)),
+                                     NULL);
+  tirx_tensor *info = tirx_param_tensor(b, "info", TIRX_I32, TIRX_EXPRS(tirx_int(b, 2)), NULL);
+  tirx_set_block(b, 256, 1, 1);
+  tirx_tensor *data = tirx_alloc_shared(b, "data", TIRX_F32, TIRX_DIMS(2, 32), NULL);
+  tirx_tensor *full = tirx_alloc_mbarrier(b, "full", 2);
+  tirx_tensor *empty = tirx_alloc_mbarrier(b, "empty", 2);
+  tirx_expr *tid = tirx_thread_linear(b), *warp = tirx_warp_id(b), *lane = tirx_lane_id(b);
+  tirx_if_begin(b, tirx_eq(b, tid, tirx_int(b, 0)));
+  for (int s = 0; s < 2; s++) {
+    tirx_mbarrier_init(b, tirx_region_new(b, full, TIRX_EXPRS(tirx_int(b, s)), (int64_t[]){1}), 1);
+    tirx_mbarrier_init(b, tirx_region_new(b, empty, TIRX_EXPRS(tirx_int(b, s)), (int64_t[]){1}),
+                       1);
+  }
+  tirx_store(b, info, TIRX_EXPRS(tirx_int(b, 1)), tirx_int_typed(b, 0, TIRX_I32));
+  tirx_fence_mbarrier_init(b);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+  tirx_if_begin(b, tirx_lt(b, tid, tirx_int(b, 128)));
+  tirx_setmaxnreg(b, 40, false);
+  tirx_if_begin(b, tirx_eq(b, warp, tirx_int(b, 0)));
+  {
+    tirx_expr *it = tirx_for_begin(b, "it", tirx_int(b, 0), tirx_int(b, iters), NULL,
+                                   TIRX_LOOP_SERIAL);
+    tirx_expr *s = tirx_let(b, "s", tirx_mod(b, it, tirx_int(b, 2)));
+    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
+    tirx_region *fs = tirx_region_new(b, full, TIRX_EXPRS(s), (int64_t[]){1});
+    tirx_region *es = tirx_region_new(b, empty, TIRX_EXPRS(s), (int64_t[]){1});
+    tirx_mbarrier_wait(b, es, tirx_bit_xor(b, ph, tirx_int(b, 1)));
+    tirx_store(b, data, TIRX_EXPRS(s, lane), tirx_load(b, x, TIRX_EXPRS(it, lane)));
+    tirx_sync_warp(b);
+    tirx_if_begin(b, tirx_elect_one(b));
+    tirx_if_begin(b, tirx_eq(b, s, tirx_int(b, 1)));
+    tirx_mbarrier_expect_tx(b, fs, tirx_int(b, 0));
+    tirx_else(b);
+    tirx_mbarrier_arrive(b, fs);
+    tirx_if_end(b);
+    tirx_if_end(b);
+    tirx_for_end(b);
+    /* elect.sync chooses one lane of the (converged) warp. */
+    tirx_expr *chosen = tirx_let(b, "chosen", tirx_elect_one(b));
+    tirx_if_begin(b, chosen);
+    tirx_atomic_add(b, info, TIRX_EXPRS(tirx_int(b, 1)), tirx_int_typed(b, 1, TIRX_I32));
+    tirx_if_end(b);
+  }
+  tirx_if_end(b);
+  tirx_else(b);
+  tirx_setmaxnreg(b, 232, true);
+  tirx_if_begin(b, tirx_eq(b, warp, tirx_int(b, 4)));
+  {
+    tirx_expr *it = tirx_for_begin(b, "it", tirx_int(b, 0), tirx_int(b, iters), NULL,
+                                   TIRX_LOOP_SERIAL);
+    tirx_expr *s = tirx_let(b, "s", tirx_mod(b, it, tirx_int(b, 2)));
+    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
+    tirx_mbarrier_wait(b, tirx_region_new(b, full, TIRX_EXPRS(s), (int64_t[]){1}), ph);
+    tirx_expr *v = tirx_load(b, data, TIRX_EXPRS(s, lane));
+    tirx_store(b, y, TIRX_EXPRS(it, lane),
+               tirx_add(b, tirx_mul(b, v, tirx_float(b, 2.0, TIRX_F32)), tirx_cast(b, it, TIRX_F32)));
+    tirx_sync_warp(b);
+    tirx_if_begin(b, tirx_elect_one(b));
+    tirx_mbarrier_arrive(b, tirx_region_new(b, empty, TIRX_EXPRS(s), (int64_t[]){1}));
+    tirx_if_end(b);
+    tirx_for_end(b);
+  }
+  tirx_if_end(b);
+  tirx_if_end(b);
+  tirx_named_barrier_sync(b, 1, 256);
+  tirx_if_begin(b, tirx_eq(b, tid, tirx_int(b, 0)));
+  tirx_store(b, info, TIRX_EXPRS(tirx_int(b, 0)), tirx_cluster_ctarank(b));
+  tirx_if_end(b);
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}

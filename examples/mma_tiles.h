@@ -30,4 +30,13 @@ typedef struct mma_tile {
 /* The kernel for t, or NULL with the builder's error in err[cap]. */
 tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap);
 
+/*
+ * A two-warpgroup producer/consumer ring over two shared stages, synchronised by mbarriers
+ * (full: one arrival from the producer, empty: one from the consumer), with setmaxnreg on both
+ * roles, elect.sync, a named barrier and the cluster rank: y[it, l] = 2 * x[it, l] + it.
+ * Parameters: x, y (f32 [iters, 32], dense), info (i32 [2]): info[0] the CTA's cluster rank,
+ * info[1] the number of lanes elect.sync chose once in warp 0 (1). Block 256, grid 1.
+ */
+tirx_kernel *example_mbarrier_ring(int iters, char *err, size_t cap);
+
 #endif

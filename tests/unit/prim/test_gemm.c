@@ -57,3 +57,29 @@ Test(prim_gemm, wgmma_tile_dispatches_and_compiles, .timeout = 300) {
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt);
 }
+
+/* Every tile of the GPU suite (tests/gpu/test_mma.c) builds and compiles for sm_90a. */
+Test(prim_gemm, every_gpu_tile_compiles, .timeout = 600) {
+  static const mma_tile tiles[] = {
+      {"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false}, {"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false},
+      {"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true},  {"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true},
+      {"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false},   {"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true},
+      {"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false},    {"mma", TIRX_BF16, 64, 128, 64, 0, 0, false},
+      {"mma", TIRX_F16, 32, 24, 32, 0, 0, true},        {"mma", TIRX_BF16, 16, 8, 16, 0, 0, false},
+      {"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false},  {"scalar", TIRX_F16, 32, 24, 32, 0, 0, true},
+      {"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true},
+  };
+  tirx_runtime *rt = compile_only_runtime();
+  for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+    tirx_kernel *k = tile(tiles[i]);
+    char *ptx = ptx_of(rt, k);
+    const char *want = strcmp(tiles[i].family, "wgmma") == 0 ? "wgmma.mma_async.sync.aligned"
+                       : strcmp(tiles[i].family, "mma") == 0 ? "mma.sync.aligned.m16n8k16.row.col.f32"
+                                                             : "fma.rn.f32";
+    assert_has(ptx, want);
+    assert_has(ptx, "stmatrix.sync.aligned");
+    free(ptx);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
