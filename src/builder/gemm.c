@@ -10,9 +10,17 @@
 
 static void gemm(tirx_builder *b, const char *fn, int prim, tirx_region *d, tirx_region *a,
                  tirx_region *bm, const tirx_gemm_config *cfg) {
-  if (!tirx__b_ok(b, fn) || !tirx__b_region(b, fn, d, "d", true) ||
-      !tirx__b_region(b, fn, a, "a", true) || !tirx__b_region(b, fn, bm, "bm", true))
-    return;
+  if (!tirx__b_ok(b, fn)) return;
+  static const char *const names[3] = {"d", "a", "bm"};
+  tirx_region *ops[3] = {d, a, bm};
+  for (int i = 0; i < 3; i++) {
+    if (!tirx__b_region(b, fn, ops[i], names[i], false)) return;
+    if (!ops[i]->tensor) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                   "%s: %s is a broadcast: gemm operands are regions of tensors", fn, names[i]);
+      return;
+    }
+  }
   tirx_config c = {0};
   tirx_expr *acc = NULL;
   if (cfg) {
