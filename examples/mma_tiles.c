@@ -74,8 +74,10 @@ tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap) {
 
   tirx_copy(b, tirx_whole(b, as), tirx_whole(b, a), NULL);
   tirx_copy(b, tirx_whole(b, bs), tirx_whole(b, bt), NULL);
+  /* The writers make their generic-proxy stores visible to the async proxy (wgmma reads
+   * shared memory through it), then the barrier publishes them. */
+  tirx_fence_proxy_async(b);
   tirx_sync_threads(b);
-  tirx_fence_proxy_async(b); /* generic-proxy writes, read by wgmma through the async proxy */
 
   tirx_team_begin(b, wg ? TIRX_TEAM_WARPGROUP : TIRX_TEAM_WARP);
   tirx_expr *team = wg ? tirx_div(b, tirx_thread_linear(b), tirx_int(b, 128)) : tirx_warp_id(b);
