@@ -169,7 +169,8 @@ tirx_kernel *example_mbarrier_ring(int iters, char *err, size_t cap) {
     tirx_expr *it = tirx_for_begin(b, "it", tirx_int(b, 0), tirx_int(b, iters), NULL,
                                    TIRX_LOOP_SERIAL);
     tirx_expr *s = tirx_let(b, "s", tirx_mod(b, it, tirx_int(b, 2)));
-    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
+    tirx_expr *ph =
+        tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
     tirx_region *fs = tirx_region_new(b, full, TIRX_EXPRS(s), (int64_t[]){1});
     tirx_region *es = tirx_region_new(b, empty, TIRX_EXPRS(s), (int64_t[]){1});
     tirx_mbarrier_wait(b, es, tirx_bit_xor(b, ph, tirx_int(b, 1)));
@@ -197,11 +198,13 @@ tirx_kernel *example_mbarrier_ring(int iters, char *err, size_t cap) {
     tirx_expr *it = tirx_for_begin(b, "it", tirx_int(b, 0), tirx_int(b, iters), NULL,
                                    TIRX_LOOP_SERIAL);
     tirx_expr *s = tirx_let(b, "s", tirx_mod(b, it, tirx_int(b, 2)));
-    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
+    tirx_expr *ph =
+        tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
     tirx_mbarrier_wait(b, tirx_region_new(b, full, TIRX_EXPRS(s), (int64_t[]){1}), ph);
     tirx_expr *v = tirx_load(b, data, TIRX_EXPRS(s, lane));
     tirx_store(b, y, TIRX_EXPRS(it, lane),
-               tirx_add(b, tirx_mul(b, v, tirx_float(b, 2.0, TIRX_F32)), tirx_cast(b, it, TIRX_F32)));
+               tirx_add(b, tirx_mul(b, v, tirx_float(b, 2.0, TIRX_F32)),
+                        tirx_cast(b, it, TIRX_F32)));
     tirx_sync_warp(b);
     tirx_if_begin(b, tirx_elect_one(b));
     tirx_mbarrier_arrive(b, tirx_region_new(b, empty, TIRX_EXPRS(s), (int64_t[]){1}));

@@ -981,10 +981,10 @@ static tirx_status lower_stmatrix_wg(tirx__lower *lw, int64_t num) {
                                       &step, &why))
     return fail(lw, "%s", why ? why : "out of memory");
   tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
-  tirx_expr *wrow = tirx_let(b, "wrow", tirx_mul(b, tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG),
-                                                 tirx_int(b, step)));
-  tirx_expr *q = num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1))
-                         : NULL;
+  tirx_expr *wid = tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG);
+  tirx_expr *wrow = tirx_let(b, "wrow", tirx_mul(b, wid, tirx_int(b, step)));
+  tirx_expr *q =
+      num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1)) : NULL;
   tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
   for (int64_t g = 0; g < n / num && b->status == TIRX_OK; g++) {
     const tirx__matrix_block *m = &blk[g * num];
@@ -995,7 +995,8 @@ static tirx_status lower_stmatrix_wg(tirx__lower *lw, int64_t num) {
     tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
     tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
     if (!index || !regs)
-      return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+      return b->status != TIRX_OK ? b->status
+                                  : tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
     for (int64_t i = 0; i < num; i++) {
       tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
       regs[i] = load_at(lw, reg, ridx, 0);

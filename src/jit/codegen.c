@@ -773,7 +773,8 @@ char *tirx__codegen(tirx_builder *b) {
     wgmma_uses u = {.nvariants = 0};
     tirx__sb_append(sb, tirx__prelude_sync);
     collect_native(&c, &u, &b->body);
-    for (int i = 0; i < u.nvariants; i++) tirx__prelude_wgmma(sb, u.variants[i] / 32, u.variants[i] % 32);
+    for (int i = 0; i < u.nvariants; i++)
+      tirx__prelude_wgmma(sb, u.variants[i] / 32, u.variants[i] % 32);
   }
   int threads = b->block[0] * b->block[1] * b->block[2];
   /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */

@@ -31,13 +31,15 @@ static void check(tirx__rule_ctx *ctx) {
   if ((at != TIRX_F16 && at != TIRX_BF16) || at != bt)
     tirx__reason(ctx, "a and b have dtypes %s and %s: the instruction needs both f16 or both bf16",
                  tirx_dtype_name(at), tirx_dtype_name(bt));
-  if (m % 64) tirx__reason(ctx, "M is %lld: a warpgroup's wgmma covers slabs of 64 rows", (long long)m);
+  if (m % 64)
+    tirx__reason(ctx, "M is %lld: a warpgroup's wgmma covers slabs of 64 rows", (long long)m);
   if (n % 8 || n > 256)
     tirx__reason(ctx, "N is %lld: the instruction's N is a multiple of 8 up to 256", (long long)n);
   if (k % 16) tirx__reason(ctx, "K is %lld: not a multiple of 16 (k16 steps)", (long long)k);
   if (ctx->nreasons) return;
   /* The accumulator: every 64-row slab is the m64nN fragment at some register offset. */
-  const tirx_layout *d = c->operands[0].layout, *frag = tirx_layout_wgmma_acc(ctx->arena, 64, (int)n);
+  const tirx_layout *d = c->operands[0].layout;
+  const tirx_layout *frag = tirx_layout_wgmma_acc(ctx->arena, 64, (int)n);
   for (int64_t s = 0; s < m / 64 && frag; s++) {
     const tirx_layout *slab = tirx_layout_slice(ctx->arena, d, 2, (int64_t[]){m, n},
                                                 (int64_t[]){64 * s, 0}, (int64_t[]){64, n});
