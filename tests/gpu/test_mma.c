@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gemm.h"
 #include "mma_tiles.h"
 
 #define OK(call) cr_assert_eq((call), TIRX_OK, "%s: %s", #call, tirx_last_error())
@@ -283,5 +284,82 @@ Test(mma, mbarrier_producer_consumer_ring, .timeout = 120) {
   free(hx);
   free(hy);
   tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- the warp-specialised GEMM (examples/gemm.c) ---- */
+
+/* C = A B^T for one shape and dtype: fresh inputs in [-1, 1), C poisoned (NaN) first, 4096
+ * sampled elements (and the four corners) against a float64 reference within the output's
+ * rounding plus f32-accumulation slack relative to sum |a b|. */
+static void check_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t m, int64_t n, int64_t k) {
+  gemm_spec s = {.dtype = dt, .m = m, .n = n, .k = k};
+  char err[4096] = "", what[96];
+  snprintf(what, sizeof what, "gemm %s %lldx%lldx%lld", tirx_dtype_name(dt), (long long)m,
+           (long long)n, (long long)k);
+  tirx_kernel *kern = gemm_build(&s, err, sizeof err);
+  cr_assert_not_null(kern, "%s: %s", what, err);
+  /* Leading dimensions padded to 8 elements (TMA strides are multiples of 16 bytes); the
+   * logical shape keeps its tails. */
+  int64_t lk = (k + 7) / 8 * 8, ln = (n + 7) / 8 * 8;
+  size_t na = (size_t)(m * lk), nb = (size_t)(n * lk), nc = (size_t)(m * ln);
+  uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2), *hc = malloc(nc * 2);
+  bool bf = dt == TIRX_BF16;
+  for (size_t i = 0; i < na; i++) ha[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
+  for (size_t i = 0; i < nb; i++) hb[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
+  void *da, *db, *dc;
+  OK(tirx_runtime_alloc(rt, na * 2, &da));
+  OK(tirx_runtime_alloc(rt, nb * 2, &db));
+  OK(tirx_runtime_alloc(rt, nc * 2 + 4, &dc));
+  OK(tirx_runtime_copy(rt, da, ha, na * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_copy(rt, db, hb, nb * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_fill32(rt, dc, 0xffffffffu, (nc * 2 + 3) / 4));
+  tirx_arg args[6] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)k),
+                      tirx_arg_tensor(da, dt, 2, (int64_t[]){m, k}, (int64_t[]){lk, 1}),
+                      tirx_arg_tensor(db, dt, 2, (int64_t[]){n, k}, (int64_t[]){lk, 1}),
+                      tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1})};
+  launch_within_10s(rt, kern, args, 6, what);
+  OK(tirx_runtime_copy(rt, hc, dc, nc * 2, TIRX_COPY_DEVICE_TO_HOST));
+  int wrong = 0;
+  double worst = 0;
+  for (int t = 0; t < 4100; t++) {
+    int64_t i = t < 4 ? (t & 1 ? m - 1 : 0) : (int64_t)uniform(0, (double)m);
+    int64_t j = t < 4 ? (t & 2 ? n - 1 : 0) : (int64_t)uniform(0, (double)n);
+    if (i >= m) i = m - 1;
+    if (j >= n) j = n - 1;
+    double want = 0, mag = 0;
+    for (int64_t q = 0; q < k; q++) {
+      double p = (bf ? from_bf16(ha[i * lk + q]) : from_f16(ha[i * lk + q])) *
+                 (double)(bf ? from_bf16(hb[j * lk + q]) : from_f16(hb[j * lk + q]));
+      want += p, mag += fabs(p);
+    }
+    double got = bf ? from_bf16(hc[i * ln + j]) : from_f16(hc[i * ln + j]);
+    double tol = (bf ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1e-5 * mag + 1e-6;
+    double e = fabs(got - want);
+    if (!(e <= tol)) {
+      if (!wrong)
+        cr_log_error("%s: C[%lld, %lld] = %.6g, want %.6g (seed %llu)", what, (long long)i,
+                     (long long)j, got, want, (unsigned long long)seed_initial);
+      wrong++;
+    }
+    if (e > worst || e != e) worst = e;
+  }
+  cr_log_info("%s: 4100 sampled elements, max abs error %.3g, %d wrong", what, worst, wrong);
+  cr_expect_eq(wrong, 0, "%s: %d of 4100 sampled elements wrong", what, wrong);
+  free(ha), free(hb), free(hc);
+  tirx_runtime_free(rt, da), tirx_runtime_free(rt, db), tirx_runtime_free(rt, dc);
+  tirx_kernel_release(kern);
+}
+
+/* The LLaMA shapes at a reduced M, and tails in every dimension, both dtypes. */
+Test(gemm, warp_specialised_wgmma_tma, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const int64_t shapes[][3] = {
+      {256, 6144, 4096}, {256, 4096, 4096},  {128, 28672, 4096}, {128, 4096, 14336},
+      {256, 10240, 8192}, {128, 8192, 8192}, {64, 57344, 8192},  {64, 8192, 28672},
+      {1000, 3000, 4000}, {8191, 257, 72},   {1, 4096, 4096},    {129, 130, 65}};
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      check_gemm(rt, d ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2]);
   tirx_runtime_destroy(rt);
 }
