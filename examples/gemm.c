@@ -10,7 +10,7 @@ enum { BK = 64, GROUP_M = 8 };
 gemm_tiles gemm_pick(const gemm_spec *s) {
   /* 128 x BN per CTA as two consumer warpgroups of 64 rows. BN = 128 keeps the accumulator,
    * its 16-bit copy and the stmatrix addresses within the consumers' 232 registers. */
-  gemm_tiles t = {.block_m = 128, .block_n = 128, .block_k = BK, .stages = 5, .consumers = 2};
+  gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2};
   (void)s;
   return t;
 }
@@ -156,13 +156,18 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
     tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, I(b, 0))};
     tirx_gemm_async(b, tirx_whole(b, acc), a_s, b_s, &g);
     tirx_wgmma_commit(b);
-    tirx_wgmma_wait(b, 0);
-    tirx_if_begin(b, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0)));
-    tirx_mbarrier_arrive(b, elem(b, empty, st));
+    /* One batch stays in flight: the previous one is complete, so its stage is released. */
+    tirx_wgmma_wait(b, 1);
+    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
     tirx_if_end(b);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
   }
   tirx_for_end(b);
+  tirx_wgmma_wait(b, 0); /* the tile's last batch, then its stage */
+  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kblocks, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+  tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
+  tirx_if_end(b);
   /* Epilogue: 16-bit copy of the accumulators, stmatrix into the swizzled C tile, TMA store.
    * The storing thread waited for its previous store to have read Cs before the barrier. */
   tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
