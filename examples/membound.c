@@ -18,6 +18,10 @@ typedef struct rk {
   int np;
   int64_t begin[3], extent[3];
   const tirx_layout *layout[3];
+  /* A piece's iters as text (shape, strides) and the registers a thread holds of it, for the
+   * stacked [2, extent] tiles (rk_local2); shape[i][0] == 0: no layout (warp tail). */
+  char shape[3][48], strides[3][64];
+  int64_t regs[3];
   tirx_config ld, st, pw;
 } rk;
 
@@ -27,28 +31,37 @@ static void rk_pieces(rk *k) {
   /* CTA: the rest in whole vectors on the first q threads; warp: q strided elements per lane
    * (reduce.shuffle needs every lane: a butterfly over a partial lane range is not lowered). */
   int64_t q = k->cta ? rest / vec : rest / T, r = rest - q * (k->cta ? vec : T);
-  char text[96];
+  char text[128];
   const char *ax = k->cta ? "tid" : "laneid";
   tirx_arena *a = tirx_builder_arena(k->b);
   k->np = 0;
   if (n) { /* whole chunks: vec contiguous elements per thread, n times */
-    snprintf(text, sizeof text, "(%lld,%lld,%lld):(%lld@reg,1@%s,1@reg)", (long long)n,
-             (long long)T, (long long)vec, (long long)vec, ax);
-    k->layout[k->np] = tirx_layout_parse(a, text);
+    snprintf(k->shape[k->np], sizeof k->shape[0], "%lld,%lld,%lld", (long long)n, (long long)T,
+             (long long)vec);
+    snprintf(k->strides[k->np], sizeof k->strides[0], "%lld@reg,1@%s,1@reg", (long long)vec, ax);
+    k->regs[k->np] = n * vec;
     k->begin[k->np] = 0, k->extent[k->np++] = n * chunk;
   }
   if (q) {
-    if (k->cta)
-      snprintf(text, sizeof text, "(%lld,%lld):(1@tid,1@reg)", (long long)q, (long long)vec);
-    else
-      snprintf(text, sizeof text, "(%lld,%lld):(1@reg,1@laneid)", (long long)q, (long long)T);
-    k->layout[k->np] = tirx_layout_parse(a, text);
+    snprintf(k->shape[k->np], sizeof k->shape[0], "%lld,%lld", (long long)q,
+             (long long)(k->cta ? vec : T));
+    snprintf(k->strides[k->np], sizeof k->strides[0], "%s",
+             k->cta ? "1@tid,1@reg" : "1@reg,1@laneid");
+    k->regs[k->np] = k->cta ? vec : q;
     k->begin[k->np] = n * chunk, k->extent[k->np++] = k->cta ? q * vec : q * T;
   }
   if (r) { /* CTA: one element on each of the first r threads; warp: every lane holds all */
-    snprintf(text, sizeof text, "(%lld):(1@tid)", (long long)r);
-    k->layout[k->np] = k->cta ? tirx_layout_parse(a, text) : NULL;
+    k->shape[k->np][0] = '\0';
+    if (k->cta) {
+      snprintf(k->shape[k->np], sizeof k->shape[0], "%lld", (long long)r);
+      snprintf(k->strides[k->np], sizeof k->strides[0], "1@tid");
+    }
+    k->regs[k->np] = k->cta ? 1 : r;
     k->begin[k->np] = k->width - r, k->extent[k->np++] = r;
+  }
+  for (int i = 0; i < k->np; i++) {
+    snprintf(text, sizeof text, "(%s):(%s)", k->shape[i], k->strides[i]);
+    k->layout[i] = k->shape[i][0] ? tirx_layout_parse(a, text) : NULL;
   }
 }
 
@@ -185,6 +198,31 @@ static tirx_expr *rk_reduce(rk *k, const tile *t, tirx_op op) {
   return tirx_let(b, "r", tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0))));
 }
 
+/* Row sum and sum of squares in one reduction (one barrier pair per piece): per piece a
+ * stacked [2, extent] tile, row 0 the values and row 1 their squares, whose kept dim lies on
+ * registers ((2,...):(regs@reg,...)); the copies fold away in registers. */
+static void rk_moments(rk *k, const tile *t, tirx_expr **sum, tirx_expr **sumsq) {
+  tirx_builder *b = k->b;
+  tirx_tensor *s = tirx_alloc_local(b, "mom", TIRX_F32, TIRX_DIMS(2, 1), NULL);
+  for (int i = 0; i < k->np; i++) {
+    char text[160];
+    snprintf(text, sizeof text, "((2),(%s)):((%lld@reg),(%s))", k->shape[i],
+             (long long)k->regs[i], k->strides[i]);
+    const tirx_layout *l =
+        k->shape[i][0] ? tirx_layout_parse(tirx_builder_arena(b), text) : NULL;
+    tirx_tensor *x2 = tirx_alloc_local(b, "x2", TIRX_F32, TIRX_DIMS(2, k->extent[i]), l);
+    tirx_region *row[2];
+    for (int j = 0; j < 2; j++)
+      row[j] = tirx_region_new(b, x2, TIRX_EXPRS(tirx_int(b, j), tirx_int(b, 0)),
+                               (int64_t[]){1, k->extent[i]});
+    tirx_unary(b, row[0], TIRX_OP_COPY, tirx_whole(b, t->t[i]), &k->pw);
+    tirx_binary(b, row[1], TIRX_OP_MUL, tirx_whole(b, t->t[i]), tirx_whole(b, t->t[i]), &k->pw);
+    tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, x2), TIRX_OP_SUM, 1u << 1, i > 0, NULL);
+  }
+  *sum = tirx_let(b, "s1", tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0))));
+  *sumsq = tirx_let(b, "s2", tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 1), tirx_int(b, 0))));
+}
+
 static tirx_expr *f32(rk *k, double v) { return tirx_float(k->b, v, TIRX_F32); }
 
 /* t *= rsqrt(sumsq(t) / W + eps) * w */
@@ -225,11 +263,18 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
   rk_open(k);
   tile t = rk_load(k, x, k->row, 0);
-  tirx_expr *mean = tirx_let(b, "mean", tirx_div(b, rk_reduce(k, &t, TIRX_OP_SUM),
-                                                 f32(k, (double)k->width)));
-  rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, mean); /* centred in registers: a two-pass variance */
-  tirx_expr *var = tirx_div(b, rk_reduce(k, &t, TIRX_OP_SUMSQ), f32(k, (double)k->width));
-  rk_bin(k, &t, TIRX_OP_MUL, &t, NULL, tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, var, eps))));
+  /* One reduction of sum and sum of squares: var = E[x^2] - mean^2 in f32 (clamped at 0),
+   * then y = x * rs - mean * rs. */
+  tirx_expr *s1, *s2, *inv_w = f32(k, 1.0 / (double)k->width);
+  rk_moments(k, &t, &s1, &s2);
+  tirx_expr *mean = tirx_let(b, "mean", tirx_mul(b, s1, inv_w));
+  tirx_expr *var = tirx_max(b, tirx_sub(b, tirx_mul(b, s2, inv_w), tirx_mul(b, mean, mean)),
+                            f32(k, 0.0));
+  tirx_expr *rs = tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, var, eps)));
+  tirx_expr *shift = tirx_let(b, "shift", tirx_neg(b, tirx_mul(b, mean, rs)));
+  for (int i = 0; i < k->np; i++)
+    tirx_ternary(b, tirx_whole(b, t.t[i]), TIRX_OP_FMA, tirx_whole(b, t.t[i]),
+                 tirx_broadcast(b, rs), tirx_broadcast(b, shift), &k->pw);
   tile wt = rk_load(k, w, tirx_int(b, 0), 0);
   rk_bin(k, &t, TIRX_OP_MUL, &t, &wt, NULL);
   tile bt = rk_load(k, bias, tirx_int(b, 0), 0);
