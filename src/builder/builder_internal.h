@@ -81,6 +81,11 @@ void tirx__fence_mbar_init(tirx_builder *b);
 /* barrier.cluster.arrive.release + barrier.cluster.wait.acquire, by every thread (internal, as
  * above: the public cluster_sync supersedes it). */
 void tirx__cluster_sync(tirx_builder *b);
+/* Stores the f32 value into element index of shared tensor t in the shared memory of the
+ * cluster's CTA rank (mapa.shared::cluster + st.shared::cluster; internal: reduce.dsmem's
+ * lowering). Visible to that CTA after a cluster barrier (arrive.release, wait.acquire). */
+void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
+                       tirx_expr *rank, tirx_expr *value);
 
 static inline bool tirx__dtype_is_int(int t) {
   return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
