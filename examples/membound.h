@@ -35,7 +35,8 @@
 
 enum {
   MEMBOUND_RMSNORM_WARPS = 4,      /* rows per CTA in warp-per-row kernels */
-  MEMBOUND_WARP_MAX_WIDTH = 1024   /* wider rows get a CTA each */
+  MEMBOUND_WARP_MAX_WIDTH = 1024,  /* wider rows get a CTA each */
+  MEMBOUND_CLUSTER_MIN_WIDTH = 16384 /* wider rows may get a cluster of 2 CTAs (below) */
 };
 
 typedef enum membound_kind {
@@ -67,6 +68,14 @@ bool membound_set_threads(int threads);
  * row exactly (the CTA rounds T up to whole warps; the idle lanes hold nothing), else a
  * power of two (the three-tile split above). */
 int membound_threads(tirx_dtype dtype, int64_t width);
+
+/* Whether kind's kernel over rows of width gives each row a cluster of two CTAs, each holding
+ * half the row as one register tile of membound_threads(dtype, width / 2) threads, its
+ * reductions combined through distributed shared memory (reduce.dsmem): rmsnorm,
+ * add_rmsnorm, layernorm and softmax rows wider than MEMBOUND_CLUSTER_MIN_WIDTH whose halves
+ * are whole vectors split evenly over the threads (32768 bf16: 2 x 512 threads x 4 vectors;
+ * 20000: 2 x 250 x 5). */
+bool membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width);
 
 tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width, bool scalar,
                             char *err, size_t cap);
