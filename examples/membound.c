@@ -286,11 +286,15 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
   rk_open(k);
   tile t = rk_load(k, x, k->row, 0);
-  /* One reduction of sum and sum of squares: var = E[x^2] - mean^2 in f32 (clamped at 0),
-   * then y = x * rs - mean * rs. */
+  /* One reduction of sum and sum of squares of the values shifted by the row's first element
+   * k0 (shifted data: E[d^2] - E[d]^2 with d = x - k0 cancels little when k0 is a sample of
+   * the row, and a constant row gives exactly 0), then y = d * rs - mean_d * rs. */
+  tirx_expr *k0 = tirx_let(b, "k0", tirx_cast(b, tirx_load(b, x, TIRX_EXPRS(k->row, tirx_int(b, 0))),
+                                                TIRX_F32));
+  rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, k0);
   tirx_expr *s1, *s2, *inv_w = f32(k, 1.0 / (double)k->width);
   rk_moments(k, &t, &s1, &s2);
-  tirx_expr *mean = tirx_let(b, "mean", tirx_mul(b, s1, inv_w));
+  tirx_expr *mean = tirx_let(b, "mean_d", tirx_mul(b, s1, inv_w));
   tirx_expr *var = tirx_max(b, tirx_sub(b, tirx_mul(b, s2, inv_w), tirx_mul(b, mean, mean)),
                             f32(k, 0.0));
   tirx_expr *rs = tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, var, eps)));

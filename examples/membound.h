@@ -11,8 +11,9 @@
  * (q,V):(1@tid,1@reg) (whole vectors on the first q threads) and fewer than V elements as
  * (r):(1@tid); warp, (q,32):(1@reg,1@laneid) and fewer than 32 elements held by every lane
  * (reduce.shuffle needs all lanes). Values stay in registers between the reductions; arithmetic is
- * f32. LayerNorm reduces sum(x) and sum(x^2) together (a [2, n] tile, one barrier pair per
- * tile) and takes var = max(E[x^2] - mean^2, 0). scalar: force the scalar families on copy,
+ * f32. LayerNorm reduces sum(d) and sum(d^2) of d = x - x[row, 0] together (a [2, n] tile,
+ * one barrier pair per tile; the shift keeps E[d^2] - E[d]^2 from cancelling: a constant row
+ * gives 0 exactly) and takes var = max(E[d^2] - E[d]^2, 0). scalar: force the scalar families on copy,
  * cast and pointwise (the forced fallback).
  *
  * Launch parameters, in order (all tensors of dtype unless said; widths W):

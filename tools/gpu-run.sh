@@ -29,7 +29,7 @@ done
 if build/tests/gpu/test_gpu --verbose > "$out/gpu.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
 echo "gpu suite: $r: $(grep 'Synthesis' "$out/gpu.log" | tail -1)" >> "$out/summary.txt"
 
-for b in launch_overhead jit membound; do
+for b in launch_overhead jit membound gemm; do
   [ -x "build/bench/$b" ] || continue
   echo "==== $b" >> "$out/bench.log"
   "build/bench/$b" "$out/bench-$b.csv" > "$out/bench-$b.tmp" 2>&1 || echo "bench $b: exit $?" >> "$out/summary.txt"

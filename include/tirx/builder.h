@@ -487,8 +487,12 @@ TIRX_API void tirx_filter_end(tirx_builder *b);
 typedef struct tirx_region tirx_region;
 
 /* The region begins[k] .. begins[k] + extents[k] of t (n = t's rank). Constant begins are
- * checked against constant dimensions (TIRX_E_OUT_OF_RANGE). Local and shared tensors, and
- * global tensors with a layout, need constant begins (TIRX_E_NOT_SUPPORTED otherwise). */
+ * checked against constant dimensions (TIRX_E_OUT_OF_RANGE). Local tensors, and global
+ * tensors with a layout, need constant begins (TIRX_E_NOT_SUPPORTED otherwise). A shared
+ * tensor's begin may be any integer expression (stage s of a ring: not checked at run time);
+ * as a primitive's operand its dim must then be one iter of the layout, and for a swizzled
+ * layout the begin must move the start by multiples of 1024 bytes, which the builder sees when
+ * the begin is written as a multiple (s, s * 64: TIRX_E_NOT_SUPPORTED at build otherwise). */
 TIRX_API tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n,
                                       tirx_expr *const *begins, const int64_t *extents);
 /* All of t (its shape must be constant: shared, local or laid-out tensors). */
@@ -617,6 +621,110 @@ TIRX_API void tirx_set_cluster(tirx_builder *b, int x, int y, int z);
 /* %cluster_ctarank (this CTA's rank in its cluster) and %clusterid.{x,y,z}; i32. */
 TIRX_API tirx_expr *tirx_cluster_ctarank(tirx_builder *b);
 TIRX_API tirx_expr *tirx_cluster_id(tirx_builder *b, int dim);
+/* ---- Matrix multiply (paper table 2: gemm, gemm_async) ---------------------------------- */
+
+/*
+ * How a gemm or gemm_async call is dispatched. family forces a family ("wgmma" for
+ * gemm_async; "mma" or "scalar" for gemm; copied), NULL lets the registry choose; shape
+ * requests an instruction shape (m, n, k; zeros: the largest legal). accumulate is the bool
+ * predicate of d = accumulate ? d + a*b : a*b (wgmma's scale-d: false on a tile's first
+ * k-block overwrites d, so no zeroing is needed); NULL means always accumulate.
+ */
+typedef struct tirx_gemm_config {
+  const char *family;
+  int64_t shape[3];
+  tirx_expr *accumulate;
+} tirx_gemm_config;
+
+/*
+ * d (M, N) = [d +] a (M, K) x b (K, N), a tile primitive at the current scope: d is a local
+ * f32 tensor held as register fragments (or a shared/global region for "scalar"), a and b are
+ * regions of one 16-bit dtype (f16 or bf16), in shared memory for "mma" and "wgmma". Families:
+ *   gemm "mma"     (warp) mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16} with ldmatrix
+ *                  operands: d is tiled by the m16n8 C fragment on laneid and reg
+ *                  (tirx_layout_mma_m16n8k16_c), a K-major with 16-byte rows, b K-major
+ *                  (logically (K, N) with stride 1 along K).
+ *   gemm "scalar"  (any scope; the fallback) FMA loops: each thread computes the elements of d
+ *                  it holds (or, for d in memory, the team shares them); a and b in memory.
+ *   gemm_async "wgmma" (a full warpgroup, sm_90a) wgmma.mma_async.sync.aligned.m64nNk16:
+ *                  d is tirx_layout_wgmma_acc(M, N) (M a multiple of 64: one m64 slab each, N
+ *                  <= 256), a and b K-major in a 32/64/128-byte swizzled tile
+ *                  (tirx_layout_smem_tile) or a core-matrix tile, K a multiple of 16. It only
+ *                  issues: pair it with tirx_wgmma_commit() and tirx_wgmma_wait() before d is
+ *                  read or a and b are overwritten.
+ * Argument errors are recorded on the builder (NULL operands, a broadcast, cfg->family
+ * unknown is a dispatch error); dispatch errors come from tirx_kernel_build.
+ */
+TIRX_API void tirx_gemm(tirx_builder *b, tirx_region *d, tirx_region *a, tirx_region *bm,
+                        const tirx_gemm_config *cfg);
+TIRX_API void tirx_gemm_async(tirx_builder *b, tirx_region *d, tirx_region *a, tirx_region *bm,
+                              const tirx_gemm_config *cfg);
+
+/* ---- Synchronisation and asynchronous hardware (sm_90) -------------------------------------- */
+/*
+ * Native statements, each one small inline-PTX helper in the generated code. An mbarrier is an
+ * element of a shared TIRX_I64 tensor (tirx_alloc_mbarrier), passed as a region of exactly one
+ * element; its index may be any integer expression (stage s of a ring). Errors (recorded on
+ * the builder, the message starting with the function's name): TIRX_E_NULL_ARG,
+ * TIRX_E_INVALID_ARG (an argument out of its range, a region that is not one mbarrier),
+ * TIRX_E_TYPE (an expression of the wrong dtype), TIRX_E_SCOPE (a warpgroup-wide statement
+ * where the active threads are not whole warpgroups), TIRX_E_BUILD (no block size).
+ */
+
+/* n mbarriers: a shared TIRX_I64 tensor of shape [n] (n >= 1), 8-byte aligned. Initialise each
+ * with tirx_mbarrier_init() before use. */
+TIRX_API tirx_tensor *tirx_alloc_mbarrier(tirx_builder *b, const char *name, int64_t n);
+
+/* mbarrier.init with count arrivals per phase (1 to 2^20 - 1). Run it from one thread, then
+ * tirx_fence_mbarrier_init() (or tirx_fence_proxy_async()) and a barrier. */
+TIRX_API void tirx_mbarrier_init(tirx_builder *b, tirx_region *bar, int64_t count);
+/* One arrival (mbarrier.arrive.release.cta). */
+TIRX_API void tirx_mbarrier_arrive(tirx_builder *b, tirx_region *bar);
+/* One arrival on the mbarrier at the same offset in the shared memory of the cluster's CTA of
+ * rank cta_rank (an integer expression): mapa + mbarrier.arrive.shared::cluster. */
+TIRX_API void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar,
+                                           tirx_expr *cta_rank);
+/* One arrival that also expects bytes more transaction bytes in the current phase
+ * (mbarrier.arrive.expect_tx; bytes an integer expression, a constant in [0, 2^20 - 1]). */
+TIRX_API void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes);
+/* Waits until the phase with parity phase (an integer expression; its lowest bit counts) has
+ * completed: a mbarrier.try_wait.parity loop. */
+TIRX_API void tirx_mbarrier_wait(tirx_builder *b, tirx_region *bar, tirx_expr *phase);
+
+/* fence.proxy.async.shared::cta: shared-memory writes of ordinary code become visible to the
+ * async proxy (TMA, wgmma) and the other way round. */
+TIRX_API void tirx_fence_proxy_async(tirx_builder *b);
+/* fence.mbarrier_init.release.cluster: initialised mbarriers become visible to the cluster. */
+TIRX_API void tirx_fence_mbarrier_init(tirx_builder *b);
+/* Every thread of every CTA of the cluster: barrier.cluster.arrive.release.aligned +
+ * barrier.cluster.wait.acquire.aligned. */
+TIRX_API void tirx_cluster_sync(tirx_builder *b);
+/* The CTA's rank in its cluster (%cluster_ctarank), i32. */
+TIRX_API tirx_expr *tirx_cluster_ctarank(tirx_builder *b);
+/* True in exactly one lane of the warp (elect.sync over the full warp), bool. Every lane of
+ * the warp must evaluate it together: bind it with tirx_let() where the warp is converged. */
+TIRX_API tirx_expr *tirx_elect_one(tirx_builder *b);
+
+/*
+ * setmaxnreg.{inc,dec}.sync.aligned.u32 regs: the warpgroup's threads raise (inc true) or lower
+ * their register budget to regs, a multiple of 8 in [24, 256]. Every thread of the warpgroup
+ * executes it (the active threads must be whole warpgroups; the block a multiple of 128), and
+ * the kernel then gets __launch_bounds__(threads, 1), without which ptxas ignores it.
+ */
+TIRX_API void tirx_setmaxnreg(tirx_builder *b, int regs, bool inc);
+
+/* bar.sync / bar.arrive on named barrier id (1 to 15; 0 is tirx_sync_threads) for nthreads
+ * threads (a multiple of 32, at most the block size). */
+TIRX_API void tirx_named_barrier_sync(tirx_builder *b, int id, int nthreads);
+TIRX_API void tirx_named_barrier_arrive(tirx_builder *b, int id, int nthreads);
+
+/* wgmma.fence / wgmma.commit_group / wgmma.wait_group n (0 to 7 groups left in flight), each
+ * by every thread of the warpgroup (whole warpgroups active). tirx_gemm_async issues its own
+ * fence; after tirx_wgmma_wait the accumulators in scope are fenced so that their reads stay
+ * after the wait. */
+TIRX_API void tirx_wgmma_fence(tirx_builder *b);
+TIRX_API void tirx_wgmma_commit(tirx_builder *b);
+TIRX_API void tirx_wgmma_wait(tirx_builder *b, int n);
 
 /*
  * The dispatch report of a built kernel: one line per primitive call, in program order,

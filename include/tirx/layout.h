@@ -275,7 +275,8 @@ TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_a(tirx_arena *a);
 TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_b(tirx_arena *a);
 TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_c(tirx_arena *a);
 
-/* The wgmma m64nNk16 accumulator: (64, n) over tid_in_wg and reg; n in 8..256, step 8.
+/* The wgmma m64nNk16 accumulator: (m, n) over tid_in_wg and reg; n in 8..256, step 8; m 64
+ * (one instruction) or 128, 192, 256 (that many m64 slabs, slab q at registers q*n/2).
  * Thread t = 32*w + l holds rows 16*w + l/4 and +8, columns 8*j + 2*(l%4) + {0,1}. */
 TIRX_API tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n);
 

@@ -93,6 +93,15 @@ static bool check_stmt(tirx_builder *b, tirx__stmt *s) {
     for (int i = 0; s->regs && i < s->loop; i++)
       if (!check_expr(b, s->regs[i])) return false;
     return check_expr(b, s->a) && check_expr(b, s->b);
+  case TIRX__ST_NATIVE: { /* synchronisation and tensor cores (ir.h, tirx__native) */
+    if (s->tensor && !check_decl(b, &s->tensor->decl)) return false;
+    for (int k = 0; s->index && k < s->tensor->rank; k++)
+      if (!check_expr(b, s->index[k])) return false;
+    int nregs = s->native == TIRX__NV_WGMMA ? 1 : s->native == TIRX__NV_MMA ? 3 : 0;
+    for (int i = 0; i < nregs; i++)
+      if (!check_expr(b, s->regs[i])) return false;
+    return check_expr(b, s->a) && check_expr(b, s->b) && check_expr(b, s->c);
+  }
   case TIRX__ST_MATRIX:
     if (!check_decl(b, &s->tensor->decl)) return false;
     for (int k = 0; k < s->tensor->rank; k++)

@@ -645,6 +645,12 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
   return t;
 }
 
+tirx_tensor *tirx__b_alloc(tirx_builder *b, const char *fn, int storage, const char *name,
+                           tirx_dtype dtype, int rank, const int64_t *shape,
+                           const tirx_layout *layout) {
+  return alloc_tensor(b, fn, storage, name, dtype, rank, shape, layout);
+}
+
 tirx_tensor *tirx_alloc_shared(tirx_builder *b, const char *name, tirx_dtype dtype, int rank,
                                const int64_t *shape, const tirx_layout *layout) {
   return alloc_tensor(b, "tirx_alloc_shared", TIRX__SHARED, name, dtype, rank, shape, layout);

@@ -81,6 +81,28 @@ void tirx__fence_mbar_init(tirx_builder *b);
 /* barrier.cluster.arrive.release + barrier.cluster.wait.acquire, by every thread (internal, as
  * above: the public cluster_sync supersedes it). */
 void tirx__cluster_sync(tirx_builder *b);
+/* ---- shared with the other files of src/builder ---- */
+
+/* The scope at the insertion point, made from the block size at the first need (prim.c); NULL
+ * with the error recorded (TIRX_E_BUILD without a block size). */
+const tirx_scope *tirx__b_scope(tirx_builder *b, const char *fn);
+
+/* A shared (storage TIRX__SHARED) or local tensor as tirx_alloc_shared/_local make it, with
+ * errors in fn's name (builder.c). */
+tirx_tensor *tirx__b_alloc(tirx_builder *b, const char *fn, int storage, const char *name,
+                           tirx_dtype dtype, int rank, const int64_t *shape,
+                           const tirx_layout *layout);
+
+/* Appends a tile-primitive statement (prim.c): ops[0] is the destination; cfg may be NULL.
+ * Returns it (NULL with the error recorded). */
+tirx__prim_stmt *tirx__b_add_prim(tirx_builder *b, const char *fn, int prim, int op, int n,
+                                  tirx_region *const *ops, const tirx_config *cfg,
+                                  uint32_t axes, bool accumulate);
+
+/* Checks a region argument (prim.c): non-NULL, of this builder, and (dst) not a broadcast. */
+bool tirx__b_region(tirx_builder *b, const char *fn, const tirx_region *r, const char *arg,
+                    bool dst);
+
 /* Stores the f32 value into element index of shared tensor t in the shared memory of the
  * cluster's CTA rank (mapa.shared::cluster + st.shared::cluster; internal: reduce.dsmem's
  * lowering). Visible to that CTA after a cluster barrier (arrive.release, wait.acquire). */

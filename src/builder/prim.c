@@ -176,22 +176,21 @@ tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *
   }
   tirx_expr **idx = tirx__b_index_list(b, fn, t, n, begins);
   if (!idx) return NULL;
+  /* Shared tensors take any integer begin (stage s of a ring): region_layout describes it to
+   * dispatch. Registers need constant indices. */
+  bool need_const = t->storage == TIRX__LOCAL || (t->storage == TIRX__GLOBAL && t->layout);
   for (int k = 0; k < n; k++) {
     if (extents[k] < 1) {
       tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: extents[%d] is %lld, expected >= 1", fn, k,
                    (long long)extents[k]);
       return NULL;
     }
-    /* Shared tensors take a non-constant begin on a dim of extent 1: a stage of a ring
-     * buffer (region_layout describes its alignment to dispatch). */
-    bool need_const = t->storage == TIRX__LOCAL || (t->storage == TIRX__SHARED && extents[k] > 1) ||
-                      (t->storage == TIRX__GLOBAL && t->layout);
     if (idx[k]->kind != TIRX__EX_INT) {
       if (need_const) {
         tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
                      "%s: begins[%d] is not a constant: regions of %s need constant begins%s",
                      fn, k, t->decl.name,
-                     t->storage == TIRX__SHARED ? " (except on dims of extent 1)" : "");
+                     "");
         return NULL;
       }
       continue;
@@ -543,37 +542,97 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
+/* ---- shared regions with non-constant begins ---- */
+
+/* A number every value of the integer expression e is a multiple of (1 when unknown, 0 for
+ * the constant 0), capped at 2^20. */
+static int64_t known_divisor(const tirx_expr *e) {
+  const int64_t cap = (int64_t)1 << 20;
+  int64_t x, y, v;
+  switch (e->kind) {
+  case TIRX__EX_INT: v = e->i < 0 ? -e->i : e->i; return v > cap || v < 0 ? cap : v;
+  case TIRX__EX_CAST: return tirx__dtype_is_int(e->a->dtype) ? known_divisor(e->a) : 1;
+  case TIRX__EX_UNARY: return e->op == TIRX__OP_NEG ? known_divisor(e->a) : 1;
+  case TIRX__EX_BINARY:
+    x = known_divisor(e->a);
+    y = known_divisor(e->b);
+    switch (e->op) {
+    case TIRX__OP_ADD: case TIRX__OP_SUB: return gcd64(x, y);
+    case TIRX__OP_MUL: return !tirx__mul_ok(x, y, &v) || v > cap ? cap : v;
+    case TIRX__OP_SHL:
+      if (e->b->kind != TIRX__EX_INT || e->b->i < 0 || e->b->i > 20) return x;
+      return x << e->b->i > cap ? cap : x << e->b->i;
+    default: return 1;
+    }
+  default: return 1;
+  }
+}
+
+/*
+ * The layout for dispatch of a region of a laid-out tensor with non-constant begins: sliced
+ * at begin 0 on those dims, whose layout must be one iter (e):(s@m). The start then moves by
+ * begin * s, a multiple of g * s (g: known_divisor of the begin). Rules care about the start
+ * modulo 1024 bytes at most (vector alignment, the swizzle atom): when every such move is a
+ * multiple of 1024 bytes the slice at 0 is exact; otherwise an unswizzled layout gets the
+ * start's known alignment as its m offset (as for global tensors), and a swizzled one is
+ * rejected (its swizzle phase would differ from stage to stage).
+ */
+static const tirx_layout *dynamic_start(tirx_arena *a, const tirx_region *r,
+                                        const tirx_layout *l) {
+  const tirx_tensor *t = r->tensor;
+  const tirx_layout *tl = t->layout;
+  int64_t esize = tirx_dtype_size((tirx_dtype)t->dtype), align = 0;
+  for (int k = 0; k < t->rank; k++) {
+    if (r->begin[k]->kind == TIRX__EX_INT) continue;
+    int64_t stride = 0, n = 0;
+    for (int j = tl->dim_begin[k]; j < tl->dim_begin[k + 1]; j++)
+      if (tl->d[j].extent > 1) {
+        n++;
+        stride = tl->d[j].stride;
+      }
+    if (n > 1) {
+      tirx__error(TIRX_E_NOT_SUPPORTED,
+                  "tirx_region_new: begin of dim %d is not a constant and the layout of %s splits "
+                  "that dim into %lld iters: a non-constant begin needs one iter",
+                  k, t->decl.name, (long long)n);
+      return NULL;
+    }
+    int64_t unit;
+    if (!tirx__mul_ok(known_divisor(r->begin[k]), stride, &unit)) unit = 0;
+    align = gcd64(align, unit);
+  }
+  int64_t bytes;
+  if (align == 0 || (tirx__mul_ok(align, esize, &bytes) && bytes % 1024 == 0)) return l;
+  if (tl->swizzle_bytes) {
+    tirx__error(TIRX_E_NOT_SUPPORTED,
+                "tirx_region_new: a non-constant begin moves the start of swizzled %s by "
+                "multiples of %lld bytes: it must move by multiples of 1024 (the swizzle atom); "
+                "write the begin as a multiple (i * 8, ...)",
+                t->decl.name, (long long)(align * esize));
+    return NULL;
+  }
+  int64_t off = tirx_layout_offset(l, TIRX_AXIS_M), known = off | align;
+  tirx_axis_offset o = {TIRX_AXIS_M, known & -known};
+  return tirx__layout_make(a, "tirx_region_new", l->nd, l->d, l->nr, l->r, 1, &o, l->rank,
+                           l->dim_begin, 0, 0);
+}
+
+/* ---- end shared regions with non-constant begins ---- */
+
 /* The layout of region r for dispatch (file comment), in arena a; NULL with the error set. */
 static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
   const tirx_tensor *t = r->tensor;
   int rank = t->rank;
   int64_t begin[TIRX_BUILDER_MAX_RANK];
   if (t->layout) {
-    /* Constant begins, except a shared tensor's non-constant begins on dims of extent 1: the
-     * slice is taken at 0 there, and its m offset replaced by the gcd of that offset and the
-     * strides of those dims, which has the same power-of-two alignment as every start the
-     * region can have (all dispatch checks are alignment checks). */
-    int64_t align = 0;
-    bool symbolic = false;
-    const tirx_layout *canon = NULL;
+    bool dynamic = false; /* shared tensors only (tirx_region_new) */
     for (int k = 0; k < rank; k++) {
+      dynamic |= r->begin[k]->kind != TIRX__EX_INT;
       begin[k] = r->begin[k]->kind == TIRX__EX_INT ? r->begin[k]->i : 0;
-      if (r->begin[k]->kind == TIRX__EX_INT) continue;
-      symbolic = true;
-      if (!canon && !(canon = tirx_layout_canonicalize(a, t->layout))) return NULL;
-      for (int j = canon->dim_begin[k]; j < canon->dim_begin[k + 1]; j++)
-        if (canon->d[j].axis == TIRX_AXIS_M) align = gcd64(align, canon->d[j].stride);
     }
-    tirx_layout *sl = tirx_layout_slice(a, t->layout, rank, t->const_shape, begin, r->extent);
-    if (!sl || !symbolic) return sl;
-    int64_t off = gcd64(tirx_layout_offset(sl, TIRX_AXIS_M), align);
-    tirx_axis_offset o[TIRX_AXIS_MAX];
-    int no = 0;
-    for (int i = 0; i < sl->no; i++)
-      if (sl->o[i].axis != TIRX_AXIS_M) o[no++] = sl->o[i];
-    o[no++] = (tirx_axis_offset){TIRX_AXIS_M, off};
-    return tirx__layout_make(a, FN, sl->nd, sl->d, sl->nr, sl->r, no, o, sl->rank,
-                             sl->dim_begin, sl->swizzle_bytes, sl->swizzle_elem);
+    const tirx_layout *l = tirx_layout_slice(a, t->layout, rank, t->const_shape, begin,
+                                             r->extent);
+    return l && dynamic ? dynamic_start(a, r, l) : l;
   }
   tirx_iter d[TIRX_BUILDER_MAX_RANK];
   int64_t total = 1, align = 0;
@@ -602,14 +661,14 @@ static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
 }
 
 /* A divisor of every value e can take (0: e is always 0), for the TMA split form. */
-static int64_t known_divisor(const tirx_expr *e) {
+static int64_t tma_known_divisor(const tirx_expr *e) {
   int64_t x, y, r;
   switch (e->kind) {
   case TIRX__EX_INT: return e->i == INT64_MIN ? 1 : e->i < 0 ? -e->i : e->i;
-  case TIRX__EX_CAST: return tirx__dtype_is_int(e->a->dtype) ? known_divisor(e->a) : 1;
+  case TIRX__EX_CAST: return tirx__dtype_is_int(e->a->dtype) ? tma_known_divisor(e->a) : 1;
   case TIRX__EX_BINARY:
-    x = known_divisor(e->a);
-    y = known_divisor(e->b);
+    x = tma_known_divisor(e->a);
+    y = tma_known_divisor(e->b);
     switch (e->op) {
     case TIRX__OP_ADD:
     case TIRX__OP_SUB: return gcd64(x, y);
@@ -630,7 +689,7 @@ static void tma_global_of(const tirx_region *r, tirx__tma_global *g) {
     g->stride[k] =
         tirx__stride_kind(t, k) == TIRX__STRIDE_CONST ? t->stride[k]->i : TIRX__TMA_UNKNOWN;
     g->size[k] = t->shape[k]->kind == TIRX__EX_INT ? t->shape[k]->i : TIRX__TMA_UNKNOWN;
-    g->begin_div[k] = known_divisor(r->begin[k]);
+    g->begin_div[k] = tma_known_divisor(r->begin[k]);
   }
 }
 
@@ -737,4 +796,21 @@ tirx_status tirx__prim_lower_all(tirx_builder *b) {
   if (st != TIRX_OK) return st;
   if (!copy) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
   return TIRX_OK;
+}
+
+/* ---- for the other files of src/builder (builder_internal.h) ---- */
+
+const tirx_scope *tirx__b_scope(tirx_builder *b, const char *fn) { return cur_scope(b, fn); }
+
+bool tirx__b_region(tirx_builder *b, const char *fn, const tirx_region *r, const char *arg,
+                    bool dst) {
+  return region_arg(b, fn, r, arg, dst);
+}
+
+tirx__prim_stmt *tirx__b_add_prim(tirx_builder *b, const char *fn, int prim, int op, int n,
+                                  tirx_region *const *ops, const tirx_config *cfg,
+                                  uint32_t axes, bool accumulate) {
+  add_prim(b, fn, prim, op, n, ops, cfg, axes, accumulate);
+  const tirx__stmt *s = b->status == TIRX_OK ? b->frames[b->depth].block->last : NULL;
+  return s && s->kind == TIRX__ST_PRIM ? s->prim : NULL;
 }

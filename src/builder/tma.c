@@ -11,6 +11,7 @@
 
 static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASYNC);
+  b->uses_tma = true;
   if (s) s->flags = (uint8_t)op;
   return s;
 }
@@ -74,12 +75,11 @@ static tirx_expr *cluster_reg(tirx_builder *b, const char *fn, int sp, int dim) 
   if (!e) return NULL;
   e->i = dim;
   e->host = false;
+  b->uses_tma = true;
   return e;
 }
 
-tirx_expr *tirx_cluster_ctarank(tirx_builder *b) {
-  return cluster_reg(b, "tirx_cluster_ctarank", TIRX__SP_CLUSTER_CTARANK, 0);
-}
+/* tirx_cluster_ctarank is in sync.c (with the other cluster statements). */
 
 tirx_expr *tirx_cluster_id(tirx_builder *b, int dim) {
   return cluster_reg(b, "tirx_cluster_id", TIRX__SP_CLUSTER_ID, dim);

@@ -11,6 +11,7 @@
  * sum(digit_j * inner_j) over the iters j of dim k (inner_j: the product of the extents of
  * the iters after j in that dim).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1043,11 +1044,154 @@ tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
   return tirx__lower_matrix(emitter, shape->v[0], false);
 }
 
+/*
+ * stmatrix at warpgroup scope (copy.stmatrix on a tid_in_wg tile): warp 0's blocks
+ * (tirx__matrix_wg_blocks), num per instruction, unrolled; lanes 8i..8i+7 address rows of
+ * block g*num + i of their warp (warp w's rows are w * rows_per_warp further down), and every
+ * register operand is the block's corner in the local array (its slots do not depend on the
+ * lane or the warp).
+ */
+/* This lane's block's row (or column: field) among m[0..num): m[q]'s, as q * step + m[0]'s
+ * when they are evenly spaced, else a select chain. */
+static tirx_expr *wg_coord(tirx_builder *b, tirx_expr *q, const tirx__matrix_block *m,
+                           int64_t num, size_t field) {
+  int64_t v[4] = {0, 0, 0, 0};
+  for (int64_t i = 0; i < num; i++) memcpy(&v[i], (const char *)&m[i] + field, sizeof v[i]);
+  bool even = true;
+  for (int64_t i = 2; i < num; i++) even &= v[i] - v[i - 1] == v[1] - v[0];
+  if (num == 1 || (even && v[1] == v[0])) return tirx_int(b, v[0]);
+  if (even) return tirx_add(b, tirx_mul(b, q, tirx_int(b, v[1] - v[0])), tirx_int(b, v[0]));
+  tirx_expr *e = tirx_int(b, v[num - 1]);
+  for (int64_t i = num - 2; i >= 0; i--)
+    e = tirx_select(b, tirx_eq(b, q, tirx_int(b, i)), tirx_int(b, v[i]), e);
+  return e;
+}
+
+static tirx_status lower_stmatrix_wg(tirx__lower *lw, int64_t num) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *reg = p->ops[1], *sm = p->ops[0];
+  int64_t rows = reg->extent[0], cols = reg->extent[1], step = 0;
+  int n = 0, cap = (int)(rows / 8 * (cols / 8));
+  const char *why = NULL;
+  tirx__matrix_block *blk = tirx__arena_array(lw->arena, (size_t)cap, sizeof *blk, FN);
+  if (!blk || !tirx__matrix_wg_blocks(lw->arena, lw->call->operands[1].layout, blk, cap, &n,
+                                      &step, &why))
+    return fail(lw, "%s", why ? why : "out of memory");
+  tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
+  tirx_expr *wid = tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG);
+  tirx_expr *wrow = tirx_let(b, "wrow", tirx_mul(b, wid, tirx_int(b, step)));
+  tirx_expr *q =
+      num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1)) : NULL;
+  tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
+  for (int64_t g = 0; g < n / num && b->status == TIRX_OK; g++) {
+    const tirx__matrix_block *m = &blk[g * num];
+    tirx_expr *row = wg_coord(b, q, m, num, offsetof(tirx__matrix_block, row));
+    tirx_expr *col = wg_coord(b, q, m, num, offsetof(tirx__matrix_block, col));
+    tirx_expr *sidx[2] = {tirx_add(b, tirx_add(b, row, r8), wrow), col}, *six[2];
+    tensor_index(lw, sm, sidx, 0, six);
+    tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
+    tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
+    if (!index || !regs)
+      return b->status != TIRX_OK ? b->status
+                                  : tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+    for (int64_t i = 0; i < num; i++) {
+      tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
+      regs[i] = load_at(lw, reg, ridx, 0);
+    }
+    tirx__stmt *s = b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_MATRIX) : NULL;
+    if (!s) return b->status;
+    s->tensor = sm->tensor;
+    s->index = index;
+    s->regs = regs;
+    s->vec = (int32_t)num;
+    s->flags = TIRX__MX_STORE;
+  }
+  return b->status;
+}
+
 tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter) {
   (void)rule;
-  (void)call;
+  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
+    return lower_stmatrix_wg(emitter, shape->v[0]);
   return tirx__lower_matrix(emitter, shape->v[0], true);
 }
 
 /* ---- end ldmatrix / stmatrix ---- */
+
+/* ---- gemm.scalar ---- */
+
+/* d[idx] = [d[idx] +] sum_k a[i, k] * b[k, j], summed in f32 (f64 when an operand is). */
+static void gemm_dot(tirx__lower *lw, tirx_expr *const *idx) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
+  int at = TIRX_F32;
+  for (int i = 0; i < 3; i++)
+    if (p->ops[i]->tensor->dtype == TIRX_F64) at = TIRX_F64;
+  tirx_expr *old = as_type(b, load_at(lw, d, idx, 0), at);
+  tirx_expr *init = p->scale_d ? tirx_select(b, p->scale_d, old, fconst(b, 0.0, at)) : old;
+  tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, init);
+  tirx_expr *kk = tirx_for_begin(b, "kk", tirx_int(b, 0), tirx_int(b, a->extent[1]), NULL,
+                                 TIRX_LOOP_SERIAL);
+  if (!acc || !kk) return;
+  tirx_expr *ai[2] = {idx[0], kk}, *bi[2] = {kk, idx[1]};
+  tirx_assign(b, acc, tirx_add(b, acc, tirx_mul(b, as_type(b, load_at(lw, a, ai, 0), at),
+                                                as_type(b, load_at(lw, bm, bi, 0), at))));
+  tirx_for_end(b);
+  store_at(lw, d, idx, 0, as_type(b, acc, d->tensor->dtype));
+}
+
+/*
+ * Each element of d once: d local, every thread walks the elements it holds (the plan of the
+ * elementwise lowering); d in memory, the team shares them round-robin.
+ */
+tirx_status tirx__emit_gemm_scalar(const tirx__rule *rule, const tirx__call *call,
+                                   const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)shape;
+  tirx__lower *lw = emitter;
+  tirx_builder *b = lw->b;
+  const int64_t *ext = lw->p->ops[0]->extent;
+  tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL};
+  if (call->operands[0].role != TIRX__ROLE_LOCAL) {
+    tirx_expr *r;
+    int64_t size;
+    if (!team_share(lw, &r, &size)) return b->status;
+    tirx_expr *f = tirx_for_begin(b, "e", r, tirx_int(b, ext[0] * ext[1]), tirx_int(b, size),
+                                  TIRX_LOOP_SERIAL);
+    if (!f) return b->status;
+    idx[0] = tirx_div(b, f, tirx_int(b, ext[1]));
+    idx[1] = tirx_mod(b, f, tirx_int(b, ext[1]));
+    gemm_dot(lw, idx);
+    tirx_for_end(b);
+    return b->status;
+  }
+  const tirx_layout *dl = call->operands[0].layout;
+  plan pl;
+  make_plan(dl, &pl);
+  tirx_expr *guard;
+  if (thread_digits(lw, &pl, true, &guard) != TIRX_OK) return b->status;
+  if (guard) tirx_if_begin(b, guard);
+  int opened = 0;
+  for (int i = 0; i < pl.n; i++) {
+    const plan_iter *it = &pl.it[i];
+    tirx_expr *dg;
+    if (it->loop) {
+      dg = open_loop(b, it->extent, TIRX_LOOP_UNROLL);
+      opened++;
+    } else {
+      dg = digit_of(b, dl, it);
+    }
+    if (it->inner != 1) dg = tirx_mul(b, dg, tirx_int(b, it->inner));
+    idx[it->dim] = add_term(b, idx[it->dim], dg);
+  }
+  if (b->status != TIRX_OK) return b->status;
+  gemm_dot(lw, idx);
+  for (int i = 0; i < opened; i++) tirx_for_end(b);
+  if (guard) tirx_if_end(b);
+  return b->status;
+}
+
+/* ---- end gemm.scalar ---- */

@@ -77,6 +77,25 @@ tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter);
 tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter);
+/* A warpgroup stmatrix tile (copy_ldmatrix.c): warp 0's 8x8 blocks in row-major order, each
+ * at (row, col) of the tile with its first register; the other warps' are rows_per_warp * w
+ * rows further down. */
+typedef struct tirx__matrix_block {
+  int64_t row, col, reg;
+} tirx__matrix_block;
+bool tirx__matrix_wg_blocks(tirx_arena *a, const tirx_layout *rl, tirx__matrix_block *blocks,
+                            int cap, int *per_warp, int64_t *rows_per_warp, const char **why);
 /* ---- end ldmatrix / stmatrix ---- */
+
+/* ---- gemm, gemm_async ---- */
+/* gemm.scalar (lower.c): FMA loops over K per element of d. */
+tirx_status tirx__emit_gemm_scalar(const tirx__rule *rule, const tirx__call *call,
+                                   const tirx__shape *shape, void *emitter);
+/* gemm.mma and gemm_async.wgmma (lower_gemm.c). */
+tirx_status tirx__emit_mma(const tirx__rule *rule, const tirx__call *call,
+                           const tirx__shape *shape, void *emitter);
+tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
+                             const tirx__shape *shape, void *emitter);
+/* ---- end gemm ---- */
 
 #endif

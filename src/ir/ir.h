@@ -43,7 +43,9 @@ typedef enum tirx__special {
   TIRX__SP_THREAD_IDX = 0, TIRX__SP_BLOCK_IDX, TIRX__SP_BLOCK_DIM, TIRX__SP_GRID_DIM,
   TIRX__SP_THREAD_LINEAR, TIRX__SP_LANE, TIRX__SP_WARP,
   /* clusters (src/builder/tma.c): %cluster_ctarank, %clusterid.{x,y,z} (i: dimension) */
-  TIRX__SP_CLUSTER_CTARANK, TIRX__SP_CLUSTER_ID
+  TIRX__SP_CLUSTER_CTARANK, TIRX__SP_CLUSTER_ID,
+  /* ---- synchronisation (builder/sync.c) ---- */
+  TIRX__SP_ELECT_ONE        /* elect.sync over the full warp, bool */
 } tirx__special;
 
 typedef struct tirx__decl tirx__decl;
@@ -135,8 +137,59 @@ typedef enum tirx__st_kind {
    * that load when bit i of vec is set, else a value broadcast to both. */
   TIRX__ST_PACKED,
   /* ---- TMA and bulk async copies (copy_async.tma; flags: TIRX__AS_*, see below) ---- */
-  TIRX__ST_ASYNC
+  TIRX__ST_ASYNC,
+  /* ---- synchronisation and tensor cores: native (tirx__native) says which; the operands
+   * are listed there ---- */
+  TIRX__ST_NATIVE
 } tirx__st_kind;
+
+/*
+ * TIRX__ST_NATIVE statements (builder/sync.c; the gemm lowerings in dispatch/lower_gemm.c), each
+ * one inline-PTX helper of the prelude. tensor[index] is the mbarrier of the mbarrier
+ * statements; regs, a, b, c and imm as listed.
+ */
+typedef enum tirx__native {
+  TIRX__NV_MBAR_INIT = 0,       /* a: the arrival count (i32) */
+  TIRX__NV_MBAR_ARRIVE,         /* mbarrier.arrive.release.cta */
+  TIRX__NV_MBAR_ARRIVE_CLUSTER, /* a: the CTA rank (mapa + mbarrier.arrive.shared::cluster) */
+  TIRX__NV_MBAR_EXPECT_TX,      /* a: bytes (mbarrier.arrive.expect_tx) */
+  TIRX__NV_MBAR_WAIT,           /* a: the phase parity (mbarrier.try_wait.parity loop) */
+  TIRX__NV_FENCE_PROXY_ASYNC,   /* fence.proxy.async.shared::cta */
+  TIRX__NV_FENCE_MBAR_INIT,     /* fence.mbarrier_init.release.cluster */
+  TIRX__NV_CLUSTER_SYNC,        /* barrier.cluster.arrive.release + wait.acquire */
+  TIRX__NV_SETMAXNREG,          /* imm[0]: registers, imm[1]: 1 inc, 0 dec */
+  TIRX__NV_NAMED_BAR_SYNC,      /* imm[0]: barrier id, imm[1]: threads (bar.sync) */
+  TIRX__NV_NAMED_BAR_ARRIVE,    /* as above (bar.arrive) */
+  TIRX__NV_WGMMA_FENCE,         /* wgmma.fence.sync.aligned */
+  TIRX__NV_WGMMA_COMMIT,        /* wgmma.commit_group.sync.aligned */
+  TIRX__NV_WGMMA_WAIT,          /* imm[0]: groups left in flight (wgmma.wait_group) */
+  /* wgmma.mma_async m64nNk16 (gemm_async.wgmma): regs[0] the accumulator's first register (a
+   * load of the local array at the slab's corner); a, b loads of the A and B elements whose
+   * shared addresses start the descriptors; c the scale-d predicate (bool); imm: TIRX__WG_* */
+  TIRX__NV_WGMMA,
+  /* mma.sync m16n8k16 (gemm.mma): regs[0] the C fragment's first register, regs[1] the A
+   * fragment (8 16-bit values), regs[2] the B fragment (4); c accumulate (bool); imm[0] dtype */
+  TIRX__NV_MMA,
+  /* An empty asm with "+f" on tensor's vec f32 registers (DeepGEMM's warpgroup_fence_operand):
+   * the compiler cannot move their reads or writes across it. */
+  TIRX__NV_FENCE_REGS,
+  TIRX__NV_COUNT
+} tirx__native;
+
+/* imm[] of TIRX__NV_WGMMA. */
+enum {
+  TIRX__WG_N = 0,      /* the instruction's N */
+  TIRX__WG_DTYPE,      /* TIRX_F16 or TIRX_BF16 */
+  TIRX__WG_TRANS_A,    /* transpose bits: 0 K-major, 1 MN-major */
+  TIRX__WG_TRANS_B,
+  TIRX__WG_LBO_A,      /* descriptor fields in bytes, and the swizzle code (0 none, 1 128B, */
+  TIRX__WG_SBO_A,      /* 2 64B, 3 32B) */
+  TIRX__WG_SWZ_A,
+  TIRX__WG_LBO_B,
+  TIRX__WG_SBO_B,
+  TIRX__WG_SWZ_B,
+  TIRX__WG_COUNT
+};
 
 /* TIRX__ST_MATRIX flags. */
 enum { TIRX__MX_STORE = 1 };
@@ -180,6 +233,8 @@ typedef struct tirx__prim_stmt {
   /* copy_async (tirx_config.barrier, .multicast) */
   tirx_region *barrier; /* one element of a shared i64 tensor: the TMA load's mbarrier */
   tirx_expr *multicast; /* u16 CTA mask of a multicast TMA load; NULL: none */
+  /* ---- gemm, gemm_async ---- */
+  tirx_expr *scale_d;   /* accumulate into d (bool); NULL: always */
 } tirx__prim_stmt;
 
 typedef struct tirx__stmt tirx__stmt;
@@ -201,6 +256,9 @@ struct tirx__stmt {
   int32_t vec;           /* TIRX__ST_VCOPY: elements */
   uint8_t flags;         /* TIRX__ST_VCOPY: TIRX__VC_*; TIRX__ST_MATRIX: TIRX__MX_* */
   tirx_expr **regs;      /* TIRX__ST_MATRIX: vec loads of the local array */
+  /* ---- synchronisation and tensor cores ---- */
+  uint8_t native;                 /* TIRX__ST_NATIVE: tirx__native */
+  int32_t imm[TIRX__WG_COUNT];    /* TIRX__ST_NATIVE: constant operands */
 };
 
 /* ---- TMA tensor maps (copy_async.tma; derived by src/dispatch/tma.c, encoded at launch) ---- */
@@ -302,6 +360,10 @@ struct tirx_builder {
   tirx__tmap_desc tmap[TIRX__MAX_TMAPS];
   const char *tmap_cname[TIRX__MAX_TMAPS]; /* codegen */
   int cluster[3];
+  /* ---- synchronisation and tensor cores ---- */
+  bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
+  bool uses_native;                  /* codegen: the prelude's sync section (tirx__prelude_sync) */
+  bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
 };
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
@@ -416,6 +478,17 @@ tirx_status tirx__prim_lower_all(tirx_builder *b);
 
 /* The prelude every generated translation unit starts with (prelude.c). */
 extern const char tirx__prelude[];
+/* TMA, bulk groups and cluster registers (with tirx_cluster_ctarank), emitted after
+ * tirx__prelude for kernels with b->uses_tma or b->uses_native (prelude.c). */
+extern const char tirx__prelude_tma[];
+
+/* ---- synchronisation and tensor cores ---- */
+/* The prelude's section for TIRX__ST_NATIVE and the cluster/elect expressions, appended after
+ * tirx__prelude when the kernel uses them (prelude.c). */
+extern const char tirx__prelude_sync[];
+/* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (prelude.c): a kernel carries
+ * the N variants it uses only. */
+void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype);
 
 /* Evaluates host expression idx of k with integer parameter values vals (by param index).
  * Returns false and writes a reason ("division by zero", "overflow") on failure. */

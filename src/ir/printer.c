@@ -30,8 +30,8 @@ const char *tirx__math_name(int op) {
 const char *tirx__special_name(int sp) {
   static const char *const names[] = {"thread_idx", "block_idx",  "block_dim", "grid_dim",
                                       "thread_linear", "lane_id", "warp_id",
-                                      "cluster_ctarank", "cluster_id"};
-  return sp >= 0 && sp <= TIRX__SP_CLUSTER_ID ? names[sp] : "?";
+                                      "cluster_ctarank", "cluster_id", "elect_one"};
+  return sp >= 0 && sp <= TIRX__SP_ELECT_ONE ? names[sp] : "?";
 }
 
 static const char *dn(int t) { return tirx_dtype_name((tirx_dtype)t); }
@@ -162,6 +162,9 @@ static void indent(tirx__strbuf *sb, int depth) {
 static void block(tirx__strbuf *sb, const tirx__block *blk, int depth);
 
 /* ---- TMA and bulk async copies ---- */
+/* ---- synchronisation and tensor cores (TIRX__ST_NATIVE): "mbarrier_wait(full[s], phase)",
+ * "wgmma.m64n128k16.bf16(acc[0], As[0, 0] sw128 sbo=1024, Bs[0, 0] ..., scale_d)" ---- */
+
 static void element(tirx__strbuf *sb, const tirx_tensor *t, tirx_expr *const *index) {
   tirx__sb_printf(sb, "%s[", t->decl.name);
   for (int k = 0; k < t->rank; k++) {
@@ -227,6 +230,66 @@ static void async_stmt(tirx__strbuf *sb, const tirx__stmt *s) {
     break;
   }
 }
+
+static void desc(tirx__strbuf *sb, const tirx_expr *e, int lbo, int sbo, int swz) {
+  static const char *const modes[] = {"interleave", "sw128", "sw64", "sw32"};
+  expr(sb, e, true);
+  tirx__sb_printf(sb, " %s lbo=%d sbo=%d", modes[swz & 3], lbo, sbo);
+}
+
+static void native(tirx__strbuf *sb, const tirx__stmt *s) {
+  static const char *const names[TIRX__NV_COUNT] = {
+      "mbarrier_init", "mbarrier_arrive", "mbarrier_arrive_cluster", "mbarrier_expect_tx",
+      "mbarrier_wait", "fence_proxy_async", "fence_mbarrier_init", "cluster_sync",
+      "setmaxnreg", "named_barrier_sync", "named_barrier_arrive", "wgmma_fence",
+      "wgmma_commit", "wgmma_wait", "wgmma", "mma", "fence_regs"};
+  const int *im = s->imm;
+  switch (s->native) {
+  case TIRX__NV_SETMAXNREG:
+    tirx__sb_printf(sb, "setmaxnreg.%s %d\n", im[1] ? "inc" : "dec", im[0]);
+    return;
+  case TIRX__NV_NAMED_BAR_SYNC:
+  case TIRX__NV_NAMED_BAR_ARRIVE:
+    tirx__sb_printf(sb, "%s(%d, %d)\n", names[s->native], im[0], im[1]);
+    return;
+  case TIRX__NV_WGMMA_WAIT: tirx__sb_printf(sb, "wgmma_wait(%d)\n", im[0]); return;
+  case TIRX__NV_WGMMA:
+    tirx__sb_printf(sb, "wgmma.m64n%dk16.%s(", im[TIRX__WG_N],
+                    dn(im[TIRX__WG_DTYPE]));
+    expr(sb, s->regs[0], true);
+    tirx__sb_append(sb, ", ");
+    desc(sb, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
+    tirx__sb_append(sb, ", ");
+    desc(sb, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
+    tirx__sb_append(sb, ", accumulate ");
+    expr(sb, s->c, true);
+    tirx__sb_append(sb, ")\n");
+    return;
+  case TIRX__NV_MMA:
+    tirx__sb_printf(sb, "mma.m16n8k16.%s(", dn(im[0]));
+    for (int i = 0; i < 3; i++) {
+      expr(sb, s->regs[i], true);
+      tirx__sb_append(sb, ", ");
+    }
+    tirx__sb_append(sb, "accumulate ");
+    expr(sb, s->c, true);
+    tirx__sb_append(sb, ")\n");
+    return;
+  case TIRX__NV_FENCE_REGS:
+    tirx__sb_printf(sb, "fence_regs(%s[0..%d))\n", s->tensor->decl.name, (int)s->vec);
+    return;
+  default: break;
+  }
+  tirx__sb_printf(sb, "%s(", s->native < TIRX__NV_COUNT ? names[s->native] : "?");
+  if (s->tensor) element(sb, s->tensor, s->index);
+  if (s->a) {
+    tirx__sb_append(sb, ", ");
+    expr(sb, s->a, true);
+  }
+  tirx__sb_append(sb, ")\n");
+}
+
+/* ---- end synchronisation and tensor cores ---- */
 
 static void stmt(tirx__strbuf *sb, const tirx__stmt *s, int depth) {
   indent(sb, depth);
@@ -360,6 +423,7 @@ static void stmt(tirx__strbuf *sb, const tirx__stmt *s, int depth) {
   /* ---- end packed math ---- */
   /* ---- TMA and bulk async copies (TIRX__ST_ASYNC) ---- */
   case TIRX__ST_ASYNC: async_stmt(sb, s); break;
+  case TIRX__ST_NATIVE: native(sb, s); break;
   default: tirx__sb_append(sb, "?\n"); break;
   }
 }

@@ -71,6 +71,9 @@ typedef struct cg {
   const char **names;
   int nnames, cap;
   bool failed;
+  /* ---- synchronisation and tensor cores: the wgmma accumulators (fenced after a wait) ---- */
+  const tirx_tensor **accs;
+  int naccs;
 } cg;
 
 static bool name_taken(const cg *c, const char *s) {
@@ -250,6 +253,7 @@ static void special(cg *c, const tirx_expr *e) {
   case TIRX__SP_WARP: tirx__sb_printf(&c->sb, "(%s >> 5)", lin); break;
   case TIRX__SP_CLUSTER_CTARANK: tirx__sb_append(&c->sb, "tirx_cluster_ctarank()"); break;
   case TIRX__SP_CLUSTER_ID: tirx__sb_printf(&c->sb, "tirx_cluster_id(%d)", (int)e->i); break;
+  case TIRX__SP_ELECT_ONE: tirx__sb_append(&c->sb, "tirx_elect_one()"); break;
   default: tirx__sb_printf(&c->sb, "(int)%s.%c", vars[e->op], "xyz"[e->i]); break;
   }
 }
@@ -595,6 +599,7 @@ static void indent(cg *c, int depth) {
 static void block(cg *c, const tirx__block *blk, int depth);
 
 /* ---- TMA and bulk async copies (TIRX__ST_ASYNC; prelude: tirx_tma_*, tirx_bulk_*) ---- */
+/* ---- synchronisation and tensor cores (TIRX__ST_NATIVE; helpers in tirx__prelude_sync) ---- */
 
 /* &t[index] */
 static void element_ptr(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
@@ -666,6 +671,121 @@ static void async_stmt(cg *c, const tirx__stmt *s) {
   }
   tirx__sb_append(sb, ");\n");
 }
+
+/* tirx_wgmma_desc(tirx_smem_addr(&t[index]), lbo, sbo, swz) for the load e */
+static void wgmma_desc(cg *c, const tirx_expr *e, int lbo, int sbo, int swz) {
+  tirx__sb_append(&c->sb, "tirx_wgmma_desc(tirx_smem_addr(");
+  element_ptr(c, e->tensor, e->index);
+  tirx__sb_printf(&c->sb, "), %d, %d, %d)", lbo, sbo, swz);
+}
+
+static bool visible(const cg *c, const char *cname) {
+  for (int i = 0; i < c->nnames; i++)
+    if (c->names[i] == cname) return true;
+  return false;
+}
+
+static void native(cg *c, const tirx__stmt *s, int depth) {
+  static const char *const plain[TIRX__NV_COUNT] = {
+      [TIRX__NV_MBAR_INIT] = "tirx_mbar_init", [TIRX__NV_MBAR_ARRIVE] = "tirx_mbar_arrive",
+      [TIRX__NV_MBAR_ARRIVE_CLUSTER] = "tirx_mbar_arrive_cluster",
+      [TIRX__NV_MBAR_EXPECT_TX] = "tirx_mbar_expect_tx", [TIRX__NV_MBAR_WAIT] = "tirx_mbar_wait",
+      [TIRX__NV_FENCE_PROXY_ASYNC] = "tirx_fence_proxy_async",
+      [TIRX__NV_FENCE_MBAR_INIT] = "tirx_fence_mbarrier_init",
+      [TIRX__NV_CLUSTER_SYNC] = "tirx_cluster_sync", [TIRX__NV_WGMMA_FENCE] = "tirx_wgmma_fence",
+      [TIRX__NV_WGMMA_COMMIT] = "tirx_wgmma_commit"};
+  tirx__strbuf *sb = &c->sb;
+  const int32_t *im = s->imm;
+  switch (s->native) {
+  case TIRX__NV_SETMAXNREG:
+    tirx__sb_printf(sb, "tirx_setmaxnreg_%s<%d>();\n", im[1] ? "inc" : "dec", (int)im[0]);
+    return;
+  case TIRX__NV_NAMED_BAR_SYNC:
+  case TIRX__NV_NAMED_BAR_ARRIVE:
+    tirx__sb_printf(sb, "tirx_named_bar_%s(%d, %d);\n",
+                    s->native == TIRX__NV_NAMED_BAR_SYNC ? "sync" : "arrive", (int)im[0],
+                    (int)im[1]);
+    return;
+  case TIRX__NV_WGMMA_WAIT:
+    /* The accumulators in scope are fenced after the wait, so that no read of them moves
+     * above it (CUTLASS: warpgroup_wait; warpgroup_fence_operand). */
+    tirx__sb_printf(sb, "tirx_wgmma_wait<%d>();\n", (int)im[0]);
+    for (int i = 0; i < c->naccs; i++)
+      if (visible(c, c->accs[i]->decl.cname)) {
+        indent(c, depth);
+        tirx__sb_printf(sb, "tirx_fence_regs<%lld>(%s);\n", (long long)c->accs[i]->elems,
+                        c->accs[i]->decl.cname);
+      }
+    return;
+  case TIRX__NV_FENCE_REGS:
+    tirx__sb_printf(sb, "tirx_fence_regs<%d>(%s);\n", (int)s->vec, s->tensor->decl.cname);
+    return;
+  case TIRX__NV_WGMMA:
+    tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s<%d, %d>(", (int)im[TIRX__WG_N],
+                    im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_A],
+                    (int)im[TIRX__WG_TRANS_B]);
+    element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
+    tirx__sb_append(sb, ",\n");
+    indent(c, depth + 2);
+    wgmma_desc(c, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
+    tirx__sb_append(sb, ",\n");
+    indent(c, depth + 2);
+    wgmma_desc(c, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
+    tirx__sb_append(sb, ", ");
+    expr(c, s->c);
+    tirx__sb_append(sb, ");\n");
+    return;
+  case TIRX__NV_MMA:
+    tirx__sb_append(sb, "tirx_mma_m16n8k16(");
+    for (int i = 0; i < 3; i++) {
+      element_ptr(c, s->regs[i]->tensor, s->regs[i]->index);
+      tirx__sb_append(sb, ", ");
+    }
+    expr(c, s->c);
+    tirx__sb_append(sb, ");\n");
+    return;
+  default: break;
+  }
+  tirx__sb_printf(sb, "%s(", s->native < TIRX__NV_COUNT && plain[s->native] ? plain[s->native]
+                                                                            : "?");
+  if (s->tensor) element_ptr(c, s->tensor, s->index);
+  if (s->a) {
+    tirx__sb_append(sb, ", ");
+    expr(c, s->a);
+  }
+  tirx__sb_append(sb, ");\n");
+}
+
+/* The wgmma instructions a kernel uses, for their helpers: N (8..256) and dtype as
+ * n * 32 + dtype, and the accumulators, both in first-use order. */
+typedef struct wgmma_uses {
+  int variants[64];
+  int nvariants;
+} wgmma_uses;
+
+static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
+  for (const tirx__stmt *s = blk->first; s; s = s->next) {
+    collect_native(c, u, &s->body);
+    collect_native(c, u, &s->orelse);
+    if (s->kind != TIRX__ST_NATIVE || s->native != TIRX__NV_WGMMA) continue;
+    int v = s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE], known = 0;
+    for (int i = 0; i < u->nvariants; i++) known |= u->variants[i] == v;
+    if (!known && u->nvariants < 64) u->variants[u->nvariants++] = v;
+    const tirx_tensor *acc = s->regs[0]->tensor;
+    known = 0;
+    for (int i = 0; i < c->naccs; i++) known |= c->accs[i] == acc;
+    if (known) continue;
+    const tirx_tensor **n = realloc(c->accs, (size_t)(c->naccs + 1) * sizeof *n);
+    if (!n) {
+      c->failed = true;
+      return;
+    }
+    c->accs = n;
+    c->accs[c->naccs++] = acc;
+  }
+}
+
+/* ---- end synchronisation and tensor cores ---- */
 
 static void stmt(cg *c, const tirx__stmt *s, int depth) {
   tirx__strbuf *sb = &c->sb;
@@ -802,6 +922,7 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   }
   /* ---- end packed math ---- */
   case TIRX__ST_ASYNC: async_stmt(c, s); break;
+  case TIRX__ST_NATIVE: native(c, s, depth); break;
   case TIRX__ST_LOCAL: {
     const char *v = declare(c, s->decl, s->tensor->decl.name);
     char *l = tirx_layout_str(s->tensor->layout);
@@ -855,9 +976,18 @@ char *tirx__codegen(tirx_builder *b) {
   tirx__strbuf *sb = &c.sb;
   tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), b->name);
   tirx__sb_append(sb, tirx__prelude);
+  if (b->uses_tma || b->uses_native || b->ntmaps) tirx__sb_append(sb, tirx__prelude_tma);
+  if (b->uses_native) { /* synchronisation and tensor cores */
+    wgmma_uses u = {.nvariants = 0};
+    tirx__sb_append(sb, tirx__prelude_sync);
+    collect_native(&c, &u, &b->body);
+    for (int i = 0; i < u.nvariants; i++)
+      tirx__prelude_wgmma(sb, u.variants[i] / 32, u.variants[i] % 32);
+  }
   int threads = b->block[0] * b->block[1] * b->block[2];
-  tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d) %s(", threads,
-                  b->name);
+  /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
+  tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d%s) %s(", threads,
+                  b->uses_setmaxnreg ? ", 1" : "", b->name);
   /* Declared parameters, then hidden strides (the order of tirx__launch_plan's params). */
   int np = 0;
   for (int i = 0; i < b->nparams; i++) {
@@ -912,6 +1042,7 @@ char *tirx__codegen(tirx_builder *b) {
   block(&c, &b->body, 1);
   tirx__sb_append(sb, "}\n");
   free(c.names);
+  free(c.accs);
   char *src = tirx__sb_finish(sb);
   if (!src || c.failed) {
     free(src);

@@ -231,6 +231,13 @@ const char tirx__prelude[] =
     "#undef TIRX_X2_2\n"
     "#undef TIRX_X2_3\n"
     /* ---- end packed math ---- */
+    /* the TMA block is tirx__prelude_tma, emitted for the kernels that use it */
+    ;
+#pragma GCC diagnostic pop
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+const char tirx__prelude_tma[] =
     /* ---- TMA, bulk groups, clusters (copy_async.tma; TIRX__ST_ASYNC) ---- */
     "/* TMA (copy_async.tma, TIRX__ST_ASYNC): tensor maps are 128-byte opaque parameters\n"
     " * (const __grid_constant__), encoded at launch with cuTensorMapEncodeTiled. One thread issues\n"
@@ -332,3 +339,123 @@ const char tirx__prelude[] =
     /* ---- end TMA ---- */
     ;
 #pragma GCC diagnostic pop
+
+/* ---- synchronisation and tensor cores (TIRX__ST_NATIVE, builder/sync.c, the gemm families) ---- */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+const char tirx__prelude_sync[] =
+    "/* Synchronisation and tensor cores (tirx: builder/sync.c, gemm families). mbarriers are\n"
+    " * shared 64-bit words; addresses go to PTX as 32-bit shared addresses. */\n"
+    "#if __CUDA_ARCH__ >= 900\n"
+    "__device__ __forceinline__ void tirx_mbar_init(long long *bar, unsigned count) {\n"
+    "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(tirx_smem_addr(bar)), \"r\"(count) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_mbar_arrive(long long *bar) {\n"
+    "  asm volatile(\"mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\" :: \"r\"(tirx_smem_addr(bar)) : \"memory\");\n"
+    "}\n"
+    "/* One arrival on the mbarrier at the same shared offset in the cluster's CTA of rank cta. */\n"
+    "__device__ __forceinline__ void tirx_mbar_arrive_cluster(long long *bar, unsigned cta) {\n"
+    "  asm volatile(\"{ .reg .b32 r; mapa.shared::cluster.u32 r, %0, %1; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }\" :: \"r\"(tirx_smem_addr(bar)), \"r\"(cta) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_mbar_expect_tx(long long *bar, unsigned bytes) {\n"
+    "  asm volatile(\"mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;\" :: \"r\"(tirx_smem_addr(bar)), \"r\"(bytes) : \"memory\");\n"
+    "}\n"
+    "/* Spins until the phase of parity phase & 1 has completed. */\n"
+    "__device__ __forceinline__ void tirx_mbar_wait(long long *bar, unsigned phase) {\n"
+    "  unsigned a = tirx_smem_addr(bar), done;\n"
+    "  do {\n"
+    "    asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\" : \"=r\"(done) : \"r\"(a), \"r\"(phase & 1u) : \"memory\");\n"
+    "  } while (!done);\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_fence_proxy_async() {\n"
+    "  asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_fence_mbarrier_init() {\n"
+    "  asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_cluster_sync() {\n"
+    "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+    "}\n"
+    /* tirx_cluster_ctarank(): in the sm_90 block of tirx__prelude */
+    "/* True in one lane of the (fully active) warp. */\n"
+    "__device__ __forceinline__ bool tirx_elect_one() {\n"
+    "  unsigned p; asm volatile(\"{ .reg .pred q; elect.sync _|q, 0xffffffff; selp.u32 %0, 1, 0, q; }\" : \"=r\"(p)); return p != 0;\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_named_bar_sync(unsigned id, unsigned n) {\n"
+    "  asm volatile(\"bar.sync %0, %1;\" :: \"r\"(id), \"r\"(n) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_named_bar_arrive(unsigned id, unsigned n) {\n"
+    "  asm volatile(\"bar.arrive %0, %1;\" :: \"r\"(id), \"r\"(n) : \"memory\");\n"
+    "}\n"
+    "#endif\n"
+    "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
+    "template <int R> __device__ __forceinline__ void tirx_setmaxnreg_inc() {\n"
+    "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\" :: \"n\"(R));\n"
+    "}\n"
+    "template <int R> __device__ __forceinline__ void tirx_setmaxnreg_dec() {\n"
+    "  asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %0;\" :: \"n\"(R));\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_wgmma_fence() {\n"
+    "  asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_wgmma_commit() {\n"
+    "  asm volatile(\"wgmma.commit_group.sync.aligned;\" ::: \"memory\");\n"
+    "}\n"
+    "template <int N> __device__ __forceinline__ void tirx_wgmma_wait() {\n"
+    "  asm volatile(\"wgmma.wait_group.sync.aligned %0;\" :: \"n\"(N) : \"memory\");\n"
+    "}\n"
+    "/* The shared-memory matrix descriptor: start address, leading and stride byte offsets (all\n"
+    " * >> 4), swizzle code in bits 62-63 (1 128B, 2 64B, 3 32B, 0 none). */\n"
+    "__device__ __forceinline__ unsigned long long tirx_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz) {\n"
+    "  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
+    "         (unsigned long long)((sbo >> 4) & 0x3fffu) << 32 | (unsigned long long)swz << 62;\n"
+    "}\n"
+    "#endif\n"
+    "/* An empty asm that reads and writes N f32 registers (DeepGEMM's warpgroup_fence_operand):\n"
+    " * the compiler cannot move their uses across the asynchronous MMA. */\n"
+    "template <int N> __device__ __forceinline__ void tirx_fence_regs(float *d) {\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < N; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
+    "}\n"
+    "/* mma.sync m16n8k16 with f32 accumulators: d (4 registers) = [d +] a (8 16-bit values of the\n"
+    " * A fragment) x b (4 of the B fragment). */\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "#define TIRX_MMA_M16N8K16(T, ty) \\\n"
+    "__device__ __forceinline__ void tirx_mma_m16n8k16(float *d, const T *a, const T *b, bool acc) { \\\n"
+    "  float c0 = acc ? d[0] : 0.0f, c1 = acc ? d[1] : 0.0f, c2 = acc ? d[2] : 0.0f, c3 = acc ? d[3] : 0.0f; \\\n"
+    "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.\" ty \".\" ty \".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\" \\\n"
+    "      : \"=f\"(d[0]), \"=f\"(d[1]), \"=f\"(d[2]), \"=f\"(d[3]) \\\n"
+    "      : \"r\"(tirx_pack2(a)), \"r\"(tirx_pack2(a + 2)), \"r\"(tirx_pack2(a + 4)), \"r\"(tirx_pack2(a + 6)), \\\n"
+    "        \"r\"(tirx_pack2(b)), \"r\"(tirx_pack2(b + 2)), \"f\"(c0), \"f\"(c1), \"f\"(c2), \"f\"(c3)); \\\n"
+    "}\n"
+    "TIRX_MMA_M16N8K16(tirx_bf16, \"bf16\")\n"
+    "TIRX_MMA_M16N8K16(tirx_f16, \"f16\")\n"
+    "#undef TIRX_MMA_M16N8K16\n"
+    "#endif\n";
+#pragma GCC diagnostic pop
+
+void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype) {
+  const char *ty = dtype == TIRX_F16 ? "f16" : "bf16";
+  int regs = n / 2;
+  tirx__sb_printf(sb,
+                  "/* wgmma.mma_async m64n%dk16, f32 += %s x %s: d the warpgroup's %d accumulator\n"
+                  " * registers, da/db the shared-memory descriptors, acc the scale-d predicate, TA/TB\n"
+                  " * the transpose bits. */\n"
+                  "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
+                  "template <int TA, int TB>\n"
+                  "__device__ __forceinline__ void tirx_wgmma_m64n%dk16_%s(float *d, unsigned long "
+                  "long da, unsigned long long db, bool acc) {\n"
+                  "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
+                  "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
+                  n, ty, ty, regs, n, ty, regs + 2, n, ty, ty);
+  for (int i = 0; i < regs; i++) tirx__sb_printf(sb, "%s%%%d", i ? ", " : "", i);
+  tirx__sb_printf(sb, "}, %%%d, %%%d, p, 1, 1, %%%d, %%%d;\\n}\\n\"\n    : ", regs, regs + 1,
+                  regs + 3, regs + 4);
+  for (int i = 0; i < regs; i++)
+    tirx__sb_printf(sb, "%s\"+f\"(d[%d])", i == 0 ? "" : i % 8 ? ", " : ",\n      ", i);
+  tirx__sb_append(sb, "\n    : \"l\"(da), \"l\"(db), \"r\"((int)acc), \"n\"(TA), \"n\"(TB));\n"
+                      "}\n#endif\n");
+}
+
+/* ---- end synchronisation and tensor cores ---- */

@@ -62,27 +62,35 @@ tirx_layout *tirx_layout_mma_m16n8k16_c(tirx_arena *a) {
  * The wgmma accumulator: (M64,Nn) -> (T128,V(n/2)). Warp w = i/16 of the warpgroup holds rows
  * 16w..16w+15 as the m16n8 C fragment, repeated n/8 times along the columns.
  *   ((4,2,8),(n/8,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))
- * The (n/8) iter is left out when n is 8.
+ * The (n/8) iter is left out when n is 8. m = 64 * s (s m64 slabs, one wgmma each) puts slab
+ * q at registers q * n/2: an outer (s):(n/2@reg) iter on the rows.
  */
 tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n) {
   static const char fn[] = "tirx_layout_wgmma_acc";
   if (!arena_ok(a, fn)) return NULL;
-  if (m != 64) {
-    tirx__error(TIRX_E_INVALID_ARG, "%s: m is %d, expected 64", fn, m);
+  if (m < 64 || m > 256 || m % 64 != 0) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: m is %d, expected 64, 128, 192 or 256", fn, m);
     return NULL;
   }
   if (n < 8 || n > 256 || n % 8 != 0) {
     tirx__error(TIRX_E_INVALID_ARG, "%s: n is %d, expected a multiple of 8 in [8, 256]", fn, n);
     return NULL;
   }
-  tirx_iter d[6] = {{4, 32, TID}, {2, 2, REG}, {8, 4, TID}, {n / 8, 4, REG}, {4, 1, TID},
-                    {2, 1, REG}};
-  if (n == 8) {
-    d[3] = d[4];
+  tirx_iter d[7] = {{m / 64, n / 2, REG}, {4, 32, TID}, {2, 2, REG}, {8, 4, TID},
+                    {n / 8, 4, REG},      {4, 1, TID},  {2, 1, REG}};
+  int rows = 4, nd = 7;
+  if (n == 8) { /* drop (n/8) */
     d[4] = d[5];
-    return grouped(a, fn, 5, d, 2, (const int[]){3, 2}, 0, 0);
+    d[5] = d[6];
+    nd--;
   }
-  return grouped(a, fn, 6, d, 2, (const int[]){3, 3}, 0, 0);
+  tirx_iter *first = d;
+  if (m == 64) { /* drop (m/64) */
+    first++;
+    rows--;
+    nd--;
+  }
+  return grouped(a, fn, nd, first, 2, (const int[]){rows, nd - rows}, 0, 0);
 }
 
 /*

@@ -12,6 +12,9 @@
  *   shared side: every row of 8 elements is 16 bytes, contiguous and 16-byte aligned
  *     (each lane gives one row address);
  *   team: a full warp; dtype f16 or bf16; no cache hints.
+ *   stmatrix also at warpgroup scope: a tile on tid_in_wg and reg whose 8x8 blocks are each one
+ *   warp's fragment, the four warps holding one pattern of blocks moved down by a fixed number
+ *   of rows per warp (the wgmma accumulator cast to 16 bits: tirx__matrix_wg_blocks).
  * Shape: (num) matrices per instruction, 4, 2 or 1, dividing the number of 8x8 blocks.
  * Lowering (lower.c, tirx__lower_matrix): TIRX__ST_MATRIX statements, the prelude's
  * tirx_ldmatrix_xN / tirx_stmatrix_xN, in an unrolled loop when the tile holds more matrices.
@@ -79,8 +82,130 @@ static void check_matrix(tirx__rule_ctx *ctx, int reg, int smem, const char *ins
   ctx->scratch[0] = shape[0] / 8 * (shape[1] / 8);
 }
 
+/* ---- stmatrix of a warpgroup tile (the wgmma accumulator, cast to 16 bits) ---- */
+
+/*
+ * A warpgroup tile: each 8x8 block is the ldmatrix fragment of one warp w (on tid_in_wg, lane
+ * 32w + l holding row l/4, columns 2*(l%4)+{0,1}) at some register offset. The blocks of warp
+ * w, in row-major order, must be warp 0's moved down by w * rows_per_warp rows at the same
+ * columns and registers, so one instruction stream (warp 0's blocks, the row offset added per
+ * warp) serves all four warps. Fills blocks[] with warp 0's blocks, *per_warp and
+ * *rows_per_warp; false with *why set otherwise.
+ */
+bool tirx__matrix_wg_blocks(tirx_arena *a, const tirx_layout *rl, tirx__matrix_block *blocks,
+                            int cap, int *per_warp, int64_t *rows_per_warp, const char **why) {
+  int64_t shape[2];
+  tirx_layout_shape(rl, shape, 2);
+  for (int i = 0; i < rl->nd; i++)
+    if (rl->d[i].extent > 1 && rl->d[i].stride != 0 && rl->d[i].axis != TIRX_AXIS_TID_IN_WG &&
+        rl->d[i].axis != TIRX_AXIS_REG) {
+      *why = "the tile uses axes other than tid_in_wg and reg";
+      return false;
+    }
+  if (rl->nr) {
+    *why = "the tile is replicated";
+    return false;
+  }
+  const tirx_layout *f = tirx_layout_ldmatrix(a, 1);
+  if (!f) return false;
+  tirx_iter d[TIRX_LAYOUT_MAX_ITERS];
+  for (int i = 0; i < f->nd; i++) {
+    d[i] = f->d[i];
+    if (d[i].axis == TIRX_AXIS_LANEID) d[i].axis = TIRX_AXIS_TID_IN_WG;
+  }
+  int count[4] = {0, 0, 0, 0};
+  tirx__matrix_block first[4];
+  for (int64_t r = 0; r < shape[0]; r += 8)
+    for (int64_t c = 0; c < shape[1]; c += 8) {
+      const tirx_layout *blk =
+          tirx_layout_slice(a, rl, 2, shape, (int64_t[]){r, c}, (int64_t[]){8, 8});
+      int64_t tid = blk ? tirx_layout_offset(blk, TIRX_AXIS_TID_IN_WG) : -1;
+      int64_t reg = blk ? tirx_layout_offset(blk, TIRX_AXIS_REG) : 0;
+      tirx_axis_offset o[2] = {{TIRX_AXIS_TID_IN_WG, tid}, {TIRX_AXIS_REG, reg}};
+      const tirx_layout *want =
+          tid >= 0 && tid % 32 == 0 && tid < 128
+              ? tirx__layout_make(a, "tirx_dispatch", f->nd, d, 0, NULL, 2, o, f->rank,
+                                  f->dim_begin, 0, 0)
+              : NULL;
+      if (!want || !tirx_layout_equal(blk, want)) {
+        *why = "a block is not an ldmatrix fragment of one warp: lane l of the warp must hold "
+               "row l/4, columns 2*(l%4)+{0,1}";
+        return false;
+      }
+      int w = (int)(tid / 32), j = count[w]++;
+      tirx__matrix_block cur = {r, c, reg};
+      if (j == 0) first[w] = cur;
+      if (w == 0) {
+        if (j >= cap) {
+          *why = "the tile has too many blocks";
+          return false;
+        }
+        blocks[j] = cur;
+      }
+    }
+  for (int w = 1; w < 4; w++)
+    if (count[w] != count[0] || count[0] == 0) {
+      *why = "the four warps do not hold equally many blocks";
+      return false;
+    }
+  int64_t step = first[1].row - first[0].row;
+  /* Second walk: warp w's j-th block is warp 0's j-th, w * step rows down. */
+  int seen[4] = {0, 0, 0, 0};
+  for (int64_t r = 0; r < shape[0]; r += 8)
+    for (int64_t c = 0; c < shape[1]; c += 8) {
+      const tirx_layout *blk =
+          tirx_layout_slice(a, rl, 2, shape, (int64_t[]){r, c}, (int64_t[]){8, 8});
+      int w = (int)(tirx_layout_offset(blk, TIRX_AXIS_TID_IN_WG) / 32), j = seen[w]++;
+      const tirx__matrix_block *z = &blocks[j];
+      if (r != z->row + w * step || c != z->col ||
+          tirx_layout_offset(blk, TIRX_AXIS_REG) != z->reg) {
+        *why = "the warps' blocks are not one pattern moved down by a whole number of rows per "
+               "warp";
+        return false;
+      }
+    }
+  *per_warp = count[0];
+  *rows_per_warp = step;
+  return true;
+}
+
+static void check_stmatrix_wg(tirx__rule_ctx *ctx) {
+  const tirx_layout *rl = ctx->call->operands[1].layout;
+  int64_t shape[2];
+  tirx_layout_shape(rl, shape, 2);
+  if (shape[0] % 8 || shape[1] % 8) {
+    tirx__reason(ctx, "tile (%lld,%lld) is not made of 8x8 matrices", (long long)shape[0],
+                 (long long)shape[1]);
+    return;
+  }
+  int64_t v = tirx__operand_vector_width(ctx, 0, 16);
+  if (v < 8)
+    tirx__reason(ctx,
+                 "dst rows are not 16-byte contiguous and aligned: vector width %lld < 8 "
+                 "elements",
+                 (long long)v);
+  int n = 0;
+  int64_t step = 0;
+  const char *why = NULL;
+  tirx__matrix_block *blocks =
+      tirx__arena_array(ctx->arena, (size_t)(shape[0] / 8 * (shape[1] / 8)), sizeof *blocks,
+                        "tirx_dispatch");
+  if (!blocks) return;
+  if (!tirx__matrix_wg_blocks(ctx->arena, rl, blocks, (int)(shape[0] / 8 * (shape[1] / 8)), &n,
+                              &step, &why))
+    tirx__reason(ctx, "src is not a warpgroup stmatrix tile: %s", why);
+  ctx->scratch[0] = n;
+}
+
+/* ---- end stmatrix of a warpgroup tile ---- */
+
 static void check_ldmatrix(tirx__rule_ctx *ctx) { check_matrix(ctx, 0, 1, "ldmatrix"); }
-static void check_stmatrix(tirx__rule_ctx *ctx) { check_matrix(ctx, 1, 0, "stmatrix"); }
+static void check_stmatrix(tirx__rule_ctx *ctx) {
+  if (tirx_scope_team_kind(ctx->call->scope) == TIRX_TEAM_WARPGROUP)
+    check_stmatrix_wg(ctx);
+  else
+    check_matrix(ctx, 1, 0, "stmatrix");
+}
 
 static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   int n = 0;
@@ -112,7 +237,7 @@ const tirx__rule tirx__rule_copy_stmatrix = {
     .kind = TIRX__RULE_DEFAULT,
     .prims = TIRX__BIT(TIRX__PRIM_COPY),
     .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_SHARED),
-    .teams = TIRX__BIT(TIRX_TEAM_WARP),
+    .teams = TIRX__BIT(TIRX_TEAM_WARP) | TIRX__BIT(TIRX_TEAM_WARPGROUP),
     .min_arch = 90,
     .needs = {.dtypes = TIRX__DTYPES_16BIT, .rank = 2, .full_team = true},
     .shape_dims = {"num"},

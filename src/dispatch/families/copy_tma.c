@@ -190,6 +190,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
   }
   if (b->status != TIRX_OK) return b->status;
   tirx__stmt *s = tirx__b_stmt(b, FN, TIRX__ST_ASYNC);
+  b->uses_tma = true;
   if (!s) return b->status;
   s->flags = load ? TIRX__AS_TMA_LOAD : TIRX__AS_TMA_STORE;
   s->vec = map;

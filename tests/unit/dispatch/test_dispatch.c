@@ -19,12 +19,14 @@ Test(dispatch, no_rule_names_the_key) {
   expect_fail(&c, TIRX_E_NO_RULE,
               "tirx_dispatch: no rule for copy(arch=sm_80, roles=global->shared, team=warp, "
               "family=tma)");
-  c = CALL(TIRX__PRIM_GEMM, 90, team(TIRX_TEAM_WARP),
+  /* gemm_async has a warpgroup rule only (gemm_async.wgmma); gemm.scalar takes any team. */
+  c = CALL(TIRX__PRIM_GEMM_ASYNC, 90, team(TIRX_TEAM_WARP),
            op(lay("((16),(8)):((1@reg),(1@laneid))"), TIRX_F32, TIRX__ROLE_LOCAL),
            op(rows2d(16, 16, 0, 0, 16, 16), TIRX_F32, TIRX__ROLE_SHARED),
            op(rows2d(16, 8, 0, 0, 16, 8), TIRX_F32, TIRX__ROLE_SHARED));
   expect_fail(&c, TIRX_E_NO_RULE,
-              "tirx_dispatch: no rule for gemm(arch=sm_90, roles=shared,shared->local, team=warp)");
+              "tirx_dispatch: no rule for gemm_async(arch=sm_90, roles=shared,shared->local, "
+              "team=warp)");
 }
 
 Test(dispatch, malformed_calls) {

@@ -31,6 +31,7 @@ Test(dispatch_registry, the_table_in_order) {
       "copy.ldmatrix",    "copy.stmatrix",  "copy.vec",    "copy.scalar",  "pointwise.vec",
       "pointwise.scalar", "reduce.shuffle", "reduce.smem", "reduce.dsmem", "reduce.scalar",
       "copy_async.tma",
+      "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma",
   };
   int n = 0;
   const tirx__rule *const *t = tirx__registry(&n);
@@ -51,7 +52,8 @@ Test(dispatch_registry, the_table_in_order) {
                    strcmp(t[i]->name, "reduce.scalar") == 0 ||
                    strcmp(t[i]->name, "copy.ldmatrix") == 0 ||
                    strcmp(t[i]->name, "copy.stmatrix") == 0 ||
-                   strcmp(t[i]->name, "copy_async.tma") == 0;
+                   strcmp(t[i]->name, "copy_async.tma") == 0 ||
+                   strncmp(t[i]->name, "gemm", 4) == 0;
     cr_assert_eq(t[i]->emit != NULL, lowered, "%s: emitter %s", t[i]->name,
                  t[i]->emit ? "present" : "missing");
   }

@@ -131,6 +131,24 @@ Test(fragments, wgmma_accumulator_for_every_n) {
     }
 }
 
+Test(fragments, wgmma_accumulator_of_several_m64_slabs) {
+  assert_str(tirx_layout_wgmma_acc(A, 128, 8),
+             "((2,4,2,8),(4,2)):((4@reg,32@tid_in_wg,2@reg,4@tid_in_wg),(1@tid_in_wg,1@reg))");
+  for (int m = 128; m <= 256; m += 64)
+    for (int n = 8; n <= 256; n += 24) {
+      tirx_layout *l = tirx_layout_wgmma_acc(A, m, n), *one = tirx_layout_wgmma_acc(A, 64, n);
+      cr_assert_not_null(l, "%s", tirx_last_error());
+      assert_shape(l, m, n);
+      /* Slab q is the m64 fragment at registers q*n/2. */
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          tirx_coord x = at(l, i, j), y = at(one, i % 64, j);
+          cr_assert_eq(x.v[TIRX_AXIS_TID_IN_WG], y.v[TIRX_AXIS_TID_IN_WG]);
+          cr_assert_eq(x.v[TIRX_AXIS_REG], (i / 64) * (n / 2) + y.v[TIRX_AXIS_REG]);
+        }
+    }
+}
+
 Test(fragments, ldmatrix_x1_x2_x4) {
   assert_str(tirx_layout_ldmatrix(A, 1), "((8),(4,2)):((4@laneid),(1@laneid,1@reg))");
   assert_str(tirx_layout_ldmatrix(A, 4), "((4,8),(4,2)):((2@reg,4@laneid),(1@laneid,1@reg))");
@@ -197,8 +215,10 @@ Test(fragments, bad_arguments_are_reported) {
               "tirx_layout_mma_m16n8k16_c: arena is NULL");
   expect_null(tirx_layout_wgmma_acc(NULL, 64, 8), TIRX_E_NULL_ARG,
               "tirx_layout_wgmma_acc: arena is NULL");
-  expect_null(tirx_layout_wgmma_acc(A, 128, 8), TIRX_E_INVALID_ARG,
-              "tirx_layout_wgmma_acc: m is 128, expected 64");
+  expect_null(tirx_layout_wgmma_acc(A, 96, 8), TIRX_E_INVALID_ARG,
+              "tirx_layout_wgmma_acc: m is 96, expected 64, 128, 192 or 256");
+  expect_null(tirx_layout_wgmma_acc(A, 320, 8), TIRX_E_INVALID_ARG,
+              "tirx_layout_wgmma_acc: m is 320, expected 64, 128, 192 or 256");
   expect_null(tirx_layout_wgmma_acc(A, 64, 12), TIRX_E_INVALID_ARG,
               "tirx_layout_wgmma_acc: n is 12, expected a multiple of 8 in [8, 256]");
   expect_null(tirx_layout_wgmma_acc(A, 64, 264), TIRX_E_INVALID_ARG,

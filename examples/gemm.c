@@ -1,0 +1,206 @@
+/* A warp-specialised, persistent Hopper GEMM written with the builder (gemm.h). */
+#include "gemm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { BK = 64, GROUP_M = 8 };
+
+gemm_tiles gemm_pick(const gemm_spec *s) {
+  /* 128 x BN per CTA as two consumer warpgroups of 64 rows. BN = 128 keeps the accumulator,
+   * its 16-bit copy and the stmatrix addresses within the consumers' 232 registers. */
+  gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2};
+  (void)s;
+  return t;
+}
+
+double gemm_epilogue_ref(gemm_epilogue e, double x) {
+  switch (e) {
+  case GEMM_BIAS_SILU: return x / (1.0 + exp(-x));
+  case GEMM_BIAS_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+  default: return x;
+  }
+}
+
+static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
+                         int64_t rows, int64_t cols) {
+  return tirx_region_new(b, t, TIRX_EXPRS(r0, c0), (int64_t[]){rows, cols});
+}
+
+static tirx_region *elem(tirx_builder *b, tirx_tensor *bars, tirx_expr *i) {
+  return tirx_region_new(b, bars, TIRX_EXPRS(i), (int64_t[]){1});
+}
+
+static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
+
+/* The tile (tm, tn) of persistent step `tile`, in groups of GROUP_M tile rows (L2 reuse). */
+static void tile_coords(tirx_builder *b, tirx_expr *tile, tirx_expr *tiles_m, tirx_expr *tiles_n,
+                        tirx_expr **tm, tirx_expr **tn) {
+  tirx_expr *per_group = tirx_let(b, "per_group", tirx_mul(b, tiles_n, I(b, GROUP_M)));
+  tirx_expr *first = tirx_let(b, "first_m", tirx_mul(b, tirx_div(b, tile, per_group), I(b, GROUP_M)));
+  tirx_expr *rows = tirx_let(b, "group_rows", tirx_min(b, tirx_sub(b, tiles_m, first), I(b, GROUP_M)));
+  tirx_expr *in = tirx_let(b, "in_group", tirx_mod(b, tile, per_group));
+  *tm = tirx_let(b, "tm", tirx_add(b, first, tirx_mod(b, in, rows)));
+  *tn = tirx_let(b, "tn", tirx_div(b, in, rows));
+}
+
+tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
+  if (!s || (s->dtype != TIRX_F16 && s->dtype != TIRX_BF16) || s->m < 1 || s->n < 1 || s->k < 1) {
+    snprintf(err, cap, "gemm_build: spec must have dtype f16 or bf16 and m, n, k >= 1");
+    return NULL;
+  }
+  if (s->epilogue != GEMM_PLAIN) {
+    snprintf(err, cap, "gemm_build: fused bias/activation epilogues are not built yet");
+    return NULL;
+  }
+  if (s->family && strcmp(s->family, "wgmma") != 0) {
+    snprintf(err, cap, "gemm_build: family %s: only wgmma is built as a full GEMM", s->family);
+    return NULL;
+  }
+  gemm_tiles T = gemm_pick(s);
+  const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
+  const int sms = s->sms > 0 ? s->sms : 132;
+  tirx_dtype dt = s->dtype;
+  char name[64];
+  snprintf(name, sizeof name, "gemm_%s_%lldx%lld", tirx_dtype_name(dt), (long long)BM,
+           (long long)BN);
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_arena *ar = tirx_builder_arena(b);
+
+  tirx_expr *M = tirx_param_int(b, "M", TIRX_I32), *N = tirx_param_int(b, "N", TIRX_I32);
+  tirx_expr *K = tirx_param_int(b, "K", TIRX_I32);
+  /* Row strides come with the arguments (leading dimensions, multiples of 16 bytes for TMA):
+   * A [M, K], B [N, K] seen as its transpose (K, N) with K contiguous (wgmma's K-major B
+   * operand), C [M, N]. */
+  tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
+  tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
+  tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+
+  tirx_expr *tiles_m = tirx_ceildiv(b, M, I(b, BM)), *tiles_n = tirx_ceildiv(b, N, I(b, BN));
+  tirx_expr *ntiles = tirx_mul(b, tiles_m, tiles_n);
+  tirx_set_block(b, 128 * (1 + T.consumers), 1, 1);
+  tirx_set_grid(b, tirx_min(b, ntiles, I(b, sms)), NULL, NULL);
+
+  /* Shared memory: a ring of ST stages of A (BM x 64) and B (64 x BN as (K, N)), both
+   * 128-byte swizzled K-major, and the C tile of the epilogue (128-byte swizzled for TMA). */
+  tirx_tensor *As = tirx_alloc_shared(b, "As", dt, TIRX_DIMS(ST * BM, BK),
+                                      tirx_layout_smem_tile(ar, ST * BM, BK, 2, 128));
+  tirx_tensor *Bs = tirx_alloc_shared(b, "Bs", dt, TIRX_DIMS(BK, ST * BN),
+                                      tirx_layout_permute(ar, tirx_layout_smem_tile(ar, ST * BN, BK, 2, 128),
+                                                          2, (int64_t[]){1, 0}));
+  tirx_tensor *Cs = tirx_alloc_shared(b, "Cs", dt, TIRX_DIMS(BM, BN),
+                                      tirx_layout_smem_tile(ar, BM, BN, 2, 128));
+  tirx_tensor *full = tirx_alloc_mbarrier(b, "full", ST), *empty = tirx_alloc_mbarrier(b, "empty", ST);
+
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
+  for (int64_t i = 0; i < ST; i++) {
+    tirx_mbarrier_init(b, elem(b, full, I(b, i)), 1);
+    tirx_mbarrier_init(b, elem(b, empty, I(b, i)), T.consumers); /* one arrive per consumer */
+  }
+  tirx_fence_mbarrier_init(b);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+
+  tirx_expr *kblocks = tirx_let(b, "kblocks", tirx_ceildiv(b, K, I(b, BK)));
+  tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
+
+  /* ---- producer: one thread issues the TMA loads of every stage ---- */
+  tirx_if_begin(b, tirx_eq(b, wg, I(b, 0)));
+  tirx_setmaxnreg(b, 40, false);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  {
+    tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
+    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
+                                     TIRX_LOOP_SERIAL);
+    tirx_expr *tm, *tn;
+    tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
+    tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), kblocks, NULL, TIRX_LOOP_SERIAL);
+    tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
+    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
+    tirx_mbarrier_wait(b, elem(b, empty, st), tirx_bit_xor(b, ph, I(b, 1)));
+    tirx_mbarrier_expect_tx(b, elem(b, full, st), I(b, (BM + BN) * BK * 2));
+    tirx_config ld = {.barrier = elem(b, full, st)};
+    tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), BM, BK),
+                    rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), BM, BK), &ld);
+    tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN),
+                    rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, BN)), BK, BN), &ld);
+    tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
+    tirx_for_end(b);
+    tirx_for_end(b);
+  }
+  tirx_filter_end(b);
+
+  /* ---- consumers: warpgroup c owns rows c*WM .. of the tile ---- */
+  tirx_else(b);
+  tirx_setmaxnreg(b, 232, true);
+  tirx_expr *c = tirx_let(b, "c", tirx_sub(b, wg, I(b, 1)));
+  tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
+  tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
+                                   TIRX_LOOP_SERIAL);
+  tirx_expr *tm, *tn;
+  tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  const tirx_layout *accl = tirx_layout_wgmma_acc(ar, (int)WM, (int)BN);
+  tirx_tensor *acc = tirx_alloc_local(b, "acc", TIRX_F32, TIRX_DIMS(WM, BN), accl);
+  tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), kblocks, NULL, TIRX_LOOP_SERIAL);
+  {
+    tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
+    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
+    tirx_mbarrier_wait(b, elem(b, full, st), ph);
+    /* rows st*BM + c*WM: written as products so the swizzle atoms stay whole */
+    tirx_region *a_s = rect(b, As, tirx_add(b, tirx_mul(b, st, I(b, BM)), tirx_mul(b, c, I(b, WM))),
+                            I(b, 0), WM, BK);
+    tirx_region *b_s = rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN);
+    tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, I(b, 0))};
+    tirx_gemm_async(b, tirx_whole(b, acc), a_s, b_s, &g);
+    tirx_wgmma_commit(b);
+    /* One batch stays in flight: the previous one is complete, so its stage is released. */
+    tirx_wgmma_wait(b, 1);
+    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
+    tirx_if_end(b);
+    tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
+  }
+  tirx_for_end(b);
+  tirx_wgmma_wait(b, 0); /* the tile's last batch, then its stage */
+  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kblocks, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+  tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
+  tirx_if_end(b);
+  /* Epilogue: 16-bit copy of the accumulators, stmatrix into the swizzled C tile, TMA store.
+   * The storing thread waited for its previous store to have read Cs before the barrier. */
+  tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
+  tirx_cast_region(b, tirx_whole(b, acc16), tirx_whole(b, acc), NULL);
+  tirx_team_end(b);
+  for (int q = 0; q < T.consumers; q++) { /* named barrier 1 + q: warpgroup q's 128 threads */
+    tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
+    tirx_named_barrier_sync(b, 1 + q, 128);
+    tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+    tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
+    tirx_team_end(b);
+    tirx_fence_proxy_async(b);
+    tirx_named_barrier_sync(b, 1 + q, 128);
+    tirx_if_end(b);
+    tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
+    tirx_copy_async(b, rect(b, C, tirx_add(b, tirx_mul(b, tm, I(b, BM)), I(b, q * WM)),
+                            tirx_mul(b, tn, I(b, BN)), WM, BN),
+                    rect(b, Cs, I(b, q * WM), I(b, 0), WM, BN), NULL);
+    tirx_bulk_commit(b);
+    tirx_bulk_wait(b, 0, true);
+    tirx_filter_end(b);
+  }
+  tirx_for_end(b);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 128, 129); /* stores complete before the CTA exits */
+  tirx_bulk_wait(b, 0, false);
+  tirx_filter_end(b);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 256, 257);
+  tirx_bulk_wait(b, 0, false);
+  tirx_filter_end(b);
+  tirx_if_end(b);
+
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}

@@ -1,0 +1,54 @@
+/*
+ * A Hopper GEMM written with the builder (examples/gemm.c): C = A B^T [+ bias] [then SiLU or
+ * GeLU], A [M, K] and B [N, K] both K-major (row-major with K innermost), C [M, N] row-major,
+ * f16 or bf16 in and out, f32 accumulation. Shared by the CPU tests (dispatch, PTX golden
+ * checks), the GPU tests (float64 reference) and bench/gemm.
+ *
+ * Family "wgmma" (the default, sm_90a): warp-specialised and persistent. One producer
+ * warpgroup whose single elected thread issues TMA loads of A and B tiles into a ring of
+ * shared-memory stages (full/empty mbarriers, one arrive per consumer warpgroup), two
+ * consumer warpgroups issuing wgmma.mma_async on their half of the tile, setmaxnreg to move
+ * registers from the producer to the consumers, and an epilogue that casts the accumulators,
+ * writes them to a 128-byte-swizzled shared tile and stores it with TMA (tails clipped by the
+ * tensor map). The grid is one CTA per SM; tiles are visited in groups of rows for L2 reuse.
+ * The tile shape is chosen at build time from the shape in the spec (gemm_pick).
+ * Families "mma" (mma.sync m16n8k16) and "scalar" (FMA loops): the same answer, slower.
+ *
+ * Launch parameters, in order: M, N, K (i32), A [M, K], B [N, K], C [M, N] (row strides from
+ * the arguments: the leading dimensions, in bytes multiples of 16 as TMA requires; the
+ * logical M, N, K need not be), and bias [1, N] for the epilogues with a bias. Grid and block
+ * are set by the kernel.
+ */
+#ifndef TIRX_EXAMPLES_GEMM_H
+#define TIRX_EXAMPLES_GEMM_H
+
+#include <tirx.h>
+
+typedef enum gemm_epilogue {
+  GEMM_PLAIN = 0,     /* C = A B^T */
+  GEMM_BIAS = 1,      /* C = A B^T + bias */
+  GEMM_BIAS_SILU = 2, /* C = silu(A B^T + bias) */
+  GEMM_BIAS_GELU = 3  /* C = gelu(A B^T + bias), erf form */
+} gemm_epilogue;
+
+typedef struct gemm_spec {
+  tirx_dtype dtype;       /* TIRX_F16 or TIRX_BF16: A, B, C and bias */
+  int64_t m, n, k;        /* the shape the tile shape is chosen for (> 0) */
+  gemm_epilogue epilogue;
+  const char *family;     /* NULL or "wgmma"; "mma"; "scalar" */
+  int sms;                /* streaming multiprocessors to fill (0: 132, an H200) */
+} gemm_spec;
+
+/* The tile shape gemm_build uses for spec (wgmma): block_m x block_n x 64, stages. */
+typedef struct gemm_tiles {
+  int block_m, block_n, block_k, stages, consumers;
+} gemm_tiles;
+gemm_tiles gemm_pick(const gemm_spec *spec);
+
+/* A new kernel, or NULL with the reason in err. */
+tirx_kernel *gemm_build(const gemm_spec *spec, char *err, size_t cap);
+
+/* The epilogue applied to one f32 value (the CPU reference uses it too). */
+double gemm_epilogue_ref(gemm_epilogue e, double x);
+
+#endif

@@ -1,0 +1,224 @@
+/* Single-CTA matrix-multiply tiles (mma_tiles.h). */
+#include "mma_tiles.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A K-major (rows, k) shared tile for wgmma: swizzled column blocks, or (swizzle 0) 8x16-byte
+ * core matrices, K blocks 128 bytes apart, 8-row groups k * 16 bytes apart. */
+static const tirx_layout *wgmma_tile(tirx_arena *a, int64_t rows, int64_t k, int esize,
+                                     int swizzle) {
+  if (swizzle) return tirx_layout_smem_tile(a, rows, k, esize, swizzle);
+  int64_t c = 16 / esize; /* elements per core-matrix row */
+  char text[160];
+  snprintf(text, sizeof text, "((%lld,8),(%lld,%lld)):((%lld@m,%lld@m),(%lld@m,1@m))",
+           (long long)(rows / 8), (long long)(k / c), (long long)c, (long long)(8 * k),
+           (long long)c, (long long)(8 * c));
+  return tirx_layout_parse(a, text);
+}
+
+/* The (K, N) view of an (N, K) tile: b's columns are the tile's rows. */
+static const tirx_layout *k_by_n(tirx_arena *a, const tirx_layout *nk) {
+  return nk ? tirx_layout_permute(a, nk, 2, (int64_t[]){1, 0}) : NULL;
+}
+
+/* rows x cols, row pitch cols + 8 (16 bytes of padding: ldmatrix/stmatrix rows of successive
+ * rows fall in different banks). */
+static const tirx_layout *padded(tirx_arena *a, int64_t rows, int64_t cols) {
+  return tirx_layout_strided(a, 2, (int64_t[]){rows, cols}, (int64_t[]){cols + 8, 1});
+}
+
+static tirx_region *rows_of(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, int64_t rows,
+                            int64_t c0, int64_t cols) {
+  return tirx_region_new(b, t, TIRX_EXPRS(r0, tirx_int(b, c0)), (int64_t[]){rows, cols});
+}
+
+tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap) {
+  bool wg = strcmp(t->family, "wgmma") == 0 || t->warpgroups > 0;
+  int64_t M = t->m, N = t->n, K = t->k;
+  int esize = t->dtype == TIRX_F16 || t->dtype == TIRX_BF16 ? 2 : 4;
+  char name[64];
+  snprintf(name, sizeof name, "mma_tile_%s_%s", t->family, wg ? "wg" : "warp");
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_arena *A = tirx_builder_arena(b);
+  tirx_tensor *a = tirx_param_tensor(b, "a", t->dtype, TIRX_EXPRS(tirx_int(b, M), tirx_int(b, K)),
+                                     NULL);
+  tirx_tensor *bt = tirx_param_tensor_strided(b, "b", t->dtype,
+                                              TIRX_EXPRS(tirx_int(b, K), tirx_int(b, N)),
+                                              (tirx_expr *[]){tirx_int(b, 1), tirx_int(b, K)});
+  tirx_tensor *c = tirx_param_tensor(b, "c", t->dtype, TIRX_EXPRS(tirx_int(b, M), tirx_int(b, N)),
+                                     NULL);
+  int teams = wg ? (t->warpgroups > 0 ? t->warpgroups : 1) : (int)(M / 16);
+  int64_t rows = wg ? M / teams : 16;
+  tirx_set_block(b, wg ? 128 * teams : 32 * teams, 1, 1);
+
+  /* Shared tiles: a and b as the family reads them, c for the epilogue. */
+  const tirx_layout *al, *bl;
+  if (wg && strcmp(t->family, "wgmma") == 0) {
+    al = wgmma_tile(A, M, K, esize, t->swizzle);
+    bl = k_by_n(A, wgmma_tile(A, N, K, esize, t->swizzle));
+  } else {
+    al = padded(A, M, K);
+    bl = k_by_n(A, padded(A, N, K));
+  }
+  const tirx_layout *cl = N % 64 == 0 ? tirx_layout_smem_tile(A, M, N, esize, 128)
+                                      : padded(A, M, N);
+  if (!al || !bl || !cl) {
+    snprintf(err, cap, "layout: %s", tirx_last_error());
+    tirx_builder_destroy(b);
+    return NULL;
+  }
+  tirx_tensor *as = tirx_alloc_shared(b, "as", t->dtype, TIRX_DIMS(M, K), al);
+  tirx_tensor *bs = tirx_alloc_shared(b, "bs", t->dtype, TIRX_DIMS(K, N), bl);
+  tirx_tensor *cs = tirx_alloc_shared(b, "cs", t->dtype, TIRX_DIMS(M, N), cl);
+
+  tirx_copy(b, tirx_whole(b, as), tirx_whole(b, a), NULL);
+  tirx_copy(b, tirx_whole(b, bs), tirx_whole(b, bt), NULL);
+  /* The writers make their generic-proxy stores visible to the async proxy (wgmma reads
+   * shared memory through it), then the barrier publishes them. */
+  tirx_fence_proxy_async(b);
+  tirx_sync_threads(b);
+
+  tirx_team_begin(b, wg ? TIRX_TEAM_WARPGROUP : TIRX_TEAM_WARP);
+  tirx_expr *team = wg ? tirx_div(b, tirx_thread_linear(b), tirx_int(b, 128)) : tirx_warp_id(b);
+  /* The team's first row: a product the builder can see is a multiple of rows (a tirx_let
+   * would hide that), so the swizzled tiles' stage moves stay whole swizzle atoms. */
+  tirx_expr *r0 = teams > 1 ? tirx_mul(b, team, tirx_int(b, rows)) : tirx_int(b, 0);
+  /* The accumulator: the wgmma fragment of the warpgroup's rows, or the warp's 16 rows as
+   * N/8 m16n8 C fragments side by side. */
+  char frag[128];
+  snprintf(frag, sizeof frag, "((2,8),(%lld,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))",
+           (long long)(N / 8));
+  const tirx_layout *accl = wg ? tirx_layout_wgmma_acc(A, (int)rows, (int)N)
+                               : tirx_layout_parse(A, frag);
+  if (!accl) { /* a NULL layout would silently make a dense array */
+    snprintf(err, cap, "accumulator layout: %s", tirx_last_error());
+    tirx_builder_destroy(b);
+    return NULL;
+  }
+  tirx_tensor *acc = tirx_alloc_local(b, "acc", TIRX_F32, TIRX_DIMS(rows, N), accl);
+  bool async = strcmp(t->family, "wgmma") == 0;
+  int halves = t->split_k ? 2 : 1;
+  for (int h = 0; h < halves; h++) {
+    int64_t k0 = h * K / halves, kn = K / halves;
+    tirx_gemm_config g = {.family = t->family, .accumulate = tirx_bool(b, h > 0)};
+    tirx_region *ar = rows_of(b, as, r0, rows, k0, kn);
+    tirx_region *br = tirx_region_new(b, bs, TIRX_EXPRS(tirx_int(b, k0), tirx_int(b, 0)),
+                                      (int64_t[]){kn, N});
+    if (async)
+      tirx_gemm_async(b, tirx_whole(b, acc), ar, br, &g);
+    else
+      tirx_gemm(b, tirx_whole(b, acc), ar, br, &g);
+  }
+  if (async) {
+    tirx_wgmma_commit(b);
+    tirx_wgmma_wait(b, 0);
+  }
+  tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", t->dtype, TIRX_DIMS(rows, N), accl);
+  tirx_cast_region(b, tirx_whole(b, acc16), tirx_whole(b, acc), NULL);
+  tirx_copy(b, rows_of(b, cs, r0, rows, 0, N), tirx_whole(b, acc16), NULL);
+  tirx_team_end(b);
+  tirx_sync_threads(b);
+  tirx_copy(b, tirx_whole(b, c), tirx_whole(b, cs), NULL);
+
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+/* ---- an mbarrier ring (mma_tiles.h) ---- */
+
+/*
+ * Two warpgroups: warp 0 (producer, setmaxnreg.dec 40) fills stage s = it % 2 of a shared
+ * ring with x[it, :], then one elected lane arrives on full[s] (expect_tx 0 on odd it, a
+ * plain arrive on even); warp 4 (consumer, setmaxnreg.inc 232) waits full[s] with parity
+ * (it / 2) & 1, writes y[it, :] = 2 * data + it and releases the stage on empty[s], which the
+ * producer waits with the opposite parity (a fresh barrier's previous phase counts as done).
+ * Afterwards every thread passes named barrier 1; thread 0 writes the cluster rank and the
+ * number of lanes elect.sync chose in warp 0 (atomics) to info[0], info[1].
+ */
+tirx_kernel *example_mbarrier_ring(int iters, char *err, size_t cap) {
+  tirx_builder *b = tirx_builder_create("mbarrier_ring");
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32,
+                                     TIRX_EXPRS(tirx_int(b, iters), tirx_int(b, 32)),
+                                     NULL);
+  tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_F32,
+                                     TIRX_EXPRS(tirx_int(b, iters), tirx_int(b, 32)),
+                                     NULL);
+  tirx_tensor *info = tirx_param_tensor(b, "info", TIRX_I32, TIRX_EXPRS(tirx_int(b, 2)), NULL);
+  tirx_set_block(b, 256, 1, 1);
+  tirx_tensor *data = tirx_alloc_shared(b, "data", TIRX_F32, TIRX_DIMS(2, 32), NULL);
+  tirx_tensor *full = tirx_alloc_mbarrier(b, "full", 2);
+  tirx_tensor *empty = tirx_alloc_mbarrier(b, "empty", 2);
+  tirx_expr *tid = tirx_thread_linear(b), *warp = tirx_warp_id(b), *lane = tirx_lane_id(b);
+  tirx_if_begin(b, tirx_eq(b, tid, tirx_int(b, 0)));
+  for (int s = 0; s < 2; s++) {
+    tirx_mbarrier_init(b, tirx_region_new(b, full, TIRX_EXPRS(tirx_int(b, s)), (int64_t[]){1}), 1);
+    tirx_mbarrier_init(b, tirx_region_new(b, empty, TIRX_EXPRS(tirx_int(b, s)), (int64_t[]){1}),
+                       1);
+  }
+  tirx_store(b, info, TIRX_EXPRS(tirx_int(b, 1)), tirx_int_typed(b, 0, TIRX_I32));
+  tirx_fence_mbarrier_init(b);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+  tirx_if_begin(b, tirx_lt(b, tid, tirx_int(b, 128)));
+  tirx_setmaxnreg(b, 40, false);
+  tirx_if_begin(b, tirx_eq(b, warp, tirx_int(b, 0)));
+  {
+    tirx_expr *it = tirx_for_begin(b, "it", tirx_int(b, 0), tirx_int(b, iters), NULL,
+                                   TIRX_LOOP_SERIAL);
+    tirx_expr *s = tirx_let(b, "s", tirx_mod(b, it, tirx_int(b, 2)));
+    tirx_expr *ph =
+        tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
+    tirx_region *fs = tirx_region_new(b, full, TIRX_EXPRS(s), (int64_t[]){1});
+    tirx_region *es = tirx_region_new(b, empty, TIRX_EXPRS(s), (int64_t[]){1});
+    tirx_mbarrier_wait(b, es, tirx_bit_xor(b, ph, tirx_int(b, 1)));
+    tirx_store(b, data, TIRX_EXPRS(s, lane), tirx_load(b, x, TIRX_EXPRS(it, lane)));
+    tirx_sync_warp(b);
+    tirx_if_begin(b, tirx_elect_one(b));
+    tirx_if_begin(b, tirx_eq(b, s, tirx_int(b, 1)));
+    tirx_mbarrier_expect_tx(b, fs, tirx_int(b, 0));
+    tirx_else(b);
+    tirx_mbarrier_arrive(b, fs);
+    tirx_if_end(b);
+    tirx_if_end(b);
+    tirx_for_end(b);
+    /* elect.sync chooses one lane of the (converged) warp. */
+    tirx_expr *chosen = tirx_let(b, "chosen", tirx_elect_one(b));
+    tirx_if_begin(b, chosen);
+    tirx_atomic_add(b, info, TIRX_EXPRS(tirx_int(b, 1)), tirx_int_typed(b, 1, TIRX_I32));
+    tirx_if_end(b);
+  }
+  tirx_if_end(b);
+  tirx_else(b);
+  tirx_setmaxnreg(b, 232, true);
+  tirx_if_begin(b, tirx_eq(b, warp, tirx_int(b, 4)));
+  {
+    tirx_expr *it = tirx_for_begin(b, "it", tirx_int(b, 0), tirx_int(b, iters), NULL,
+                                   TIRX_LOOP_SERIAL);
+    tirx_expr *s = tirx_let(b, "s", tirx_mod(b, it, tirx_int(b, 2)));
+    tirx_expr *ph =
+        tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, tirx_int(b, 2)), tirx_int(b, 1)));
+    tirx_mbarrier_wait(b, tirx_region_new(b, full, TIRX_EXPRS(s), (int64_t[]){1}), ph);
+    tirx_expr *v = tirx_load(b, data, TIRX_EXPRS(s, lane));
+    tirx_store(b, y, TIRX_EXPRS(it, lane),
+               tirx_add(b, tirx_mul(b, v, tirx_float(b, 2.0, TIRX_F32)),
+                        tirx_cast(b, it, TIRX_F32)));
+    tirx_sync_warp(b);
+    tirx_if_begin(b, tirx_elect_one(b));
+    tirx_mbarrier_arrive(b, tirx_region_new(b, empty, TIRX_EXPRS(s), (int64_t[]){1}));
+    tirx_if_end(b);
+    tirx_for_end(b);
+  }
+  tirx_if_end(b);
+  tirx_if_end(b);
+  tirx_named_barrier_sync(b, 1, 256);
+  tirx_if_begin(b, tirx_eq(b, tid, tirx_int(b, 0)));
+  tirx_store(b, info, TIRX_EXPRS(tirx_int(b, 0)), tirx_cluster_ctarank(b));
+  tirx_if_end(b);
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}

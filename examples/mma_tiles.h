@@ -1,0 +1,42 @@
+/*
+ * Single-CTA matrix-multiply tiles, built with the builder's tile primitives: the test bed of
+ * the gemm and gemm_async families (tests/unit/prim/test_gemm.c compiles them with NVRTC,
+ * tests/gpu/test_mma.c runs them against a float64 reference).
+ *
+ * c (M, N) = a (M, K) x b (K, N) in one CTA: a and b are copied into shared memory with
+ * ordinary copies (no TMA), multiplied by the family, the f32 accumulator cast to the 16-bit
+ * dtype in registers, stored to a shared tile with stmatrix and copied to c.
+ * Parameters: a (dtype [M, K], dense), b (dtype [K, N], strides (1, K): b^T stored row-major,
+ * i.e. K-major), c (dtype [M, N], dense). Grid 1.
+ */
+#ifndef TIRX_EXAMPLES_MMA_TILES_H
+#define TIRX_EXAMPLES_MMA_TILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <tirx.h>
+
+typedef struct mma_tile {
+  const char *family; /* "wgmma" (gemm_async), "mma" or "scalar" (gemm) */
+  tirx_dtype dtype;   /* TIRX_BF16 or TIRX_F16 */
+  int m, n, k;
+  /* wgmma (and scalar at warpgroup scope, when > 0): consumer warpgroups, each M / warpgroups
+   * rows (a multiple of 64); mma (and scalar at warp scope, when 0): one warp per 16 rows. */
+  int warpgroups;
+  int swizzle;  /* wgmma: the a/b tiles' swizzle (128, 64, 32; 0: interleaved core matrices) */
+  bool split_k; /* two calls over the halves of K: accumulate false, then true */
+} mma_tile;
+
+/* The kernel for t, or NULL with the builder's error in err[cap]. */
+tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap);
+
+/*
+ * A two-warpgroup producer/consumer ring over two shared stages, synchronised by mbarriers
+ * (full: one arrival from the producer, empty: one from the consumer), with setmaxnreg on both
+ * roles, elect.sync, a named barrier and the cluster rank: y[it, l] = 2 * x[it, l] + it.
+ * Parameters: x, y (f32 [iters, 32], dense), info (i32 [2]): info[0] the CTA's cluster rank,
+ * info[1] the number of lanes elect.sync chose once in warp 0 (1). Block 256, grid 1.
+ */
+tirx_kernel *example_mbarrier_ring(int iters, char *err, size_t cap);
+
+#endif

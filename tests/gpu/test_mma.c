@@ -1,0 +1,365 @@
+/*
+ * GPU tests of the tensor-core families and the synchronisation statements: single-CTA GEMM
+ * tiles (examples/mma_tiles.c) through gemm_async.wgmma, gemm.mma and gemm.scalar, with the
+ * cast + stmatrix epilogue, against a float64 reference on fresh random inputs (the seed is
+ * printed; TIRX_SEED replays it) with poisoned outputs; an mbarrier producer/consumer ring with
+ * setmaxnreg, elect.sync, named barriers and the cluster rank.
+ *
+ * Every launch is compiled first (outside the clock), then waited for at most 10 seconds on the
+ * host: a kernel that hangs (a wrong mbarrier phase, a missing arrival) fails its test instead
+ * of blocking the suite. Each test skips cleanly without a device.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gemm.h"
+#include "mma_tiles.h"
+
+#define OK(call) cr_assert_eq((call), TIRX_OK, "%s: %s", #call, tirx_last_error())
+
+static uint64_t seed_state, seed_initial;
+
+static tirx_runtime *gpu(void) {
+  tirx_runtime *rt = NULL;
+  if (tirx_runtime_create(NULL, &rt) != TIRX_OK)
+    cr_assert_fail("tirx_runtime_create: %s", tirx_last_error());
+  if (!tirx_runtime_has_device(rt)) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", tirx_runtime_device_error(rt));
+    tirx_runtime_destroy(rt);
+    cr_skip_test("no CUDA device: %s", why);
+  }
+  const char *s = getenv("TIRX_SEED");
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  seed_state = s && *s ? strtoull(s, NULL, 0)
+                       : ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec;
+  if (!seed_state) seed_state = 1;
+  seed_initial = seed_state;
+  cr_log_info("device %s (%s), seed %llu", tirx_runtime_device_name(rt), tirx_runtime_arch(rt),
+              (unsigned long long)seed_state);
+  return rt;
+}
+
+static double uniform(double lo, double hi) {
+  seed_state ^= seed_state >> 12;
+  seed_state ^= seed_state << 25;
+  seed_state ^= seed_state >> 27;
+  return lo + (hi - lo) * (double)((seed_state * 2685821657736338717ull) >> 11) /
+                  9007199254740992.0;
+}
+
+/* ---- 16-bit floats on the host (round to nearest even) ---- */
+
+static uint16_t to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+static float from_bf16(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+static uint16_t to_f16(float f) { /* normal range only: the tests' values are */
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
+  int e = (int)((x >> 23) & 0xff) - 127 + 15;
+  if (e <= 0) return (uint16_t)sign; /* tiny: flush (none occur here) */
+  uint32_t h = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
+  return (uint16_t)h;
+}
+static float from_f16(uint16_t h) {
+  int e = (h >> 10) & 0x1f;
+  float m = (float)(h & 0x3ff);
+  float v = e == 0 ? ldexpf(m, -24) : ldexpf(1024.0f + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+/* ---- a launch with a host-side timeout ---- */
+
+typedef struct launch_job {
+  tirx_runtime *rt;
+  const tirx_kernel *k;
+  const tirx_arg *args;
+  int nargs;
+  tirx_status status;
+  char msg[512];
+  bool done;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+} launch_job;
+
+static void *launch_thread(void *p) {
+  launch_job *j = p;
+  tirx_status st = tirx_launch(j->rt, j->k, j->args, j->nargs, NULL);
+  if (st == TIRX_OK) st = tirx_runtime_synchronize(j->rt, NULL);
+  pthread_mutex_lock(&j->mu);
+  j->status = st;
+  snprintf(j->msg, sizeof j->msg, "%s", st == TIRX_OK ? "" : tirx_last_error());
+  j->done = true;
+  pthread_cond_signal(&j->cv);
+  pthread_mutex_unlock(&j->mu);
+  return NULL;
+}
+
+/* Compiles (no clock), then launches and synchronises within 10 seconds or fails the test. */
+static void launch_within_10s(tirx_runtime *rt, const tirx_kernel *k, const tirx_arg *args,
+                              int nargs, const char *what) {
+  tirx_future *f = NULL;
+  OK(tirx_prepare_async(rt, k, args, nargs, &f));
+  tirx_status st = tirx_future_wait(f, -1);
+  tirx_future_release(f);
+  cr_assert_eq(st, TIRX_OK, "%s: compile: %s", what, tirx_last_error());
+  static launch_job j; /* outlives this frame if the kernel hangs and the test fails */
+  j = (launch_job){.rt = rt, .k = k, .args = args, .nargs = nargs};
+  pthread_mutex_init(&j.mu, NULL);
+  pthread_cond_init(&j.cv, NULL);
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, launch_thread, &j), 0);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&j.mu);
+  int rc = 0;
+  while (!j.done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&j.cv, &j.mu, &until);
+  bool done = j.done;
+  pthread_mutex_unlock(&j.mu);
+  if (!done) cr_assert_fail("%s: the kernel did not finish within 10 s (a hang)", what);
+  pthread_join(th, NULL);
+  cr_assert_eq(j.status, TIRX_OK, "%s: %s", what, j.msg);
+}
+
+/* ---- GEMM tiles ---- */
+
+static void check_tile(tirx_runtime *rt, mma_tile t) {
+  char err[2048] = "", what[160];
+  snprintf(what, sizeof what, "%s %s %dx%dx%d wg=%d swizzle=%d split_k=%d", t.family,
+           t.dtype == TIRX_F16 ? "f16" : "bf16", t.m, t.n, t.k, t.warpgroups, t.swizzle,
+           (int)t.split_k);
+  tirx_kernel *k = example_mma_tile(&t, err, sizeof err);
+  cr_assert_not_null(k, "%s: %s", what, err);
+  size_t M = (size_t)t.m, N = (size_t)t.n, K = (size_t)t.k;
+  bool half = t.dtype == TIRX_F16;
+  uint16_t *ha = malloc(M * K * 2), *hb = malloc(N * K * 2), *hc = malloc(M * N * 2);
+  double *fa = malloc(M * K * sizeof(double)), *fb = malloc(N * K * sizeof(double));
+  cr_assert(ha && hb && hc && fa && fb);
+  /* Inputs rounded to the dtype; the reference multiplies the rounded values in float64. */
+  for (size_t i = 0; i < M * K; i++) {
+    float v = (float)uniform(-1, 1);
+    ha[i] = half ? to_f16(v) : to_bf16(v);
+    fa[i] = half ? from_f16(ha[i]) : from_bf16(ha[i]);
+  }
+  for (size_t i = 0; i < N * K; i++) { /* b^T: row n holds b[:, n] */
+    float v = (float)uniform(-1, 1);
+    hb[i] = half ? to_f16(v) : to_bf16(v);
+    fb[i] = half ? from_f16(hb[i]) : from_bf16(hb[i]);
+  }
+  void *da, *db, *dc;
+  OK(tirx_runtime_alloc(rt, M * K * 2, &da));
+  OK(tirx_runtime_alloc(rt, N * K * 2, &db));
+  OK(tirx_runtime_alloc(rt, M * N * 2, &dc));
+  OK(tirx_runtime_copy(rt, da, ha, M * K * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_copy(rt, db, hb, N * K * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_fill32(rt, dc, 0x7fc07fc0u, M * N / 2)); /* NaN in both 16-bit formats */
+  tirx_arg args[] = {
+      tirx_arg_tensor(da, t.dtype, 2, (int64_t[]){t.m, t.k}, NULL),
+      tirx_arg_tensor(db, t.dtype, 2, (int64_t[]){t.k, t.n}, (int64_t[]){1, t.k}),
+      tirx_arg_tensor(dc, t.dtype, 2, (int64_t[]){t.m, t.n}, NULL),
+  };
+  launch_within_10s(rt, k, args, 3, what);
+  OK(tirx_runtime_copy(rt, hc, dc, M * N * 2, TIRX_COPY_DEVICE_TO_HOST));
+  /* f32 accumulation (error ~K * 2^-24) then one rounding to the dtype (2^-9 or 2^-12). */
+  double rtol = half ? 1.0 / 1024 : 1.0 / 256, atol = 1e-4, worst = 0;
+  size_t bad = 0, first = 0;
+  double got_first = 0, want_first = 0;
+  for (size_t i = 0; i < M; i++)
+    for (size_t j = 0; j < N; j++) {
+      double want = 0;
+      for (size_t q = 0; q < K; q++) want += fa[i * K + q] * fb[j * K + q];
+      double got = half ? from_f16(hc[i * N + j]) : from_bf16(hc[i * N + j]);
+      double e = fabs(got - want);
+      if (!(e <= atol + rtol * fabs(want))) {
+        if (bad++ == 0) {
+          first = i * N + j;
+          got_first = got;
+          want_first = want;
+        }
+      } else if (e > worst) {
+        worst = e;
+      }
+    }
+  cr_log_info("%s: max abs error %.3g, %zu wrong of %zu", what, worst, bad, M * N);
+  cr_assert_eq(bad, 0, "%s: %zu of %zu wrong; first (%zu,%zu): got %.6g want %.6g (TIRX_SEED=%llu)",
+               what, bad, M * N, first / N, first % N, got_first, want_first,
+               (unsigned long long)seed_initial);
+  tirx_runtime_free(rt, da);
+  tirx_runtime_free(rt, db);
+  tirx_runtime_free(rt, dc);
+  free(ha);
+  free(hb);
+  free(hc);
+  free(fa);
+  free(fb);
+  tirx_kernel_release(k);
+}
+
+Test(mma, wgmma_tiles, .timeout = 240) {
+  tirx_runtime *rt = gpu();
+  /* family, dtype, M, N, K, consumer warpgroups, swizzle, split K */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true}); /* 2 m64 slabs */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true}); /* interleaved */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false});
+  tirx_runtime_destroy(rt);
+}
+
+Test(mma, mma_sync_tiles, .timeout = 240) {
+  tirx_runtime *rt = gpu();
+  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 64, 128, 64, 0, 0, false});
+  check_tile(rt, (mma_tile){"mma", TIRX_F16, 32, 24, 32, 0, 0, true});
+  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 16, 8, 16, 0, 0, false});
+  tirx_runtime_destroy(rt);
+}
+
+Test(mma, scalar_tiles, .timeout = 240) {
+  tirx_runtime *rt = gpu();
+  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false}); /* warp scope */
+  check_tile(rt, (mma_tile){"scalar", TIRX_F16, 32, 24, 32, 0, 0, true});
+  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true}); /* warpgroups */
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- mbarrier ring ---- */
+
+enum { RING_ITERS = 37, RING_LANES = 32 };
+
+Test(mma, mbarrier_producer_consumer_ring, .timeout = 120) {
+  tirx_runtime *rt = gpu();
+  char err[1024] = "";
+  tirx_kernel *k = example_mbarrier_ring(RING_ITERS, err, sizeof err);
+  cr_assert_not_null(k, "%s", err);
+  size_t n = RING_ITERS * RING_LANES;
+  float *hx = malloc(n * sizeof *hx), *hy = malloc(n * sizeof *hy);
+  for (size_t i = 0; i < n; i++) hx[i] = (float)uniform(-4, 4);
+  void *dx, *dy, *dinfo;
+  OK(tirx_runtime_alloc(rt, n * 4, &dx));
+  OK(tirx_runtime_alloc(rt, n * 4, &dy));
+  OK(tirx_runtime_alloc(rt, 8, &dinfo));
+  OK(tirx_runtime_copy(rt, dx, hx, n * 4, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_fill32(rt, dy, 0x7fc00bad, n));
+  OK(tirx_runtime_fill32(rt, dinfo, 0x7777, 2));
+  tirx_arg args[] = {
+      tirx_arg_tensor(dx, TIRX_F32, 2, (int64_t[]){RING_ITERS, RING_LANES}, NULL),
+      tirx_arg_tensor(dy, TIRX_F32, 2, (int64_t[]){RING_ITERS, RING_LANES}, NULL),
+      tirx_arg_tensor(dinfo, TIRX_I32, 1, (int64_t[]){2}, NULL),
+  };
+  launch_within_10s(rt, k, args, 3, "mbarrier ring");
+  int32_t info[2];
+  OK(tirx_runtime_copy(rt, hy, dy, n * 4, TIRX_COPY_DEVICE_TO_HOST));
+  OK(tirx_runtime_copy(rt, info, dinfo, 8, TIRX_COPY_DEVICE_TO_HOST));
+  for (size_t i = 0; i < n; i++) {
+    double want = 2.0 * hx[i] + (double)(i / RING_LANES);
+    cr_assert(fabs(hy[i] - want) <= 1e-6 * fabs(want) + 1e-6,
+              "y[%zu, %zu] = %.9g, expected %.9g (TIRX_SEED=%llu)", i / RING_LANES,
+              i % RING_LANES, hy[i], want, (unsigned long long)seed_initial);
+  }
+  cr_assert_eq(info[0], 0, "cluster rank %d of a CTA launched without a cluster", info[0]);
+  cr_assert_eq(info[1], 1, "elect.sync chose %d lanes, expected 1", info[1]);
+  tirx_runtime_free(rt, dx);
+  tirx_runtime_free(rt, dy);
+  tirx_runtime_free(rt, dinfo);
+  free(hx);
+  free(hy);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- the warp-specialised GEMM (examples/gemm.c) ---- */
+
+/* C = A B^T for one shape and dtype: fresh inputs in [-1, 1), C poisoned (NaN) first, 4096
+ * sampled elements (and the four corners) against a float64 reference within the output's
+ * rounding plus f32-accumulation slack relative to sum |a b|. */
+static void check_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t m, int64_t n, int64_t k) {
+  gemm_spec s = {.dtype = dt, .m = m, .n = n, .k = k};
+  char err[4096] = "", what[96];
+  snprintf(what, sizeof what, "gemm %s %lldx%lldx%lld", tirx_dtype_name(dt), (long long)m,
+           (long long)n, (long long)k);
+  tirx_kernel *kern = gemm_build(&s, err, sizeof err);
+  cr_assert_not_null(kern, "%s: %s", what, err);
+  /* Leading dimensions padded to 8 elements (TMA strides are multiples of 16 bytes); the
+   * logical shape keeps its tails. */
+  int64_t lk = (k + 7) / 8 * 8, ln = (n + 7) / 8 * 8;
+  size_t na = (size_t)(m * lk), nb = (size_t)(n * lk), nc = (size_t)(m * ln);
+  uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2), *hc = malloc(nc * 2);
+  bool bf = dt == TIRX_BF16;
+  for (size_t i = 0; i < na; i++) ha[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
+  for (size_t i = 0; i < nb; i++) hb[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
+  void *da, *db, *dc;
+  OK(tirx_runtime_alloc(rt, na * 2, &da));
+  OK(tirx_runtime_alloc(rt, nb * 2, &db));
+  OK(tirx_runtime_alloc(rt, nc * 2 + 4, &dc));
+  OK(tirx_runtime_copy(rt, da, ha, na * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_copy(rt, db, hb, nb * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_fill32(rt, dc, 0xffffffffu, (nc * 2 + 3) / 4));
+  tirx_arg args[6] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)k),
+                      tirx_arg_tensor(da, dt, 2, (int64_t[]){m, k}, (int64_t[]){lk, 1}),
+                      tirx_arg_tensor(db, dt, 2, (int64_t[]){n, k}, (int64_t[]){lk, 1}),
+                      tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1})};
+  launch_within_10s(rt, kern, args, 6, what);
+  OK(tirx_runtime_copy(rt, hc, dc, nc * 2, TIRX_COPY_DEVICE_TO_HOST));
+  int wrong = 0;
+  double worst = 0;
+  for (int t = 0; t < 4100; t++) {
+    int64_t i = t < 4 ? (t & 1 ? m - 1 : 0) : (int64_t)uniform(0, (double)m);
+    int64_t j = t < 4 ? (t & 2 ? n - 1 : 0) : (int64_t)uniform(0, (double)n);
+    if (i >= m) i = m - 1;
+    if (j >= n) j = n - 1;
+    double want = 0, mag = 0;
+    for (int64_t q = 0; q < k; q++) {
+      double p = (bf ? from_bf16(ha[i * lk + q]) : from_f16(ha[i * lk + q])) *
+                 (double)(bf ? from_bf16(hb[j * lk + q]) : from_f16(hb[j * lk + q]));
+      want += p, mag += fabs(p);
+    }
+    double got = bf ? from_bf16(hc[i * ln + j]) : from_f16(hc[i * ln + j]);
+    double tol = (bf ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1e-5 * mag + 1e-6;
+    double e = fabs(got - want);
+    if (!(e <= tol)) {
+      if (!wrong)
+        cr_log_error("%s: C[%lld, %lld] = %.6g, want %.6g (seed %llu)", what, (long long)i,
+                     (long long)j, got, want, (unsigned long long)seed_initial);
+      wrong++;
+    }
+    if (e > worst || e != e) worst = e;
+  }
+  cr_log_info("%s: 4100 sampled elements, max abs error %.3g, %d wrong", what, worst, wrong);
+  cr_expect_eq(wrong, 0, "%s: %d of 4100 sampled elements wrong", what, wrong);
+  free(ha), free(hb), free(hc);
+  tirx_runtime_free(rt, da), tirx_runtime_free(rt, db), tirx_runtime_free(rt, dc);
+  tirx_kernel_release(kern);
+}
+
+/* The LLaMA shapes at a reduced M, and tails in every dimension, both dtypes. */
+Test(gemm, warp_specialised_wgmma_tma, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const int64_t shapes[][3] = {
+      {256, 6144, 4096}, {256, 4096, 4096},  {128, 28672, 4096}, {128, 4096, 14336},
+      {256, 10240, 8192}, {128, 8192, 8192}, {64, 57344, 8192},  {64, 8192, 28672},
+      {1000, 3000, 4000}, {8191, 257, 72},   {1, 4096, 4096},    {129, 130, 65}};
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      check_gemm(rt, d ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2]);
+  tirx_runtime_destroy(rt);
+}
