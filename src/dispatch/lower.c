@@ -786,8 +786,9 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) { return reduce_smem(lw, fa
  * step), then thread 0 of every CTA stores its CTA's partial into its own slot
  * [kept][rank] of a shared scratch in every CTA of the cluster (mapa + st.shared::cluster);
  * a cluster barrier (arrive.release, wait.acquire) publishes them; every thread folds the
- * slots in rank order, so all CTAs get the same bits. A second cluster barrier keeps every
- * CTA resident until its peers are done with the scratch and lets the call sit in a loop.
+ * slots in rank order, so all CTAs get the same bits. Inside a for loop, a second cluster
+ * barrier keeps a peer from writing the slots of the next iteration before every CTA has read
+ * this one's; a call outside loops ends at the fold.
  * The reduced cbx iters must cover the whole cluster (one dimension of x CTAs).
  */
 tirx_status tirx__lower_reduce_dsmem(tirx__lower *lw) { return reduce_smem(lw, true); }
@@ -942,7 +943,11 @@ static tirx_status reduce_smem(tirx__lower *lw, bool cluster) {
                                                       TIRX_EXPRS(kflat, tirx_int(b, r)))));
   store_result(lw, idx, acc, at);
   for (int i = 0; i < opened; i++) tirx_for_end(b);
-  tirx__cluster_sync(b); /* every CTA has read its slots before any peer may write again */
+  /* In a loop, every CTA must have read its slots before a peer writes them again. Run once,
+   * the call needs no second barrier: every DSMEM store into a CTA precedes its peer's
+   * arrive.release, so it is done when that CTA's wait returns, and no CTA touches a peer
+   * afterwards (push, not pull), so each may go on or exit; each call has its own scratch. */
+  if (lw->loops) tirx__cluster_sync(b);
   return b->status;
 }
 

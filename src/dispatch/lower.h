@@ -31,6 +31,7 @@ typedef struct tirx__lower {
   const tirx__call *call;
   const char *rule;  /* the rule's name, for messages and comments */
   tirx_arena *arena; /* the call's layouts live here (until the end of the build) */
+  int loops;         /* for loops of the kernel around the call (0: it runs once per thread) */
   /* ---- packed f16x2/bf16x2 math ---- */
   int64_t pack; /* the shape's pack (pointwise.vec): 2 lowers pairs with packed instructions
                  * (TIRX__ST_PACKED) where the op and dtypes allow; 0 or 1: per element */

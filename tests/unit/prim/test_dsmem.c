@@ -65,7 +65,11 @@ Test(dsmem, lowers_to_a_cta_reduction_and_dsmem_stores_between_cluster_barriers)
            "    acc_2 = (acc_2 + red2_dsmem[0]);\n"
            "    acc_2 = (acc_2 + red2_dsmem[1]);\n"
            "    s[0] = acc_2;\n"
-           "    tirx_cluster_sync_all();\n");
+           "  }\n");
+  /* Run once, the call ends at the fold: one cluster barrier. */
+  const char *sync = strstr(src, "tirx_cluster_sync_all();\n    float");
+  cr_assert_not_null(sync, "%s", src);
+  cr_assert_null(strstr(sync + 1, "tirx_cluster_sync_all();"), "a second barrier:\n%s", src);
   has(tirx_kernel_ir_str(k), "dsmem_store red2_dsmem[0, rank] of cta i = acc\n");
   tirx_runtime *rt = NULL;
   cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true}, &rt), TIRX_OK,
@@ -80,6 +84,39 @@ Test(dsmem, lowers_to_a_cta_reduction_and_dsmem_stores_between_cluster_barriers)
   has(ptx, "%cluster_ctarank");
   tirx_compiled_destroy(c);
   tirx_runtime_destroy(rt);
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+}
+
+/* In a loop, a peer must not write the next iteration's slots before every CTA has read this
+ * iteration's: a second cluster barrier after the fold. */
+Test(dsmem, a_call_in_a_loop_ends_with_a_second_cluster_barrier) {
+  tirx_builder *b = tirx_builder_create("cloop");
+  tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_F32, TIRX_EXPRS(tirx_int(b, 1)), NULL);
+  tirx_set_block(b, 64, 1, 1);
+  tirx_set_cluster(b, 2, 1, 1);
+  tirx_set_grid(b, tirx_int(b, 2), NULL, NULL);
+  tirx_team_begin(b, TIRX_TEAM_CLUSTER);
+  tirx_tensor *v = tirx_alloc_local(b, "v", TIRX_F32, TIRX_DIMS(128),
+                                    tirx_layout_parse(tirx_builder_arena(b), "(2,64):(1@cbx,1@tid)"));
+  tirx_tensor *s = tirx_alloc_local(b, "s", TIRX_F32, TIRX_DIMS(1), NULL);
+  tirx_fill(b, tirx_whole(b, s), tirx_float(b, 0.0, TIRX_F32), NULL);
+  tirx_expr *it = tirx_for_begin(b, "it", tirx_int(b, 0), tirx_int(b, 3), NULL,
+                                TIRX_LOOP_SERIAL);
+  tirx_fill(b, tirx_whole(b, v), tirx_cast(b, it, TIRX_F32), NULL);
+  tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, v), TIRX_OP_SUM, 1, true, NULL);
+  tirx_for_end(b);
+  tirx_if_begin(b, tirx_eq(b, tirx_add(b, tirx_thread_linear(b), tirx_cluster_ctarank(b)),
+                           tirx_int(b, 0)));
+  tirx_store(b, y, TIRX_EXPRS(tirx_int(b, 0)), tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0))));
+  tirx_if_end(b);
+  tirx_team_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  const char *src = tirx_kernel_source(k);
+  has(src, "      s[0] = (s[0] + acc_2);\n"
+           "      tirx_cluster_sync_all();\n"
+           "    }\n");
   tirx_kernel_release(k);
   tirx_builder_destroy(b);
 }
