@@ -13,7 +13,7 @@ typedef struct rk {
   tirx_builder *b;
   tirx_dtype dt;
   int64_t width, T; /* threads per row (per CTA of the row's cluster) */
-  int64_t ncta, cols; /* CTAs per row (a cluster when 2) and the columns each holds */
+  int64_t ncta, cols; /* CTAs per row (a cluster when > 1) and the columns each holds */
   bool cta, scalar;
   tirx_expr *rows, *row;
   int np;
@@ -28,7 +28,7 @@ typedef struct rk {
 
 static void rk_pieces(rk *k) {
   int64_t vec = 16 / tirx_dtype_size(k->dt), T = k->T, chunk = T * vec;
-  int64_t n = k->cols / chunk, rest = k->cols - n * chunk; /* ncta 2: rest is 0 */
+  int64_t n = k->cols / chunk, rest = k->cols - n * chunk; /* ncta > 1: rest is 0 */
   /* CTA: the rest in whole vectors on the first q threads; warp: q strided elements per lane
    * (reduce.shuffle needs every lane: a butterfly over a partial lane range is not lowered). */
   int64_t q = k->cta ? rest / vec : rest / T, r = rest - q * (k->cta ? vec : T);
@@ -102,19 +102,28 @@ int membound_threads(tirx_dtype dtype, int64_t width) {
   return (int)T;
 }
 
-bool membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width) {
-  if (kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM && kind != MEMBOUND_LAYERNORM &&
-      kind != MEMBOUND_SOFTMAX)
-    return false;
-  int64_t vec = 16 / tirx_dtype_size(dtype), half = width / 2;
-  if (width <= MEMBOUND_CLUSTER_MIN_WIDTH || width % 2 || half % vec) return false;
-  return half % (membound_threads(dtype, half) * vec) == 0; /* one register tile per CTA */
+static int cluster_override;
+
+bool membound_set_cluster(int ctas) {
+  if (ctas != 0 && ctas != 1 && ctas != 2 && ctas != 4) return false;
+  cluster_override = ctas;
+  return true;
+}
+
+int membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width) {
+  int c = cluster_override;
+  if (c < 2 || (kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM &&
+                kind != MEMBOUND_LAYERNORM && kind != MEMBOUND_SOFTMAX))
+    return 1;
+  int64_t vec = 16 / tirx_dtype_size(dtype), part = width / c;
+  if (width <= MEMBOUND_CLUSTER_MIN_WIDTH || width % c || part % vec) return 1;
+  return part % (membound_threads(dtype, part) * vec) == 0 ? c : 1; /* one tile per CTA */
 }
 
 /* A builder with the rows parameter; tensors are declared next, then rk_open. */
 static void rk_init(rk *k, membound_kind kind, tirx_dtype dt, int64_t width, bool scalar) {
   *k = (rk){.b = tirx_builder_create(membound_name(kind)), .dt = dt, .width = width,
-            .scalar = scalar, .ncta = membound_cluster(kind, dt, width) ? 2 : 1};
+            .scalar = scalar, .ncta = membound_cluster(kind, dt, width)};
   k->cols = width / k->ncta;
   k->rows = tirx_param_int(k->b, "rows", TIRX_I32);
   k->ld = (tirx_config){.family = scalar ? "scalar" : NULL, .hint = TIRX_HINT_STREAM};

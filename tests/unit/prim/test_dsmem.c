@@ -149,32 +149,59 @@ Test(dsmem, accumulates_in_f32_only) {
               "expected f32");
 }
 
-/* Wide rows of the membound kernels: a cluster of two CTAs per row, each half the row. */
-Test(dsmem, membound_wide_rows_use_a_cluster_per_row, .timeout = 300) {
-  cr_assert(membound_cluster(MEMBOUND_SOFTMAX, TIRX_BF16, 32768));
-  cr_assert(membound_cluster(MEMBOUND_LAYERNORM, TIRX_F32, 20000));
-  cr_assert(!membound_cluster(MEMBOUND_LAYERNORM, TIRX_BF16, 16384)); /* not wider */
-  cr_assert(!membound_cluster(MEMBOUND_LAYERNORM, TIRX_BF16, 20001)); /* odd */
-  cr_assert(!membound_cluster(MEMBOUND_ROW_SUM, TIRX_BF16, 32768));   /* not this kind */
+/* Wide rows of the membound kernels: one CTA per row unless membound_set_cluster asks for a
+ * cluster of 2 or 4 CTAs per row, each a part of the row. */
+Test(dsmem, membound_wide_rows_use_a_cluster_per_row_on_request, .timeout = 300) {
+  cr_assert_eq(membound_cluster(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 1); /* the default */
+  cr_assert(!membound_set_cluster(3));
+  cr_assert(!membound_set_cluster(-1));
+  cr_assert(membound_set_cluster(2));
+  cr_assert_eq(membound_cluster(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 2);
+  cr_assert_eq(membound_cluster(MEMBOUND_LAYERNORM, TIRX_F32, 20000), 2);
+  cr_assert_eq(membound_cluster(MEMBOUND_LAYERNORM, TIRX_BF16, 16384), 1); /* not wider */
+  cr_assert_eq(membound_cluster(MEMBOUND_LAYERNORM, TIRX_BF16, 20001), 1); /* odd */
+  cr_assert_eq(membound_cluster(MEMBOUND_ROW_SUM, TIRX_BF16, 32768), 1);   /* not this kind */
+  cr_assert(membound_set_cluster(4));
+  cr_assert_eq(membound_cluster(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 4);
+  cr_assert_eq(membound_cluster(MEMBOUND_RMSNORM, TIRX_BF16, 20000), 4); /* 4 x 125 x 5 */
+  cr_assert_eq(membound_cluster(MEMBOUND_RMSNORM, TIRX_BF16, 20008), 1); /* 5002 = 625.25 vectors */
+  cr_assert(membound_set_cluster(0));
   cr_assert_eq(membound_threads(TIRX_BF16, 16384), 512);
   tirx_runtime *rt = NULL;
   cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true}, &rt), TIRX_OK,
                "%s", tirx_last_error());
   static const membound_kind kinds[] = {MEMBOUND_SOFTMAX, MEMBOUND_LAYERNORM, MEMBOUND_RMSNORM};
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
-  for (int i = 0; i < 3; i++)
-    for (int d = 0; d < 3; d++) {
-      char err[1024] = "";
-      tirx_kernel *k = membound_build(kinds[i], dts[d], i == 1 ? 20000 : 32768, false, err,
-                                      sizeof err);
-      cr_assert_not_null(k, "%s", err);
-      has(tirx_kernel_dispatch_report(k), "team=cluster) -> reduce.dsmem ctas=2\n");
-      has(tirx_kernel_source(k), "const int row = tirx_cluster_id(0);");
-      tirx_compiled *c = NULL;
-      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
-      has(tirx_compiled_ptx(c), "mapa.shared::cluster.u32");
-      tirx_compiled_destroy(c);
-      tirx_kernel_release(k);
-    }
+  for (int ctas = 1; ctas <= 4; ctas *= 2)
+    for (int i = 0; i < 3; i++)
+      for (int d = 0; d < 3; d++) {
+        char err[1024] = "", want[64];
+        cr_assert(membound_set_cluster(ctas));
+        tirx_kernel *k = membound_build(kinds[i], dts[d], i == 1 ? 20000 : 32768, false, err,
+                                        sizeof err);
+        membound_set_cluster(0);
+        cr_assert_not_null(k, "%s", err);
+        const char *src = tirx_kernel_source(k);
+        if (ctas == 1) {
+          cr_assert_null(strstr(tirx_kernel_dispatch_report(k), "reduce.dsmem"), "%s",
+                         tirx_kernel_dispatch_report(k));
+          has(src, "const int row = (int)blockIdx.x;");
+          tirx_kernel_release(k);
+          continue;
+        }
+        snprintf(want, sizeof want, "team=cluster) -> reduce.dsmem ctas=%d\n", ctas);
+        has(tirx_kernel_dispatch_report(k), want);
+        has(src, "const int row = tirx_cluster_id(0);");
+        tirx_compiled *c = NULL;
+        cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
+        has(tirx_compiled_ptx(c), "mapa.shared::cluster.u32");
+        /* One cluster barrier per reduction (softmax: 2; layernorm, rmsnorm: 1). */
+        int barriers = 0;
+        for (const char *q = tirx_compiled_ptx(c); (q = strstr(q, "barrier.cluster.wait")); q++)
+          barriers++;
+        cr_assert_eq(barriers, i == 0 ? 2 : 1, "%d cluster barriers", barriers);
+        tirx_compiled_destroy(c);
+        tirx_kernel_release(k);
+      }
   tirx_runtime_destroy(rt);
 }
