@@ -2,10 +2,15 @@
  * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
  * copy of the same bytes.
  *
- *   membound [out.csv] [reps] [sweep]
+ *   membound [out.csv] [reps] [sweep | cluster]
  *
  * sweep: each kernel also with 128, 256, 512 and 1024 threads per row (membound_set_threads),
  * rows "tirx-T<threads>" in the CSV, to check the heuristic (impl "tirx").
+ * cluster: the kernels that can take a cluster (membound_cluster: rmsnorm, add_rmsnorm,
+ * layernorm, softmax at 4096x32768) also with 2 and 4 CTAs per row (membound_set_cluster),
+ * each with the heuristic's threads per CTA and the others that split the part evenly; rows
+ * "tirx-c<ctas>" and "tirx-c<ctas>-T<threads>". Shapes and kernels where no cluster applies
+ * are measured once (impl "tirx").
  *
  * For each kernel at bf16 16384x8192, 16384x5000 and 4096x32768: warm-up (JIT compile), then
  * `reps` samples of 10 back-to-back launches followed by a synchronize (host clock), median per
@@ -68,6 +73,14 @@ int main(int argc, char **argv) {
   const char *csv = argc > 1 ? argv[1] : NULL;
   int reps = argc > 2 ? atoi(argv[2]) : 15;
   bool sweep = argc > 3 && strcmp(argv[3], "sweep") == 0;
+  bool csweep = argc > 3 && strcmp(argv[3], "cluster") == 0;
+  /* {threads per CTA (0: heuristic), CTAs per row (0: one)} of each measured variant. */
+  static const int plain[][2] = {{0, 0}};
+  static const int threads[][2] = {{0, 0}, {128, 0}, {256, 0}, {512, 0}, {1024, 0}};
+  static const int clusters[][2] = {{0, 0},   {0, 2},   {256, 2},  {1024, 2}, {0, 4},
+                                    {128, 4}, {512, 4}, {1024, 4}};
+  const int(*variants)[2] = sweep ? threads : csweep ? clusters : plain;
+  int nvariants = sweep ? 5 : csweep ? 8 : 1;
   if (reps < 3) reps = 3;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
@@ -91,13 +104,22 @@ int main(int argc, char **argv) {
     CHECK(tirx_runtime_alloc(rt, n * 4 + 16, &cbuf));
     CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out));
     CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out2));
-    for (int run = 0; run < (sweep ? 5 : 1) * MEMBOUND_KIND_COUNT; run++) {
-      int kind = run % MEMBOUND_KIND_COUNT, threads = run / MEMBOUND_KIND_COUNT ? 64 << (run / MEMBOUND_KIND_COUNT) : 0;
-      membound_set_threads(threads);
+    for (int run = 0; run < nvariants * MEMBOUND_KIND_COUNT; run++) {
+      int kind = run % MEMBOUND_KIND_COUNT, v = run / MEMBOUND_KIND_COUNT;
+      int nthreads = variants[v][0], ctas = variants[v][1];
+      membound_set_cluster(ctas);
+      membound_set_threads(nthreads);
+      /* A cluster that does not apply (not this kind or shape, or threads that do not split
+       * the part evenly) would measure the one-CTA kernel again. */
+      bool skip = ctas > 1 && membound_cluster((membound_kind)kind, dt, W) != ctas;
       char err[2048] = "", impl[32] = "tirx";
-      if (threads) snprintf(impl, sizeof impl, "tirx-T%d", threads);
-      tirx_kernel *k = membound_build((membound_kind)kind, dt, W, false, err, sizeof err);
+      if (ctas > 1 && nthreads) snprintf(impl, sizeof impl, "tirx-c%d-T%d", ctas, nthreads);
+      else if (ctas > 1) snprintf(impl, sizeof impl, "tirx-c%d", ctas);
+      else if (nthreads) snprintf(impl, sizeof impl, "tirx-T%d", nthreads);
+      tirx_kernel *k = skip ? NULL : membound_build((membound_kind)kind, dt, W, false, err, sizeof err);
       membound_set_threads(0);
+      membound_set_cluster(0);
+      if (skip) continue;
       if (!k) {
         fprintf(stderr, "%s: %s\n", membound_name((membound_kind)kind), err);
         continue;

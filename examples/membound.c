@@ -12,7 +12,8 @@ typedef struct tile {
 typedef struct rk {
   tirx_builder *b;
   tirx_dtype dt;
-  int64_t width, T; /* threads per row */
+  int64_t width, T; /* threads per row (per CTA of the row's cluster) */
+  int64_t ncta, cols; /* CTAs per row (a cluster when > 1) and the columns each holds */
   bool cta, scalar;
   tirx_expr *rows, *row;
   int np;
@@ -20,27 +21,32 @@ typedef struct rk {
   const tirx_layout *layout[3];
   /* A piece's iters as text (shape, strides) and the registers a thread holds of it, for the
    * stacked [2, extent] tiles (rk_local2); shape[i][0] == 0: no layout (warp tail). */
-  char shape[3][48], strides[3][64];
+  char shape[3][96], strides[3][96];
   int64_t regs[3];
   tirx_config ld, st, pw;
 } rk;
 
 static void rk_pieces(rk *k) {
   int64_t vec = 16 / tirx_dtype_size(k->dt), T = k->T, chunk = T * vec;
-  int64_t n = k->width / chunk, rest = k->width - n * chunk;
+  int64_t n = k->cols / chunk, rest = k->cols - n * chunk; /* ncta > 1: rest is 0 */
   /* CTA: the rest in whole vectors on the first q threads; warp: q strided elements per lane
    * (reduce.shuffle needs every lane: a butterfly over a partial lane range is not lowered). */
   int64_t q = k->cta ? rest / vec : rest / T, r = rest - q * (k->cta ? vec : T);
-  char text[128];
+  char text[224];
   const char *ax = k->cta ? "tid" : "laneid";
   tirx_arena *a = tirx_builder_arena(k->b);
   k->np = 0;
-  if (n) { /* whole chunks: vec contiguous elements per thread, n times */
-    snprintf(k->shape[k->np], sizeof k->shape[0], "%lld,%lld,%lld", (long long)n, (long long)T,
-             (long long)vec);
-    snprintf(k->strides[k->np], sizeof k->strides[0], "%lld@reg,1@%s,1@reg", (long long)vec, ax);
+  if (n) { /* whole chunks: vec contiguous elements per thread, n times; a cluster's CTAs
+             * hold consecutive parts of the row: (ncta,n,T,V):(1@cbx,V@reg,1@tid,1@reg) */
+    char cs[24] = "";
+    const char *cd = k->ncta > 1 ? "1@cbx," : "";
+    if (k->ncta > 1) snprintf(cs, sizeof cs, "%lld,", (long long)k->ncta);
+    snprintf(k->shape[k->np], sizeof k->shape[0], "%s%lld,%lld,%lld", cs, (long long)n,
+             (long long)T, (long long)vec);
+    snprintf(k->strides[k->np], sizeof k->strides[0], "%s%lld@reg,1@%s,1@reg", cd,
+             (long long)vec, ax);
     k->regs[k->np] = n * vec;
-    k->begin[k->np] = 0, k->extent[k->np++] = n * chunk;
+    k->begin[k->np] = 0, k->extent[k->np++] = k->ncta * n * chunk;
   }
   if (q) {
     snprintf(k->shape[k->np], sizeof k->shape[0], "%lld,%lld", (long long)q,
@@ -96,15 +102,35 @@ int membound_threads(tirx_dtype dtype, int64_t width) {
   return (int)T;
 }
 
+static int cluster_override;
+
+bool membound_set_cluster(int ctas) {
+  if (ctas != 0 && ctas != 1 && ctas != 2 && ctas != 4) return false;
+  cluster_override = ctas;
+  return true;
+}
+
+int membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width) {
+  int c = cluster_override;
+  if (c < 2 || (kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM &&
+                kind != MEMBOUND_LAYERNORM && kind != MEMBOUND_SOFTMAX))
+    return 1;
+  int64_t vec = 16 / tirx_dtype_size(dtype), part = width / c;
+  if (width <= MEMBOUND_CLUSTER_MIN_WIDTH || width % c || part % vec) return 1;
+  return part % (membound_threads(dtype, part) * vec) == 0 ? c : 1; /* one tile per CTA */
+}
+
 /* A builder with the rows parameter; tensors are declared next, then rk_open. */
-static void rk_init(rk *k, const char *name, tirx_dtype dt, int64_t width, bool scalar) {
-  *k = (rk){.b = tirx_builder_create(name), .dt = dt, .width = width, .scalar = scalar};
+static void rk_init(rk *k, membound_kind kind, tirx_dtype dt, int64_t width, bool scalar) {
+  *k = (rk){.b = tirx_builder_create(membound_name(kind)), .dt = dt, .width = width,
+            .scalar = scalar, .ncta = membound_cluster(kind, dt, width)};
+  k->cols = width / k->ncta;
   k->rows = tirx_param_int(k->b, "rows", TIRX_I32);
   k->ld = (tirx_config){.family = scalar ? "scalar" : NULL, .hint = TIRX_HINT_STREAM};
   k->st = k->ld;
   k->pw = (tirx_config){.family = scalar ? "scalar" : NULL};
   k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
-  k->T = membound_threads(dt, width);
+  k->T = membound_threads(dt, k->cols);
 }
 
 static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {
@@ -117,13 +143,19 @@ static void rk_open(rk *k) {
   rk_pieces(k);
   int per = k->cta ? 1 : MEMBOUND_RMSNORM_WARPS;
   tirx_set_block(b, (int)(k->cta ? (k->T + 31) / 32 * 32 : 32 * per), 1, 1);
-  tirx_set_grid(b, tirx_ceildiv(b, k->rows, tirx_int(b, per)), NULL, NULL);
-  k->row = tirx_let(b, "row", k->cta ? tirx_block_idx(b, 0)
-                                     : tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0),
-                                                            tirx_int(b, per)),
-                                                tirx_warp_id(b)));
-  tirx_if_begin(b, tirx_lt(b, k->row, k->rows)); /* CTA: always true, uniform */
-  tirx_team_begin(b, k->cta ? TIRX_TEAM_CTA : TIRX_TEAM_WARP);
+  if (k->ncta > 1) { /* a cluster of ncta CTAs per row */
+    tirx_set_cluster(b, (int)k->ncta, 1, 1);
+    tirx_set_grid(b, tirx_mul(b, k->rows, tirx_int(b, k->ncta)), NULL, NULL);
+  } else {
+    tirx_set_grid(b, tirx_ceildiv(b, k->rows, tirx_int(b, per)), NULL, NULL);
+  }
+  k->row = tirx_let(b, "row", k->ncta > 1 ? tirx_cluster_id(b, 0)
+                              : k->cta    ? tirx_block_idx(b, 0)
+                                          : tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0),
+                                                                 tirx_int(b, per)),
+                                                     tirx_warp_id(b)));
+  tirx_if_begin(b, tirx_lt(b, k->row, k->rows)); /* CTA, cluster: always true, uniform */
+  tirx_team_begin(b, k->ncta > 1 ? TIRX_TEAM_CLUSTER : k->cta ? TIRX_TEAM_CTA : TIRX_TEAM_WARP);
 }
 
 static tirx_kernel *rk_close(rk *k, char *err, size_t cap) {
@@ -205,7 +237,7 @@ static void rk_moments(rk *k, const tile *t, tirx_expr **sum, tirx_expr **sumsq)
   tirx_builder *b = k->b;
   tirx_tensor *s = tirx_alloc_local(b, "mom", TIRX_F32, TIRX_DIMS(2, 1), NULL);
   for (int i = 0; i < k->np; i++) {
-    char text[160];
+    char text[256];
     snprintf(text, sizeof text, "((2),(%s)):((%lld@reg),(%s))", k->shape[i],
              (long long)k->regs[i], k->strides[i]);
     const tirx_layout *l =
@@ -369,7 +401,7 @@ tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width,
     return NULL;
   }
   rk k;
-  rk_init(&k, name, dtype, width, scalar);
+  rk_init(&k, kind, dtype, width, scalar);
   switch (kind) {
   case MEMBOUND_RMSNORM: return build_rmsnorm(&k, false, err, cap);
   case MEMBOUND_ADD_RMSNORM: return build_rmsnorm(&k, true, err, cap);

@@ -36,7 +36,8 @@
 
 enum {
   MEMBOUND_RMSNORM_WARPS = 4,      /* rows per CTA in warp-per-row kernels */
-  MEMBOUND_WARP_MAX_WIDTH = 1024   /* wider rows get a CTA each */
+  MEMBOUND_WARP_MAX_WIDTH = 1024,  /* wider rows get a CTA each */
+  MEMBOUND_CLUSTER_MIN_WIDTH = 16384 /* wider rows may get a cluster of CTAs (below) */
 };
 
 typedef enum membound_kind {
@@ -68,6 +69,22 @@ bool membound_set_threads(int threads);
  * row exactly (the CTA rounds T up to whole warps; the idle lanes hold nothing), else a
  * power of two (the three-tile split above). */
 int membound_threads(tirx_dtype dtype, int64_t width);
+
+/* CTAs per row of the kernels built afterwards where membound_cluster allows a cluster: 0 (the
+ * default) or 1, one CTA per row; 2 or 4, a cluster of that many CTAs. Opt-in, for benchmark
+ * sweeps and tests: clusters of 2 measured slower than one CTA per row on the H200 at
+ * 4096x32768 (rmsnorm 0.71 vs 0.89 of a copy; docs/PERF-NOTES.md). Not thread-safe. Returns
+ * false (and changes nothing) for another value. */
+bool membound_set_cluster(int ctas);
+
+/* The CTAs per row of kind's kernel over rows of width: c = membound_set_cluster's choice
+ * when c > 1, kind is rmsnorm, add_rmsnorm, layernorm or softmax, the row is wider than
+ * MEMBOUND_CLUSTER_MIN_WIDTH and its c parts are whole vectors split evenly over
+ * membound_threads(dtype, width / c) threads (32768 bf16: 2 x 512 threads x 4 vectors, or
+ * 4 x 512 x 2; 20000: 2 x 250 x 5, or 4 x 125 x 5); else 1. With c > 1, each CTA holds its part
+ * as one register tile and the reductions combine through distributed shared memory
+ * (reduce.dsmem). */
+int membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width);
 
 tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width, bool scalar,
                             char *err, size_t cap);

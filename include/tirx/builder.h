@@ -613,7 +613,9 @@ TIRX_API void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t);
 
 /* Launches the kernel in clusters of x * y * z CTAs (constants, each >= 1, product <= 8)
  * through cuLaunchKernelEx; at launch every grid dimension must be a multiple of the
- * cluster's (TIRX_E_LAUNCH_ARG otherwise). */
+ * cluster's (TIRX_E_LAUNCH_ARG otherwise). Register layouts may then place iters on cbx
+ * (clusters of x CTAs: the coordinate is %cluster_ctarank), and a reduction over them under
+ * TIRX_TEAM_CLUSTER is reduce.dsmem. */
 TIRX_API void tirx_set_cluster(tirx_builder *b, int x, int y, int z);
 
 /* %cluster_ctarank (this CTA's rank in its cluster) and %clusterid.{x,y,z}; i32. */

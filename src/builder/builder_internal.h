@@ -103,6 +103,12 @@ tirx__prim_stmt *tirx__b_add_prim(tirx_builder *b, const char *fn, int prim, int
 bool tirx__b_region(tirx_builder *b, const char *fn, const tirx_region *r, const char *arg,
                     bool dst);
 
+/* Stores the f32 value into element index of shared tensor t in the shared memory of the
+ * cluster's CTA rank (mapa.shared::cluster + st.shared::cluster; internal: reduce.dsmem's
+ * lowering). Visible to that CTA after a cluster barrier (arrive.release, wait.acquire). */
+void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
+                       tirx_expr *rank, tirx_expr *value);
+
 static inline bool tirx__dtype_is_int(int t) {
   return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
 }

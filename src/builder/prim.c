@@ -700,7 +700,7 @@ static tirx__role role_of(const tirx_region *r) {
                                               : TIRX__ROLE_LOCAL;
 }
 
-static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s,
+static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int loops,
                              tirx__dispatch_report *rep) {
   tirx__prim_stmt *p = s->prim;
   char where[TIRX_BUILDER_MAX_NAME + 24];
@@ -750,7 +750,8 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s,
   int saved_depth = b->depth;
   b->frames[0].block = &s->body;
   b->depth = 0;
-  tirx__lower lw = {.b = b, .p = p, .call = &call, .rule = res.rule->name, .arena = a};
+  tirx__lower lw = {.b = b, .p = p, .call = &call, .rule = res.rule->name, .arena = a,
+                    .loops = loops};
   st = res.rule->emit(res.rule, &call, &res.shape, &lw);
   b->frames[0].block = saved;
   b->depth = saved_depth;
@@ -760,15 +761,18 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s,
   return b->status;
 }
 
-static tirx_status lower_block(tirx_builder *b, tirx_arena *a, tirx__block *blk,
+/* Lowers the primitives of blk, which sits inside `loops` for loops of the kernel. */
+static tirx_status lower_block(tirx_builder *b, tirx_arena *a, tirx__block *blk, int loops,
                                tirx__dispatch_report *rep) {
   for (tirx__stmt *s = blk->first; s; s = s->next) {
     tirx_status st = TIRX_OK;
+    int in = loops + (s->kind == TIRX__ST_FOR);
     if (s->kind == TIRX__ST_PRIM)
-      st = lower_one(b, a, s, rep);
+      st = lower_one(b, a, s, loops, rep);
     else if (s->kind == TIRX__ST_FOR || s->kind == TIRX__ST_IF)
-      st = lower_block(b, a, &s->body, rep) != TIRX_OK ? b->status
-                                                       : lower_block(b, a, &s->orelse, rep);
+      st = lower_block(b, a, &s->body, in, rep) != TIRX_OK
+               ? b->status
+               : lower_block(b, a, &s->orelse, in, rep);
     if (st != TIRX_OK) return st;
   }
   return TIRX_OK;
@@ -787,7 +791,7 @@ tirx_status tirx__prim_lower_all(tirx_builder *b) {
   if (!a) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
   tirx__dispatch_report rep;
   tirx__dispatch_report_init(&rep, a);
-  tirx_status st = lower_block(b, a, &b->body, &rep);
+  tirx_status st = lower_block(b, a, &b->body, 0, &rep);
   char *text = tirx__dispatch_report_str(&rep);
   const char *copy = text ? tirx__arena_strdup(b->arena, text, FN) : NULL;
   free(text);

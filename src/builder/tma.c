@@ -160,6 +160,29 @@ void tirx__cluster_sync(tirx_builder *b) {
   if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_CLUSTER_SYNC);
 }
 
+void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
+                       tirx_expr *rank, tirx_expr *value) {
+  static const char fn[] = "tirx__dsmem_store";
+  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t") || !tirx__b_expr(b, fn, rank, "rank") ||
+      !tirx__b_expr(b, fn, value, "value"))
+    return;
+  if (t->storage != TIRX__SHARED || t->dtype != TIRX_F32) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: t is not a shared f32 tensor", fn);
+    return;
+  }
+  tirx_expr **ix = tirx__b_node(b, fn, sizeof *ix * (size_t)t->rank);
+  tirx__stmt *s = ix ? async_stmt(b, fn, TIRX__AS_DSMEM_ST) : NULL;
+  if (!s) return;
+  for (int k = 0; k < t->rank; k++) {
+    if (!tirx__b_expr(b, fn, index[k], "index")) return;
+    ix[k] = index[k];
+  }
+  s->tensor = t;
+  s->index = ix;
+  s->a = value;
+  s->b = rank;
+}
+
 void tirx__fence_mbar_init(tirx_builder *b) {
   static const char fn[] = "tirx__fence_mbar_init";
   if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_FENCE_INIT);

@@ -42,6 +42,9 @@ tirx_expr *tirx__lower_axis_coord(tirx_builder *b, tirx_axis axis) {
   case TIRX_AXIS_TID_IN_WG: return tirx_mod(b, tirx_thread_linear(b), tirx_int(b, 128));
   case TIRX_AXIS_WID_IN_WG: return tirx_mod(b, tirx_warp_id(b), tirx_int(b, 4));
   case TIRX_AXIS_WGID: return tirx_div(b, tirx_thread_linear(b), tirx_int(b, 128));
+  case TIRX_AXIS_CBX: /* a cluster of x CTAs only: the CTA's rank in it */
+    return b->cluster[0] && b->cluster[1] == 1 && b->cluster[2] == 1 ? tirx_cluster_ctarank(b)
+                                                                      : NULL;
   default: return NULL;
   }
 }
@@ -59,6 +62,7 @@ static int64_t axis_size(const tirx_builder *b, tirx_axis axis) {
   case TIRX_AXIS_TID_IN_WG: return 128;
   case TIRX_AXIS_WID_IN_WG: return 4;
   case TIRX_AXIS_WGID: return (t + 127) / 128;
+  case TIRX_AXIS_CBX: return b->cluster[1] == 1 && b->cluster[2] == 1 ? b->cluster[0] : 0;
   default: return 0;
   }
 }
@@ -731,20 +735,90 @@ static int64_t tid_scale(tirx_axis ax) {
  * scratch be reused (the call may sit in a loop). Kept dims must lie on registers (a loop);
  * the barriers are __syncthreads, so every thread of the CTA must reach the call.
  */
-tirx_status tirx__lower_reduce_smem(tirx__lower *lw) {
+/* The result acc at the kept index idx of dst (reduced dims at 0, or dropped). */
+static void store_result(tirx__lower *lw, tirx_expr *const *idx, tirx_expr *acc, int at) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *dst = p->ops[0];
+  int srank = p->ops[1]->tensor->rank, drank = dst->tensor->rank;
+  tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {NULL};
+  for (int k = 0, j = 0; k < srank; k++) {
+    bool red = p->axes >> k & 1;
+    if (drank == srank)
+      di[k] = red ? NULL : idx[k];
+    else if (!red)
+      di[j++] = idx[k];
+  }
+  tirx_expr *res = acc;
+  if (p->accumulate) res = combine(b, p->op, as_type(b, load_at(lw, dst, di, 0), at), acc);
+  store_at(lw, dst, di, 0, as_type(b, res, dst->tensor->dtype));
+}
+
+/* Opens the unrolled loops of the kept dims of src (plan pl) and sets idx and kflat, the
+ * kept index flattened over src's kept extents; returns the loops opened. */
+static int open_kept(tirx__lower *lw, const plan *pl, tirx_expr **idx, tirx_expr **kflat) {
+  tirx_builder *b = lw->b;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *src = p->ops[1];
+  int opened = 0;
+  for (int i = 0; i < pl->n; i++) {
+    const plan_iter *it = &pl->it[i];
+    if (p->axes >> it->dim & 1) continue;
+    tirx_expr *d = open_loop(b, it->extent, TIRX_LOOP_UNROLL);
+    opened++;
+    if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
+    idx[it->dim] = add_term(b, idx[it->dim], d);
+  }
+  *kflat = tirx_int(b, 0);
+  for (int k = 0; k < src->tensor->rank; k++)
+    if (!(p->axes >> k & 1))
+      *kflat = tirx_add(b, tirx_mul(b, *kflat, tirx_int(b, src->extent[k])),
+                        idx[k] ? idx[k] : tirx_int(b, 0));
+  return opened;
+}
+
+static tirx_status reduce_smem(tirx__lower *lw, bool cluster);
+
+tirx_status tirx__lower_reduce_smem(tirx__lower *lw) { return reduce_smem(lw, false); }
+
+/*
+ * reduce.dsmem: as reduce.smem within each CTA (reduced iters on cbx are left to the last
+ * step), then thread 0 of every CTA stores its CTA's partial into its own slot
+ * [kept][rank] of a shared scratch in every CTA of the cluster (mapa + st.shared::cluster);
+ * a cluster barrier (arrive.release, wait.acquire) publishes them; every thread folds the
+ * slots in rank order, so all CTAs get the same bits. Inside a for loop, a second cluster
+ * barrier keeps a peer from writing the slots of the next iteration before every CTA has read
+ * this one's; a call outside loops ends at the fold.
+ * The reduced cbx iters must cover the whole cluster (one dimension of x CTAs).
+ */
+tirx_status tirx__lower_reduce_dsmem(tirx__lower *lw) { return reduce_smem(lw, true); }
+
+static tirx_status reduce_smem(tirx__lower *lw, bool cluster) {
   tirx_builder *b = lw->b;
   tirx__prim_stmt *p = lw->p;
   const tirx__call *c = lw->call;
   const tirx_region *dst = p->ops[0], *src = p->ops[1];
-  int op = p->op, srank = src->tensor->rank;
-  int64_t threads = threads_of(b);
+  int op = p->op;
+  int64_t threads = threads_of(b), csize = 1;
   tirx_team team = tirx_scope_team_kind(p->scope);
   bool wg = team == TIRX_TEAM_WARPGROUP;
+  if (cluster) {
+    if (!b->cluster[0] || b->cluster[1] != 1 || b->cluster[2] != 1)
+      return fail(lw, "a cluster reduction needs a cluster of x CTAs (tirx_set_cluster(b, x, 1, "
+                      "1)), got %d x %d x %d",
+                  b->cluster[0], b->cluster[1], b->cluster[2]);
+    csize = b->cluster[0];
+  }
   if (threads % 32 || (wg && threads % 128))
     return fail(lw, "a block of %lld threads is not whole %s", (long long)threads,
                 wg ? "warpgroups" : "warps");
+  /* The builder's scope models one CTA (its cluster teams are one CTA wide): cluster or not,
+   * every thread of the CTA takes part. */
   if (tirx_scope_num_threads(p->scope) != threads)
-    return fail(lw, "every thread of the CTA must take part (its barriers are __syncthreads)");
+    return fail(lw, cluster ? "every thread of the cluster must take part (its barriers are "
+                              "__syncthreads and barrier.cluster)"
+                            : "every thread of the CTA must take part (its barriers are "
+                              "__syncthreads)");
   int dt = dst->tensor->dtype;
   int at = !tirx__dtype_is_float(dt) ? (tirx_dtype_size((tirx_dtype)dt) < 4 ? TIRX_I32 : dt)
            : (dt == TIRX_F64 || src->tensor->dtype == TIRX_F64) ? TIRX_F64 : TIRX_F32;
@@ -753,7 +827,7 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) {
   tirx_expr *guard;
   if (thread_digits(lw, &pl, true, &guard) != TIRX_OK) return b->status;
   /* The reduced thread bits, on the team's linear thread index; kept dims on registers. */
-  int64_t bits = 0, nkept = 1;
+  int64_t bits = 0, nkept = 1, ctas = 1;
   for (int i = 0; i < pl.n; i++) {
     const plan_iter *it = &pl.it[i];
     bool red = p->axes >> it->dim & 1;
@@ -763,6 +837,10 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) {
       continue;
     }
     if (it->loop) continue;
+    if (cluster && it->axis == TIRX_AXIS_CBX) { /* combined through DSMEM */
+      ctas *= it->extent;
+      continue;
+    }
     int64_t s = tid_scale(it->axis);
     bool pow2 = !(it->extent & (it->extent - 1)) && !(it->stride & (it->stride - 1));
     if (s < 0 || (!pow2 && !guard))
@@ -772,6 +850,12 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) {
     while (m <= span) m <<= 1;
     bits |= pow2 ? span : m - 1;
   }
+  if (cluster && ctas != csize)
+    return fail(lw, "the reduced iters on cbx span %lld CTAs, expected the cluster's %lld",
+                (long long)ctas, (long long)csize);
+  if (cluster && at != TIRX_F32)
+    return fail(lw, "a cluster reduction accumulates in %s, expected f32",
+                tirx_dtype_name((tirx_dtype)at));
   int64_t lane_bits = bits & 31, nwarps = (wg ? 128 : threads) / 32;
   if (guard && lane_bits) lane_bits = 31; /* lanes that hold nothing add the identity */
   else if (guard && bits >> 5) return fail(lw, "a guarded layout without lane iters is not lowered yet");
@@ -791,22 +875,16 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) {
   tirx_expr *wslot = cross ? tirx_let(b, "wslot", wg ? tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG)
                                                      : tirx_warp_id(b))
                            : NULL;
+  if (cluster && !p->dscratch) {
+    char name[32];
+    snprintf(name, sizeof name, "red%d_dsmem", (int)p->number);
+    p->dscratch = tirx_alloc_shared(b, name, TIRX_F32, TIRX_DIMS(nkept, csize), NULL);
+    if (!p->dscratch) return b->status;
+  }
+  tirx_expr *rank = cluster ? tirx_let(b, "rank", tirx_cluster_ctarank(b)) : NULL;
   for (int pass = 0; pass < (cross ? 2 : 1); pass++) {
-    tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL};
-    int opened = 0;
-    for (int i = 0; i < pl.n; i++) { /* the kept index: unrolled loops */
-      const plan_iter *it = &pl.it[i];
-      if (p->axes >> it->dim & 1) continue;
-      tirx_expr *d = open_loop(b, it->extent, TIRX_LOOP_UNROLL);
-      opened++;
-      if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
-      idx[it->dim] = add_term(b, idx[it->dim], d);
-    }
-    tirx_expr *kflat = tirx_int(b, 0);
-    for (int k = 0; k < srank; k++)
-      if (!(p->axes >> k & 1))
-        kflat = tirx_add(b, tirx_mul(b, kflat, tirx_int(b, src->extent[k])),
-                         idx[k] ? idx[k] : tirx_int(b, 0));
+    tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL}, *kflat; /* the kept index: unrolled loops */
+    int opened = open_kept(lw, &pl, idx, &kflat);
     tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, identity(b, op, at));
     if (!acc) return b->status;
     if (pass == 0) {
@@ -842,23 +920,34 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) {
       tirx_if_begin(b, tirx_eq(b, lane, tirx_int(b, 0)));
       tirx_store(b, p->scratch, TIRX_EXPRS(grp, kflat, wslot), acc);
       tirx_if_end(b);
-    } else { /* the result at the kept index of dst (reduced dims at 0, or dropped) */
-      tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {NULL};
-      int drank = dst->tensor->rank;
-      for (int k = 0, j = 0; k < srank; k++) {
-        bool red = p->axes >> k & 1;
-        if (drank == srank)
-          di[k] = red ? NULL : idx[k];
-        else if (!red)
-          di[j++] = idx[k];
-      }
-      tirx_expr *res = acc;
-      if (p->accumulate) res = combine(b, op, as_type(b, load_at(lw, dst, di, 0), at), acc);
-      store_at(lw, dst, di, 0, as_type(b, res, dt));
+    } else if (cluster) { /* the CTA's partial into slot [kept][rank] of every CTA */
+      tirx_if_begin(b, tirx_eq(b, tirx_thread_linear(b), tirx_int(b, 0)));
+      tirx_expr *r = open_loop(b, csize, TIRX_LOOP_UNROLL);
+      tirx__dsmem_store(b, p->dscratch, (tirx_expr *[]){kflat, rank}, r, acc);
+      tirx_for_end(b);
+      tirx_if_end(b);
+    } else {
+      store_result(lw, idx, acc, at);
     }
     for (int i = 0; i < opened; i++) tirx_for_end(b);
-    if (cross) tirx_sync_threads(b);
+    if (cross && !(cluster && pass == 1)) tirx_sync_threads(b); /* cluster: its barrier */
   }
+  if (!cluster) return b->status;
+  tirx__cluster_sync(b); /* the peers' stores are visible */
+  tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL}, *kflat;
+  int opened = open_kept(lw, &pl, idx, &kflat);
+  tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, identity(b, op, at));
+  if (!acc) return b->status;
+  for (int64_t r = 0; r < csize; r++) /* rank order: every CTA folds the same bits */
+    tirx_assign(b, acc, combine(b, op, acc, tirx_load(b, p->dscratch,
+                                                      TIRX_EXPRS(kflat, tirx_int(b, r)))));
+  store_result(lw, idx, acc, at);
+  for (int i = 0; i < opened; i++) tirx_for_end(b);
+  /* In a loop, every CTA must have read its slots before a peer writes them again. Run once,
+   * the call needs no second barrier: every DSMEM store into a CTA precedes its peer's
+   * arrive.release, so it is done when that CTA's wait returns, and no CTA touches a peer
+   * afterwards (push, not pull), so each may go on or exit; each call has its own scratch. */
+  if (lw->loops) tirx__cluster_sync(b);
   return b->status;
 }
 
@@ -868,6 +957,14 @@ tirx_status tirx__emit_reduce_smem(const tirx__rule *rule, const tirx__call *cal
   (void)call;
   (void)shape;
   return tirx__lower_reduce_smem(emitter);
+}
+
+tirx_status tirx__emit_reduce_dsmem(const tirx__rule *rule, const tirx__call *call,
+                                    const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)call;
+  (void)shape;
+  return tirx__lower_reduce_dsmem(emitter);
 }
 
 /* ---- ldmatrix / stmatrix (copy.ldmatrix, copy.stmatrix) ---- */

@@ -31,6 +31,7 @@ typedef struct tirx__lower {
   const tirx__call *call;
   const char *rule;  /* the rule's name, for messages and comments */
   tirx_arena *arena; /* the call's layouts live here (until the end of the build) */
+  int loops;         /* for loops of the kernel around the call (0: it runs once per thread) */
   /* ---- packed f16x2/bf16x2 math ---- */
   int64_t pack; /* the shape's pack (pointwise.vec): 2 lowers pairs with packed instructions
                  * (TIRX__ST_PACKED) where the op and dtypes allow; 0 or 1: per element */
@@ -52,6 +53,11 @@ tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask);
  * a barrier, a final butterfly in every warp (the result in every thread of the team). */
 tirx_status tirx__lower_reduce_smem(tirx__lower *lw);
 
+/* reduce.dsmem: reduce.smem in each CTA of the cluster, then the CTAs' partials through
+ * distributed shared memory (mapa + st.shared::cluster into every peer, barrier.cluster),
+ * folded in rank order (the result in every thread of the cluster). */
+tirx_status tirx__lower_reduce_dsmem(tirx__lower *lw);
+
 /* The emit hooks, one per lowered rule (families/ point their rules at them). */
 tirx_status tirx__emit_elementwise(const tirx__rule *rule, const tirx__call *call,
                                    const tirx__shape *shape, void *emitter);
@@ -59,6 +65,8 @@ tirx_status tirx__emit_reduce_shuffle(const tirx__rule *rule, const tirx__call *
                                       const tirx__shape *shape, void *emitter);
 tirx_status tirx__emit_reduce_smem(const tirx__rule *rule, const tirx__call *call,
                                    const tirx__shape *shape, void *emitter);
+tirx_status tirx__emit_reduce_dsmem(const tirx__rule *rule, const tirx__call *call,
+                                    const tirx__shape *shape, void *emitter);
 tirx_status tirx__emit_reduce_scalar(const tirx__rule *rule, const tirx__call *call,
                                      const tirx__shape *shape, void *emitter);
 

@@ -229,6 +229,7 @@ typedef struct tirx__prim_stmt {
   int32_t number;     /* 1-based call number, for reports */
   const char *comment; /* after lowering: "copy.vec vec=4" */
   tirx_tensor *scratch; /* reduce.smem: its shared scratch, allocated once */
+  tirx_tensor *dscratch; /* reduce.dsmem: the partials of the cluster's CTAs [kept][rank] */
   /* copy_async (tirx_config.barrier, .multicast) */
   tirx_region *barrier; /* one element of a shared i64 tensor: the TMA load's mbarrier */
   tirx_expr *multicast; /* u16 CTA mask of a multicast TMA load; NULL: none */
@@ -304,7 +305,9 @@ enum {
   TIRX__AS_MBAR_EXPECT = 7,/* mbarrier a: arrive.expect_tx b bytes */
   TIRX__AS_MBAR_WAIT = 8,  /* mbarrier a: try_wait.parity b until done */
   TIRX__AS_FENCE_INIT = 9, /* fence.mbarrier_init.release.cluster */
-  TIRX__AS_CLUSTER_SYNC = 10 /* barrier.cluster.arrive.release + wait.acquire (all threads) */
+  TIRX__AS_CLUSTER_SYNC = 10,/* barrier.cluster.arrive.release + wait.acquire (all threads) */
+  TIRX__AS_DSMEM_ST = 11     /* f32 a into shared element tensor[index] of cluster CTA b
+                              * (mapa + st.shared::cluster; reduce.dsmem) */
 };
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */

@@ -203,6 +203,18 @@ static void async_stmt(tirx__strbuf *sb, const tirx__stmt *s) {
   case TIRX__AS_PREFETCH: tirx__sb_printf(sb, "tmap_prefetch %s\n", s->tensor->decl.name); break;
   case TIRX__AS_FENCE_INIT: tirx__sb_append(sb, "fence.mbarrier_init\n"); break;
   case TIRX__AS_CLUSTER_SYNC: tirx__sb_append(sb, "cluster_sync\n"); break;
+  case TIRX__AS_DSMEM_ST:
+    tirx__sb_printf(sb, "dsmem_store %s[", s->tensor->decl.name);
+    for (int k = 0; k < s->tensor->rank; k++) {
+      if (k) tirx__sb_append(sb, ", ");
+      expr(sb, s->index[k], true);
+    }
+    tirx__sb_append(sb, "] of cta ");
+    expr(sb, s->b, true);
+    tirx__sb_append(sb, " = ");
+    expr(sb, s->a, true);
+    tirx__sb_append(sb, "\n");
+    break;
   default:
     tirx__sb_append(sb, s->flags == TIRX__AS_MBAR_INIT ? "mbarrier_init "
                         : s->flags == TIRX__AS_MBAR_EXPECT ? "mbarrier_arrive_expect_tx "

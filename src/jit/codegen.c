@@ -642,6 +642,15 @@ static void async_stmt(cg *c, const tirx__stmt *s) {
   }
   case TIRX__AS_FENCE_INIT: tirx__sb_append(sb, "tirx_fence_mbar_init();\n"); return;
   case TIRX__AS_CLUSTER_SYNC: tirx__sb_append(sb, "tirx_cluster_sync_all();\n"); return;
+  case TIRX__AS_DSMEM_ST:
+    tirx__sb_append(sb, "tirx_dsmem_st_f32(");
+    element_ptr(c, s->tensor, s->index);
+    tirx__sb_append(sb, ", (unsigned)(");
+    expr(c, s->b);
+    tirx__sb_append(sb, "), ");
+    expr(c, s->a);
+    tirx__sb_append(sb, ");\n");
+    return;
   default: /* the minimal mbarrier statements */
     tirx__sb_append(sb, s->flags == TIRX__AS_MBAR_INIT     ? "tirx_mbar_init("
                         : s->flags == TIRX__AS_MBAR_EXPECT ? "tirx_mbar_expect_tx("

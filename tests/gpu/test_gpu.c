@@ -1075,6 +1075,35 @@ static void check_membound_kind(membound_kind kind) {
   tirx_runtime_destroy(rt);
 }
 
+/* Wide rows at 32768 and the odd 20000: one CTA per row (the default), then a cluster of 2
+ * and of 4 CTAs per row (membound_set_cluster), the reductions through DSMEM (reduce.dsmem;
+ * 20000 in f16/bf16: 2 x 250 threads x 5 vectors, 4 x 125 x 5), every dtype, vector and
+ * forced-scalar families. */
+static void check_membound_cluster(membound_kind kind) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const int64_t widths[] = {32768, 20000};
+  for (int ctas = 1; ctas <= 4; ctas *= 2)
+    for (int scalar = 0; scalar < 2; scalar++)
+      for (int d = 0; d < 3; d++)
+        for (int w = 0; w < 2; w++) {
+          cr_assert(membound_set_cluster(ctas));
+          int got = membound_cluster(kind, dts[d], widths[w]);
+          cr_assert_eq(got, ctas, "%s %s %lld: %d CTAs per row, expected %d", membound_name(kind),
+                       tirx_dtype_name(dts[d]), (long long)widths[w], got, ctas);
+          check_membound(rt, kind, dts[d], widths[w], scalar); /* builds with the choice */
+          membound_set_cluster(0);
+        }
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu, membound_cluster_rmsnorm, .timeout = 300) { check_membound_cluster(MEMBOUND_RMSNORM); }
+Test(gpu, membound_cluster_layernorm, .timeout = 300) { check_membound_cluster(MEMBOUND_LAYERNORM); }
+Test(gpu, membound_cluster_softmax, .timeout = 300) { check_membound_cluster(MEMBOUND_SOFTMAX); }
+Test(gpu, membound_cluster_add_rmsnorm, .timeout = 300) {
+  check_membound_cluster(MEMBOUND_ADD_RMSNORM);
+}
+
 Test(gpu, membound_rmsnorm, .timeout = 300) { check_membound_kind(MEMBOUND_RMSNORM); }
 Test(gpu, membound_layernorm, .timeout = 300) { check_membound_kind(MEMBOUND_LAYERNORM); }
 Test(gpu, membound_softmax, .timeout = 300) { check_membound_kind(MEMBOUND_SOFTMAX); }

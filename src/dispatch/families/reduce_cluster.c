@@ -1,13 +1,16 @@
 /*
  * reduce.dsmem: a cluster reduces register tiles: a CTA reduction (as reduce.smem), then the
- * CTAs' partials exchanged through distributed shared memory (mapa + ld.shared::cluster) and a
- * cluster barrier (barrier.cluster.arrive/wait), sm_90.
+ * CTAs' partials pushed into every peer through distributed shared memory (mapa +
+ * st.shared::cluster), a cluster barrier (barrier.cluster.arrive.release/wait.acquire) and a
+ * fold in rank order, sm_90 (lowering: tirx__lower_reduce_dsmem in lower.c). The cluster
+ * must be one-dimensional (x CTAs) and the reduced cbx iters must cover it; f32 accumulators.
  *
  * The instruction, as data: team cluster, arch >= 90; source and destination in registers;
  * any numeric dtype; every reduced iter on reg/m or on a thread axis inside the cluster
  * (laneid, warpid, wid_in_wg, wgid, tid_in_wg, tid, cbx, cby, cbz).
  * Shape: (ctas) whose partials are combined.
  */
+#include "../lower.h"
 #include "families.h"
 
 #define AXES_CLUSTER                                                                               \
@@ -52,4 +55,5 @@ const tirx__rule tirx__rule_reduce_dsmem = {
     .shape_dims = {"ctas"},
     .check = check,
     .shapes = shapes,
+    .emit = tirx__emit_reduce_dsmem, /* lower.c */
 };

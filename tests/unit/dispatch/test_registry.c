@@ -48,6 +48,7 @@ Test(dispatch_registry, the_table_in_order) {
                    strcmp(t[i]->name, "pointwise.scalar") == 0 ||
                    strcmp(t[i]->name, "reduce.shuffle") == 0 ||
                    strcmp(t[i]->name, "reduce.smem") == 0 ||
+                   strcmp(t[i]->name, "reduce.dsmem") == 0 ||
                    strcmp(t[i]->name, "reduce.scalar") == 0 ||
                    strcmp(t[i]->name, "copy.ldmatrix") == 0 ||
                    strcmp(t[i]->name, "copy.stmatrix") == 0 ||

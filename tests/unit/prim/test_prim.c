@@ -221,23 +221,6 @@ Test(prim_report, a_fallback_lists_the_failed_constraints) {
   cr_assert_null(tirx_kernel_dispatch_report(NULL));
 }
 
-Test(prim_report, a_rule_without_lowering_is_an_error) {
-  tirx_builder *b = tirx_builder_create("k");
-  tirx_set_block(b, 128, 1, 1);
-  tirx_team_begin(b, TIRX_TEAM_CLUSTER);
-  tirx_tensor *v = tirx_alloc_local(b, "v", TIRX_F32, TIRX_DIMS(128),
-                                    tirx_layout_parse(tirx_builder_arena(b), "(128):(1@tid)"));
-  tirx_tensor *s = tirx_alloc_local(b, "s", TIRX_F32, TIRX_DIMS(1), NULL);
-  tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, v), TIRX_OP_SUM, 1, false, NULL);
-  tirx_team_end(b);
-  tirx_kernel *k = NULL;
-  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_E_NOT_SUPPORTED, "%s", tirx_builder_error(b));
-  cr_assert_str_eq(tirx_builder_error(b),
-                   "tirx_kernel_build: [k:1] rule reduce.dsmem has no lowering yet");
-  cr_assert_null(k);
-  tirx_builder_destroy(b);
-}
-
 /* ---- reduce.smem: warp butterflies, per-warp partials in shared memory, a final warp ---- */
 
 /* A team reduces a register tile laid out as `layout` (shape rows x cols) over dim 1 into
