@@ -313,7 +313,7 @@ int main(int argc, char **argv) {
     tirx_arg args[7] = {
         tirx_arg_i32((int32_t)w->m), tirx_arg_i32((int32_t)w->n), tirx_arg_i32((int32_t)w->k),
         tirx_arg_tensor(a.dev, w->dt, 2, (int64_t[]){w->m, w->k}, NULL),
-        tirx_arg_tensor(bm.dev, w->dt, 2, (int64_t[]){w->n, w->k}, NULL),
+        tirx_arg_tensor(bm.dev, w->dt, 2, (int64_t[]){w->k, w->n}, (int64_t[]){1, w->k}), /* (K, N) view */
         tirx_arg_tensor(c, w->dt, 2, (int64_t[]){w->m, w->n}, NULL),
         tirx_arg_tensor(bias.dev, w->dt, 2, (int64_t[]){1, w->n}, NULL)};
     int na = w->ep == GEMM_PLAIN ? 6 : 7;

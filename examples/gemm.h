@@ -14,7 +14,8 @@
  * The tile shape is chosen at build time from the shape in the spec (gemm_pick).
  * Families "mma" (mma.sync m16n8k16) and "scalar" (FMA loops): the same answer, slower.
  *
- * Launch parameters, in order: M, N, K (i32), A [M, K], B [N, K], C [M, N] (row strides from
+ * Launch parameters, in order: M, N, K (i32), A [M, K], B as the (K, N) view of the [N, K]
+ * matrix (shape {K, N}, strides {1, ldb}), C [M, N] (row strides from
  * the arguments: the leading dimensions, in bytes multiples of 16 as TMA requires; the
  * logical M, N, K need not be), and bias [1, N] for the epilogues with a bias. Grid and block
  * are set by the kernel.

@@ -316,7 +316,7 @@ static void check_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t m, int64_t n, in
   OK(tirx_runtime_fill32(rt, dc, 0xffffffffu, (nc * 2 + 3) / 4));
   tirx_arg args[6] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)k),
                       tirx_arg_tensor(da, dt, 2, (int64_t[]){m, k}, (int64_t[]){lk, 1}),
-                      tirx_arg_tensor(db, dt, 2, (int64_t[]){n, k}, (int64_t[]){lk, 1}),
+                      tirx_arg_tensor(db, dt, 2, (int64_t[]){k, n}, (int64_t[]){1, lk}), /* B as (K, N) */
                       tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1})};
   launch_within_10s(rt, kern, args, 6, what);
   OK(tirx_runtime_copy(rt, hc, dc, nc * 2, TIRX_COPY_DEVICE_TO_HOST));
