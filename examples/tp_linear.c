@@ -6,7 +6,8 @@
  * on sampled elements (the global X and W are generated from one seed on every rank).
  *
  *   tp_linear [--m M] [--n N] [--k K] [--dtype bf16|f16] [--samples S]
- *             [--rank R --size P --id-file PATH] [--device D]
+ *             [--rank R --size P (--id-file PATH | --id HEX)] [--device D]
+ *   tp_linear --print-id
  *
  * Defaults: world size 1 (one process, ncclCommInitRank with nranks = 1), the down projection of
  * LLaMA-3.1-8B at M = 2048: N = 4096, K = 14336, bf16. Without a GPU or NCCL it prints the
@@ -16,17 +17,24 @@
  * Rank 0 writes the NCCL unique id to PATH (through a temporary file and a rename), the others
  * wait for it (2 minutes at most); rank 0 removes PATH once the communicator is up. Remove a
  * stale PATH of a crashed run first. Rank r uses device r unless --device or LOCAL_RANK says
- * otherwise. Every option also comes from the environment: TIRX_TP_RANK, TIRX_TP_SIZE,
- * TIRX_TP_ID_FILE, TIRX_TP_DEVICE, and torchrun's RANK, WORLD_SIZE, LOCAL_RANK. For example,
- * two GPUs of one host:
+ * otherwise. Instead of the file, a launcher may hand every rank the id itself: --print-id
+ * prints a fresh one as 256 hex digits, and --id HEX (or TIRX_TP_ID) takes it. Every option also
+ * comes from the environment: TIRX_TP_RANK, TIRX_TP_SIZE, TIRX_TP_ID_FILE, TIRX_TP_ID,
+ * TIRX_TP_DEVICE, and torchrun's RANK, WORLD_SIZE, LOCAL_RANK. For example, two GPUs of one host:
  *
  *   rm -f /tmp/tp.id
  *   for r in 0 1; do ./build/examples/tp_linear --rank $r --size 2 --id-file /tmp/tp.id & done
  *   wait
  *
+ * or, with the id in the environment:
+ *
+ *   export TIRX_TP_ID=$(./build/examples/tp_linear --print-id) TIRX_TP_SIZE=2
+ *   for r in 0 1; do TIRX_TP_RANK=$r ./build/examples/tp_linear & done; wait
+ *
  * TIRX_SEED fixes the inputs (every rank must see the same value); without it the seed is drawn
  * from the NCCL unique id, which every rank shares.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +48,8 @@ typedef struct options {
   int64_t m, n, k;
   tirx_dtype dtype;
   int samples, rank, size, device;
-  const char *id_file;
+  const char *id_file, *id_hex;
+  bool print_id;
 } options;
 
 static const char *env2(const char *a, const char *b) {
@@ -79,12 +88,18 @@ static bool parse_options(int argc, char **argv, options *o) {
     return false;
   else if (e) o->device = (int)v;
   o->id_file = env2("TIRX_TP_ID_FILE", NULL);
+  o->id_hex = env2("TIRX_TP_ID", NULL);
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       printf("usage: tp_linear [--m M] [--n N] [--k K] [--dtype bf16|f16] [--samples S]\n"
-             "                 [--rank R --size P --id-file PATH] [--device D]\n");
+             "                 [--rank R --size P (--id-file PATH | --id HEX)] [--device D]\n"
+             "       tp_linear --print-id\n");
       exit(0);
+    }
+    if (strcmp(a, "--print-id") == 0) {
+      o->print_id = true;
+      continue;
     }
     if (!val) {
       fprintf(stderr, "tp_linear: %s: expected an option with a value (--help)\n", a);
@@ -101,6 +116,7 @@ static bool parse_options(int argc, char **argv, options *o) {
       ok = parse_int(val, a, 1, TIRX_DIST_MAX_RANKS, &v), o->size = (int)v;
     else if (strcmp(a, "--device") == 0) ok = parse_int(val, a, 0, 1023, &v), o->device = (int)v;
     else if (strcmp(a, "--id-file") == 0) o->id_file = val;
+    else if (strcmp(a, "--id") == 0) o->id_hex = val;
     else if (strcmp(a, "--dtype") == 0 && strcmp(val, "bf16") == 0) o->dtype = TIRX_BF16;
     else if (strcmp(a, "--dtype") == 0 && strcmp(val, "f16") == 0) o->dtype = TIRX_F16;
     else {
@@ -113,9 +129,9 @@ static bool parse_options(int argc, char **argv, options *o) {
     fprintf(stderr, "tp_linear: rank %d is outside [0, %d)\n", o->rank, o->size);
     return false;
   }
-  if (o->size > 1 && !o->id_file) {
-    fprintf(stderr, "tp_linear: a world of %d ranks needs --id-file PATH (or TIRX_TP_ID_FILE) "
-                    "to pass the NCCL unique id from rank 0 to the others\n",
+  if (o->size > 1 && !o->id_file && !o->id_hex) {
+    fprintf(stderr, "tp_linear: a world of %d ranks needs --id-file PATH (TIRX_TP_ID_FILE) or "
+                    "--id HEX (TIRX_TP_ID) to pass the NCCL unique id to every rank\n",
             o->size);
     return false;
   }
@@ -123,8 +139,30 @@ static bool parse_options(int argc, char **argv, options *o) {
   return true;
 }
 
-/* Rank 0 publishes the id in path (write a temporary file, rename); the others wait for it. */
+/* 256 hex digits into id. */
+static bool id_from_hex(const char *hex, tirx_comm_id *id) {
+  if (strlen(hex) != 2 * sizeof id->bytes) {
+    fprintf(stderr, "tp_linear: the id has %zu characters, expected %zu hex digits\n",
+            strlen(hex), 2 * sizeof id->bytes);
+    return false;
+  }
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < 2 * sizeof id->bytes; i++) {
+    const char *d = strchr(digits, tolower((unsigned char)hex[i]));
+    if (!d || !*d) {
+      fprintf(stderr, "tp_linear: the id's character %zu is not a hex digit\n", i);
+      return false;
+    }
+    unsigned v = (unsigned)(d - digits);
+    id->bytes[i / 2] = (unsigned char)(i % 2 ? (id->bytes[i / 2] << 4) | v : v);
+  }
+  return true;
+}
+
+/* The id given (--id), or rank 0 publishes a new one in the id file (written to a temporary
+ * file and renamed) and the others wait for it. */
 static bool exchange_id(const options *o, tirx_comm_id *id) {
+  if (o->id_hex) return id_from_hex(o->id_hex, id);
   if (o->size == 1) return tirx_comm_id_generate(NULL, id) == TIRX_OK;
   if (o->rank == 0) {
     if (tirx_comm_id_generate(NULL, id) != TIRX_OK) return false;
@@ -174,6 +212,18 @@ static void print_dtensor(const char *name, const tirx_dtensor *t) {
 int main(int argc, char **argv) {
   options o;
   if (!parse_options(argc, argv, &o)) return 2;
+  tirx_comm_id given;
+  if (o.id_hex && !id_from_hex(o.id_hex, &given)) return 2;
+  if (o.print_id) {
+    tirx_comm_id id;
+    if (tirx_comm_id_generate(NULL, &id) != TIRX_OK) {
+      fprintf(stderr, "tp_linear: %s\n", tirx_last_error());
+      return 1;
+    }
+    for (size_t i = 0; i < sizeof id.bytes; i++) printf("%02x", id.bytes[i]);
+    printf("\n");
+    return 0;
+  }
   tp_spec spec = {.dtype = o.dtype, .m = o.m, .n = o.n, .k = o.k, .nranks = o.size};
   tp_linear t;
   char err[4096];
@@ -231,7 +281,7 @@ int main(int argc, char **argv) {
   }
   tirx_comm_options co = {.timeout_ms = 120000};
   CHECK(tirx_comm_create(rt, &id, o.rank, o.size, &co, &comm));
-  if (o.size > 1 && o.rank == 0) remove(o.id_file); /* every rank has joined */
+  if (o.size > 1 && o.rank == 0 && !o.id_hex) remove(o.id_file); /* every rank has joined */
   printf("rank %d of %d on %s (device %d), NCCL %d\n", o.rank, o.size,
          tirx_runtime_device_name(rt), o.device, version);
 
