@@ -125,8 +125,9 @@ void tp_linear_destroy(tp_linear *t) {
 size_t tp_linear_bytes(const tp_linear *t, tp_buffer which) {
   size_t e = (size_t)tirx_dtype_size(t->spec.dtype);
   switch (which) {
-  case TP_X: return (size_t)(t->x_shape[0] * t->x_strides[0]) * e;
-  case TP_W: return (size_t)(t->w_shape[0] * t->w_strides[0]) * e;
+  /* rows times the leading dimension (a dtensor reports stride 1 for a dimension of one row) */
+  case TP_X: return (size_t)(t->spec.m * t->ldx) * e;
+  case TP_W: return (size_t)(t->spec.n * t->ldw) * e;
   case TP_Y_PARTIAL: return (size_t)tirx_dtensor_local_size(t->y_partial) * e;
   case TP_Y: return (size_t)tirx_dtensor_local_size(t->y) * e;
   }

@@ -432,9 +432,9 @@ Test(gpu_dist, tensor_parallel_linear_on_one_rank, .timeout = 600) {
   tirx_runtime *rt = dist_runtime();
   tirx_comm *comm = one_rank(rt, 60000);
   /* The example's default (LLaMA-3.1-8B's down projection at M = 2048), odd M and K, a K tail
-   * under one TMA box with a padded leading dimension, and a tiny layer. */
+   * under one TMA box with a padded leading dimension, a tiny layer and a single row. */
   static const int64_t shapes[][3] = {
-      {2048, 4096, 14336}, {1000, 3000, 4000}, {129, 136, 65}, {5, 24, 7}};
+      {2048, 4096, 14336}, {1000, 3000, 4000}, {129, 136, 65}, {5, 24, 7}, {1, 16, 9}};
   for (int d = 0; d < 2; d++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
       check_tp_linear(rt, comm, d ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1],

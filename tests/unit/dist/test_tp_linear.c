@@ -78,7 +78,8 @@ Test(tp_linear, layouts_and_the_collective) {
 Test(tp_linear, the_gemm_arguments_pass_the_launch_checks) {
   tirx__launch_plan *plan = malloc(sizeof *plan);
   static const int64_t shapes[][4] = {{2048, 4096, 14336, 1}, {1000, 3000, 4000, 4},
-                                      {129, 136, 65, 1},      {96, 264, 200, 8}};
+                                      {129, 136, 65, 1},      {96, 264, 200, 8},
+                                      {1, 16, 9, 1},          {2, 8, 6, 2}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
     tp_linear t = make(i % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2],
                        (int)shapes[i][3]);
@@ -90,6 +91,9 @@ Test(tp_linear, the_gemm_arguments_pass_the_launch_checks) {
     cr_assert_eq(plan->ntmaps, 3, "TMA maps of A, B and C");
     tirx_tensor_arg x = {b.x, t.spec.dtype, 2, t.x_shape, t.x_strides};
     tirx_tensor_arg y = {b.y, t.spec.dtype, 2, t.y_shape, t.y_strides};
+    cr_assert_eq(tp_linear_bytes(&t, TP_X), (size_t)(t.spec.m * t.ldx * 2));
+    cr_assert_eq(tp_linear_bytes(&t, TP_W), (size_t)(t.spec.n * t.ldw * 2));
+    cr_assert_eq(tp_linear_bytes(&t, TP_Y), (size_t)(t.m_local * t.spec.n * 2));
     for (int r = 0; r < t.spec.nranks; r++) {
       cr_assert_eq(tirx_dtensor_check(t.x, r, &x), TIRX_OK, "%s", tirx_last_error());
       cr_assert_eq(tirx_dtensor_check(t.y, r, &y), TIRX_OK, "%s", tirx_last_error());
