@@ -1,7 +1,8 @@
 /*
- * bench_dist: the tensor-parallel linear layer of examples/tp.h (the builder's GEMM on K shards, then
- * tirx_collective_run's reduce-scatter) against cuBLAS (cublasGemmEx, dlopen) followed by
- * ncclReduceScatter called directly on a communicator of its own (ncclCommInitRank, dlopen).
+ * bench_dist: the tensor-parallel linear layer of examples/tp.h (the builder's GEMM on K
+ * shards, then tirx_collective_run's reduce-scatter) against cuBLAS (cublasGemmEx, dlopen)
+ * followed by ncclReduceScatter called directly on a communicator of its own
+ * (ncclCommInitRank, dlopen).
  *
  *   bench_dist [out.csv] [reps] [--quick] [--rank R --size P --id-file PATH] [--device D]
  *
@@ -34,7 +35,7 @@ static int my_rank;
 #define CHECK(call)                                                                                \
   do {                                                                                             \
     if ((call) != TIRX_OK) {                                                                       \
-      fprintf(stderr, "bench_dist: rank %d: %s: %s\n", my_rank, #call, tirx_last_error());              \
+      fprintf(stderr, "bench_dist: rank %d: %s: %s\n", my_rank, #call, tirx_last_error());       \
       exit(1);                                                                                     \
     }                                                                                              \
   } while (0)
@@ -85,7 +86,8 @@ static const char *cublas_load(void) {
   *(void **)&cublas.create = dlsym(cublas.lib, "cublasCreate_v2");
   *(void **)&cublas.destroy = dlsym(cublas.lib, "cublasDestroy_v2");
   *(void **)&cublas.gemm_ex = dlsym(cublas.lib, "cublasGemmEx");
-  if (!cublas.create || !cublas.destroy || !cublas.gemm_ex) return "a cuBLAS entry point is missing";
+  if (!cublas.create || !cublas.destroy || !cublas.gemm_ex)
+    return "a cuBLAS entry point is missing";
   return cublas.create(&cublas.handle) == 0 ? NULL : "cublasCreate failed";
 }
 
@@ -161,8 +163,8 @@ static bool parse_options(int argc, char **argv, options *o) {
     else if (strncmp(a, "--", 2) != 0 && positional == 0) o->csv = a, positional++;
     else if (strncmp(a, "--", 2) != 0 && positional == 1) o->reps = atoi(a), positional++;
     else {
-      fprintf(stderr, "usage: bench_dist [out.csv] [reps] [--quick] [--rank R --size P --id-file PATH] "
-                      "[--device D]\n");
+      fprintf(stderr, "usage: bench_dist [out.csv] [reps] [--quick] [--rank R --size P "
+                      "--id-file PATH] [--device D]\n");
       return false;
     }
   }
@@ -286,7 +288,8 @@ static double time_pass(const bench_ctx *c, bool tirx_side, int part, int reps) 
 static tp_check_result verify(const bench_ctx *c, bool tirx_side, const uint16_t *hx,
                               const uint16_t *hw, uint16_t *hy, uint64_t seed) {
   const tp_linear *t = c->t;
-  CHECK(tirx_runtime_fill32(c->rt, c->b.y_partial, 0xffffffffu, tp_linear_bytes(t, TP_Y_PARTIAL) / 4));
+  CHECK(tirx_runtime_fill32(c->rt, c->b.y_partial, 0xffffffffu,
+                            tp_linear_bytes(t, TP_Y_PARTIAL) / 4));
   CHECK(tirx_runtime_fill32(c->rt, c->b.y, 0xffffffffu, tp_linear_bytes(t, TP_Y) / 4));
   (tirx_side ? tirx_pass : base_pass)(c, WHOLE);
   sync_all(c, tirx_side);
@@ -314,7 +317,8 @@ int main(int argc, char **argv) {
   tirx_runtime *rt = NULL;
   tirx_runtime_options ro = {.device = o.device};
   if (tirx_runtime_create(&ro, &rt) != TIRX_OK) {
-    printf("bench_dist: no runtime on device %d (%s): nothing measured\n", o.device, tirx_last_error());
+    printf("bench_dist: no runtime on device %d (%s): nothing measured\n", o.device,
+           tirx_last_error());
     return 0;
   }
   if (!tirx_runtime_has_device(rt)) {
@@ -366,7 +370,8 @@ int main(int argc, char **argv) {
     tp_linear t;
     char err[4096];
     if (!tp_linear_create(&spec, &t, err, sizeof err)) {
-      fprintf(stderr, "bench_dist: %lldx%lldx%lld: %s\n", (long long)M, (long long)N, (long long)K, err);
+      fprintf(stderr, "bench_dist: %lldx%lldx%lld: %s\n", (long long)M, (long long)N,
+              (long long)K, err);
       failures++;
       continue;
     }
@@ -389,15 +394,17 @@ int main(int argc, char **argv) {
     tp_check_result rt_res = verify(&c, true, hx, hw, hy, seed ^ 0x51ull);
     tp_check_result rb_res = verify(&c, false, hx, hw, hy, seed ^ 0x52ull);
     if (rt_res.wrong)
-      fprintf(stderr, "bench_dist: rank %d: tirx %lldx%lldx%lld WRONG: %d of %d, first %s\n", o.rank,
-              (long long)M, (long long)N, (long long)K, rt_res.wrong, rt_res.samples, rt_res.first);
+      fprintf(stderr, "bench_dist: rank %d: tirx %lldx%lldx%lld WRONG: %d of %d, first %s\n",
+              o.rank, (long long)M, (long long)N, (long long)K, rt_res.wrong, rt_res.samples,
+              rt_res.first);
     if (rb_res.wrong)
       fprintf(stderr, "bench_dist: rank %d: cuBLAS+NCCL %lldx%lldx%lld WRONG: %d of %d, first %s\n",
               o.rank, (long long)M, (long long)N, (long long)K, rb_res.wrong, rb_res.samples,
               rb_res.first);
     failures += (rt_res.wrong != 0) + (rb_res.wrong != 0);
     double tus = time_pass(&c, true, WHOLE, o.reps), bus = time_pass(&c, false, WHOLE, o.reps);
-    double tg = time_pass(&c, true, GEMM_ONLY, o.reps), bg = time_pass(&c, false, GEMM_ONLY, o.reps);
+    double tg = time_pass(&c, true, GEMM_ONLY, o.reps);
+    double bg = time_pass(&c, false, GEMM_ONLY, o.reps);
     double tr = time_pass(&c, true, RS_ONLY, o.reps), br = time_pass(&c, false, RS_ONLY, o.reps);
     double ratio = bus / tus;
     lg += log(ratio), counted++;

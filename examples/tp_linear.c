@@ -110,7 +110,8 @@ static bool parse_options(int argc, char **argv, options *o) {
     if (strcmp(a, "--m") == 0) ok = parse_int(val, a, 1, INT32_MAX, &o->m);
     else if (strcmp(a, "--n") == 0) ok = parse_int(val, a, 1, INT32_MAX, &o->n);
     else if (strcmp(a, "--k") == 0) ok = parse_int(val, a, 1, INT32_MAX, &o->k);
-    else if (strcmp(a, "--samples") == 0) ok = parse_int(val, a, 0, 1 << 20, &v), o->samples = (int)v;
+    else if (strcmp(a, "--samples") == 0)
+      ok = parse_int(val, a, 0, 1 << 20, &v), o->samples = (int)v;
     else if (strcmp(a, "--rank") == 0) ok = parse_int(val, a, 0, 65535, &v), o->rank = (int)v;
     else if (strcmp(a, "--size") == 0)
       ok = parse_int(val, a, 1, TIRX_DIST_MAX_RANKS, &v), o->size = (int)v;
@@ -265,7 +266,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!tirx_runtime_has_device(rt)) {
-    printf("tp_linear: no GPU on this machine (%s): nothing to run\n", tirx_runtime_device_error(rt));
+    printf("tp_linear: no GPU on this machine (%s): nothing to run\n",
+           tirx_runtime_device_error(rt));
     tirx_runtime_destroy(rt);
     tp_linear_destroy(&t);
     return 0;

@@ -160,7 +160,8 @@ Test(tp_linear, the_checker_accepts_right_rows_and_rejects_wrong_ones) {
             double part = 0;
             for (int64_t q = p * t.k_local; q < (p + 1) * t.k_local; q++)
               part += tp_from16(dt, x[i * k + q]) * tp_from16(dt, w[j * k + q]);
-            acc = (float)tp_from16(dt, tp_to16(dt, acc + (float)tp_from16(dt, tp_to16(dt, (float)part))));
+            float addend = (float)tp_from16(dt, tp_to16(dt, (float)part)); /* Y_r's rounding */
+            acc = (float)tp_from16(dt, tp_to16(dt, acc + addend));          /* NCCL's sum */
           }
           y[li * n + j] = tp_to16(dt, acc);
         }
@@ -174,7 +175,8 @@ Test(tp_linear, the_checker_accepts_right_rows_and_rejects_wrong_ones) {
       res = tp_linear_check(&t, r, x, w, y, 0, &cs);
       cr_assert_eq(res.wrong, 1);
       char want[32];
-      snprintf(want, sizeof want, "Y[%lld, %lld] = ", (long long)(r * t.m_local), (long long)(n - 1));
+      snprintf(want, sizeof want, "Y[%lld, %lld] = ", (long long)(r * t.m_local),
+               (long long)(n - 1));
       cr_assert(strncmp(res.first, want, strlen(want)) == 0, "%s", res.first);
       y[n - 1] = 0xffff; /* NaN */
       res = tp_linear_check(&t, r, x, w, y, 0, &cs);
