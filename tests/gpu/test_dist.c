@@ -8,6 +8,10 @@
  * tirx's plumbing (rule, counts, dtypes, pointers, streams, polling), not NCCL's arithmetic
  * across ranks, which needs the multi-GPU issue.
  *
+ * The tensor-parallel linear layer of examples/tp.h (the path of examples/tp_linear) runs at
+ * world size 1: the builder's GEMM into the partial Y_r, then the reduce-scatter into Y, checked
+ * against a float64 reference on sampled elements, and Y against Y_r bit for bit (one addend).
+ *
  * Every test skips cleanly without a device or without NCCL.
  */
 #include <criterion/criterion.h>
@@ -19,6 +23,7 @@
 
 #include "dist/dist.h"
 #include "jit/jit.h"
+#include "tp.h"
 
 #define DPOISON 0xdeadbeefu
 #define DOK(call) cr_assert_eq((call), TIRX_OK, "%s: %s", #call, tirx_last_error())
@@ -353,5 +358,113 @@ Test(gpu_dist, abort_all_and_buffer_checks, .timeout = 120) {
   DOK(tirx_runtime_free(rt, buf));
   tirx_collective_destroy(c);
   tirx_dtensor_destroy(t);
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- the tensor-parallel linear layer (examples/tp.h) at world size 1 ---- */
+
+/*
+ * One shape: fresh inputs in [-1, 1), Y_r and Y poisoned (NaN), tp_linear_forward, then 4096
+ * sampled elements of Y and its four corners against float64 (the output's rounding plus f32
+ * accumulation slack relative to sum |x w|), and every element of Y equal to Y_r's bits (the
+ * sum of one addend).
+ */
+static void check_tp_linear(tirx_runtime *rt, tirx_comm *comm, tirx_dtype dt, int64_t m,
+                            int64_t n, int64_t k) {
+  char what[96], err[4096] = "";
+  snprintf(what, sizeof what, "tp_linear %s %lldx%lldx%lld", tirx_dtype_name(dt), (long long)m,
+           (long long)n, (long long)k);
+  tp_spec spec = {.dtype = dt, .m = m, .n = n, .k = k, .nranks = 1};
+  tp_linear t;
+  cr_assert(tp_linear_create(&spec, &t, err, sizeof err), "%s: %s", what, err);
+  cr_assert_str_eq(tirx_collective_rule(t.reduce), "reduce_scatter");
+  size_t nx = (size_t)(m * k), nw = (size_t)(n * k), ny = (size_t)(m * n);
+  uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2), *hy = malloc(ny * 2), *hp = malloc(ny * 2);
+  uint64_t s = drnd();
+  tp_random16(dt, hx, nx, &s);
+  tp_random16(dt, hw, nw, &s);
+  tp_buffers b = {0};
+  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_X), &b.x));
+  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_W), &b.w));
+  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y_PARTIAL), &b.y_partial));
+  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y), &b.y));
+  DOK(tp_linear_upload(&t, rt, 0, hx, hw, &b));
+  DOK(tirx_runtime_fill32(rt, b.y_partial, 0xffffffffu, ny / 2));
+  DOK(tirx_runtime_fill32(rt, b.y, 0xffffffffu, ny / 2));
+  DOK(tp_linear_prepare(&t, rt, &b));
+  DOK(tp_linear_forward(&t, rt, comm, &b, NULL));
+  DOK(tirx_comm_synchronize(comm, NULL, 10000));
+  DOK(tirx_runtime_copy(rt, hy, b.y, ny * 2, TIRX_COPY_DEVICE_TO_HOST));
+  DOK(tirx_runtime_copy(rt, hp, b.y_partial, ny * 2, TIRX_COPY_DEVICE_TO_HOST));
+  int wrong = 0;
+  double worst = 0, ulp = dt == TIRX_BF16 ? 1.0 / 128 : 1.0 / 1024;
+  for (int q = 0; q < 4100; q++) {
+    int64_t i = q < 4 ? (q & 1 ? m - 1 : 0) : (int64_t)(drnd() % (uint64_t)m);
+    int64_t j = q < 4 ? (q & 2 ? n - 1 : 0) : (int64_t)(drnd() % (uint64_t)n);
+    double want = 0, mag = 0;
+    for (int64_t c = 0; c < k; c++) {
+      double p = tp_from16(dt, hx[i * k + c]) * tp_from16(dt, hw[j * k + c]);
+      want += p, mag += fabs(p);
+    }
+    double got = tp_from16(dt, hy[i * n + j]), e = fabs(got - want);
+    if (!(e <= ulp * fabs(want) + 1e-5 * mag + 1e-6)) {
+      if (!wrong)
+        cr_log_error("%s: Y[%lld, %lld] = %.6g, want %.6g (TIRX_SEED=%llu)", what, (long long)i,
+                     (long long)j, got, want, (unsigned long long)dseed);
+      wrong++;
+    }
+    if (e > worst || e != e) worst = e;
+  }
+  size_t differ = 0;
+  for (size_t e = 0; e < ny; e++) differ += hy[e] != hp[e];
+  cr_log_info("%s: 4100 sampled elements, max abs error %.3g, %d wrong; Y differs from Y_r in "
+              "%zu of %zu elements", what, worst, wrong, differ, ny);
+  cr_expect_eq(wrong, 0, "%s: %d of 4100 sampled elements wrong", what, wrong);
+  cr_expect_eq(differ, 0, "%s: the reduce-scatter of one addend changed %zu elements", what,
+               differ);
+  free(hx), free(hw), free(hy), free(hp);
+  tirx_runtime_free(rt, b.x), tirx_runtime_free(rt, b.w);
+  tirx_runtime_free(rt, b.y_partial), tirx_runtime_free(rt, b.y);
+  tp_linear_destroy(&t);
+}
+
+Test(gpu_dist, tensor_parallel_linear_on_one_rank, .timeout = 600) {
+  tirx_runtime *rt = dist_runtime();
+  tirx_comm *comm = one_rank(rt, 60000);
+  /* The example's default (LLaMA-3.1-8B's down projection at M = 2048), odd M and K, a K tail
+   * under one TMA box with a padded leading dimension, a tiny layer and a single row. */
+  static const int64_t shapes[][3] = {
+      {2048, 4096, 14336}, {1000, 3000, 4000}, {129, 136, 65}, {5, 24, 7}, {1, 16, 9}};
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      check_tp_linear(rt, comm, d ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1],
+                      shapes[i][2]);
+  tirx_comm_destroy(comm);
+  tirx_runtime_destroy(rt);
+}
+
+/* Buffers are checked against their dtensors before anything is launched: Y stays poisoned. */
+Test(gpu_dist, tensor_parallel_linear_checks_buffers_first, .timeout = 120) {
+  tirx_runtime *rt = dist_runtime();
+  tirx_comm *comm = one_rank(rt, 60000);
+  tp_spec spec = {.dtype = TIRX_BF16, .m = 64, .n = 64, .k = 64, .nranks = 1};
+  tp_linear t;
+  char err[1024] = "";
+  cr_assert(tp_linear_create(&spec, &t, err, sizeof err), "%s", err);
+  tp_buffers b = {0};
+  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_X), &b.x));
+  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y_PARTIAL), &b.y_partial));
+  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y), &b.y));
+  DOK(tirx_runtime_fill32(rt, b.y, 0xffffffffu, 64 * 64 / 2));
+  cr_assert_eq(tp_linear_forward(&t, rt, comm, &b, NULL), TIRX_E_NULL_ARG); /* b.w is NULL */
+  cr_assert_str_eq(tirx_last_error(), "tirx_dtensor_check: rank 0: data is NULL");
+  cr_assert_eq(tp_linear_forward(&t, rt, NULL, &b, NULL), TIRX_E_NULL_ARG);
+  DOK(tirx_runtime_synchronize(rt, NULL));
+  uint16_t hy[64 * 64];
+  DOK(tirx_runtime_copy(rt, hy, b.y, sizeof hy, TIRX_COPY_DEVICE_TO_HOST));
+  for (size_t e = 0; e < 64 * 64; e++) cr_assert_eq(hy[e], 0xffff, "Y[%zu] was written", e);
+  tirx_runtime_free(rt, b.x), tirx_runtime_free(rt, b.y_partial), tirx_runtime_free(rt, b.y);
+  tp_linear_destroy(&t);
+  tirx_comm_destroy(comm);
   tirx_runtime_destroy(rt);
 }
