@@ -23,7 +23,7 @@ typedef struct rk {
    * stacked [2, extent] tiles (rk_local2); shape[i][0] == 0: no layout (warp tail). */
   char shape[3][96], strides[3][96];
   int64_t regs[3];
-  tirx_config ld, st, pw;
+  tirx_config ld, st, pw, wld; /* wld: weight rows (read by every row: cached, not streamed) */
 } rk;
 
 static void rk_pieces(rk *k) {
@@ -71,7 +71,13 @@ static void rk_pieces(rk *k) {
   }
 }
 
-static int threads_override;
+static int threads_override, variant_flags;
+
+bool membound_set_variant(int flags) {
+  if (flags & ~(MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY)) return false;
+  variant_flags = flags;
+  return true;
+}
 
 bool membound_set_threads(int threads) {
   if (threads != 0 && (threads < 64 || threads > 1024 || (threads & (threads - 1)))) return false;
@@ -128,6 +134,9 @@ static void rk_init(rk *k, membound_kind kind, tirx_dtype dt, int64_t width, boo
   k->rows = tirx_param_int(k->b, "rows", TIRX_I32);
   k->ld = (tirx_config){.family = scalar ? "scalar" : NULL, .hint = TIRX_HINT_STREAM};
   k->st = k->ld;
+  k->wld = (tirx_config){.family = scalar ? "scalar" : NULL,
+                         .hint = variant_flags & MEMBOUND_V_WEIGHTS_STREAM ? TIRX_HINT_STREAM
+                                                                            : TIRX_HINT_NC};
   k->pw = (tirx_config){.family = scalar ? "scalar" : NULL};
   k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
   k->T = membound_threads(dt, k->cols);
@@ -184,17 +193,46 @@ static tirx_region *rk_gregion(rk *k, tirx_tensor *x, tirx_expr *row, int64_t co
 }
 
 /* Row `row` of x from column col0, in f32 registers. */
-static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
+/* Row `row` of x from column col0, in registers of x's dtype (cfg: the cache hint). */
+static tile rk_load_raw(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0,
+                        const tirx_config *cfg) {
   tile t = {{NULL}};
   for (int i = 0; i < k->np; i++) {
-    tirx_tensor *h = rk_local(k, "xh", k->dt, i);
-    tirx_copy(k->b, tirx_whole(k->b, h), rk_gregion(k, x, row, col0, i), &k->ld);
-    t.t[i] = h;
-    if (k->dt == TIRX_F32) continue;
-    t.t[i] = rk_local(k, "xf", TIRX_F32, i);
-    tirx_cast_region(k->b, tirx_whole(k->b, t.t[i]), tirx_whole(k->b, h), &k->pw);
+    t.t[i] = rk_local(k, "xh", k->dt, i);
+    tirx_copy(k->b, tirx_whole(k->b, t.t[i]), rk_gregion(k, x, row, col0, i), cfg);
   }
   return t;
+}
+
+/* The tile in f32 (itself for f32). */
+static tile rk_widen(rk *k, const tile *h) {
+  if (k->dt == TIRX_F32) return *h;
+  tile t = {{NULL}};
+  for (int i = 0; i < k->np; i++) {
+    t.t[i] = rk_local(k, "xf", TIRX_F32, i);
+    tirx_cast_region(k->b, tirx_whole(k->b, t.t[i]), tirx_whole(k->b, h->t[i]), &k->pw);
+  }
+  return t;
+}
+
+/* Row `row` of x from column col0, in f32 registers (streamed: read once). */
+static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
+  tile h = rk_load_raw(k, x, row, col0, &k->ld);
+  return rk_widen(k, &h);
+}
+
+/* A weight row (row 0 of w), cached; with MEMBOUND_V_WEIGHTS_EARLY loaded by rk_weights_early
+ * before the reduction (*early) and only widened here. */
+static tile rk_weights(rk *k, tirx_tensor *w, const tile *early) {
+  if (early && early->t[0]) return rk_widen(k, early);
+  tile h = rk_load_raw(k, w, tirx_int(k->b, 0), 0, &k->wld);
+  return rk_widen(k, &h);
+}
+
+static tile rk_weights_early(rk *k, tirx_tensor *w) {
+  tile none = {{NULL}};
+  if (!(variant_flags & MEMBOUND_V_WEIGHTS_EARLY) || !w) return none;
+  return rk_load_raw(k, w, tirx_int(k->b, 0), 0, &k->wld);
 }
 
 static void rk_store(rk *k, tirx_tensor *out, const tile *t) {
@@ -260,9 +298,10 @@ static tirx_expr *f32(rk *k, double v) { return tirx_float(k->b, v, TIRX_F32); }
 /* t *= rsqrt(sumsq(t) / W + eps) * w */
 static void rk_rmsnorm(rk *k, const tile *t, tirx_tensor *w, tirx_expr *eps) {
   tirx_builder *b = k->b;
+  tile we = rk_weights_early(k, w);
   tirx_expr *ms = tirx_div(b, rk_reduce(k, t, TIRX_OP_SUMSQ), f32(k, (double)k->width));
   rk_bin(k, t, TIRX_OP_MUL, t, NULL, tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, ms, eps))));
-  tile wt = rk_load(k, w, tirx_int(b, 0), 0);
+  tile wt = rk_weights(k, w, &we);
   rk_bin(k, t, TIRX_OP_MUL, t, &wt, NULL);
 }
 
@@ -301,6 +340,7 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   tirx_expr *k0 = tirx_let(b, "k0", tirx_cast(b, tirx_load(b, x, TIRX_EXPRS(k->row, tirx_int(b, 0))),
                                                 TIRX_F32));
   rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, k0);
+  tile we = rk_weights_early(k, w), be = rk_weights_early(k, bias);
   tirx_expr *s1, *s2, *inv_w = f32(k, 1.0 / (double)k->width);
   rk_moments(k, &t, &s1, &s2);
   tirx_expr *mean = tirx_let(b, "mean_d", tirx_mul(b, s1, inv_w));
@@ -311,9 +351,9 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   for (int i = 0; i < k->np; i++)
     tirx_ternary(b, tirx_whole(b, t.t[i]), TIRX_OP_FMA, tirx_whole(b, t.t[i]),
                  tirx_broadcast(b, rs), tirx_broadcast(b, shift), &k->pw);
-  tile wt = rk_load(k, w, tirx_int(b, 0), 0);
+  tile wt = rk_weights(k, w, &we);
   rk_bin(k, &t, TIRX_OP_MUL, &t, &wt, NULL);
-  tile bt = rk_load(k, bias, tirx_int(b, 0), 0);
+  tile bt = rk_weights(k, bias, &be);
   rk_bin(k, &t, TIRX_OP_ADD, &t, &bt, NULL);
   rk_store(k, out, &t);
   return rk_close(k, err, cap);

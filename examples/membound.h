@@ -64,6 +64,14 @@ double membound_bytes(membound_kind kind, tirx_dtype dtype, int64_t rows, int64_
  * changes nothing) for another value. */
 bool membound_set_threads(int threads);
 
+/* Variants of the weight-row loads for benchmark sweeps (0: the default, weights read with
+ * ld.global.nc after the reduction). Not thread-safe; false (nothing changed) for unknown bits. */
+enum {
+  MEMBOUND_V_WEIGHTS_STREAM = 1, /* weights read with .cs like the rows (streamed) */
+  MEMBOUND_V_WEIGHTS_EARLY = 2   /* weights loaded before the reduction, widened after it */
+};
+bool membound_set_variant(int flags);
+
 /* The threads per row the heuristic (or the override) picks for width and dtype: when the row
  * is a whole number of 16-byte vectors, T threads of v = 2..8 vectors each with T * v the
  * row exactly (the CTA rounds T up to whole warps; the idle lanes hold nothing), else a
