@@ -5,13 +5,60 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { BK = 64, GROUP_M = 8 };
+enum { BK = 64, GROUP_M = 8, SMEM = 232448 };
+
+/* Shared bytes of the wgmma kernel for tile shape t: the ring, the C tile, the f32 bias row
+ * and the barriers (each buffer rounded up to its 1024-byte alignment). */
+static int64_t smem_bytes(const gemm_tiles *t, int stages) {
+  int64_t ring = (int64_t)stages * (t->block_m + t->block_n) * t->block_k * 2;
+  int64_t ctile = (int64_t)t->block_m * t->block_n * 2;
+  return ring + ctile + 1024 + 1024 + (int64_t)t->block_n * 4;
+}
+
+/*
+ * The busiest SM's time for tile shape (bm, bn) in arbitrary units: waves of tiles, each the
+ * larger of its bytes over the SM's share of the memory bandwidth and its flops over the SM's
+ * tensor rate. Bytes: the rows of B it reads from HBM and the rows of A, which every tile of
+ * a row re-reads from L2 (counted at a quarter); rows past M or N are zero-filled by TMA, not
+ * read. Memory: ~3.5 TB/s shared by the SMs that work, at most 1/120 of it each (an estimate:
+ * saturating HBM takes nearly every SM); tensor cores: ~7 TFLOP/s per SM (989 over 132).
+ */
+static double tile_cost(const gemm_spec *s, int sms, int64_t bm, int64_t bn) {
+  int64_t tiles = (s->m + bm - 1) / bm * ((s->n + bn - 1) / bn);
+  int64_t waves = (tiles + sms - 1) / sms, active = tiles < sms ? tiles : sms;
+  double rows = 0.25 * (double)(s->m < bm ? s->m : bm) + (double)(s->n < bn ? s->n : bn);
+  double bytes = rows * (double)s->k * 2 + (double)(bm * bn) * 2;
+  double bw = 3.5e12 / (double)(active > 120 ? active : 120);
+  double flops = 2.0 * (double)bm * (double)bn * (double)s->k;
+  double mem = bytes / bw, mma = flops / 7.0e12;
+  return (double)waves * (mem > mma ? mem : mma);
+}
 
 gemm_tiles gemm_pick(const gemm_spec *s) {
-  /* 128 x BN per CTA as two consumer warpgroups of 64 rows. BN = 128 keeps the accumulator,
-   * its 16-bit copy and the stmatrix addresses within the consumers' 232 registers. */
+  /* The compute-bound default: 128 x 256 per CTA as two consumer warpgroups of 64 rows over
+   * three stages (the accumulator, its 16-bit copy and the stmatrix addresses fit the
+   * consumers' 232 registers). Kept whenever it gives every SM four tiles or more. */
   gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2};
-  (void)s;
+  int sms = s && s->sms > 0 ? s->sms : 132;
+  if (!s || s->m < 1 || s->n < 1 || s->k < 1) return t;
+  if ((s->m + 127) / 128 * ((s->n + 255) / 256) >= 4 * (int64_t)sms) return t;
+  /* Fewer tiles than that (decode-like M, narrow N): the tile shape that keeps the busiest
+   * SM shortest (DeepGEMM's idea: BLOCK_N in steps of 16 so the tiles fill the SMs), rows of
+   * 64 (one consumer warpgroup) when M <= 64, else 128 (two). Ties go to the wider tile. */
+  int64_t bm = s->m <= 64 ? 64 : 128;
+  int64_t best = 256;
+  double best_cost = tile_cost(s, sms, bm, 256);
+  for (int64_t bn = 240; bn >= 16; bn -= 16) {
+    double c = tile_cost(s, sms, bm, bn);
+    if (c < best_cost * 0.999) best = bn, best_cost = c;
+  }
+  t.block_m = (int)bm;
+  t.block_n = (int)best;
+  t.consumers = bm == 64 ? 1 : 2;
+  /* As many stages as shared memory holds (small tiles are memory-bound: bytes in flight),
+   * at most 16. */
+  t.stages = 3;
+  while (t.stages < 16 && smem_bytes(&t, t.stages + 1) <= SMEM) t.stages++;
   return t;
 }
 
@@ -63,8 +110,8 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   const int sms = s->sms > 0 ? s->sms : 132;
   tirx_dtype dt = s->dtype;
   char name[64];
-  snprintf(name, sizeof name, "gemm_%s_%lldx%lld", tirx_dtype_name(dt), (long long)BM,
-           (long long)BN);
+  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld", tirx_dtype_name(dt), (long long)BM,
+           (long long)BN, (long long)ST);
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
 
@@ -89,8 +136,10 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   tirx_tensor *Bs = tirx_alloc_shared(b, "Bs", dt, TIRX_DIMS(BK, ST * BN),
                                       tirx_layout_permute(ar, tirx_layout_smem_tile(ar, ST * BN, BK, 2, 128),
                                                           2, (int64_t[]){1, 0}));
+  /* The C tile's swizzle: the widest whose column block (64, 32 or 16 columns) divides BN. */
+  int cswz = BN % 64 == 0 ? 128 : BN % 32 == 0 ? 64 : 32;
   tirx_tensor *Cs = tirx_alloc_shared(b, "Cs", dt, TIRX_DIMS(BM, BN),
-                                      tirx_layout_smem_tile(ar, BM, BN, 2, 128));
+                                      tirx_layout_smem_tile(ar, BM, BN, 2, cswz));
   tirx_tensor *full = tirx_alloc_mbarrier(b, "full", ST), *empty = tirx_alloc_mbarrier(b, "empty", ST);
 
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
@@ -191,12 +240,11 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
     tirx_filter_end(b);
   }
   tirx_for_end(b);
-  tirx_filter_begin(b, TIRX_AXIS_TID, 128, 129); /* stores complete before the CTA exits */
-  tirx_bulk_wait(b, 0, false);
-  tirx_filter_end(b);
-  tirx_filter_begin(b, TIRX_AXIS_TID, 256, 257);
-  tirx_bulk_wait(b, 0, false);
-  tirx_filter_end(b);
+  for (int q = 0; q < T.consumers; q++) { /* stores complete before the CTA exits */
+    tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
+    tirx_bulk_wait(b, 0, false);
+    tirx_filter_end(b);
+  }
   tirx_if_end(b);
 
   tirx_kernel *k = NULL;
