@@ -97,8 +97,9 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
     snprintf(err, cap, "gemm_build: spec must have dtype f16 or bf16 and m, n, k >= 1");
     return NULL;
   }
-  if (s->epilogue != GEMM_PLAIN) {
-    snprintf(err, cap, "gemm_build: fused bias/activation epilogues are not built yet");
+  if (s->epilogue < GEMM_PLAIN || s->epilogue > GEMM_BIAS_GELU) {
+    snprintf(err, cap, "gemm_build: spec->epilogue is %d, expected a gemm_epilogue (0 to 3)",
+             (int)s->epilogue);
     return NULL;
   }
   if (s->family && strcmp(s->family, "wgmma") != 0) {
@@ -110,8 +111,9 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   const int sms = s->sms > 0 ? s->sms : 132;
   tirx_dtype dt = s->dtype;
   char name[64];
-  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld", tirx_dtype_name(dt), (long long)BM,
-           (long long)BN, (long long)ST);
+  static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
+  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
+           (long long)BN, (long long)ST, ep_name[s->epilogue]);
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
 
@@ -123,6 +125,8 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
   tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
   tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  bool has_bias = s->epilogue != GEMM_PLAIN;
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
 
   tirx_expr *tiles_m = tirx_ceildiv(b, M, I(b, BM)), *tiles_n = tirx_ceildiv(b, N, I(b, BN));
   tirx_expr *ntiles = tirx_mul(b, tiles_m, tiles_n);
@@ -141,12 +145,27 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   tirx_tensor *Cs = tirx_alloc_shared(b, "Cs", dt, TIRX_DIMS(BM, BN),
                                       tirx_layout_smem_tile(ar, BM, BN, 2, cswz));
   tirx_tensor *full = tirx_alloc_mbarrier(b, "full", ST), *empty = tirx_alloc_mbarrier(b, "empty", ST);
+  /* The bias epilogues: the tile's bias columns in f32, one row that every row of the
+   * accumulator reads (row stride 0), filled per tile by producer warp 1 (bias_full, one
+   * arrival per lane) and released by each consumer warpgroup after its epilogue has read
+   * it (bias_empty). */
+  tirx_tensor *biasF = NULL, *bias_full = NULL, *bias_empty = NULL;
+  if (has_bias) {
+    biasF = tirx_alloc_shared(b, "biasF", TIRX_F32, TIRX_DIMS(WM, BN),
+                              tirx_layout_strided(ar, 2, (int64_t[]){WM, BN}, (int64_t[]){0, 1}));
+    bias_full = tirx_alloc_mbarrier(b, "bias_full", 1);
+    bias_empty = tirx_alloc_mbarrier(b, "bias_empty", 1);
+  }
 
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
   for (int64_t i = 0; i < ST; i++) {
     tirx_mbarrier_init(b, elem(b, full, I(b, i)), 1);
     tirx_mbarrier_init(b, elem(b, empty, I(b, i)), T.consumers); /* one arrive per consumer */
+  }
+  if (has_bias) {
+    tirx_mbarrier_init(b, elem(b, bias_full, I(b, 0)), 32);
+    tirx_mbarrier_init(b, elem(b, bias_empty, I(b, 0)), T.consumers);
   }
   tirx_fence_mbarrier_init(b);
   tirx_if_end(b);
@@ -180,12 +199,34 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
     tirx_for_end(b);
   }
   tirx_filter_end(b);
+  if (has_bias) { /* warp 1: bias[0, tn*BN + j] as f32, zero past N, one tile at a time */
+    tirx_filter_begin(b, TIRX_AXIS_TID, 32, 64);
+    tirx_expr *lt = tirx_var(b, "lt", TIRX_I32, NULL);
+    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
+                                     TIRX_LOOP_SERIAL);
+    tirx_expr *tm, *tn;
+    tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
+    (void)tm;
+    tirx_mbarrier_wait(b, elem(b, bias_empty, I(b, 0)), tirx_bit_xor(b, tirx_bit_and(b, lt, I(b, 1)), I(b, 1)));
+    tirx_expr *j = tirx_for_begin(b, "j", tirx_lane_id(b), I(b, BN), I(b, 32), TIRX_LOOP_SERIAL);
+    tirx_expr *col = tirx_let(b, "col", tirx_add(b, tirx_mul(b, tn, I(b, BN)), j));
+    tirx_expr *v = tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), tirx_min(b, col, tirx_sub(b, N, I(b, 1))))),
+                             TIRX_F32);
+    tirx_store(b, biasF, TIRX_EXPRS(I(b, 0), j),
+               tirx_select(b, tirx_lt(b, col, N), v, tirx_float(b, 0.0, TIRX_F32)));
+    tirx_for_end(b);
+    tirx_mbarrier_arrive(b, elem(b, bias_full, I(b, 0)));
+    tirx_assign(b, lt, tirx_add(b, lt, I(b, 1)));
+    tirx_for_end(b);
+    tirx_filter_end(b);
+  }
 
   /* ---- consumers: warpgroup c owns rows c*WM .. of the tile ---- */
   tirx_else(b);
   tirx_setmaxnreg(b, 232, true);
   tirx_expr *c = tirx_let(b, "c", tirx_sub(b, wg, I(b, 1)));
   tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
+  tirx_expr *lt = has_bias ? tirx_var(b, "lt", TIRX_I32, NULL) : NULL;
   tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
                                    TIRX_LOOP_SERIAL);
   tirx_expr *tm, *tn;
@@ -217,14 +258,28 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   tirx_if_begin(b, tirx_and(b, tirx_gt(b, kblocks, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
   tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
   tirx_if_end(b);
-  /* Epilogue: 16-bit copy of the accumulators, stmatrix into the swizzled C tile, TMA store.
-   * The storing thread waited for its previous store to have read Cs before the barrier. */
+  /* Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
+   * the swizzled C tile, TMA store. The storing thread waited for its previous store to have
+   * read Cs before the barrier. */
+  if (has_bias) {
+    tirx_mbarrier_wait(b, elem(b, bias_full, I(b, 0)), tirx_bit_and(b, lt, I(b, 1)));
+    tirx_region *accr = tirx_whole(b, acc);
+    tirx_binary(b, accr, TIRX_OP_ADD, accr, rect(b, biasF, I(b, 0), I(b, 0), WM, BN), NULL);
+    if (s->epilogue == GEMM_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
+    if (s->epilogue == GEMM_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
+    tirx_assign(b, lt, tirx_add(b, lt, I(b, 1)));
+  }
   tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
   tirx_cast_region(b, tirx_whole(b, acc16), tirx_whole(b, acc), NULL);
   tirx_team_end(b);
   for (int q = 0; q < T.consumers; q++) { /* named barrier 1 + q: warpgroup q's 128 threads */
     tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
     tirx_named_barrier_sync(b, 1 + q, 128);
+    if (has_bias) { /* the warpgroup has read the bias row: release it */
+      tirx_if_begin(b, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0)));
+      tirx_mbarrier_arrive(b, elem(b, bias_empty, I(b, 0)));
+      tirx_if_end(b);
+    }
     tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
     tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
     tirx_team_end(b);
