@@ -92,6 +92,19 @@ static void tile_coords(tirx_builder *b, tirx_expr *tile, tirx_expr *tiles_m, ti
   *tn = tirx_let(b, "tn", tirx_div(b, in, rows));
 }
 
+static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap);
+static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap);
+
+/* Builds b into a kernel, or NULL with the builder's error in err; destroys b. */
+static tirx_kernel *finish(tirx_builder *b, char *err, size_t cap) {
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
+
 tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   if (!s || (s->dtype != TIRX_F16 && s->dtype != TIRX_BF16) || s->m < 1 || s->n < 1 || s->k < 1) {
     snprintf(err, cap, "gemm_build: spec must have dtype f16 or bf16 and m, n, k >= 1");
@@ -102,16 +115,110 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
              (int)s->epilogue);
     return NULL;
   }
-  if (s->family && strcmp(s->family, "wgmma") != 0) {
-    snprintf(err, cap, "gemm_build: family %s: only wgmma is built as a full GEMM", s->family);
-    return NULL;
+  if (!s->family || strcmp(s->family, "wgmma") == 0) return build_wgmma(s, err, cap);
+  if (strcmp(s->family, "mma") == 0 || strcmp(s->family, "scalar") == 0)
+    return build_simple(s, err, cap);
+  snprintf(err, cap, "gemm_build: spec->family is \"%s\", expected NULL, \"wgmma\", \"mma\" or "
+           "\"scalar\"", s->family);
+  return NULL;
+}
+
+/*
+ * Families "mma" and "scalar": simple and correct, not fast. One CTA of four warps per 64x64
+ * tile of C, one shared stage: thread 0 loads the A and B tiles of a K block with TMA (tails
+ * zero-filled), every warp multiplies its 16 rows with tirx_gemm of the family (the m16n8 C
+ * fragment on its lanes), a barrier, the next block. Epilogue: bias row (f32, row stride 0)
+ * and activation on the accumulators, cast, copy into a swizzled C tile, one TMA store.
+ */
+static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap) {
+  enum { T = 64, WR = 16 };
+  tirx_dtype dt = s->dtype;
+  bool has_bias = s->epilogue != GEMM_PLAIN;
+  char name[64];
+  snprintf(name, sizeof name, "gemm_%s_%s%s", s->family, tirx_dtype_name(dt), ep_name[s->epilogue]);
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_expr *M = tirx_param_int(b, "M", TIRX_I32), *N = tirx_param_int(b, "N", TIRX_I32);
+  tirx_expr *K = tirx_param_int(b, "K", TIRX_I32);
+  tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
+  tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
+  tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
+  tirx_set_block(b, 128, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, N, I(b, T)), tirx_ceildiv(b, M, I(b, T)), NULL);
+  tirx_tensor *As = tirx_alloc_shared(b, "As", dt, TIRX_DIMS(T, BK), tirx_layout_smem_tile(ar, T, BK, 2, 128));
+  tirx_tensor *Bs = tirx_alloc_shared(b, "Bs", dt, TIRX_DIMS(BK, T),
+                                      tirx_layout_permute(ar, tirx_layout_smem_tile(ar, T, BK, 2, 128),
+                                                          2, (int64_t[]){1, 0}));
+  tirx_tensor *Cs = tirx_alloc_shared(b, "Cs", dt, TIRX_DIMS(T, T), tirx_layout_smem_tile(ar, T, T, 2, 128));
+  tirx_tensor *full = tirx_alloc_mbarrier(b, "full", 1);
+  tirx_tensor *biasF = has_bias ? tirx_alloc_shared(b, "biasF", TIRX_F32, TIRX_DIMS(WR, T),
+                                                    tirx_layout_strided(ar, 2, (int64_t[]){WR, T},
+                                                                        (int64_t[]){0, 1}))
+                                : NULL;
+  tirx_expr *tm = tirx_let(b, "tm", tirx_block_idx(b, 1)), *tn = tirx_let(b, "tn", tirx_block_idx(b, 0));
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
+  tirx_mbarrier_init(b, elem(b, full, I(b, 0)), 1);
+  tirx_fence_mbarrier_init(b);
+  tirx_if_end(b);
+  if (has_bias) { /* bias[0, tn*T + j] as f32, zero past N */
+    tirx_if_begin(b, tirx_lt(b, tid, I(b, T)));
+    tirx_expr *col = tirx_let(b, "col", tirx_add(b, tirx_mul(b, tn, I(b, T)), tid));
+    tirx_expr *v = tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), tirx_min(b, col, tirx_sub(b, N, I(b, 1))))),
+                             TIRX_F32);
+    tirx_store(b, biasF, TIRX_EXPRS(I(b, 0), tid), tirx_select(b, tirx_lt(b, col, N), v, tirx_float(b, 0.0, TIRX_F32)));
+    tirx_if_end(b);
   }
+  tirx_sync_threads(b);
+
+  tirx_expr *w = tirx_let(b, "w", tirx_warp_id(b));
+  /* The warp's accumulator: 16 rows as T/8 m16n8 C fragments side by side. */
+  char frag[128];
+  snprintf(frag, sizeof frag, "((2,8),(%d,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))", T / 8);
+  const tirx_layout *accl = tirx_layout_parse(ar, frag);
+  tirx_tensor *acc = tirx_alloc_local(b, "acc", TIRX_F32, TIRX_DIMS(WR, T), accl);
+  tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), tirx_ceildiv(b, K, I(b, BK)), NULL, TIRX_LOOP_SERIAL);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_mbarrier_expect_tx(b, elem(b, full, I(b, 0)), I(b, 2 * T * BK * 2));
+  tirx_config ld = {.barrier = elem(b, full, I(b, 0))};
+  tirx_copy_async(b, tirx_whole(b, As), rect(b, A, tirx_mul(b, tm, I(b, T)), tirx_mul(b, kb, I(b, BK)), T, BK), &ld);
+  tirx_copy_async(b, tirx_whole(b, Bs), rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, T)), BK, T), &ld);
+  tirx_filter_end(b);
+  tirx_mbarrier_wait(b, elem(b, full, I(b, 0)), tirx_bit_and(b, kb, I(b, 1)));
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_gemm_config g = {.family = s->family, .accumulate = tirx_gt(b, kb, I(b, 0))};
+  /* rows w*16: a product, so the swizzled tile's start moves by whole 1024-byte atoms */
+  tirx_gemm(b, tirx_whole(b, acc), rect(b, As, tirx_mul(b, w, I(b, WR)), I(b, 0), WR, BK), tirx_whole(b, Bs), &g);
+  tirx_team_end(b);
+  tirx_sync_threads(b); /* every warp has read the stage before the next load */
+  tirx_for_end(b);
+
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_region *accr = tirx_whole(b, acc);
+  if (has_bias) tirx_binary(b, accr, TIRX_OP_ADD, accr, tirx_whole(b, biasF), NULL);
+  if (s->epilogue == GEMM_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
+  if (s->epilogue == GEMM_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
+  tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WR, T), accl);
+  tirx_cast_region(b, tirx_whole(b, acc16), accr, NULL);
+  tirx_copy(b, rect(b, Cs, tirx_mul(b, w, I(b, WR)), I(b, 0), WR, T), tirx_whole(b, acc16), NULL);
+  tirx_team_end(b);
+  tirx_fence_proxy_async(b);
+  tirx_sync_threads(b);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_copy_async(b, rect(b, C, tirx_mul(b, tm, I(b, T)), tirx_mul(b, tn, I(b, T)), T, T), tirx_whole(b, Cs), NULL);
+  tirx_bulk_commit(b);
+  tirx_bulk_wait(b, 0, false);
+  tirx_filter_end(b);
+  return finish(b, err, cap);
+}
+
+static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
   const int sms = s->sms > 0 ? s->sms : 132;
   tirx_dtype dt = s->dtype;
   char name[64];
-  static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
   snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
            (long long)BN, (long long)ST, ep_name[s->epilogue]);
   tirx_builder *b = tirx_builder_create(name);
@@ -302,8 +409,5 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   }
   tirx_if_end(b);
 
-  tirx_kernel *k = NULL;
-  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return k;
+  return finish(b, err, cap);
 }
