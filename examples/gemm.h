@@ -19,10 +19,11 @@
  * Families "mma" (mma.sync m16n8k16) and "scalar" (FMA loops): the same answer, slower; one
  * CTA of four warps per 64x64 tile, one TMA stage, the same epilogues.
  *
- * Launch parameters, in order: M, N, K (i32), A [M, K], B [N, K], C [M, N] (row strides from
- * the arguments: the leading dimensions, in bytes multiples of 16 as TMA requires; the
- * logical M, N, K need not be), and bias [1, N] for the epilogues with a bias. Grid and block
- * are set by the kernel.
+ * Launch parameters, in order: M, N, K (i32), A [M, K], B as its (K, N) view (shape (K, N),
+ * strides (1, ldb): B [N, K] stored row-major with leading dimension ldb), C [M, N], and for
+ * the epilogues with a bias, bias [1, N] (dense). The leading dimensions of A, B and C come
+ * from the arguments' strides and must be multiples of 16 bytes (TMA); the logical M, N, K
+ * need not be, nor need N for the bias. Grid and block are set by the kernel.
  */
 #ifndef TIRX_EXAMPLES_GEMM_H
 #define TIRX_EXAMPLES_GEMM_H

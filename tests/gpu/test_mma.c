@@ -333,7 +333,7 @@ static void check_gemm_case(tirx_runtime *rt, const gemm_case *g) {
   OK(tirx_runtime_fill32(rt, dc, 0xffffffffu, (nc * 2 + 3) / 4));
   tirx_arg args[7] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)k),
                       tirx_arg_tensor(da, dt, 2, (int64_t[]){m, k}, (int64_t[]){lk, 1}),
-                      tirx_arg_tensor(db, dt, 2, (int64_t[]){n, k}, (int64_t[]){lk, 1}),
+                      tirx_arg_tensor(db, dt, 2, (int64_t[]){k, n}, (int64_t[]){1, lk}),
                       tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1}),
                       tirx_arg_tensor(dbias, dt, 2, (int64_t[]){1, n}, NULL)};
   launch_within_10s(rt, kern, args, g->ep == GEMM_PLAIN ? 6 : 7, what);

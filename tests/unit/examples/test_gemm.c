@@ -148,3 +148,35 @@ Test(example_gemm, forced_families_compile, .timeout = 300) {
                     (const char *[]){"gemm.scalar vec=1 (forced)", "binary(", NULL}, "fma.rn.f32");
   tirx_runtime_destroy(rt);
 }
+
+/* The launch arguments as the GPU test and bench/gemm pass them (B as its (K, N) view, odd
+ * leading dimensions padded to 8 elements, bias [1, N]) pass the launch checks: prepared on a
+ * compile-only runtime (the pointers are checked, never read). */
+Test(example_gemm, launch_arguments_pass_the_checks, .timeout = 300) {
+  static const gemm_spec specs[] = {
+      {.dtype = TIRX_BF16, .m = 129, .n = 130, .k = 65},
+      {.dtype = TIRX_F16, .m = 1, .n = 4096, .k = 4096, .epilogue = GEMM_BIAS_GELU},
+      {.dtype = TIRX_BF16, .m = 300, .n = 77, .k = 40, .family = "mma", .epilogue = GEMM_BIAS},
+  };
+  tirx_runtime *rt = compile_only_runtime();
+  for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    const gemm_spec *s = &specs[i];
+    char err[4096] = "";
+    tirx_kernel *k = gemm_build(s, err, sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    int64_t m = s->m, n = s->n, kk = s->k, lk = (kk + 7) / 8 * 8, ln = (n + 7) / 8 * 8;
+    void *p = (void *)(uintptr_t)4096;
+    tirx_arg args[7] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)kk),
+                        tirx_arg_tensor(p, s->dtype, 2, (int64_t[]){m, kk}, (int64_t[]){lk, 1}),
+                        tirx_arg_tensor(p, s->dtype, 2, (int64_t[]){kk, n}, (int64_t[]){1, lk}),
+                        tirx_arg_tensor(p, s->dtype, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1}),
+                        tirx_arg_tensor(p, s->dtype, 2, (int64_t[]){1, n}, NULL)};
+    tirx_future *f = NULL;
+    cr_assert_eq(tirx_prepare_async(rt, k, args, s->epilogue == GEMM_PLAIN ? 6 : 7, &f), TIRX_OK,
+                 "%s: %s", tirx_kernel_name(k), tirx_last_error());
+    cr_assert_eq(tirx_future_wait(f, -1), TIRX_OK, "%s", tirx_last_error());
+    tirx_future_release(f);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
