@@ -5,13 +5,60 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { BK = 64, GROUP_M = 8 };
+enum { BK = 64, GROUP_M = 8, SMEM = 232448 };
+
+/* Shared bytes of the wgmma kernel for tile shape t: the ring, the C tile, the f32 bias row
+ * and the barriers (each buffer rounded up to its 1024-byte alignment). */
+static int64_t smem_bytes(const gemm_tiles *t, int stages) {
+  int64_t ring = (int64_t)stages * (t->block_m + t->block_n) * t->block_k * 2;
+  int64_t ctile = (int64_t)t->block_m * t->block_n * 2;
+  return ring + ctile + 1024 + 1024 + (int64_t)t->block_n * 4;
+}
+
+/*
+ * The busiest SM's time for tile shape (bm, bn) in arbitrary units: waves of tiles, each the
+ * larger of its bytes over the SM's share of the memory bandwidth and its flops over the SM's
+ * tensor rate. Bytes: the rows of B it reads from HBM and the rows of A, which every tile of
+ * a row re-reads from L2 (counted at a quarter); rows past M or N are zero-filled by TMA, not
+ * read. Memory: ~3.5 TB/s shared by the SMs that work, at most 1/120 of it each (an estimate:
+ * saturating HBM takes nearly every SM); tensor cores: ~7 TFLOP/s per SM (989 over 132).
+ */
+static double tile_cost(const gemm_spec *s, int sms, int64_t bm, int64_t bn) {
+  int64_t tiles = (s->m + bm - 1) / bm * ((s->n + bn - 1) / bn);
+  int64_t waves = (tiles + sms - 1) / sms, active = tiles < sms ? tiles : sms;
+  double rows = 0.25 * (double)(s->m < bm ? s->m : bm) + (double)(s->n < bn ? s->n : bn);
+  double bytes = rows * (double)s->k * 2 + (double)(bm * bn) * 2;
+  double bw = 3.5e12 / (double)(active > 120 ? active : 120);
+  double flops = 2.0 * (double)bm * (double)bn * (double)s->k;
+  double mem = bytes / bw, mma = flops / 7.0e12;
+  return (double)waves * (mem > mma ? mem : mma);
+}
 
 gemm_tiles gemm_pick(const gemm_spec *s) {
-  /* 128 x BN per CTA as two consumer warpgroups of 64 rows. BN = 128 keeps the accumulator,
-   * its 16-bit copy and the stmatrix addresses within the consumers' 232 registers. */
+  /* The compute-bound default: 128 x 256 per CTA as two consumer warpgroups of 64 rows over
+   * three stages (the accumulator, its 16-bit copy and the stmatrix addresses fit the
+   * consumers' 232 registers). Kept whenever it gives every SM four tiles or more. */
   gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2};
-  (void)s;
+  int sms = s && s->sms > 0 ? s->sms : 132;
+  if (!s || s->m < 1 || s->n < 1 || s->k < 1) return t;
+  if ((s->m + 127) / 128 * ((s->n + 255) / 256) >= 4 * (int64_t)sms) return t;
+  /* Fewer tiles than that (decode-like M, narrow N): the tile shape that keeps the busiest
+   * SM shortest (DeepGEMM's idea: BLOCK_N in steps of 16 so the tiles fill the SMs), rows of
+   * 64 (one consumer warpgroup) when M <= 64, else 128 (two). Ties go to the wider tile. */
+  int64_t bm = s->m <= 64 ? 64 : 128;
+  int64_t best = 256;
+  double best_cost = tile_cost(s, sms, bm, 256);
+  for (int64_t bn = 240; bn >= 16; bn -= 16) {
+    double c = tile_cost(s, sms, bm, bn);
+    if (c < best_cost * 0.999) best = bn, best_cost = c;
+  }
+  t.block_m = (int)bm;
+  t.block_n = (int)best;
+  t.consumers = bm == 64 ? 1 : 2;
+  /* As many stages as shared memory holds (small tiles are memory-bound: bytes in flight),
+   * at most 16. */
+  t.stages = 3;
+  while (t.stages < 16 && smem_bytes(&t, t.stages + 1) <= SMEM) t.stages++;
   return t;
 }
 
@@ -45,26 +92,135 @@ static void tile_coords(tirx_builder *b, tirx_expr *tile, tirx_expr *tiles_m, ti
   *tn = tirx_let(b, "tn", tirx_div(b, in, rows));
 }
 
+static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap);
+static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap);
+
+/* Builds b into a kernel, or NULL with the builder's error in err; destroys b. */
+static tirx_kernel *finish(tirx_builder *b, char *err, size_t cap) {
+  tirx_kernel *k = NULL;
+  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
+
 tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   if (!s || (s->dtype != TIRX_F16 && s->dtype != TIRX_BF16) || s->m < 1 || s->n < 1 || s->k < 1) {
     snprintf(err, cap, "gemm_build: spec must have dtype f16 or bf16 and m, n, k >= 1");
     return NULL;
   }
-  if (s->epilogue != GEMM_PLAIN) {
-    snprintf(err, cap, "gemm_build: fused bias/activation epilogues are not built yet");
+  if (s->epilogue < GEMM_PLAIN || s->epilogue > GEMM_BIAS_GELU) {
+    snprintf(err, cap, "gemm_build: spec->epilogue is %d, expected a gemm_epilogue (0 to 3)",
+             (int)s->epilogue);
     return NULL;
   }
-  if (s->family && strcmp(s->family, "wgmma") != 0) {
-    snprintf(err, cap, "gemm_build: family %s: only wgmma is built as a full GEMM", s->family);
-    return NULL;
+  if (!s->family || strcmp(s->family, "wgmma") == 0) return build_wgmma(s, err, cap);
+  if (strcmp(s->family, "mma") == 0 || strcmp(s->family, "scalar") == 0)
+    return build_simple(s, err, cap);
+  snprintf(err, cap, "gemm_build: spec->family is \"%s\", expected NULL, \"wgmma\", \"mma\" or "
+           "\"scalar\"", s->family);
+  return NULL;
+}
+
+/*
+ * Families "mma" and "scalar": simple and correct, not fast. One CTA of four warps per 64x64
+ * tile of C, one shared stage: thread 0 loads the A and B tiles of a K block with TMA (tails
+ * zero-filled), every warp multiplies its 16 rows with tirx_gemm of the family (the m16n8 C
+ * fragment on its lanes), a barrier, the next block. Epilogue: bias row (f32, row stride 0)
+ * and activation on the accumulators, cast, copy into a swizzled C tile, one TMA store.
+ */
+static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap) {
+  enum { T = 64, WR = 16 };
+  tirx_dtype dt = s->dtype;
+  bool has_bias = s->epilogue != GEMM_PLAIN;
+  char name[64];
+  snprintf(name, sizeof name, "gemm_%s_%s%s", s->family, tirx_dtype_name(dt), ep_name[s->epilogue]);
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_expr *M = tirx_param_int(b, "M", TIRX_I32), *N = tirx_param_int(b, "N", TIRX_I32);
+  tirx_expr *K = tirx_param_int(b, "K", TIRX_I32);
+  tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
+  tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
+  tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
+  tirx_set_block(b, 128, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, N, I(b, T)), tirx_ceildiv(b, M, I(b, T)), NULL);
+  tirx_tensor *As = tirx_alloc_shared(b, "As", dt, TIRX_DIMS(T, BK), tirx_layout_smem_tile(ar, T, BK, 2, 128));
+  tirx_tensor *Bs = tirx_alloc_shared(b, "Bs", dt, TIRX_DIMS(BK, T),
+                                      tirx_layout_permute(ar, tirx_layout_smem_tile(ar, T, BK, 2, 128),
+                                                          2, (int64_t[]){1, 0}));
+  tirx_tensor *Cs = tirx_alloc_shared(b, "Cs", dt, TIRX_DIMS(T, T), tirx_layout_smem_tile(ar, T, T, 2, 128));
+  tirx_tensor *full = tirx_alloc_mbarrier(b, "full", 1);
+  tirx_tensor *biasF = has_bias ? tirx_alloc_shared(b, "biasF", TIRX_F32, TIRX_DIMS(WR, T),
+                                                    tirx_layout_strided(ar, 2, (int64_t[]){WR, T},
+                                                                        (int64_t[]){0, 1}))
+                                : NULL;
+  tirx_expr *tm = tirx_let(b, "tm", tirx_block_idx(b, 1)), *tn = tirx_let(b, "tn", tirx_block_idx(b, 0));
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
+  tirx_mbarrier_init(b, elem(b, full, I(b, 0)), 1);
+  tirx_fence_mbarrier_init(b);
+  tirx_if_end(b);
+  if (has_bias) { /* bias[0, tn*T + j] as f32, zero past N */
+    tirx_if_begin(b, tirx_lt(b, tid, I(b, T)));
+    tirx_expr *col = tirx_let(b, "col", tirx_add(b, tirx_mul(b, tn, I(b, T)), tid));
+    tirx_expr *v = tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), tirx_min(b, col, tirx_sub(b, N, I(b, 1))))),
+                             TIRX_F32);
+    tirx_store(b, biasF, TIRX_EXPRS(I(b, 0), tid), tirx_select(b, tirx_lt(b, col, N), v, tirx_float(b, 0.0, TIRX_F32)));
+    tirx_if_end(b);
   }
+  tirx_sync_threads(b);
+
+  tirx_expr *w = tirx_let(b, "w", tirx_warp_id(b));
+  /* The warp's accumulator: 16 rows as T/8 m16n8 C fragments side by side. */
+  char frag[128];
+  snprintf(frag, sizeof frag, "((2,8),(%d,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))", T / 8);
+  const tirx_layout *accl = tirx_layout_parse(ar, frag);
+  tirx_tensor *acc = tirx_alloc_local(b, "acc", TIRX_F32, TIRX_DIMS(WR, T), accl);
+  tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), tirx_ceildiv(b, K, I(b, BK)), NULL, TIRX_LOOP_SERIAL);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_mbarrier_expect_tx(b, elem(b, full, I(b, 0)), I(b, 2 * T * BK * 2));
+  tirx_config ld = {.barrier = elem(b, full, I(b, 0))};
+  tirx_copy_async(b, tirx_whole(b, As), rect(b, A, tirx_mul(b, tm, I(b, T)), tirx_mul(b, kb, I(b, BK)), T, BK), &ld);
+  tirx_copy_async(b, tirx_whole(b, Bs), rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, T)), BK, T), &ld);
+  tirx_filter_end(b);
+  tirx_mbarrier_wait(b, elem(b, full, I(b, 0)), tirx_bit_and(b, kb, I(b, 1)));
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_gemm_config g = {.family = s->family, .accumulate = tirx_gt(b, kb, I(b, 0))};
+  /* rows w*16: a product, so the swizzled tile's start moves by whole 1024-byte atoms */
+  tirx_gemm(b, tirx_whole(b, acc), rect(b, As, tirx_mul(b, w, I(b, WR)), I(b, 0), WR, BK), tirx_whole(b, Bs), &g);
+  tirx_team_end(b);
+  tirx_sync_threads(b); /* every warp has read the stage before the next load */
+  tirx_for_end(b);
+
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_region *accr = tirx_whole(b, acc);
+  if (has_bias) tirx_binary(b, accr, TIRX_OP_ADD, accr, tirx_whole(b, biasF), NULL);
+  if (s->epilogue == GEMM_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
+  if (s->epilogue == GEMM_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
+  tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WR, T), accl);
+  tirx_cast_region(b, tirx_whole(b, acc16), accr, NULL);
+  tirx_copy(b, rect(b, Cs, tirx_mul(b, w, I(b, WR)), I(b, 0), WR, T), tirx_whole(b, acc16), NULL);
+  tirx_team_end(b);
+  tirx_fence_proxy_async(b);
+  tirx_sync_threads(b);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_copy_async(b, rect(b, C, tirx_mul(b, tm, I(b, T)), tirx_mul(b, tn, I(b, T)), T, T), tirx_whole(b, Cs), NULL);
+  tirx_bulk_commit(b);
+  tirx_bulk_wait(b, 0, false);
+  tirx_filter_end(b);
+  return finish(b, err, cap);
+}
+
+static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
   const int sms = s->sms > 0 ? s->sms : 132;
   tirx_dtype dt = s->dtype;
   char name[64];
-  snprintf(name, sizeof name, "gemm_%s_%lldx%lld", tirx_dtype_name(dt), (long long)BM,
-           (long long)BN);
+  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
+           (long long)BN, (long long)ST, ep_name[s->epilogue]);
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
 
@@ -76,6 +232,8 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
   tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
   tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  bool has_bias = s->epilogue != GEMM_PLAIN;
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
 
   tirx_expr *tiles_m = tirx_ceildiv(b, M, I(b, BM)), *tiles_n = tirx_ceildiv(b, N, I(b, BN));
   tirx_expr *ntiles = tirx_mul(b, tiles_m, tiles_n);
@@ -89,15 +247,32 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   tirx_tensor *Bs = tirx_alloc_shared(b, "Bs", dt, TIRX_DIMS(BK, ST * BN),
                                       tirx_layout_permute(ar, tirx_layout_smem_tile(ar, ST * BN, BK, 2, 128),
                                                           2, (int64_t[]){1, 0}));
+  /* The C tile's swizzle: the widest whose column block (64, 32 or 16 columns) divides BN. */
+  int cswz = BN % 64 == 0 ? 128 : BN % 32 == 0 ? 64 : 32;
   tirx_tensor *Cs = tirx_alloc_shared(b, "Cs", dt, TIRX_DIMS(BM, BN),
-                                      tirx_layout_smem_tile(ar, BM, BN, 2, 128));
+                                      tirx_layout_smem_tile(ar, BM, BN, 2, cswz));
   tirx_tensor *full = tirx_alloc_mbarrier(b, "full", ST), *empty = tirx_alloc_mbarrier(b, "empty", ST);
+  /* The bias epilogues: the tile's bias columns in f32, one row that every row of the
+   * accumulator reads (row stride 0), filled per tile by producer warp 1 (bias_full, one
+   * arrival per lane) and released by each consumer warpgroup after its epilogue has read
+   * it (bias_empty). */
+  tirx_tensor *biasF = NULL, *bias_full = NULL, *bias_empty = NULL;
+  if (has_bias) {
+    biasF = tirx_alloc_shared(b, "biasF", TIRX_F32, TIRX_DIMS(WM, BN),
+                              tirx_layout_strided(ar, 2, (int64_t[]){WM, BN}, (int64_t[]){0, 1}));
+    bias_full = tirx_alloc_mbarrier(b, "bias_full", 1);
+    bias_empty = tirx_alloc_mbarrier(b, "bias_empty", 1);
+  }
 
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
   for (int64_t i = 0; i < ST; i++) {
     tirx_mbarrier_init(b, elem(b, full, I(b, i)), 1);
     tirx_mbarrier_init(b, elem(b, empty, I(b, i)), T.consumers); /* one arrive per consumer */
+  }
+  if (has_bias) {
+    tirx_mbarrier_init(b, elem(b, bias_full, I(b, 0)), 32);
+    tirx_mbarrier_init(b, elem(b, bias_empty, I(b, 0)), T.consumers);
   }
   tirx_fence_mbarrier_init(b);
   tirx_if_end(b);
@@ -131,12 +306,34 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
     tirx_for_end(b);
   }
   tirx_filter_end(b);
+  if (has_bias) { /* warp 1: bias[0, tn*BN + j] as f32, zero past N, one tile at a time */
+    tirx_filter_begin(b, TIRX_AXIS_TID, 32, 64);
+    tirx_expr *lt = tirx_var(b, "lt", TIRX_I32, NULL);
+    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
+                                     TIRX_LOOP_SERIAL);
+    tirx_expr *tm, *tn;
+    tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
+    (void)tm;
+    tirx_mbarrier_wait(b, elem(b, bias_empty, I(b, 0)), tirx_bit_xor(b, tirx_bit_and(b, lt, I(b, 1)), I(b, 1)));
+    tirx_expr *j = tirx_for_begin(b, "j", tirx_lane_id(b), I(b, BN), I(b, 32), TIRX_LOOP_SERIAL);
+    tirx_expr *col = tirx_let(b, "col", tirx_add(b, tirx_mul(b, tn, I(b, BN)), j));
+    tirx_expr *v = tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), tirx_min(b, col, tirx_sub(b, N, I(b, 1))))),
+                             TIRX_F32);
+    tirx_store(b, biasF, TIRX_EXPRS(I(b, 0), j),
+               tirx_select(b, tirx_lt(b, col, N), v, tirx_float(b, 0.0, TIRX_F32)));
+    tirx_for_end(b);
+    tirx_mbarrier_arrive(b, elem(b, bias_full, I(b, 0)));
+    tirx_assign(b, lt, tirx_add(b, lt, I(b, 1)));
+    tirx_for_end(b);
+    tirx_filter_end(b);
+  }
 
   /* ---- consumers: warpgroup c owns rows c*WM .. of the tile ---- */
   tirx_else(b);
   tirx_setmaxnreg(b, 232, true);
   tirx_expr *c = tirx_let(b, "c", tirx_sub(b, wg, I(b, 1)));
   tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
+  tirx_expr *lt = has_bias ? tirx_var(b, "lt", TIRX_I32, NULL) : NULL;
   tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
                                    TIRX_LOOP_SERIAL);
   tirx_expr *tm, *tn;
@@ -168,14 +365,28 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
   tirx_if_begin(b, tirx_and(b, tirx_gt(b, kblocks, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
   tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
   tirx_if_end(b);
-  /* Epilogue: 16-bit copy of the accumulators, stmatrix into the swizzled C tile, TMA store.
-   * The storing thread waited for its previous store to have read Cs before the barrier. */
+  /* Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
+   * the swizzled C tile, TMA store. The storing thread waited for its previous store to have
+   * read Cs before the barrier. */
+  if (has_bias) {
+    tirx_mbarrier_wait(b, elem(b, bias_full, I(b, 0)), tirx_bit_and(b, lt, I(b, 1)));
+    tirx_region *accr = tirx_whole(b, acc);
+    tirx_binary(b, accr, TIRX_OP_ADD, accr, rect(b, biasF, I(b, 0), I(b, 0), WM, BN), NULL);
+    if (s->epilogue == GEMM_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
+    if (s->epilogue == GEMM_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
+    tirx_assign(b, lt, tirx_add(b, lt, I(b, 1)));
+  }
   tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
   tirx_cast_region(b, tirx_whole(b, acc16), tirx_whole(b, acc), NULL);
   tirx_team_end(b);
   for (int q = 0; q < T.consumers; q++) { /* named barrier 1 + q: warpgroup q's 128 threads */
     tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
     tirx_named_barrier_sync(b, 1 + q, 128);
+    if (has_bias) { /* the warpgroup has read the bias row: release it */
+      tirx_if_begin(b, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0)));
+      tirx_mbarrier_arrive(b, elem(b, bias_empty, I(b, 0)));
+      tirx_if_end(b);
+    }
     tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
     tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
     tirx_team_end(b);
@@ -191,16 +402,12 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
     tirx_filter_end(b);
   }
   tirx_for_end(b);
-  tirx_filter_begin(b, TIRX_AXIS_TID, 128, 129); /* stores complete before the CTA exits */
-  tirx_bulk_wait(b, 0, false);
-  tirx_filter_end(b);
-  tirx_filter_begin(b, TIRX_AXIS_TID, 256, 257);
-  tirx_bulk_wait(b, 0, false);
-  tirx_filter_end(b);
+  for (int q = 0; q < T.consumers; q++) { /* stores complete before the CTA exits */
+    tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
+    tirx_bulk_wait(b, 0, false);
+    tirx_filter_end(b);
+  }
   tirx_if_end(b);
 
-  tirx_kernel *k = NULL;
-  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return k;
+  return finish(b, err, cap);
 }

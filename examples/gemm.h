@@ -6,19 +6,24 @@
  *
  * Family "wgmma" (the default, sm_90a): warp-specialised and persistent. One producer
  * warpgroup whose single elected thread issues TMA loads of A and B tiles into a ring of
- * shared-memory stages (full/empty mbarriers, one arrive per consumer warpgroup), two
- * consumer warpgroups issuing wgmma.mma_async on their half of the tile, setmaxnreg to move
- * registers from the producer to the consumers, and an epilogue that casts the accumulators,
- * writes them to a 128-byte-swizzled shared tile and stores it with TMA (tails clipped by the
- * tensor map). The grid is one CTA per SM; tiles are visited in groups of rows for L2 reuse.
- * The tile shape is chosen at build time from the shape in the spec (gemm_pick).
- * Families "mma" (mma.sync m16n8k16) and "scalar" (FMA loops): the same answer, slower.
+ * shared-memory stages (full/empty mbarriers, one arrive per consumer warpgroup), one or two
+ * consumer warpgroups issuing wgmma.mma_async on their rows of the tile, setmaxnreg to move
+ * registers from the producer to the consumers, and an epilogue that adds the bias and applies
+ * the activation on the f32 accumulators, casts them, writes them to a swizzled shared tile
+ * and stores it with TMA (tails clipped by the tensor map). With a bias, warp 1 of the
+ * producer warpgroup stages each tile's bias columns in shared memory as f32. The grid is one
+ * CTA per SM at most; tiles are visited in groups of rows for L2 reuse. The tile shape is
+ * chosen at build time from the shape in the spec (gemm_pick): 128x256 over 3 stages when
+ * that gives every SM four tiles or more, else (decode-like M, narrow N) 64 or 128 rows and a
+ * BLOCK_N in steps of 16 that fills the SMs, with as many stages as shared memory holds.
+ * Families "mma" (mma.sync m16n8k16) and "scalar" (FMA loops): the same answer, slower; one
+ * CTA of four warps per 64x64 tile, one TMA stage, the same epilogues.
  *
- * Launch parameters, in order: M, N, K (i32), A [M, K], B as the (K, N) view of the [N, K]
- * matrix (shape {K, N}, strides {1, ldb}), C [M, N] (row strides from
- * the arguments: the leading dimensions, in bytes multiples of 16 as TMA requires; the
- * logical M, N, K need not be), and bias [1, N] for the epilogues with a bias. Grid and block
- * are set by the kernel.
+ * Launch parameters, in order: M, N, K (i32), A [M, K], B as its (K, N) view (shape (K, N),
+ * strides (1, ldb): B [N, K] stored row-major with leading dimension ldb), C [M, N], and for
+ * the epilogues with a bias, bias [1, N] (dense). The leading dimensions of A, B and C come
+ * from the arguments' strides and must be multiples of 16 bytes (TMA); the logical M, N, K
+ * need not be, nor need N for the bias. Grid and block are set by the kernel.
  */
 #ifndef TIRX_EXAMPLES_GEMM_H
 #define TIRX_EXAMPLES_GEMM_H
@@ -40,13 +45,16 @@ typedef struct gemm_spec {
   int sms;                /* streaming multiprocessors to fill (0: 132, an H200) */
 } gemm_spec;
 
-/* The tile shape gemm_build uses for spec (wgmma): block_m x block_n x 64, stages. */
+/* The tile shape gemm_build uses for spec (wgmma): block_m x block_n x block_k (64), stages
+ * of the TMA ring, consumer warpgroups (each block_m / consumers rows). */
 typedef struct gemm_tiles {
   int block_m, block_n, block_k, stages, consumers;
 } gemm_tiles;
 gemm_tiles gemm_pick(const gemm_spec *spec);
 
-/* A new kernel, or NULL with the reason in err. */
+/* A new kernel (the caller releases it), or NULL with the reason in err[cap]: a NULL spec,
+ * a dtype other than f16/bf16, m, n or k < 1, an epilogue out of the enum, a family other
+ * than NULL, "wgmma", "mma" and "scalar", or the builder's error. */
 tirx_kernel *gemm_build(const gemm_spec *spec, char *err, size_t cap);
 
 /* The epilogue applied to one f32 value (the CPU reference uses it too). */

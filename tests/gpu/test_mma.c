@@ -3,7 +3,8 @@
  * tiles (examples/mma_tiles.c) through gemm_async.wgmma, gemm.mma and gemm.scalar, with the
  * cast + stmatrix epilogue, against a float64 reference on fresh random inputs (the seed is
  * printed; TIRX_SEED replays it) with poisoned outputs; an mbarrier producer/consumer ring with
- * setmaxnreg, elect.sync, named barriers and the cluster rank.
+ * setmaxnreg, elect.sync, named barriers and the cluster rank; the GEMMs of examples/gemm.c
+ * (every family, the decode tile shapes, the fused bias/SiLU/GeLU epilogues).
  *
  * Every launch is compiled first (outside the clock), then waited for at most 10 seconds on the
  * host: a kernel that hangs (a wrong mbarrier phase, a missing arrival) fails its test instead
@@ -287,16 +288,28 @@ Test(mma, mbarrier_producer_consumer_ring, .timeout = 120) {
   tirx_runtime_destroy(rt);
 }
 
-/* ---- the warp-specialised GEMM (examples/gemm.c) ---- */
+/* ---- the GEMMs of examples/gemm.c ---- */
 
-/* C = A B^T for one shape and dtype: fresh inputs in [-1, 1), C poisoned (NaN) first, 4096
- * sampled elements (and the four corners) against a float64 reference within the output's
- * rounding plus f32-accumulation slack relative to sum |a b|. */
-static void check_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t m, int64_t n, int64_t k) {
-  gemm_spec s = {.dtype = dt, .m = m, .n = n, .k = k};
-  char err[4096] = "", what[96];
-  snprintf(what, sizeof what, "gemm %s %lldx%lldx%lld", tirx_dtype_name(dt), (long long)m,
-           (long long)n, (long long)k);
+/* One GEMM case: the shape, the dtype, the fused epilogue and the family (NULL: wgmma). */
+typedef struct gemm_case {
+  tirx_dtype dt;
+  int64_t m, n, k;
+  gemm_epilogue ep;
+  const char *family;
+} gemm_case;
+
+/* C = epilogue(A B^T [+ bias]) for one case: fresh inputs in [-1, 1) (bias in [-2, 2)), C
+ * poisoned (NaN) first, 4096 sampled elements (and the four corners) against a float64
+ * reference within the output's rounding plus f32-accumulation slack relative to sum |a b|
+ * (times 1.2 through an activation: the slopes of SiLU and GeLU stay below 1.13). */
+static void check_gemm_case(tirx_runtime *rt, const gemm_case *g) {
+  tirx_dtype dt = g->dt;
+  int64_t m = g->m, n = g->n, k = g->k;
+  gemm_spec s = {.dtype = dt, .m = m, .n = n, .k = k, .epilogue = g->ep, .family = g->family};
+  static const char *const ep_names[] = {"plain", "bias", "bias+silu", "bias+gelu"};
+  char err[4096] = "", what[128];
+  snprintf(what, sizeof what, "gemm %s %s %s %lldx%lldx%lld", g->family ? g->family : "wgmma",
+           tirx_dtype_name(dt), ep_names[g->ep], (long long)m, (long long)n, (long long)k);
   tirx_kernel *kern = gemm_build(&s, err, sizeof err);
   cr_assert_not_null(kern, "%s: %s", what, err);
   /* Leading dimensions padded to 8 elements (TMA strides are multiples of 16 bytes); the
@@ -304,21 +317,26 @@ static void check_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t m, int64_t n, in
   int64_t lk = (k + 7) / 8 * 8, ln = (n + 7) / 8 * 8;
   size_t na = (size_t)(m * lk), nb = (size_t)(n * lk), nc = (size_t)(m * ln);
   uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2), *hc = malloc(nc * 2);
+  uint16_t *hbias = malloc((size_t)n * 2);
   bool bf = dt == TIRX_BF16;
   for (size_t i = 0; i < na; i++) ha[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
   for (size_t i = 0; i < nb; i++) hb[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
-  void *da, *db, *dc;
+  for (int64_t i = 0; i < n; i++) hbias[i] = bf ? to_bf16((float)uniform(-2, 2)) : to_f16((float)uniform(-2, 2));
+  void *da, *db, *dc, *dbias;
   OK(tirx_runtime_alloc(rt, na * 2, &da));
   OK(tirx_runtime_alloc(rt, nb * 2, &db));
   OK(tirx_runtime_alloc(rt, nc * 2 + 4, &dc));
+  OK(tirx_runtime_alloc(rt, (size_t)n * 2 + 4, &dbias));
   OK(tirx_runtime_copy(rt, da, ha, na * 2, TIRX_COPY_HOST_TO_DEVICE));
   OK(tirx_runtime_copy(rt, db, hb, nb * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_copy(rt, dbias, hbias, (size_t)n * 2, TIRX_COPY_HOST_TO_DEVICE));
   OK(tirx_runtime_fill32(rt, dc, 0xffffffffu, (nc * 2 + 3) / 4));
-  tirx_arg args[6] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)k),
+  tirx_arg args[7] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)k),
                       tirx_arg_tensor(da, dt, 2, (int64_t[]){m, k}, (int64_t[]){lk, 1}),
-                      tirx_arg_tensor(db, dt, 2, (int64_t[]){k, n}, (int64_t[]){1, lk}), /* B as (K, N) */
-                      tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1})};
-  launch_within_10s(rt, kern, args, 6, what);
+                      tirx_arg_tensor(db, dt, 2, (int64_t[]){k, n}, (int64_t[]){1, lk}),
+                      tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1}),
+                      tirx_arg_tensor(dbias, dt, 2, (int64_t[]){1, n}, NULL)};
+  launch_within_10s(rt, kern, args, g->ep == GEMM_PLAIN ? 6 : 7, what);
   OK(tirx_runtime_copy(rt, hc, dc, nc * 2, TIRX_COPY_DEVICE_TO_HOST));
   int wrong = 0;
   double worst = 0;
@@ -327,14 +345,16 @@ static void check_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t m, int64_t n, in
     int64_t j = t < 4 ? (t & 2 ? n - 1 : 0) : (int64_t)uniform(0, (double)n);
     if (i >= m) i = m - 1;
     if (j >= n) j = n - 1;
-    double want = 0, mag = 0;
+    double x = 0, mag = 0;
     for (int64_t q = 0; q < k; q++) {
       double p = (bf ? from_bf16(ha[i * lk + q]) : from_f16(ha[i * lk + q])) *
                  (double)(bf ? from_bf16(hb[j * lk + q]) : from_f16(hb[j * lk + q]));
-      want += p, mag += fabs(p);
+      x += p, mag += fabs(p);
     }
+    if (g->ep != GEMM_PLAIN) x += bf ? from_bf16(hbias[j]) : from_f16(hbias[j]);
+    double want = gemm_epilogue_ref(g->ep, x);
     double got = bf ? from_bf16(hc[i * ln + j]) : from_f16(hc[i * ln + j]);
-    double tol = (bf ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1e-5 * mag + 1e-6;
+    double tol = (bf ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1.2e-5 * mag + 1e-5;
     double e = fabs(got - want);
     if (!(e <= tol)) {
       if (!wrong)
@@ -346,8 +366,9 @@ static void check_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t m, int64_t n, in
   }
   cr_log_info("%s: 4100 sampled elements, max abs error %.3g, %d wrong", what, worst, wrong);
   cr_expect_eq(wrong, 0, "%s: %d of 4100 sampled elements wrong", what, wrong);
-  free(ha), free(hb), free(hc);
+  free(ha), free(hb), free(hc), free(hbias);
   tirx_runtime_free(rt, da), tirx_runtime_free(rt, db), tirx_runtime_free(rt, dc);
+  tirx_runtime_free(rt, dbias);
   tirx_kernel_release(kern);
 }
 
@@ -360,6 +381,49 @@ Test(gemm, warp_specialised_wgmma_tma, .timeout = 600) {
       {1000, 3000, 4000}, {8191, 257, 72},   {1, 4096, 4096},    {129, 130, 65}};
   for (int d = 0; d < 2; d++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-      check_gemm(rt, d ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2]);
+      check_gemm_case(rt, &(gemm_case){d ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1],
+                                       shapes[i][2], GEMM_PLAIN, NULL});
+  tirx_runtime_destroy(rt);
+}
+
+/* Decode-like M (the tile shapes gemm_pick chooses for them: 64 rows with one consumer,
+ * BLOCK_N of 16 to 240, up to 16 stages) on LLaMA (N, K) and odd N. */
+Test(gemm, decode_shapes, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const int64_t nk[][2] = {{6144, 4096}, {4096, 14336}, {28672, 4096}, {10240, 8192},
+                                  {57344, 1024}, {1000, 3000}, {130, 4096}, {2000, 96}};
+  static const int64_t ms[] = {1, 16, 64, 128, 256, 37, 200};
+  for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+    for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
+      check_gemm_case(rt, &(gemm_case){(a + i) % 2 ? TIRX_F16 : TIRX_BF16, ms[a], nk[i][0],
+                                       nk[i][1], GEMM_PLAIN, NULL});
+  tirx_runtime_destroy(rt);
+}
+
+/* bias, bias + SiLU and bias + GeLU on the 128x256 tiles, decode tiles and tails. */
+Test(gemm, fused_epilogues, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const int64_t shapes[][3] = {{1024, 2048, 1024}, {1, 4096, 4096}, {64, 6144, 512},
+                                      {200, 1000, 640},   {129, 130, 65},  {8191, 257, 72}};
+  for (int e = GEMM_BIAS; e <= GEMM_BIAS_GELU; e++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      check_gemm_case(rt, &(gemm_case){(e + (int)i) % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0],
+                                       shapes[i][1], shapes[i][2], (gemm_epilogue)e, NULL});
+  tirx_runtime_destroy(rt);
+}
+
+/* The families mma and scalar give the reference's answer too (with and without epilogues),
+ * on whole tiles and tails in every dimension. */
+Test(gemm, every_family, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const int64_t shapes[][3] = {{256, 512, 256}, {129, 130, 65}, {1, 200, 1000},
+                                      {300, 77, 40}};
+  static const char *const families[] = {"wgmma", "mma", "scalar"};
+  for (int f = 0; f < 3; f++)
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+      for (int e = GEMM_PLAIN; e <= GEMM_BIAS_GELU; e += 2)
+        check_gemm_case(rt, &(gemm_case){(f + (int)i) % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0],
+                                         shapes[i][1], shapes[i][2], (gemm_epilogue)e,
+                                         families[f]});
   tirx_runtime_destroy(rt);
 }
