@@ -366,8 +366,14 @@ static tirx_kernel *build_softmax(rk *k, char *err, size_t cap) {
   rk_open(k);
   tile t = rk_load(k, x, k->row, 0);
   tirx_expr *m = tirx_let(b, "m", rk_reduce(k, &t, TIRX_OP_MAX));
-  rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, m);
-  rk_un(k, &t, TIRX_OP_EXP, &t);
+  /* exp(x - m) as exp2(x log2e - m log2e): one FMA and the MUFU.EX2 of exp2f per element
+   * (expf's range reduction is several instructions and registers more per element). */
+  const double log2e = 1.4426950408889634;
+  tirx_expr *mb = tirx_let(b, "mb", tirx_neg(b, tirx_mul(b, m, f32(k, log2e))));
+  for (int i = 0; i < k->np; i++)
+    tirx_ternary(b, tirx_whole(b, t.t[i]), TIRX_OP_FMA, tirx_whole(b, t.t[i]),
+                 tirx_broadcast(b, f32(k, log2e)), tirx_broadcast(b, mb), &k->pw);
+  rk_un(k, &t, TIRX_OP_EXP2, &t);
   tirx_expr *s = rk_reduce(k, &t, TIRX_OP_SUM);
   rk_bin(k, &t, TIRX_OP_MUL, &t, NULL, tirx_let(b, "inv", tirx_div(b, f32(k, 1.0), s)));
   rk_store(k, out, &t);
