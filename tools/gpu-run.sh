@@ -19,7 +19,7 @@ status=0
 # and one CSV per benchmark (membound: two, tirx and torch).
 nvidia-smi -L > "$out/summary.txt" 2>&1 || echo "nvidia-smi failed" >> "$out/summary.txt"
 
-for ex in vector_add saxpy broadcast2d softmax layout_tour dist_allreduce tp_linear; do
+for ex in vector_add saxpy broadcast2d softmax layout_tour dist_allreduce gemm_example tp_linear; do
   [ -x "build/examples/$ex" ] || continue
   echo "==== $ex" >> "$out/examples.log"
   if "build/examples/$ex" >> "$out/examples.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
