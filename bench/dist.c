@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "tp.h"
 
 static int my_rank;
@@ -39,17 +40,6 @@ static int my_rank;
       exit(1);                                                                                     \
     }                                                                                              \
   } while (0)
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* ---- cuBLAS, NCCL and the device's primary context, loaded at run time ---- */
 

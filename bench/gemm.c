@@ -31,23 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+#include "example_util.h"
 #include "gemm.h"
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
 
 #define CHECK(call)                                                                                \
   do {                                                                                             \
@@ -107,32 +93,6 @@ static float rnd(void) { /* uniform in [-1, 1) */
   return -1.0f + 2.0f * (float)(seed_state >> 40) / 16777216.0f;
 }
 
-static uint16_t to16(tirx_dtype dt, float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if (dt == TIRX_BF16) return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-  /* f16, round to nearest even (values here are normal and small) */
-  uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, mant = x & 0x7fffff;
-  if (e == 0) return (uint16_t)sign;
-  int ne = (int)e - 127 + 15;
-  if (ne <= 0) return (uint16_t)sign; /* tiny: flush (not produced by rnd()*scale here) */
-  uint32_t h = sign | ((uint32_t)ne << 10) | (mant >> 13), rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-  return (uint16_t)h;
-}
-
-static double from16(tirx_dtype dt, uint16_t h) {
-  if (dt == TIRX_BF16) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-  }
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY : ldexp(1024 + m, e - 25);
-  return h & 0x8000 ? -v : v;
-}
-
 typedef struct dev_mat {
   uint16_t *host;
   void *dev;
@@ -141,7 +101,7 @@ typedef struct dev_mat {
 
 static dev_mat mat_random(tirx_runtime *rt, tirx_dtype dt, size_t n, float scale) {
   dev_mat m = {malloc(n * 2), NULL, n};
-  for (size_t i = 0; i < n; i++) m.host[i] = to16(dt, rnd() * scale);
+  for (size_t i = 0; i < n; i++) m.host[i] = ex_to16(dt, rnd() * scale);
   CHECK(tirx_runtime_alloc(rt, n * 2 + 256, &m.dev));
   CHECK(tirx_runtime_copy(rt, m.dev, m.host, n * 2, TIRX_COPY_HOST_TO_DEVICE));
   return m;
@@ -169,12 +129,12 @@ static double check(tirx_runtime *rt, tirx_dtype dt, const gemm_spec *s, const d
     if (t == 0) i = m - 1, j = n - 1; /* the far corner: tails */
     double acc = 0, mag = 0;
     for (int64_t q = 0; q < k; q++) {
-      double p = from16(dt, a->host[i * k + q]) * from16(dt, b->host[j * k + q]);
+      double p = ex_from16(dt, a->host[i * k + q]) * ex_from16(dt, b->host[j * k + q]);
       acc += p, mag += fabs(p);
     }
-    if (s->epilogue != GEMM_PLAIN) acc += from16(dt, bias->host[j]);
+    if (s->epilogue != GEMM_PLAIN) acc += ex_from16(dt, bias->host[j]);
     double want = gemm_epilogue_ref(s->epilogue, acc);
-    double got = from16(dt, hc[i * n + j]);
+    double got = ex_from16(dt, hc[i * n + j]);
     /* f32 accumulation plus one rounding to the output type: relative to the magnitude. */
     double ulp = dt == TIRX_BF16 ? 1.0 / 128 : 1.0 / 1024;
     double tol = ulp * fabs(want) + 1e-5 * (mag + 1.0);

@@ -165,4 +165,33 @@ static inline int ex_finish(int rc, tirx_kernel *k, tirx_runtime *rt) {
   return rc == 2 ? 0 : rc;
 }
 
+
+/* f32 -> f16/bf16 bits, round to nearest even (f16: below the normal range flushes to a signed
+ * zero, above it becomes infinity; the references read the stored value back, so they stay
+ * exact), and back to double. */
+static inline uint16_t ex_to16(tirx_dtype dt, float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if (dt == TIRX_BF16) return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+  uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, mant = x & 0x7fffff;
+  int ne = (int)e - 127 + 15;
+  if (e == 0 || ne <= 0) return (uint16_t)sign;
+  if (ne >= 31) return (uint16_t)(sign | 0x7c00);
+  uint32_t h = sign | ((uint32_t)ne << 10) | (mant >> 13), rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+  return (uint16_t)h;
+}
+
+static inline double ex_from16(tirx_dtype dt, uint16_t h) {
+  if (dt == TIRX_BF16) {
+    uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+  }
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+  return h & 0x8000 ? -v : v;
+}
+
 #endif

@@ -16,30 +16,6 @@ typedef struct gcase {
   gemm_epilogue ep;
 } gcase;
 
-static uint16_t to16(tirx_dtype dt, float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if (dt == TIRX_BF16) return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-  uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
-  int e = (int)((x >> 23) & 0xff) - 127 + 15;
-  if (e <= 0) return (uint16_t)sign; /* |f| < 2^-14: not produced by the inputs here */
-  uint32_t h = sign | ((uint32_t)e << 10) | (mant >> 13), rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) h++;
-  return (uint16_t)h;
-}
-
-static double from16(tirx_dtype dt, uint16_t h) {
-  if (dt == TIRX_BF16) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-  }
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? NAN : ldexp(1024 + m, e - 25);
-  return h & 0x8000 ? -v : v;
-}
-
 static void *upload16(tirx_runtime *rt, const uint16_t *h, size_t n) {
   void *d = NULL;
   if (!ex_ok(tirx_runtime_alloc(rt, n * 2 + 4, &d), "tirx_runtime_alloc")) return NULL;
@@ -58,9 +34,9 @@ static bool run(tirx_runtime *rt, const tirx_kernel *k, const gcase *c, uint64_t
   void *da = NULL, *db = NULL, *dbias = NULL, *dc = NULL;
   bool ok = false;
   if (!ha || !hb || !hbias || !hc) goto done;
-  for (size_t i = 0; i < na; i++) ha[i] = to16(c->dt, ex_uniform(seed, -1, 1));
-  for (size_t i = 0; i < nb; i++) hb[i] = to16(c->dt, ex_uniform(seed, -1, 1));
-  for (int64_t i = 0; i < n; i++) hbias[i] = to16(c->dt, ex_uniform(seed, -1, 1));
+  for (size_t i = 0; i < na; i++) ha[i] = ex_to16(c->dt, ex_uniform(seed, -1, 1));
+  for (size_t i = 0; i < nb; i++) hb[i] = ex_to16(c->dt, ex_uniform(seed, -1, 1));
+  for (int64_t i = 0; i < n; i++) hbias[i] = ex_to16(c->dt, ex_uniform(seed, -1, 1));
   if (!(da = upload16(rt, ha, na)) || !(db = upload16(rt, hb, nb)) ||
       !(dbias = upload16(rt, hbias, (size_t)n)))
     goto done;
@@ -85,11 +61,11 @@ static bool run(tirx_runtime *rt, const tirx_kernel *k, const gcase *c, uint64_t
     int64_t j = t < 4 ? (t & 2 ? n - 1 : 0) : (int64_t)(ex_rand(seed) % (uint64_t)n);
     double acc = 0, mag = 0;
     for (int64_t q = 0; q < kk; q++) {
-      double p = from16(c->dt, ha[i * kk + q]) * from16(c->dt, hb[j * kk + q]);
+      double p = ex_from16(c->dt, ha[i * kk + q]) * ex_from16(c->dt, hb[j * kk + q]);
       acc += p, mag += fabs(p);
     }
-    if (c->ep != GEMM_PLAIN) acc += from16(c->dt, hbias[j]), mag += fabs(from16(c->dt, hbias[j]));
-    double want = gemm_epilogue_ref(c->ep, acc), got = from16(c->dt, hc[i * n + j]);
+    if (c->ep != GEMM_PLAIN) acc += ex_from16(c->dt, hbias[j]), mag += fabs(ex_from16(c->dt, hbias[j]));
+    double want = gemm_epilogue_ref(c->ep, acc), got = ex_from16(c->dt, hc[i * n + j]);
     /* f32 accumulation, one rounding to the output type */
     double tol = (c->dt == TIRX_BF16 ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1e-5 * mag + 1e-6;
     double e = fabs(got - want);

@@ -1,6 +1,8 @@
 /* A tensor-parallel linear layer from distributed layouts, a GEMM and a reduce-scatter (tp.h). */
 #include "tp.h"
 
+#include "example_util.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,32 +177,9 @@ tirx_status tp_linear_forward(const tp_linear *t, tirx_runtime *rt, tirx_comm *c
 
 /* ---- host data and the reference ---- */
 
-uint16_t tp_to16(tirx_dtype dt, float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if (dt == TIRX_BF16) return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-  /* f16, round to nearest even; below f16's normal range: zero (the reference reads the
-   * stored value back, so it stays exact). */
-  uint32_t sign = (x >> 16) & 0x8000, e = (x >> 23) & 0xff, mant = x & 0x7fffff;
-  int ne = (int)e - 127 + 15;
-  if (e == 0 || ne <= 0) return (uint16_t)sign;
-  if (ne >= 31) return (uint16_t)(sign | 0x7c00);
-  uint32_t h = sign | ((uint32_t)ne << 10) | (mant >> 13), rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-  return (uint16_t)h;
-}
+uint16_t tp_to16(tirx_dtype dt, float f) { return ex_to16(dt, f); }
 
-double tp_from16(tirx_dtype dt, uint16_t h) {
-  if (dt == TIRX_BF16) {
-    uint32_t x = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-  }
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
-  return h & 0x8000 ? -v : v;
-}
+double tp_from16(tirx_dtype dt, uint16_t h) { return ex_from16(dt, h); }
 
 static uint64_t next(uint64_t *s) { /* xorshift64* */
   if (!*s) *s = 0x9e3779b97f4a7c15ull;
