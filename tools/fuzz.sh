@@ -26,6 +26,9 @@
 #
 # Environment: BUILD_DIR (default build-fuzz), OUT_DIR (default fuzz-out), CC (default clang,
 # else clang-14), TIRX_FUZZ_LAX=1 (only the algebraic invariants, see fuzz_layout.c).
+#
+# The script needs bash; run as `sh tools/fuzz.sh ...` it re-executes itself with bash.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
