@@ -29,8 +29,12 @@ const char *tirx_status_str(tirx_status s) {
 static _Thread_local char last_error[TIRX__ERROR_MAX];
 static _Thread_local tirx_status last_status = TIRX_OK;
 
+/* Formats into a local buffer first: callers that wrap an error pass tirx_last_error() (or a
+ * pointer into it) as an argument, and formatting into the buffer being read is undefined. */
 tirx_status tirx__verror(tirx_status status, const char *fmt, va_list ap) {
-  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  char buf[TIRX__ERROR_MAX];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  memcpy(last_error, buf, sizeof last_error);
   last_status = status;
   return status;
 }

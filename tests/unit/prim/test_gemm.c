@@ -141,6 +141,24 @@ static void expect_fail(call_spec c, tirx_status st, const char *want) {
   cr_assert_eq(got, st, "status %s, expected %s: %s", tirx_status_name(got), tirx_status_name(st),
                err);
   cr_assert_str_eq(err, want);
+  cr_assert_str_eq(tirx_last_error(), want, "tirx_last_error() differs from the builder's");
+}
+
+/* Found by fuzz_builder (tests/fuzz/corpus/builder/builder_gemm_async_no_rule_last_error): a
+ * dispatch failure wraps the rule's message, taken from tirx_last_error(), into the message of
+ * tirx_kernel_build; the builder's copy was right, but tirx_last_error() was formatted over
+ * itself and came out garbled ("[k2:1] ld: [k2:1] le for ..."). */
+Test(prim_gemm, a_dispatch_failure_sets_the_same_last_error) {
+  char err[4096];
+  tirx_kernel *k = NULL;
+  call_spec c = WG(.n = 8, .k = 16);
+  c.al = "(64,16):(16,1)"; /* dense: not a wgmma tile */
+  c.bl = "(16,8):(8,1)";
+  cr_assert_eq(build_call(&c, &k, err, sizeof err), TIRX_E_NO_RULE, "%s", err);
+  cr_assert_null(k);
+  cr_assert_not_null(strstr(err, "] no legal rule for gemm_async("), "%s", err);
+  cr_assert_str_eq(tirx_last_error(), err);
+  cr_assert_eq(tirx_last_status(), TIRX_E_NO_RULE);
 }
 
 Test(prim_gemm, wgmma_is_the_default_of_gemm_async) {
