@@ -116,6 +116,13 @@ void tirx_filter_begin(tirx_builder *b, tirx_axis axis, int64_t lo, int64_t hi) 
     tirx__b_fail(b, tirx_last_status(), "%s: %s", fn, strip_fn(tirx_last_error()));
     return;
   }
+  /* The guard is an if block: its nesting limit is checked here, so that the error names
+   * this function rather than the tirx_if_begin it calls. */
+  if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn,
+                 TIRX_BUILDER_MAX_NESTING);
+    return;
+  }
   tirx_expr *coord = tirx__lower_axis_coord(b, axis);
   if (!coord) {
     const char *an = tirx_axis_name(axis);
@@ -470,7 +477,10 @@ void tirx_cast_region(tirx_builder *b, tirx_region *dst, tirx_region *src,
 
 void tirx_fill(tirx_builder *b, tirx_region *dst, tirx_expr *value, const tirx_config *cfg) {
   static const char fn[] = "tirx_fill";
-  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true)) return;
+  /* value is checked here, so that its errors name tirx_fill, not tirx_broadcast. */
+  if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true) ||
+      !tirx__b_expr(b, fn, value, "value"))
+    return;
   tirx_region *v = tirx_broadcast(b, value);
   if (!v) return;
   add_prim(b, fn, TIRX__PRIM_FILL, TIRX__PRIM_OP_NONE, 2, (tirx_region *[]){dst, v}, cfg, 0,

@@ -84,6 +84,45 @@ Test(prim_scope, unclosed_and_misnested_scopes) {
   tirx_builder_destroy(b);
 }
 
+/* Found by fuzz_builder (tests/fuzz/corpus/builder/builder_filter_begin_nesting_limit): at the
+ * nesting limit the filter's guard cannot open, and the error names tirx_filter_begin, not the
+ * tirx_if_begin it uses; one level below the limit it still opens and closes. */
+Test(prim_scope, filter_at_the_nesting_limit_names_tirx_filter_begin) {
+  tirx_builder *b = tirx_builder_create("k");
+  tirx_set_block(b, 128, 1, 1);
+  for (int i = 0; i < TIRX_BUILDER_MAX_NESTING - 1; i++) tirx_if_begin(b, tirx_bool(b, true));
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_filter_end(b);
+  cr_assert_eq(tirx_builder_status(b), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_if_begin(b, tirx_bool(b, true));
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  assert_error(b, TIRX_E_LIMIT, "tirx_filter_begin: more than 64 nested blocks");
+  cr_assert_eq(tirx_last_status(), TIRX_E_LIMIT);
+  cr_assert_str_eq(tirx_last_error(), "tirx_filter_begin: more than 64 nested blocks");
+  tirx_builder_destroy(b);
+}
+
+/* Found by fuzz_builder (tests/fuzz/corpus/builder/builder_fill_null_value): tirx_fill's value
+ * errors were recorded under tirx_broadcast, which tirx_fill uses. */
+Test(prim_scope, fill_value_errors_name_tirx_fill) {
+  tirx_builder *b = tirx_builder_create("k");
+  tirx_set_block(b, 32, 1, 1);
+  tirx_tensor *v = tirx_alloc_local(b, "v", TIRX_F32, TIRX_DIMS(4), NULL);
+  tirx_fill(b, tirx_whole(b, v), NULL, NULL);
+  assert_error(b, TIRX_E_NULL_ARG, "tirx_fill: value is NULL");
+  cr_assert_str_eq(tirx_last_error(), "tirx_fill: value is NULL");
+  tirx_builder_destroy(b);
+
+  tirx_builder *other = tirx_builder_create("o");
+  b = tirx_builder_create("k");
+  tirx_set_block(b, 32, 1, 1);
+  v = tirx_alloc_local(b, "v", TIRX_F32, TIRX_DIMS(4), NULL);
+  tirx_fill(b, tirx_whole(b, v), tirx_float(other, 1.0, TIRX_F32), NULL);
+  assert_error(b, TIRX_E_INVALID_ARG, "tirx_fill: value belongs to another builder");
+  tirx_builder_destroy(b);
+  tirx_builder_destroy(other);
+}
+
 /* ---- lowering ---- */
 
 static tirx_runtime *compile_only_runtime(void) {
