@@ -69,6 +69,39 @@
  *                                      re-reading its operand bytes; OP may not be a repeat)
  *     36  chain                        BYTE(k) E(x)  (x = op(x, x) k % 24 times: depth/size)
  *     37  tirx_param_set_policy        E(param) POLICY
+ *   The sm_90 vocabulary (scopes, regions, synchronisation, TMA, gemm):
+ *     38  tirx_team_begin              TEAM
+ *     39  tirx_team_end
+ *     40  tirx_filter_begin            AXIS LO HI
+ *     41  tirx_filter_end
+ *     42  tirx_region_new              T COUNT  n x E(begin)  BYTE(bit 0: extents NULL, bit 1:
+ *                                      all extents 1)  n x DIM(extent)
+ *     43  tirx_whole / tirx_broadcast  BYTE(bit 0: broadcast) T | E
+ *     44  tirx_alloc_mbarrier          NAME INT(n)  (then a region of its element 0)
+ *     45  mbarrier statements          BYTE(w % 5) R(bar)  w: 0 init INT(count), 1 arrive,
+ *                                      2 arrive_cluster E, 3 expect_tx E, 4 wait E
+ *     46  plain statements             BYTE(% 6) fence_proxy_async, fence_mbarrier_init,
+ *                                      cluster_sync, wgmma_fence, wgmma_commit, bulk_commit
+ *     47  cluster expressions          BYTE(% 3) cluster_ctarank, cluster_id SMALL, elect_one
+ *     48  tirx_setmaxnreg              IARG(regs) BYTE(bit 0: inc)
+ *     49  named barriers               BYTE(bit 0: arrive) IARG(id) IARG(nthreads)
+ *     50  tirx_wgmma_wait / bulk_wait  BYTE(bit 0: bulk) IARG(n) BYTE(bit 0: read_only)
+ *     51  tirx_gemm / tirx_gemm_async  BYTE(bit 0 async, 1 cfg NULL, 2-4 family, 5 shape,
+ *                                      6 accumulate) R(d) R(a) R(b) [3 x BYTE(shape)] [E(acc)]
+ *     52  tirx_copy_async              BYTE(bit 0 cfg NULL, 1 barrier, 2 multicast, 3 family,
+ *                                      4 "tma" or a bogus family) R(dst) R(src) [R(bar)] [E]
+ *     53  tirx_tmap_prefetch           T
+ *     54  tirx_set_cluster             IARG IARG IARG
+ *     55  tirx_copy / tirx_reduce / tirx_fill   BYTE(w % 3, bits 2-4 family, 5 cfg NULL)
+ *                                      R(dst) R(src) [BYTE(op, bit 7 accumulate) BYTE(axes)]
+ *                                      | R(dst) E(value)
+ *     56  recipe                       BYTE(w % 4) BYTE BYTE BYTE(flags): a well-formed
+ *                                      fragment the bytes would rarely assemble (the layouts
+ *                                      that TMA and wgmma need): 0 TMA load/store with an
+ *                                      mbarrier, 1 wgmma gemm_async + commit + wait in a
+ *                                      warpgroup team, 2 mma gemm in a warp team, 3
+ *                                      reduce.dsmem in a cluster team (see op_recipe). Its
+ *                                      tensors, regions and expressions join the pools.
  *
  *   Operands:
  *     E      expression selector, one byte s: 0xFF NULL; 0xFE a FOREIGN expression (one from
@@ -78,6 +111,16 @@
  *            recent first; 0x00..0x7F the pool entry s % count, most recent first. An empty
  *            pool gives NULL.
  *     T      tensor selector, likewise over the tensor pool (0xFF NULL, 0xFE foreign tensor).
+ *     R      region selector, likewise over the region pool (0xFF NULL, 0xFE a foreign region:
+ *            the foreign builder's shared tensor, broadcast, mbarrier and global element);
+ *            typed picks choose among regions of the class the argument wants (one mbarrier,
+ *            a shared, global or local tensor).
+ *     TEAM   one byte: < 0xF0: b % 5; else -1, 5, INT_MIN, INT_MAX, ...
+ *     AXIS LO HI  < 0xF0: laneid + b % 6 (the CTA's thread axes); else m, cta, cbx, reg,
+ *            cluster, unregistered axes...; LO: < 0xE0 b % 132, else a boundary (-1, 1024,
+ *            INT64_MAX...); HI: < 0xE0 LO + b % 33 (0: empty), else a boundary.
+ *     IARG   one byte: < 0xF0: a good value of a small table per call; else -1, 0, INT_MIN,
+ *            INT_MAX, 9, 16, -8, 255, 256, 264, 23, 25, 8, 7, 64, 2^20 (bad_small).
  *     NAME   one byte: 0xFF NULL; 0xF0..0xFE a raw string (next byte % 72 = length, then the
  *            bytes, cut at the first NUL); else the name table entry (b % NNAMES): plain
  *            identifiers, C++ keywords, CUDA built-ins and macros, invalid names.
@@ -121,13 +164,24 @@
  *     out is NULL" as b's error when b has none.
  *   - tirx_param_set_policy returns the builder's status after the call (its first error when
  *     it already had one); DYNAMIC on a parameter from tirx_param_int cannot fail.
+ *   - The sm_90 calls reject what builder.h documents: NULL, foreign and broadcast regions
+ *     where a tensor region is needed, an mbarrier region that is not one element of a shared
+ *     i64 tensor, non-integer (or non-bool accumulate) expressions, constants out of range
+ *     (mbarrier count, expect_tx bytes, cta_rank, setmaxnreg regs, named barrier id and
+ *     nthreads, wait_group counts, cluster dims), warpgroup statements without whole
+ *     warpgroups in the block, a TMA load without a barrier or a barrier/multicast on a
+ *     non-load, tmap_prefetch of a non-parameter, filters with lo >= hi or lo < 0 or on an
+ *     axis outside the CTA, scope ends that close nothing; the fences, cluster_sync,
+ *     bulk_commit, ctarank, elect_one and valid set_cluster/bulk_wait/named barriers cannot
+ *     fail.
  *   - tirx_kernel_build: the status matches tirx_builder_status(), *out is NULL on failure;
  *     an accepted kernel has the builder's name, the declared parameters in order, a source
  *     with an extern "C" entry point of that name; building again gives the same bytes.
  *   - Determinism: the whole input is run twice, each time in fresh builders; the statuses,
  *     error messages, and the source and IR of every accepted kernel must be byte-identical.
  *   - Sampled NVRTC: an accepted kernel whose source hash is 0 modulo $TIRX_FUZZ_NVRTC_EVERY
- *     (default 64; 0 turns it off; 1 compiles every accepted kernel) is compiled with
+ *     (default 64; 0 turns it off; 1 compiles every accepted kernel; a kernel that uses the
+ *     sm_90 statements, TMA, wgmma or clusters is sampled 8 times as often) is compiled with
  *     tirx_compile() on a compile-only runtime for sm_90a; a failure prints the source and
  *     the NVRTC log and aborts. The choice depends on the source only, so a reproducer
  *     replays it.
@@ -157,6 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 enum {
   POOL = 256,       /* live expressions the byte stream can refer to */
   TPOOL = 64,       /* live tensors */
+  RPOOL = 64,       /* live regions */
   MAX_CALLS = 3000, /* builder calls per run (repeat and chain count each call) */
   MAX_OPEN = 128,   /* the harness's mirror of open for/if blocks */
   MAX_KEPT = 16     /* accepted kernels kept per run for the checks */
@@ -185,6 +240,23 @@ typedef struct meta {
   int64_t val;
 } meta;
 
+/* What the harness knows about a pool tensor or region (-1: unknown). */
+typedef struct tmeta {
+  int storage;   /* 0 global, 1 shared, 2 local */
+  bool param;    /* a tensor parameter (tirx_param_tensor*) */
+  bool foreign;
+  int dtype;
+  int64_t elems; /* the element count (constant shapes), -1 unknown */
+} tmeta;
+
+typedef struct rmeta {
+  bool bcast;    /* tirx_broadcast */
+  bool foreign;
+  int storage;   /* of the tensor; -1 for a broadcast or unknown */
+  int dtype;
+  int64_t elems; /* product of the extents, -1 unknown */
+} rmeta;
+
 typedef struct tbuf {
   char *p;
   size_t n, cap;
@@ -201,15 +273,23 @@ typedef struct run {
   meta em[POOL];
   size_t ntop; /* expressions pushed (ring) */
   tirx_tensor *tn[TPOOL];
+  tmeta tm[TPOOL];
   size_t ttop;
+  tirx_region *rg[RPOOL];
+  rmeta rm[RPOOL];
+  size_t rtop;
   tirx_expr *fex[8];
   int nfex;
   tirx_tensor *ftn[4];
   int nftn;
+  tirx_region *frg[4];
+  int nfrg;
 
-  int open[MAX_OPEN]; /* 1 for, 2 then, 3 else */
+  int open[MAX_OPEN]; /* 1 for, 2 then, 3 else, 4 filter (its guard's if), 5 team */
   int nopen;
   bool block_set;
+  int64_t threads; /* of the last accepted tirx_set_block, 0 none */
+  int recipes;     /* recipe ops run, for unique names */
   int calls;
 
   /* Declared parameters, in order (names as accepted). */
@@ -501,19 +581,91 @@ static tirx_expr *pick_expr(run *r, int want, int like, meta *m) {
   return r->ex[idx];
 }
 
-/* A tensor operand; *bad is set when it is NULL or foreign (the call must fail). */
-static tirx_tensor *pick_tensor(run *r, bool *bad) {
+static const tmeta unknown_tmeta = {-1, false, false, -1, -1};
+
+/* A tensor operand; *bad is set when it is NULL or foreign (the call must fail); *tm (when
+ * not NULL) receives what the harness knows about it. */
+static tirx_tensor *pick_tensor_m(run *r, bool *bad, tmeta *tm) {
   uint8_t s = u8(r);
+  tmeta dummy;
+  if (!tm) tm = &dummy;
+  *tm = unknown_tmeta;
   *bad = true;
   if (s == 0xFF) return NULL;
   if (s == 0xFE) {
     if (!r->nftn) return NULL;
+    tm->foreign = true;
     return r->ftn[u8(r) % r->nftn];
   }
   size_t cnt = pool_count(r->ttop, TPOOL);
   if (!cnt) return NULL;
   *bad = false;
-  return r->tn[(r->ttop - 1 - s % cnt) % TPOOL];
+  size_t idx = (r->ttop - 1 - s % cnt) % TPOOL;
+  *tm = r->tm[idx];
+  return r->tn[idx];
+}
+
+static tirx_tensor *pick_tensor(run *r, bool *bad) { return pick_tensor_m(r, bad, NULL); }
+
+/* Classes of region operands for typed picks. */
+enum rwant { R_ANY = 0, R_MBAR, R_TENSOR, R_SHARED, R_GLOBAL, R_LOCAL };
+
+static bool rmatches(const rmeta *m, int want) {
+  switch (want) {
+  case R_MBAR: return m->storage == 1 && m->dtype == TIRX_I64 && m->elems == 1;
+  case R_TENSOR: return !m->bcast;
+  case R_SHARED: return m->storage == 1;
+  case R_GLOBAL: return m->storage == 0;
+  case R_LOCAL: return m->storage == 2;
+  default: return true;
+  }
+}
+
+static const rmeta unknown_rmeta = {false, false, -1, -1, -1};
+
+/* A region operand (the selector byte as for E: 0xFF NULL, 0xFE foreign, 0x80.. typed pick
+ * of class want, else by index); *m receives what the harness knows. */
+static tirx_region *pick_region(run *r, int want, rmeta *m) {
+  uint8_t s = u8(r);
+  *m = unknown_rmeta;
+  if (s == 0xFF) return NULL;
+  if (s == 0xFE) {
+    if (!r->nfrg) return NULL;
+    m->foreign = true;
+    return r->frg[u8(r) % r->nfrg];
+  }
+  size_t cnt = pool_count(r->rtop, RPOOL);
+  if (!cnt) return NULL;
+  if (s >= 0x80) {
+    size_t hits[RPOOL];
+    size_t nh = 0;
+    for (size_t j = 0; j < cnt; j++) {
+      size_t idx = (r->rtop - 1 - j) % RPOOL;
+      if (rmatches(&r->rm[idx], want)) hits[nh++] = idx;
+    }
+    if (nh) {
+      size_t idx = hits[(size_t)(s - 0x80) % nh];
+      *m = r->rm[idx];
+      return r->rg[idx];
+    }
+  }
+  size_t idx = (r->rtop - 1 - s % cnt) % RPOOL;
+  *m = r->rm[idx];
+  return r->rg[idx];
+}
+
+static void push_region(run *r, tirx_region *g, rmeta m) {
+  if (!g) return;
+  size_t idx = r->rtop % RPOOL;
+  r->rg[idx] = g;
+  r->rm[idx] = m;
+  r->rtop++;
+}
+
+/* A region is certainly not one mbarrier (the mbarrier statements must reject it). */
+static bool not_mbar(const tirx_region *g, const rmeta *m) {
+  return !g || m->foreign || m->bcast || (m->storage >= 0 && m->storage != 1) ||
+         (m->dtype >= 0 && m->dtype != TIRX_I64) || (m->elems >= 0 && m->elems != 1);
 }
 
 static void push_expr(run *r, tirx_expr *e, meta m) {
@@ -524,9 +676,10 @@ static void push_expr(run *r, tirx_expr *e, meta m) {
   r->ntop++;
 }
 
-static void push_tensor(run *r, tirx_tensor *t) {
+static void push_tensor_m(run *r, tirx_tensor *t, tmeta m) {
   if (!t) return;
   r->tn[r->ttop % TPOOL] = t;
+  r->tm[r->ttop % TPOOL] = m;
   r->ttop++;
 }
 
@@ -724,6 +877,11 @@ static void make_foreign(run *r) {
   r->ftn[r->nftn++] = tirx_alloc_shared(f, "fs", TIRX_I32, TIRX_DIMS(32), NULL);
   r->ftn[r->nftn++] = tirx_alloc_local(f, "fl", TIRX_F32, TIRX_DIMS(4), NULL);
   r->fex[r->nfex++] = tirx_load(f, r->ftn[0], TIRX_EXPRS(r->fex[4]));
+  r->frg[r->nfrg++] = tirx_whole(f, r->ftn[1]);
+  r->frg[r->nfrg++] = tirx_broadcast(f, r->fex[2]);
+  tirx_tensor *fbar = tirx_alloc_mbarrier(f, "fbar", 2);
+  r->frg[r->nfrg++] = tirx_region_new(f, fbar, TIRX_EXPRS(tirx_int(f, 1)), (int64_t[]){1});
+  r->frg[r->nfrg++] = tirx_region_new(f, r->ftn[0], TIRX_EXPRS(r->fex[1]), (int64_t[]){1});
   INVARIANT(tirx_builder_status(f) == TIRX_OK, "the foreign builder failed: %s",
             tirx_builder_error(f));
 }
@@ -744,10 +902,22 @@ static uint64_t fnv1a(const char *s) {
   return h;
 }
 
+/* Whether the source uses the sm_90 statements (mbarriers, TMA, wgmma, clusters, setmaxnreg,
+ * named barriers): those kernels are compiled 8 times as often. */
+static bool uses_sm90(const char *src) {
+  static const char *const marks[] = {"tirx_mbar_", "tirx_tma_", "wgmma", "tirx_cluster",
+                                      "tirx_bulk_", "setmaxnreg", "tirx_named_bar", "tirx_fence",
+                                      "tirx_elect", "dsmem", "tirx_tmap"};
+  for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+    if (strstr(src, marks[i])) return true;
+  return false;
+}
+
 static void nvrtc_check(tirx_kernel *k) {
   if (nvrtc_every <= 0) return;
   const char *src = tirx_kernel_source(k);
-  if (fnv1a(src) % (uint64_t)nvrtc_every != 0) return;
+  long every = uses_sm90(src) && nvrtc_every >= 8 ? nvrtc_every / 8 : nvrtc_every;
+  if (fnv1a(src) % (uint64_t)every != 0) return;
   if (!rt_tried) {
     rt_tried = true;
     tirx_runtime_options o;
@@ -869,7 +1039,8 @@ static void null_builder(run *r) {
   const void *o = NULL;
   bool obj = true;
   const char *fn;
-  uint8_t w = u8(r) % 44;
+  uint8_t w = u8(r) % 76;
+  tirx_region *fr = r->nfrg ? r->frg[0] : NULL;
   tirx_clear_error();
   switch (w) {
   case 0: fn = "tirx_param_int"; o = tirx_param_int(NULL, "n", TIRX_I32); break;
@@ -921,6 +1092,57 @@ static void null_builder(run *r) {
   case 39: fn = "tirx_builder_arena"; o = tirx_builder_arena(NULL); break;
   case 40: fn = "tirx_pow"; o = tirx_pow(NULL, e, e); break;
   case 41: fn = "tirx_ceildiv"; o = tirx_ceildiv(NULL, e, e); break;
+  case 44: fn = "tirx_alloc_mbarrier"; o = tirx_alloc_mbarrier(NULL, "bar", 1); break;
+  case 45: fn = "tirx_mbarrier_init"; obj = false; tirx_mbarrier_init(NULL, fr, 1); break;
+  case 46: fn = "tirx_mbarrier_arrive"; obj = false; tirx_mbarrier_arrive(NULL, fr); break;
+  case 47:
+    fn = "tirx_mbarrier_arrive_cluster";
+    obj = false;
+    tirx_mbarrier_arrive_cluster(NULL, fr, e);
+    break;
+  case 48: fn = "tirx_mbarrier_expect_tx"; obj = false; tirx_mbarrier_expect_tx(NULL, fr, e); break;
+  case 49: fn = "tirx_mbarrier_wait"; obj = false; tirx_mbarrier_wait(NULL, fr, e); break;
+  case 50: fn = "tirx_fence_proxy_async"; obj = false; tirx_fence_proxy_async(NULL); break;
+  case 51: fn = "tirx_fence_mbarrier_init"; obj = false; tirx_fence_mbarrier_init(NULL); break;
+  case 52: fn = "tirx_cluster_sync"; obj = false; tirx_cluster_sync(NULL); break;
+  case 53: fn = "tirx_cluster_ctarank"; o = tirx_cluster_ctarank(NULL); break;
+  case 54: fn = "tirx_cluster_id"; o = tirx_cluster_id(NULL, 0); break;
+  case 55: fn = "tirx_elect_one"; o = tirx_elect_one(NULL); break;
+  case 56: fn = "tirx_setmaxnreg"; obj = false; tirx_setmaxnreg(NULL, 240, true); break;
+  case 57: fn = "tirx_named_barrier_sync"; obj = false; tirx_named_barrier_sync(NULL, 1, 64); break;
+  case 58:
+    fn = "tirx_named_barrier_arrive";
+    obj = false;
+    tirx_named_barrier_arrive(NULL, 1, 64);
+    break;
+  case 59: fn = "tirx_wgmma_fence"; obj = false; tirx_wgmma_fence(NULL); break;
+  case 60: fn = "tirx_wgmma_commit"; obj = false; tirx_wgmma_commit(NULL); break;
+  case 61: fn = "tirx_wgmma_wait"; obj = false; tirx_wgmma_wait(NULL, 0); break;
+  case 62: fn = "tirx_gemm"; obj = false; tirx_gemm(NULL, fr, fr, fr, NULL); break;
+  case 63: fn = "tirx_gemm_async"; obj = false; tirx_gemm_async(NULL, fr, fr, fr, NULL); break;
+  case 64: fn = "tirx_copy_async"; obj = false; tirx_copy_async(NULL, fr, fr, NULL); break;
+  case 65: fn = "tirx_bulk_commit"; obj = false; tirx_bulk_commit(NULL); break;
+  case 66: fn = "tirx_bulk_wait"; obj = false; tirx_bulk_wait(NULL, 0, false); break;
+  case 67:
+    fn = "tirx_tmap_prefetch";
+    obj = false;
+    tirx_tmap_prefetch(NULL, r->nftn ? r->ftn[0] : NULL);
+    break;
+  case 68: fn = "tirx_set_cluster"; obj = false; tirx_set_cluster(NULL, 2, 1, 1); break;
+  case 69:
+    fn = "tirx_region_new";
+    o = tirx_region_new(NULL, r->nftn ? r->ftn[0] : NULL, 1, idx, dims);
+    break;
+  case 70: fn = "tirx_whole"; o = tirx_whole(NULL, r->nftn ? r->ftn[1] : NULL); break;
+  case 71: fn = "tirx_broadcast"; o = tirx_broadcast(NULL, e); break;
+  case 72: fn = "tirx_team_begin"; obj = false; tirx_team_begin(NULL, TIRX_TEAM_WARP); break;
+  case 73: fn = "tirx_team_end"; obj = false; tirx_team_end(NULL); break;
+  case 74:
+    fn = "tirx_filter_begin";
+    obj = false;
+    tirx_filter_begin(NULL, TIRX_AXIS_TID, 0, 1);
+    break;
+  case 75: fn = "tirx_filter_end"; obj = false; tirx_filter_end(NULL); break;
   case 42: {
     fn = "tirx_kernel_build";
     obj = false;
@@ -983,7 +1205,10 @@ enum {
   OP_SPECIAL, OP_BINARY, OP_UNARY, OP_SELECT, OP_CAST, OP_LOAD, OP_SHFL, OP_FOR_BEGIN,
   OP_FOR_END, OP_IF_BEGIN, OP_ELSE, OP_IF_END, OP_LET, OP_VAR, OP_ASSIGN, OP_STORE, OP_ATOMIC,
   OP_SYNC, OP_SET_GRID, OP_SET_BLOCK, OP_SET_SHARED, OP_NULL_BUILDER, OP_BUILD, OP_REPEAT,
-  OP_CHAIN, OP_SET_POLICY, N_OPS
+  OP_CHAIN, OP_SET_POLICY, OP_TEAM_BEGIN, OP_TEAM_END, OP_FILTER_BEGIN, OP_FILTER_END,
+  OP_REGION_NEW, OP_REGION_OTHER, OP_ALLOC_MBAR, OP_MBAR, OP_PLAIN, OP_CLUSTER_EXPR,
+  OP_SETMAXNREG, OP_NAMED_BAR, OP_GROUP_WAIT, OP_GEMM, OP_COPY_ASYNC, OP_TMAP_PREFETCH,
+  OP_SET_CLUSTER, OP_PRIM, OP_RECIPE, N_OPS
 };
 
 /* Records a declared parameter when the call succeeded. */
@@ -1066,6 +1291,36 @@ static int index_list(run *r, const tirx_tensor *t, tirx_expr **idx, tirx_expr *
 
 static void exec_op(run *r, bool nested);
 
+/* The mirror of open blocks: the innermost for/if/filter block (team scopes open no block),
+ * -1 when none. */
+static int frame_top(const run *r) {
+  for (int i = r->nopen - 1; i >= 0; i--)
+    if (r->open[i] != 5) return i;
+  return -1;
+}
+static int frame_kind(const run *r) {
+  int i = frame_top(r);
+  return i < 0 ? 0 : r->open[i];
+}
+/* Removes entry i (a closed block or scope) from the mirror. */
+static void open_remove(run *r, int i) {
+  if (i < 0 || i >= r->nopen) return;
+  memmove(&r->open[i], &r->open[i + 1], (size_t)(r->nopen - i - 1) * sizeof r->open[0]);
+  r->nopen--;
+}
+static void open_push(run *r, int kind) {
+  if (r->nopen < MAX_OPEN) r->open[r->nopen++] = kind;
+}
+
+/* The product of n extents, -1 when one is < 1 or it overflows. */
+static int64_t checked_product(const int64_t *v, int n) {
+  int64_t p = 1;
+  for (int k = 0; k < n; k++) {
+    if (v[k] < 1 || __builtin_mul_overflow(p, v[k], &p)) return -1;
+  }
+  return p;
+}
+
 static void op_tensor(run *r, int op) {
   static const char *const fns[4] = {"tirx_param_tensor", "tirx_param_tensor_strided",
                                      "tirx_alloc_shared", "tirx_alloc_local"};
@@ -1079,6 +1334,7 @@ static void op_tensor(run *r, int op) {
   bool rank_ok = rank >= 1 && rank <= TIRX_BUILDER_MAX_RANK;
   int expect = !name_valid(name) || !dtype_usable(dt) || !rank_ok || (flags & 1) ? MUST_FAIL : ANY;
   tirx_tensor *t = NULL;
+  tmeta tm = unknown_tmeta;
   if (op == OP_PARAM_TENSOR || op == OP_PARAM_STRIDED) {
     tirx_expr *shape[16] = {NULL};
     int64_t cshape[16];
@@ -1109,6 +1365,9 @@ static void op_tensor(run *r, int op) {
     }
     post(r, fn, NULL, true, t, expect);
     if (t) note_param(r, name);
+    tm.storage = 0;
+    tm.param = true;
+    if (all_known && rank_ok) tm.elems = checked_product(cshape, rank);
   } else {
     int64_t shape[16];
     for (int k = 0; k < 16; k++) shape[k] = 1;
@@ -1119,12 +1378,670 @@ static void op_tensor(run *r, int op) {
     t = op == OP_ALLOC_SHARED ? tirx_alloc_shared(r->b, name, dt, rank, sp, l)
                               : tirx_alloc_local(r->b, name, dt, rank, sp, l);
     post(r, fn, NULL, true, t, expect);
+    tm.storage = op == OP_ALLOC_SHARED ? 1 : 2;
+    if (rank_ok) tm.elems = checked_product(shape, rank);
   }
   if (t) {
     INVARIANT(tirx_tensor_rank(t) == rank && (int)tirx_tensor_dtype(t) == (int)dt &&
                   tirx_tensor_name(t) && strcmp(tirx_tensor_name(t), name) == 0,
               "%s: the tensor's accessors disagree with the declaration", fn);
-    push_tensor(r, t);
+    tm.dtype = (int)dt;
+    push_tensor_m(r, t, tm);
+  }
+}
+
+/* ---- the sm_90 vocabulary: scopes, regions, synchronisation, TMA, gemm ------------------------ */
+
+/* A call that the harness makes on its own account (recipes): any outcome is fine, but the
+ * contract is checked as for every call. */
+static void checked(run *r, const char *fn, bool obj_call, const void *obj) {
+  post(r, fn, NULL, obj_call, obj, ANY);
+}
+
+static bool block_whole_wgs(const run *r) { return r->threads > 0 && r->threads % 128 == 0; }
+
+static void h_team_begin(run *r, int team, int expect) {
+  pre(r, "tirx_team_begin");
+  tirx_team_begin(r->b, (tirx_team)team);
+  post(r, "tirx_team_begin", NULL, false, NULL, expect);
+  if (!r->failed) open_push(r, 5);
+}
+
+static void h_team_end(run *r) {
+  pre(r, "tirx_team_end");
+  tirx_team_end(r->b);
+  int last_team = -1;
+  for (int i = r->nopen - 1; i >= 0 && last_team < 0; i--)
+    if (r->open[i] == 5) last_team = i;
+  post(r, "tirx_team_end", NULL, false, NULL, last_team < 0 ? MUST_FAIL : ANY);
+  if (!r->failed) open_remove(r, last_team);
+}
+
+static void h_filter_begin(run *r, int axis, int64_t lo, int64_t hi, int expect) {
+  pre(r, "tirx_filter_begin");
+  tirx_filter_begin(r->b, (tirx_axis)axis, lo, hi);
+  post(r, "tirx_filter_begin", NULL, false, NULL, expect);
+  if (!r->failed) open_push(r, 4);
+}
+
+static void h_filter_end(run *r) {
+  pre(r, "tirx_filter_end");
+  tirx_filter_end(r->b);
+  post(r, "tirx_filter_end", NULL, false, NULL, frame_kind(r) == 4 ? ANY : MUST_FAIL);
+  if (!r->failed) open_remove(r, frame_top(r));
+}
+
+static tirx_region *h_region(run *r, tirx_tensor *t, const tmeta *tm, int n,
+                             tirx_expr *const *begins, const int64_t *extents, int expect) {
+  pre(r, "tirx_region_new");
+  tirx_region *g = tirx_region_new(r->b, t, n, begins, extents);
+  post(r, "tirx_region_new", NULL, true, g, expect);
+  rmeta m = unknown_rmeta;
+  m.storage = tm->storage;
+  m.dtype = t ? (int)tirx_tensor_dtype(t) : -1;
+  m.elems = extents && n >= 1 && n <= 16 ? checked_product(extents, n) : -1;
+  push_region(r, g, m);
+  return g;
+}
+
+static tirx_region *h_whole(run *r, tirx_tensor *t, const tmeta *tm, int expect) {
+  pre(r, "tirx_whole");
+  tirx_region *g = tirx_whole(r->b, t);
+  post(r, "tirx_whole", NULL, true, g, expect);
+  rmeta m = unknown_rmeta;
+  m.storage = tm->storage;
+  m.dtype = t ? (int)tirx_tensor_dtype(t) : -1;
+  m.elems = tm->elems;
+  push_region(r, g, m);
+  return g;
+}
+
+static tirx_tensor *h_tensor(run *r, const char *fn, tirx_tensor *t, tmeta tm) {
+  checked(r, fn, true, t);
+  if (t) tm.dtype = (int)tirx_tensor_dtype(t);
+  push_tensor_m(r, t, tm);
+  return t;
+}
+
+static tirx_expr *h_expr(run *r, const char *fn, tirx_expr *e, meta m) {
+  checked(r, fn, true, e);
+  push_expr(r, e, m);
+  return e;
+}
+
+static void h_set_block(run *r, int x) {
+  pre(r, "tirx_set_block");
+  tirx_set_block(r->b, x, 1, 1);
+  post(r, "tirx_set_block", NULL, false, NULL, MUST_OK);
+  r->block_set = true;
+  r->threads = x;
+}
+
+/* An mbarrier tensor of n and a region of its element 0, through the public calls. */
+static tirx_region *h_mbarrier(run *r, const char *name, int64_t n, int expect) {
+  pre(r, "tirx_alloc_mbarrier");
+  tirx_tensor *t = tirx_alloc_mbarrier(r->b, name, n);
+  post(r, "tirx_alloc_mbarrier", NULL, true, t, expect);
+  if (!t) return NULL;
+  tmeta tm = {1, false, false, TIRX_I64, n};
+  push_tensor_m(r, t, tm);
+  pre(r, "tirx_int");
+  tirx_expr *zero = tirx_int(r->b, 0);
+  post(r, "tirx_int", NULL, true, zero, MUST_OK);
+  return h_region(r, t, &tm, 1, (tirx_expr *[]){zero}, (int64_t[]){1}, ANY);
+}
+
+static const int bad_small[16] = {-1, 0, INT_MIN, INT_MAX, 9, 16, -8, 255,
+                                  256, 264, 23, 25, 8, 7, 64, 1 << 20};
+
+/*
+ * Recipes: well-formed sm_90 kernel fragments the byte stream would rarely assemble by
+ * itself (the layouts wgmma and TMA need), with a few parameters taken from the input. Their
+ * tensors, regions and expressions go to the pools, where later ops can misuse them.
+ *   0 TMA: a global tensor, a swizzled shared tile, an mbarrier; optionally the whole
+ *     init / expect_tx / copy_async load (multicast when a cluster is set) / wait / store /
+ *     bulk commit+wait sequence under one-thread filters.
+ *   1 wgmma: a warpgroup team, shared A and B tiles, a wgmma_acc accumulator, gemm_async,
+ *     commit and wait.
+ *   2 mma: a warp team, padded A and B, a C-fragment accumulator, tirx_gemm.
+ *   3 reduce.dsmem: a cluster team, a register tile spread on cbx, fill and reduce.
+ */
+static void op_recipe(run *r) {
+  uint8_t w = u8(r), p1 = u8(r), p2 = u8(r), fl = u8(r);
+  int id = r->recipes++;
+  char n1[40], n2[40], n3[40], n4[40];
+  snprintf(n1, sizeof n1, "ra%d", id);
+  snprintf(n2, sizeof n2, "rb%d", id);
+  snprintf(n3, sizeof n3, "rc%d", id);
+  snprintf(n4, sizeof n4, "rd%d", id);
+  tirx_arena *A = tirx_builder_arena(r->b);
+  static const int sws[4] = {128, 64, 32, 0};
+  switch (w % 4) {
+  case 0: { /* TMA */
+    static const tirx_dtype dts[4] = {TIRX_BF16, TIRX_F16, TIRX_F32, TIRX_U8};
+    static const int64_t rows_t[8] = {64, 8, 16, 128, 32, 1, 3, 256};
+    static const int64_t bytes_t[4] = {128, 64, 32, 256};
+    tirx_dtype dt = dts[p1 % 4];
+    int es = tirx_dtype_size(dt);
+    int64_t rows = rows_t[(p1 >> 2) % 8], cols = bytes_t[p2 % 4] / es;
+    int sw = sws[(p2 >> 2) % 4];
+    if (!r->block_set && (fl & 1)) h_set_block(r, 128);
+    pre(r, "tirx_param_int");
+    tirx_expr *M = tirx_param_int(r->b, n1, TIRX_I32);
+    checked(r, "tirx_param_int", true, M);
+    if (M) note_param(r, n1);
+    meta pm = mk(TIRX_I32, true);
+    pm.pint = true;
+    push_expr(r, M, pm);
+    tmeta gm = {0, true, false, (int)dt, -1};
+    pre(r, "tirx_param_tensor");
+    tirx_tensor *g = tirx_param_tensor(r->b, n2, dt, 2, (tirx_expr *[]){M, M}, NULL);
+    h_tensor(r, "tirx_param_tensor", g, gm);
+    if (g) note_param(r, n2);
+    const tirx_layout *l = sw ? tirx_layout_smem_tile(A, rows, cols, es, sw) : NULL;
+    tirx_clear_error();
+    tmeta sm = {1, false, false, (int)dt, rows * cols};
+    pre(r, "tirx_alloc_shared");
+    tirx_tensor *s = h_tensor(r, "tirx_alloc_shared",
+                              tirx_alloc_shared(r->b, n3, dt, 2, (int64_t[]){rows, cols}, l), sm);
+    tirx_region *bar = h_mbarrier(r, n4, 1 + (fl >> 6), ANY);
+    pre(r, "tirx_block_idx");
+    tirx_expr *bx = h_expr(r, "tirx_block_idx", tirx_block_idx(r->b, 0), mk(TIRX_I32, false));
+    pre(r, "tirx_int");
+    tirx_expr *c = h_expr(r, "tirx_int", tirx_int(r->b, rows), mk(TIRX_I64, true));
+    pre(r, "tirx_mul");
+    tirx_expr *r0 = h_expr(r, "tirx_mul", tirx_mul(r->b, bx, c), mk(TIRX_I32, false));
+    pre(r, "tirx_int");
+    tirx_expr *z = h_expr(r, "tirx_int", tirx_int(r->b, 0), mk(TIRX_I64, true));
+    tirx_region *gr = g ? h_region(r, g, &gm, 2, (tirx_expr *[]){r0, z},
+                                   (int64_t[]){rows, cols}, ANY)
+                        : NULL;
+    tirx_region *sr = s ? h_whole(r, s, &sm, ANY) : NULL;
+    if (!(fl & 2) || !gr || !sr || !bar) break;
+    /* The whole sequence, as tests/unit/prim/test_tma.c writes it. */
+    h_filter_begin(r, TIRX_AXIS_TID, 0, 1, ANY);
+    pre(r, "tirx_tmap_prefetch");
+    tirx_tmap_prefetch(r->b, g);
+    checked(r, "tirx_tmap_prefetch", false, NULL);
+    pre(r, "tirx_mbarrier_init");
+    tirx_mbarrier_init(r->b, bar, 1);
+    checked(r, "tirx_mbarrier_init", false, NULL);
+    pre(r, "tirx_fence_mbarrier_init");
+    tirx_fence_mbarrier_init(r->b);
+    checked(r, "tirx_fence_mbarrier_init", false, NULL);
+    h_filter_end(r);
+    pre(r, "tirx_sync_threads");
+    tirx_sync_threads(r->b);
+    checked(r, "tirx_sync_threads", false, NULL);
+    h_filter_begin(r, TIRX_AXIS_TID, 0, 1, ANY);
+    pre(r, "tirx_int");
+    tirx_expr *bytes = h_expr(r, "tirx_int", tirx_int(r->b, rows * cols * es), mk(TIRX_I64, true));
+    pre(r, "tirx_mbarrier_expect_tx");
+    tirx_mbarrier_expect_tx(r->b, bar, bytes);
+    checked(r, "tirx_mbarrier_expect_tx", false, NULL);
+    tirx_expr *mask = NULL;
+    if (fl & 4) {
+      pre(r, "tirx_int");
+      mask = h_expr(r, "tirx_int", tirx_int(r->b, 3), mk(TIRX_I64, true));
+    }
+    tirx_config cfg = {.barrier = bar, .multicast = mask};
+    pre(r, "tirx_copy_async");
+    tirx_copy_async(r->b, sr, gr, &cfg);
+    checked(r, "tirx_copy_async", false, NULL);
+    h_filter_end(r);
+    pre(r, "tirx_mbarrier_wait");
+    tirx_mbarrier_wait(r->b, bar, z);
+    checked(r, "tirx_mbarrier_wait", false, NULL);
+    if (fl & 8) {
+      h_filter_begin(r, TIRX_AXIS_TID, 0, 1, ANY);
+      pre(r, "tirx_copy_async");
+      tirx_copy_async(r->b, gr, sr, NULL);
+      checked(r, "tirx_copy_async", false, NULL);
+      pre(r, "tirx_bulk_commit");
+      tirx_bulk_commit(r->b);
+      checked(r, "tirx_bulk_commit", false, NULL);
+      pre(r, "tirx_bulk_wait");
+      tirx_bulk_wait(r->b, 0, fl & 16);
+      checked(r, "tirx_bulk_wait", false, NULL);
+      h_filter_end(r);
+    }
+    break;
+  }
+  case 1: { /* wgmma */
+    static const int ms[4] = {64, 128, 64, 32};
+    static const int ks[4] = {16, 32, 64, 16};
+    int m = ms[p1 % 4], k = ks[(p1 >> 2) % 4], n = 8 * (1 + p2 % 32);
+    tirx_dtype dt = fl & 1 ? TIRX_F16 : TIRX_BF16;
+    int sw = sws[(p2 >> 5) % 3];
+    if (!r->block_set) h_set_block(r, fl & 2 ? 256 : 128);
+    const tirx_layout *al = tirx_layout_smem_tile(A, m, k, 2, sw);
+    const tirx_layout *bl0 = tirx_layout_smem_tile(A, n, k, 2, sw);
+    const tirx_layout *bl = bl0 ? tirx_layout_permute(A, bl0, 2, (int64_t[]){1, 0}) : NULL;
+    tmeta am = {1, false, false, (int)dt, (int64_t)m * k};
+    tmeta bm = {1, false, false, (int)dt, (int64_t)k * n};
+    tmeta dm = {2, false, false, TIRX_F32, (int64_t)m * n};
+    const tirx_layout *dl = tirx_layout_wgmma_acc(A, m, n);
+    pre(r, "tirx_alloc_shared");
+    tirx_tensor *as = h_tensor(r, "tirx_alloc_shared",
+                               tirx_alloc_shared(r->b, n1, dt, 2, (int64_t[]){m, k}, al), am);
+    pre(r, "tirx_alloc_shared");
+    tirx_tensor *bs = h_tensor(r, "tirx_alloc_shared",
+                               tirx_alloc_shared(r->b, n2, dt, 2, (int64_t[]){k, n}, bl), bm);
+    h_team_begin(r, TIRX_TEAM_WARPGROUP, ANY);
+    pre(r, "tirx_alloc_local");
+    tirx_tensor *d = h_tensor(r, "tirx_alloc_local",
+                              tirx_alloc_local(r->b, n3, TIRX_F32, 2, (int64_t[]){m, n}, dl),
+                              dm);
+    tirx_region *dr = d ? h_whole(r, d, &dm, ANY) : NULL;
+    tirx_region *ar = as ? h_whole(r, as, &am, ANY) : NULL;
+    tirx_region *br = bs ? h_whole(r, bs, &bm, ANY) : NULL;
+    tirx_gemm_config cfg = {.family = fl & 4 ? "wgmma" : NULL};
+    if (fl & 8) {
+      pre(r, "tirx_bool");
+      cfg.accumulate = h_expr(r, "tirx_bool", tirx_bool(r->b, fl & 16), mk(TIRX_BOOL, false));
+    }
+    pre(r, "tirx_gemm_async");
+    tirx_gemm_async(r->b, dr, ar, br, &cfg);
+    checked(r, "tirx_gemm_async", false, NULL);
+    pre(r, "tirx_wgmma_commit");
+    tirx_wgmma_commit(r->b);
+    checked(r, "tirx_wgmma_commit", false, NULL);
+    pre(r, "tirx_wgmma_wait");
+    tirx_wgmma_wait(r->b, 0);
+    checked(r, "tirx_wgmma_wait", false, NULL);
+    if (fl & 32) h_team_end(r);
+    break;
+  }
+  case 2: { /* mma */
+    if (!r->block_set) h_set_block(r, fl & 2 ? 64 : 32);
+    tirx_dtype dt = fl & 1 ? TIRX_F16 : TIRX_BF16;
+    tmeta am = {1, false, false, (int)dt, 16 * 32};
+    tmeta dm = {2, false, false, TIRX_F32, 16 * 16};
+    const tirx_layout *al = tirx_layout_parse(A, "((16),(32)):((40@m),(1@m))");
+    const tirx_layout *bl = tirx_layout_parse(A, "((32),(16)):((1@m),(40@m))");
+    const tirx_layout *dl =
+        tirx_layout_parse(A, "((2,8),(2,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))");
+    pre(r, "tirx_alloc_shared");
+    tirx_tensor *as = h_tensor(r, "tirx_alloc_shared",
+                               tirx_alloc_shared(r->b, n1, dt, 2, (int64_t[]){16, 32}, al), am);
+    pre(r, "tirx_alloc_shared");
+    tirx_tensor *bs = h_tensor(r, "tirx_alloc_shared",
+                               tirx_alloc_shared(r->b, n2, dt, 2, (int64_t[]){32, 16}, bl), am);
+    h_team_begin(r, p1 & 1 ? TIRX_TEAM_WARP : TIRX_TEAM_THREAD, ANY);
+    pre(r, "tirx_alloc_local");
+    tirx_tensor *d = h_tensor(
+        r, "tirx_alloc_local",
+        tirx_alloc_local(r->b, n3, TIRX_F32, 2, (int64_t[]){16, 16}, dl), dm);
+    static const char *const fams[4] = {NULL, "mma", "scalar", "wgmma"};
+    tirx_gemm_config cfg = {.family = fams[p2 % 4]};
+    tirx_region *dr = d ? h_whole(r, d, &dm, ANY) : NULL;
+    tirx_region *ar = as ? h_whole(r, as, &am, ANY) : NULL;
+    tirx_region *br = bs ? h_whole(r, bs, &am, ANY) : NULL;
+    pre(r, "tirx_gemm");
+    tirx_gemm(r->b, dr, ar, br, &cfg);
+    checked(r, "tirx_gemm", false, NULL);
+    if (fl & 32) h_team_end(r);
+    break;
+  }
+  default: { /* reduce.dsmem */
+    static const int cxs[4] = {2, 4, 1, 8};
+    int cx = cxs[p1 % 4];
+    pre(r, "tirx_set_cluster");
+    tirx_set_cluster(r->b, cx, 1, 1);
+    checked(r, "tirx_set_cluster", false, NULL);
+    if (!r->block_set) h_set_block(r, fl & 2 ? 128 : 64);
+    int64_t per = r->threads > 0 ? r->threads : 64;
+    int regs = 1 + p2 % 4;
+    char text[96];
+    snprintf(text, sizeof text, "(%d,%lld,%d):(1@cbx,1@tid,1@reg)", cx, (long long)per, regs);
+    h_team_begin(r, fl & 4 ? TIRX_TEAM_CTA : TIRX_TEAM_CLUSTER, ANY);
+    static const tirx_dtype dts[4] = {TIRX_F32, TIRX_F32, TIRX_I32, TIRX_F64};
+    tirx_dtype dt = dts[(p1 >> 2) % 4];
+    int64_t cols = cx * per * regs;
+    tmeta vm = {2, false, false, (int)dt, cols};
+    tmeta sm = {2, false, false, (int)dt, 1};
+    const tirx_layout *vl = tirx_layout_parse(A, text);
+    pre(r, "tirx_alloc_local");
+    tirx_tensor *v = h_tensor(r, "tirx_alloc_local",
+                              tirx_alloc_local(r->b, n1, dt, 1, (int64_t[]){cols}, vl), vm);
+    pre(r, "tirx_alloc_local");
+    tirx_tensor *s = h_tensor(r, "tirx_alloc_local",
+                              tirx_alloc_local(r->b, n2, dt, 1, (int64_t[]){1}, NULL), sm);
+    tirx_region *vr = v ? h_whole(r, v, &vm, ANY) : NULL;
+    tirx_region *sr = s ? h_whole(r, s, &sm, ANY) : NULL;
+    pre(r, "tirx_float");
+    tirx_expr *one = h_expr(r, "tirx_float", tirx_float(r->b, 1.0, TIRX_F32), mk(TIRX_F32, false));
+    pre(r, "tirx_fill");
+    tirx_fill(r->b, vr, one, NULL);
+    checked(r, "tirx_fill", false, NULL);
+    static const tirx_op ops[4] = {TIRX_OP_SUM, TIRX_OP_MAX, TIRX_OP_SUMSQ, TIRX_OP_MIN};
+    pre(r, "tirx_reduce");
+    tirx_reduce(r->b, sr, vr, ops[p2 >> 6], 1, fl & 8, NULL);
+    checked(r, "tirx_reduce", false, NULL);
+    if (fl & 32) h_team_end(r);
+    break;
+  }
+  }
+}
+
+/* An int operand of the sm_90 calls: < 0xF0 from good (n entries, b % n), else bad_small. */
+static int pick_int(run *r, const int *good, int n) {
+  uint8_t v = u8(r);
+  return v < 0xF0 ? good[v % n] : bad_small[v - 0xF0];
+}
+
+/* An expression argument that must be an integer: NULL, foreign, or of a known non-integer
+ * dtype (bool and floats included) makes the call fail. */
+static bool bad_int_arg(const tirx_expr *e, const meta *m) {
+  return !e || m->foreign || (m->dtype >= 0 && !is_int(m->dtype));
+}
+
+static void op_sm90(run *r, int op) {
+  char nbuf[80];
+  meta mx;
+  rmeta ra, rb, rc;
+  switch (op) {
+  case OP_TEAM_BEGIN: {
+    static const int bad[16] = {-1, 5, INT_MIN, INT_MAX, 6, 255, -2, 100,
+                                5, -1, 7, 1 << 20, 5, 5, -5, 8};
+    uint8_t v = u8(r);
+    int team = v < 0xF0 ? v % 5 : bad[v - 0xF0];
+    bool in_enum = team >= 0 && team <= TIRX_TEAM_CLUSTER;
+    h_team_begin(r, team, !in_enum || !r->block_set ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_TEAM_END: h_team_end(r); break;
+  case OP_FILTER_BEGIN: {
+    static const int bad_axes[16] = {-1, 14, 32, INT_MIN, INT_MAX, 31, 12, 0,
+                                     7, 8, 11, 13, 33, 1000, -100, 9};
+    static const int64_t bounds[16] = {0, -1, 1, 31, 32, 127, 128, 1023, 1024, 4, 3,
+                                       INT64_MAX, INT64_MIN, (int64_t)1 << 40, 8, 2};
+    uint8_t av = u8(r), lv = u8(r), hv = u8(r);
+    int axis = av < 0xF0 ? TIRX_AXIS_LANEID + av % 6 : bad_axes[av - 0xF0];
+    int64_t lo = lv < 0xE0 ? lv % 132 : bounds[lv % 16];
+    int64_t hi = hv < 0xE0 ? (lo < INT64_MAX - 40 ? lo + hv % 33 : lo) : bounds[hv % 16];
+    /* Documented: lo >= hi, lo < 0 are invalid; axes outside the CTA are not supported. */
+    bool bad = !r->block_set || lo >= hi || lo < 0 || axis < TIRX_AXIS_LANEID ||
+               axis > TIRX_AXIS_TID;
+    h_filter_begin(r, axis, lo, hi, bad ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_FILTER_END: h_filter_end(r); break;
+  case OP_REGION_NEW: {
+    bool tbad, ibad;
+    tmeta tm;
+    tirx_tensor *t = pick_tensor_m(r, &tbad, &tm);
+    tirx_expr *idx[16];
+    tirx_expr *const *ip;
+    int n = index_list(r, t, idx, &ip, &ibad);
+    uint8_t fl = u8(r);
+    int64_t ext[16];
+    int m = n < 0 ? 0 : n > 16 ? 16 : n;
+    bool ext_bad = false;
+    for (int k = 0; k < m; k++) {
+      ext[k] = fl & 2 ? 1 : dim_val(r);
+      if (ext[k] < 1) ext_bad = true;
+    }
+    const int64_t *ep = fl & 1 ? NULL : ext;
+    h_region(r, t, &tm, n, ip, ep,
+             tbad || ibad || !ep || ext_bad || n != tirx_tensor_rank(t) ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_REGION_OTHER: {
+    if (u8(r) & 1) {
+      tirx_expr *v = pick_expr(r, W_NUM, -1, &mx);
+      pre(r, "tirx_broadcast");
+      tirx_region *g = tirx_broadcast(r->b, v);
+      post(r, "tirx_broadcast", NULL, true, g, !v || mx.foreign ? MUST_FAIL : ANY);
+      rmeta m = unknown_rmeta;
+      m.bcast = true;
+      m.dtype = mx.dtype;
+      push_region(r, g, m);
+    } else {
+      bool tbad;
+      tmeta tm;
+      tirx_tensor *t = pick_tensor_m(r, &tbad, &tm);
+      h_whole(r, t, &tm, tbad ? MUST_FAIL : ANY);
+    }
+    break;
+  }
+  case OP_ALLOC_MBAR: {
+    const char *name = name_val(r, nbuf);
+    int64_t n = int_val(r);
+    h_mbarrier(r, name, n, !name_valid(name) || n < 1 ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_MBAR: {
+    static const char *const fns[5] = {"tirx_mbarrier_init", "tirx_mbarrier_arrive",
+                                       "tirx_mbarrier_arrive_cluster", "tirx_mbarrier_expect_tx",
+                                       "tirx_mbarrier_wait"};
+    int w = u8(r) % 5;
+    tirx_region *bar = pick_region(r, R_MBAR, &ra);
+    bool bad = not_mbar(bar, &ra);
+    const char *fn = fns[w];
+    if (w == 0) {
+      int64_t count = int_val(r);
+      pre(r, fn);
+      tirx_mbarrier_init(r->b, bar, count);
+      bad = bad || count < 1 || count > (1 << 20) - 1;
+    } else if (w == 1) {
+      pre(r, fn);
+      tirx_mbarrier_arrive(r->b, bar);
+    } else {
+      tirx_expr *e = pick_expr(r, W_INT, -1, &mx);
+      bad = bad || bad_int_arg(e, &mx);
+      if (mx.known && !mx.foreign && e) {
+        if (w == 2) bad = bad || mx.val < 0 || mx.val > 15;
+        if (w == 3) bad = bad || mx.val < 0 || mx.val > (1 << 20) - 1;
+      }
+      pre(r, fn);
+      if (w == 2)
+        tirx_mbarrier_arrive_cluster(r->b, bar, e);
+      else if (w == 3)
+        tirx_mbarrier_expect_tx(r->b, bar, e);
+      else
+        tirx_mbarrier_wait(r->b, bar, e);
+    }
+    post(r, fn, NULL, false, NULL, bad ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_PLAIN: {
+    static const char *const fns[6] = {"tirx_fence_proxy_async", "tirx_fence_mbarrier_init",
+                                       "tirx_cluster_sync",      "tirx_wgmma_fence",
+                                       "tirx_wgmma_commit",      "tirx_bulk_commit"};
+    int w = u8(r) % 6;
+    pre(r, fns[w]);
+    switch (w) {
+    case 0: tirx_fence_proxy_async(r->b); break;
+    case 1: tirx_fence_mbarrier_init(r->b); break;
+    case 2: tirx_cluster_sync(r->b); break;
+    case 3: tirx_wgmma_fence(r->b); break;
+    case 4: tirx_wgmma_commit(r->b); break;
+    default: tirx_bulk_commit(r->b); break;
+    }
+    int expect = w == 3 || w == 4 ? (block_whole_wgs(r) ? ANY : MUST_FAIL) : MUST_OK;
+    post(r, fns[w], NULL, false, NULL, expect);
+    break;
+  }
+  case OP_CLUSTER_EXPR: {
+    int w = u8(r) % 3;
+    tirx_expr *e;
+    if (w == 0) {
+      pre(r, "tirx_cluster_ctarank");
+      e = tirx_cluster_ctarank(r->b);
+      post(r, "tirx_cluster_ctarank", NULL, true, e, MUST_OK);
+      push_expr(r, e, mk(TIRX_I32, false));
+    } else if (w == 1) {
+      int dim = small_val(r);
+      pre(r, "tirx_cluster_id");
+      e = tirx_cluster_id(r->b, dim);
+      post(r, "tirx_cluster_id", NULL, true, e, dim >= 0 && dim <= 2 ? MUST_OK : MUST_FAIL);
+      push_expr(r, e, mk(TIRX_I32, false));
+    } else {
+      pre(r, "tirx_elect_one");
+      e = tirx_elect_one(r->b);
+      post(r, "tirx_elect_one", NULL, true, e, MUST_OK);
+      push_expr(r, e, mk(TIRX_BOOL, false));
+    }
+    break;
+  }
+  case OP_SETMAXNREG: {
+    static const int good[8] = {24, 32, 40, 64, 128, 168, 232, 256};
+    int regs = pick_int(r, good, 8);
+    bool inc = u8(r) & 1;
+    pre(r, "tirx_setmaxnreg");
+    tirx_setmaxnreg(r->b, regs, inc);
+    bool bad = regs < 24 || regs > 256 || regs % 8 || !block_whole_wgs(r);
+    post(r, "tirx_setmaxnreg", NULL, false, NULL, bad ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_NAMED_BAR: {
+    static const int ids[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0};
+    static const int nts[8] = {32, 64, 96, 128, 256, 512, 1024, 160};
+    bool arrive = u8(r) & 1;
+    int id = pick_int(r, ids, 16), nt = pick_int(r, nts, 8);
+    const char *fn = arrive ? "tirx_named_barrier_arrive" : "tirx_named_barrier_sync";
+    pre(r, fn);
+    if (arrive)
+      tirx_named_barrier_arrive(r->b, id, nt);
+    else
+      tirx_named_barrier_sync(r->b, id, nt);
+    bool bad = id < 1 || id > 15 || !r->threads || nt < 32 || nt % 32 || nt > r->threads;
+    post(r, fn, NULL, false, NULL, bad ? MUST_FAIL : MUST_OK);
+    break;
+  }
+  case OP_GROUP_WAIT: {
+    static const int good[10] = {0, 1, 2, 3, 7, 8, 15, 63, 64, 6};
+    bool bulk = u8(r) & 1;
+    int n = pick_int(r, good, 10);
+    bool ro = u8(r) & 1;
+    const char *fn = bulk ? "tirx_bulk_wait" : "tirx_wgmma_wait";
+    pre(r, fn);
+    if (bulk)
+      tirx_bulk_wait(r->b, n, ro);
+    else
+      tirx_wgmma_wait(r->b, n);
+    int expect = bulk ? (n >= 0 && n <= 63 ? MUST_OK : MUST_FAIL)
+                      : (n >= 0 && n <= 7 && block_whole_wgs(r) ? ANY : MUST_FAIL);
+    post(r, fn, NULL, false, NULL, expect);
+    break;
+  }
+  case OP_GEMM: {
+    static const char *const fams[8] = {NULL, "wgmma", "mma", "scalar", "bogus", "", "vec",
+                                        "wgmma"};
+    static const int64_t shp[8] = {0, 64, 16, 8, 256, -1, INT64_MAX, 3};
+    uint8_t fl = u8(r);
+    bool async = fl & 1;
+    tirx_region *d = pick_region(r, async ? R_LOCAL : R_ANY, &ra);
+    tirx_region *a = pick_region(r, R_SHARED, &rb);
+    tirx_region *bm = pick_region(r, R_SHARED, &rc);
+    tirx_gemm_config cfg = {.family = fams[(fl >> 2) % 8]};
+    mx = unknown_meta;
+    if (fl & 0x20)
+      for (int k = 0; k < 3; k++) cfg.shape[k] = shp[u8(r) % 8];
+    if (fl & 0x40) cfg.accumulate = pick_expr(r, W_BOOL, -1, &mx);
+    const tirx_gemm_config *cp = fl & 2 ? NULL : &cfg;
+    const char *fn = async ? "tirx_gemm_async" : "tirx_gemm";
+    pre(r, fn);
+    if (async)
+      tirx_gemm_async(r->b, d, a, bm, cp);
+    else
+      tirx_gemm(r->b, d, a, bm, cp);
+    bool bad = !d || !a || !bm || ra.foreign || rb.foreign || rc.foreign || ra.bcast ||
+               rb.bcast || rc.bcast;
+    if (cp && cfg.accumulate)
+      bad = bad || mx.foreign || (mx.dtype >= 0 && mx.dtype != TIRX_BOOL);
+    post(r, fn, NULL, false, NULL, bad ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_COPY_ASYNC: {
+    uint8_t fl = u8(r);
+    tirx_region *dst = pick_region(r, R_SHARED, &ra);
+    tirx_region *src = pick_region(r, R_GLOBAL, &rb);
+    tirx_config cfg = {0};
+    rc = unknown_rmeta;
+    mx = unknown_meta;
+    if (fl & 2) cfg.barrier = pick_region(r, R_MBAR, &rc);
+    if (fl & 4) cfg.multicast = pick_expr(r, W_INT, -1, &mx);
+    if (fl & 8) cfg.family = fl & 16 ? "tma" : "bogus";
+    const tirx_config *cp = fl & 1 ? NULL : &cfg;
+    pre(r, "tirx_copy_async");
+    tirx_copy_async(r->b, dst, src, cp);
+    bool bad = !dst || !src || ra.foreign || rb.foreign || ra.bcast || rb.bcast ||
+               (ra.dtype >= 0 && rb.dtype >= 0 && ra.dtype != rb.dtype);
+    bool load = ra.storage == 1 && rb.storage == 0;
+    bool known = ra.storage >= 0 && rb.storage >= 0;
+    tirx_region *bar = cp ? cfg.barrier : NULL;
+    tirx_expr *mask = cp ? cfg.multicast : NULL;
+    if (known && load && !bar) bad = true;
+    if (known && !load && (bar || mask)) bad = true;
+    if (bar && not_mbar(bar, &rc)) bad = true;
+    if (mask && (mx.foreign || (mx.dtype >= 0 && !is_int(mx.dtype)))) bad = true;
+    post(r, "tirx_copy_async", NULL, false, NULL, bad ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_TMAP_PREFETCH: {
+    bool tbad;
+    tmeta tm;
+    tirx_tensor *t = pick_tensor_m(r, &tbad, &tm);
+    pre(r, "tirx_tmap_prefetch");
+    tirx_tmap_prefetch(r->b, t);
+    bool bad = tbad || (tm.storage >= 0 && (tm.storage != 0 || !tm.param));
+    post(r, "tirx_tmap_prefetch", NULL, false, NULL, bad ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_SET_CLUSTER: {
+    static const int good[8] = {1, 2, 4, 8, 1, 2, 3, 1};
+    int v[3];
+    for (int i = 0; i < 3; i++) v[i] = pick_int(r, good, 8);
+    pre(r, "tirx_set_cluster");
+    tirx_set_cluster(r->b, v[0], v[1], v[2]);
+    bool ok = true;
+    for (int i = 0; i < 3; i++) ok = ok && v[i] >= 1 && v[i] <= 8;
+    ok = ok && v[0] * v[1] * v[2] <= 8;
+    post(r, "tirx_set_cluster", NULL, false, NULL, ok ? MUST_OK : MUST_FAIL);
+    break;
+  }
+  case OP_PRIM: {
+    static const char *const fams[8] = {NULL, "vec", "scalar", "shuffle", "dsmem", "smem",
+                                        "bogus", "tma"};
+    uint8_t fl = u8(r);
+    tirx_config cfg = {.family = fams[(fl >> 2) % 8]};
+    const tirx_config *cp = fl & 0x20 ? NULL : &cfg;
+    int w = fl % 3;
+    tirx_region *d = pick_region(r, R_TENSOR, &ra);
+    bool bad = !d || ra.foreign || ra.bcast;
+    const char *fn;
+    if (w == 2) {
+      tirx_expr *v = pick_expr(r, W_NUM, -1, &mx);
+      bad = bad || !v || mx.foreign;
+      fn = "tirx_fill";
+      pre(r, fn);
+      tirx_fill(r->b, d, v, cp);
+    } else {
+      tirx_region *s = pick_region(r, R_ANY, &rb);
+      bad = bad || !s || rb.foreign || rb.bcast;
+      if (w == 0) {
+        fn = "tirx_copy";
+        pre(r, fn);
+        tirx_copy(r->b, d, s, cp);
+      } else {
+        static const tirx_op ops[8] = {TIRX_OP_SUM, TIRX_OP_MAX, TIRX_OP_SUMSQ, TIRX_OP_MIN,
+                                       TIRX_OP_PROD, TIRX_OP_ADD, (tirx_op)0, (tirx_op)-1};
+        uint8_t o = u8(r);
+        tirx_op rop = ops[o % 8];
+        uint32_t axes = (uint32_t)u8(r) % 5;
+        fn = "tirx_reduce";
+        pre(r, fn);
+        tirx_reduce(r->b, d, s, rop, axes, o & 0x80, cp);
+        bad = bad || o % 8 >= 5 || axes == 0;
+      }
+    }
+    post(r, fn, NULL, false, NULL, bad ? MUST_FAIL : ANY);
+    break;
+  }
+  case OP_RECIPE: op_recipe(r); break;
+  default: break;
   }
 }
 
@@ -1374,7 +2291,7 @@ static void exec_op(run *r, bool nested) {
                (mz.known && mz.val <= 0 && step) || mx.foreign || my.foreign || mz.foreign;
     post(r, "tirx_for_begin", NULL, true, v, bad ? MUST_FAIL : ANY);
     if (v) {
-      if (r->nopen < MAX_OPEN) r->open[r->nopen++] = 1;
+      open_push(r, 1);
       meta m = mk(TIRX_I32, false);
       if (mx.dtype == TIRX_I64 || my.dtype == TIRX_I64 || mz.dtype == TIRX_I64)
         m.dtype = TIRX_I64;
@@ -1385,9 +2302,9 @@ static void exec_op(run *r, bool nested) {
   case OP_FOR_END: {
     pre(r, "tirx_for_end");
     tirx_for_end(r->b);
-    bool top_for = r->nopen > 0 && r->open[r->nopen - 1] == 1;
+    bool top_for = frame_kind(r) == 1;
     post(r, "tirx_for_end", NULL, false, NULL, top_for ? ANY : MUST_FAIL);
-    if (!r->failed && r->nopen) r->nopen--;
+    if (!r->failed) open_remove(r, frame_top(r));
     break;
   }
   case OP_IF_BEGIN: {
@@ -1395,23 +2312,23 @@ static void exec_op(run *r, bool nested) {
     pre(r, "tirx_if_begin");
     tirx_if_begin(r->b, c);
     post(r, "tirx_if_begin", NULL, false, NULL, c && !mx.foreign ? ANY : MUST_FAIL);
-    if (!r->failed && r->nopen < MAX_OPEN) r->open[r->nopen++] = 2;
+    if (!r->failed) open_push(r, 2);
     break;
   }
   case OP_ELSE: {
     pre(r, "tirx_else");
     tirx_else(r->b);
-    bool then = r->nopen > 0 && r->open[r->nopen - 1] == 2;
+    bool then = frame_kind(r) == 2;
     post(r, "tirx_else", NULL, false, NULL, then ? ANY : MUST_FAIL);
-    if (!r->failed && r->nopen) r->open[r->nopen - 1] = 3;
+    if (!r->failed && frame_top(r) >= 0) r->open[frame_top(r)] = 3;
     break;
   }
   case OP_IF_END: {
     pre(r, "tirx_if_end");
     tirx_if_end(r->b);
-    bool top_if = r->nopen > 0 && r->open[r->nopen - 1] >= 2;
+    bool top_if = frame_kind(r) == 2 || frame_kind(r) == 3;
     post(r, "tirx_if_end", NULL, false, NULL, top_if ? ANY : MUST_FAIL);
-    if (!r->failed && r->nopen) r->nopen--;
+    if (!r->failed) open_remove(r, frame_top(r));
     break;
   }
   case OP_LET: {
@@ -1510,6 +2427,7 @@ static void exec_op(run *r, bool nested) {
               v[2] <= 64 && (int64_t)v[0] * v[1] * v[2] <= 1024;
     post(r, "tirx_set_block", NULL, false, NULL, ok ? MUST_OK : MUST_FAIL);
     r->block_set = true;
+    if (ok) r->threads = (int64_t)v[0] * v[1] * v[2];
     break;
   }
   case OP_SET_SHARED: {
@@ -1574,7 +2492,7 @@ static void exec_op(run *r, bool nested) {
     tr_printf(&r->tr, "policy %d", (int)st);
     break;
   }
-  default: break;
+  default: op_sm90(r, op); break;
   }
 }
 
@@ -1621,10 +2539,17 @@ static void run_input(run *r, const uint8_t *d, size_t n, int which) {
   if (h & 0x40)
     while (r->nopen && !r->failed) {
       int k = r->open[r->nopen - 1];
-      const char *fn = k == 1 ? "tirx_for_end" : "tirx_if_end";
+      const char *fn = k == 1   ? "tirx_for_end"
+                       : k == 4 ? "tirx_filter_end"
+                       : k == 5 ? "tirx_team_end"
+                                : "tirx_if_end";
       pre(r, fn);
       if (k == 1)
         tirx_for_end(r->b);
+      else if (k == 4)
+        tirx_filter_end(r->b);
+      else if (k == 5)
+        tirx_team_end(r->b);
       else
         tirx_if_end(r->b);
       post(r, fn, NULL, false, NULL, ANY);
@@ -1634,6 +2559,7 @@ static void run_input(run *r, const uint8_t *d, size_t n, int which) {
     pre(r, "tirx_set_block");
     tirx_set_block(r->b, 128, 1, 1);
     post(r, "tirx_set_block", NULL, false, NULL, MUST_OK);
+    r->threads = 128;
   }
 
   /* The final build, twice: the builder stays usable and building is repeatable. */
