@@ -2,8 +2,10 @@
  * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
  * copy of the same bytes.
  *
- *   membound [out.csv] [reps] [sweep | cluster | weights]
+ *   membound [out.csv] [reps] [sweep | cluster | weights | staged]
  *
+ * staged: rmsnorm, layernorm and softmax also with staged rows forced off ("tirx-unstaged") and
+ * forced on where TMA can take the row ("tirx-staged"; membound_stages).
  * weights: rmsnorm, add_rmsnorm and layernorm also with the weight rows streamed (.cs, "tirx-wcs"),
  * loaded before the reduction ("tirx-wearly") and both ("tirx-wcs-early") (membound_set_variant).
  * sweep: each kernel also with 128, 256, 512 and 1024 threads per row (membound_set_threads),
@@ -62,14 +64,16 @@ int main(int argc, char **argv) {
   bool sweep = argc > 3 && strcmp(argv[3], "sweep") == 0;
   bool csweep = argc > 3 && strcmp(argv[3], "cluster") == 0;
   bool wsweep = argc > 3 && strcmp(argv[3], "weights") == 0;
+  bool ssweep = argc > 3 && strcmp(argv[3], "staged") == 0;
   /* {threads per CTA (0: heuristic), CTAs per row (0: one)} of each measured variant. */
   static const int plain[][2] = {{0, 0}};
   static const int weights[][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}; /* variant flags = index */
+  static const int staged_flags[] = {0, MEMBOUND_V_UNSTAGED, MEMBOUND_V_STAGED};
   static const int threads[][2] = {{0, 0}, {128, 0}, {256, 0}, {512, 0}, {1024, 0}};
   static const int clusters[][2] = {{0, 0},   {0, 2},   {256, 2},  {1024, 2}, {0, 4},
                                     {128, 4}, {512, 4}, {1024, 4}};
-  const int(*variants)[2] = sweep ? threads : csweep ? clusters : wsweep ? weights : plain;
-  int nvariants = sweep ? 5 : csweep ? 8 : wsweep ? 4 : 1;
+  const int(*variants)[2] = sweep ? threads : csweep ? clusters : wsweep || ssweep ? weights : plain;
+  int nvariants = sweep ? 5 : csweep ? 8 : wsweep ? 4 : ssweep ? 3 : 1;
   if (reps < 3) reps = 3;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
@@ -101,14 +105,30 @@ int main(int argc, char **argv) {
       /* A cluster that does not apply (not this kind or shape, or threads that do not split
        * the part evenly) would measure the one-CTA kernel again. */
       bool skip = ctas > 1 && membound_cluster((membound_kind)kind, dt, W) != ctas;
-      int flags = wsweep ? v : 0;
-      skip |= flags && kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM &&
+      int flags = wsweep ? v : ssweep ? staged_flags[v] : 0;
+      skip |= wsweep && flags && kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM &&
               kind != MEMBOUND_LAYERNORM;
       membound_set_variant(flags);
+      /* staged: the other kernels have no staged form; a forced variant equal to the
+       * default kernel is measured once */
+      skip |= ssweep && flags && (kind > MEMBOUND_SOFTMAX || kind == MEMBOUND_ADD_RMSNORM);
+      if (ssweep && flags == MEMBOUND_V_STAGED && !skip) {
+        skip = membound_stages((membound_kind)kind, dt, W) < 2;
+        membound_set_variant(0);
+        skip |= membound_stages((membound_kind)kind, dt, W) > 1;
+        membound_set_variant(flags);
+      }
+      if (ssweep && flags == MEMBOUND_V_UNSTAGED && !skip) {
+        membound_set_variant(0);
+        skip = membound_stages((membound_kind)kind, dt, W) < 2;
+        membound_set_variant(flags);
+      }
       char err[2048] = "", impl[32] = "tirx";
       if (ctas > 1 && nthreads) snprintf(impl, sizeof impl, "tirx-c%d-T%d", ctas, nthreads);
       else if (ctas > 1) snprintf(impl, sizeof impl, "tirx-c%d", ctas);
       else if (nthreads) snprintf(impl, sizeof impl, "tirx-T%d", nthreads);
+      else if (ssweep && flags)
+        snprintf(impl, sizeof impl, "%s", flags == MEMBOUND_V_STAGED ? "tirx-staged" : "tirx-unstaged");
       else if (flags)
         snprintf(impl, sizeof impl, "%s", flags == 1 ? "tirx-wcs" : flags == 2 ? "tirx-wearly" : "tirx-wcs-early");
       tirx_kernel *k = skip ? NULL : membound_build((membound_kind)kind, dt, W, false, err, sizeof err);

@@ -24,6 +24,11 @@ typedef struct rk {
   char shape[3][96], strides[3][96];
   int64_t regs[3];
   tirx_config ld, st, pw, wld; /* wld: weight rows (read by every row: cached, not streamed) */
+  /* Staged rows (membound_stages > 1): a persistent CTA reads its rows x[row] through a ring
+   * of `stages` shared rows filled by TMA, up to `stages` rows ahead of the one it computes. */
+  int stages;
+  tirx_tensor *ring, *full;
+  tirx_expr *slot, *phase, *it, *first; /* first: x[row, 0] in f32, read from the ring */
 } rk;
 
 static void rk_pieces(rk *k) {
@@ -74,7 +79,9 @@ static void rk_pieces(rk *k) {
 static int threads_override, variant_flags;
 
 bool membound_set_variant(int flags) {
-  if (flags & ~(MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY)) return false;
+  if (flags & ~(MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY | MEMBOUND_V_STAGED |
+                MEMBOUND_V_UNSTAGED))
+    return false;
   variant_flags = flags;
   return true;
 }
@@ -106,6 +113,38 @@ int membound_threads(tirx_dtype dtype, int64_t width) {
   int64_t T = 64;
   while (T < 1024 && nvec / (2 * T) >= 2) T *= 2;
   return (int)T;
+}
+
+static int sms = 132;
+
+bool membound_set_sms(int n) {
+  if (n < 1 || n > 1024) return false;
+  sms = n;
+  return true;
+}
+
+/* Staged CTAs per SM: what 64 registers a thread and two stages each allow. */
+static int64_t stage_ctas(tirx_dtype dtype, int64_t width) {
+  int64_t T = (membound_threads(dtype, width) + 31) / 32 * 32;
+  int64_t by_regs = 1024 / T, by_smem = MEMBOUND_STAGE_SMEM / (2 * width * tirx_dtype_size(dtype));
+  int64_t n = by_regs < by_smem ? by_regs : by_smem;
+  return n < 1 ? 1 : n;
+}
+
+int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width) {
+  if (variant_flags & MEMBOUND_V_UNSTAGED) return 1;
+  if (kind != MEMBOUND_RMSNORM && kind != MEMBOUND_LAYERNORM && kind != MEMBOUND_SOFTMAX)
+    return 1;
+  if (width <= MEMBOUND_WARP_MAX_WIDTH || membound_cluster(kind, dtype, width) > 1) return 1;
+  int64_t size = tirx_dtype_size(dtype), bytes = width * size;
+  /* TMA: rows of whole 16-byte units, a row one box of inner x outer elements, both at most
+   * 256, the inner part whole 16-byte units (copy_async.tma splits it so: 5000 = 200 x 25) */
+  int64_t inner = 256;
+  while (inner > 1 && (width % inner || inner * size % 16)) inner--;
+  if (bytes % 16 || inner <= 1 || width / inner > 256) return 1;
+  if (bytes < MEMBOUND_STAGE_MIN_BYTES && !(variant_flags & MEMBOUND_V_STAGED)) return 1;
+  int64_t n = MEMBOUND_STAGE_SMEM / (bytes * stage_ctas(dtype, width));
+  return n < 2 ? 1 : n > 4 ? 4 : (int)n;
 }
 
 static int cluster_override;
@@ -140,16 +179,90 @@ static void rk_init(rk *k, membound_kind kind, tirx_dtype dt, int64_t width, boo
   k->pw = (tirx_config){.family = scalar ? "scalar" : NULL};
   k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
   k->T = membound_threads(dt, k->cols);
+  k->stages = k->cta && !scalar ? membound_stages(kind, dt, width) : 1;
 }
 
 static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {
   return tirx_param_tensor(k->b, name, k->dt, TIRX_EXPRS(rows, tirx_int(k->b, width)), NULL);
 }
 
-/* Block, grid, the row index and the team. */
-static void rk_open(rk *k) {
+static tirx_tensor *rk_local(rk *k, const char *name, tirx_dtype dt, int i);
+
+static tirx_expr *I(rk *k, int64_t v) { return tirx_int(k->b, v); }
+
+static tirx_region *bar(rk *k, tirx_tensor *bars, tirx_expr *i) {
+  return tirx_region_new(k->b, bars, TIRX_EXPRS(i), (int64_t[]){1});
+}
+
+/* One thread: if row < rows, TMA x[row] into stage s of the ring, completing on full[s]. */
+static void rk_fetch(rk *k, tirx_tensor *x, tirx_expr *row, tirx_expr *s) {
+  tirx_builder *b = k->b;
+  tirx_if_begin(b, tirx_lt(b, row, k->rows));
+  tirx_mbarrier_expect_tx(b, bar(k, k->full, s), I(k, k->width * tirx_dtype_size(k->dt)));
+  tirx_config ld = {.barrier = bar(k, k->full, s)};
+  tirx_copy_async(b, tirx_region_new(b, k->ring, TIRX_EXPRS(s, I(k, 0)), (int64_t[]){1, k->width}),
+                  tirx_region_new(b, x, TIRX_EXPRS(row, I(k, 0)), (int64_t[]){1, k->width}), &ld);
+  tirx_if_end(b);
+}
+
+/* Staged rows: the ring and its mbarriers, the first `stages` rows of this CTA in flight,
+ * then the loop over rows blockIdx.x + i * gridDim.x (block, grid and team set by rk_open). */
+static void rk_open_staged(rk *k, tirx_tensor *x) {
+  tirx_builder *b = k->b;
+  int S = k->stages;
+  tirx_set_grid(b, tirx_min(b, k->rows, I(k, sms * stage_ctas(k->dt, k->width))), NULL, NULL);
+  k->ring = tirx_alloc_shared(b, "ring", k->dt, TIRX_DIMS(S, k->width), NULL);
+  k->full = tirx_alloc_mbarrier(b, "full", S);
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  tirx_if_begin(b, tirx_eq(b, tid, I(k, 0)));
+  for (int i = 0; i < S; i++) tirx_mbarrier_init(b, bar(k, k->full, I(k, i)), 1);
+  tirx_fence_mbarrier_init(b);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  for (int i = 0; i < S; i++)
+    rk_fetch(k, x, tirx_add(b, tirx_block_idx(b, 0), tirx_mul(b, I(k, i), tirx_grid_dim(b, 0))),
+             I(k, i));
+  tirx_filter_end(b);
+  k->it = tirx_var(b, "it", TIRX_I32, NULL);
+  k->row = tirx_for_begin(b, "row", tirx_block_idx(b, 0), k->rows, tirx_grid_dim(b, 0),
+                          TIRX_LOOP_SERIAL);
+  k->slot = tirx_let(b, "slot", tirx_mod(b, k->it, I(k, S)));
+  k->phase = tirx_let(b, "phase", tirx_bit_and(b, tirx_div(b, k->it, I(k, S)), I(k, 1)));
+  tirx_team_begin(b, TIRX_TEAM_CTA);
+}
+
+/* Staged: row `row` of x from the ring; once every thread holds its part, the slot is refilled
+ * with the row `stages` rows ahead. */
+static tile rk_load_staged(rk *k, tirx_tensor *x) {
+  tirx_builder *b = k->b;
+  tile t = {{NULL}};
+  tirx_mbarrier_wait(b, bar(k, k->full, k->slot), k->phase);
+  for (int i = 0; i < k->np; i++) {
+    t.t[i] = rk_local(k, "xh", k->dt, i);
+    tirx_copy(b, tirx_whole(b, t.t[i]),
+              tirx_region_new(b, k->ring, TIRX_EXPRS(k->slot, I(k, k->begin[i])),
+                              (int64_t[]){1, k->extent[i]}),
+              NULL);
+  }
+  k->first = tirx_let(b, "first", tirx_cast(b, tirx_load(b, k->ring, TIRX_EXPRS(k->slot, I(k, 0))),
+                                           TIRX_F32));
+  tirx_sync_threads(b); /* every thread has read the slot: refill it, stages rows ahead */
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  rk_fetch(k, x, tirx_add(b, k->row, tirx_mul(b, I(k, k->stages), tirx_grid_dim(b, 0))), k->slot);
+  tirx_filter_end(b);
+  return t;
+}
+
+/* Block, grid, the row index and the team; x: the streamed input (staged rows). */
+static void rk_open(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   rk_pieces(k);
+  if (k->stages > 1) {
+    tirx_set_block(b, (int)((k->T + 31) / 32 * 32), 1, 1);
+    rk_open_staged(k, x);
+    return;
+  }
   int per = k->cta ? 1 : MEMBOUND_RMSNORM_WARPS;
   tirx_set_block(b, (int)(k->cta ? (k->T + 31) / 32 * 32 : 32 * per), 1, 1);
   if (k->ncta > 1) { /* a cluster of ncta CTAs per row */
@@ -169,7 +282,12 @@ static void rk_open(rk *k) {
 
 static tirx_kernel *rk_close(rk *k, char *err, size_t cap) {
   tirx_team_end(k->b);
-  tirx_if_end(k->b);
+  if (k->stages > 1) {
+    tirx_assign(k->b, k->it, tirx_add(k->b, k->it, I(k, 1)));
+    tirx_for_end(k->b);
+  } else {
+    tirx_if_end(k->b);
+  }
   tirx_kernel *out = NULL;
   if (tirx_kernel_build(k->b, &out) != TIRX_OK && err)
     snprintf(err, cap, "%s", tirx_builder_error(k->b));
@@ -217,7 +335,7 @@ static tile rk_widen(rk *k, const tile *h) {
 
 /* Row `row` of x from column col0, in f32 registers (streamed: read once). */
 static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
-  tile h = rk_load_raw(k, x, row, col0, &k->ld);
+  tile h = k->stages > 1 ? rk_load_staged(k, x) : rk_load_raw(k, x, row, col0, &k->ld);
   return rk_widen(k, &h);
 }
 
@@ -313,7 +431,7 @@ static tirx_kernel *build_rmsnorm(rk *k, bool add, char *err, size_t cap) {
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_tensor *res_out = add ? rk_param(k, "res_out", k->rows, k->width) : NULL;
   tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
-  rk_open(k);
+  rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0);
   if (add) {
     tile r = rk_load(k, res, k->row, 0);
@@ -332,13 +450,14 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   tirx_tensor *bias = rk_param(k, "bias", tirx_int(b, 1), k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
-  rk_open(k);
+  rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0);
   /* One reduction of sum and sum of squares of the values shifted by the row's first element
    * k0 (shifted data: E[d^2] - E[d]^2 with d = x - k0 cancels little when k0 is a sample of
    * the row, and a constant row gives exactly 0), then y = d * rs - mean_d * rs. */
-  tirx_expr *k0 = tirx_let(b, "k0", tirx_cast(b, tirx_load(b, x, TIRX_EXPRS(k->row, tirx_int(b, 0))),
-                                                TIRX_F32));
+  tirx_expr *k0 = k->stages > 1 ? k->first
+                                 : tirx_let(b, "k0", tirx_cast(b, tirx_load(b, x, TIRX_EXPRS(k->row, tirx_int(b, 0))),
+                                                               TIRX_F32));
   rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, k0);
   tile we = rk_weights_early(k, w), be = rk_weights_early(k, bias);
   tirx_expr *s1, *s2, *inv_w = f32(k, 1.0 / (double)k->width);
@@ -363,7 +482,7 @@ static tirx_kernel *build_softmax(rk *k, char *err, size_t cap) {
   tirx_builder *b = k->b;
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
-  rk_open(k);
+  rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0);
   tirx_expr *m = tirx_let(b, "m", rk_reduce(k, &t, TIRX_OP_MAX));
   /* exp(x - m) as exp2(x log2e - m log2e): one FMA and the MUFU.EX2 of exp2f per element
@@ -386,7 +505,7 @@ static tirx_kernel *build_rowreduce(rk *k, tirx_op op, char *err, size_t cap) {
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *out = tirx_param_tensor(b, "out", TIRX_F32, TIRX_EXPRS(k->rows, tirx_int(b, 1)),
                                        NULL);
-  rk_open(k);
+  rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0);
   tirx_expr *r = rk_reduce(k, &t, op);
   tirx_expr *rank = k->cta ? tirx_thread_linear(b) : tirx_lane_id(b);
@@ -399,7 +518,7 @@ static tirx_kernel *build_rowreduce(rk *k, tirx_op op, char *err, size_t cap) {
 static tirx_kernel *build_silu_mul(rk *k, char *err, size_t cap) {
   tirx_tensor *x = rk_param(k, "x", k->rows, 2 * k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
-  rk_open(k);
+  rk_open(k, x);
   tile g = rk_load(k, x, k->row, 0), u = rk_load(k, x, k->row, k->width);
   rk_un(k, &g, TIRX_OP_SILU, &g);
   rk_bin(k, &g, TIRX_OP_MUL, &g, &u, NULL);
@@ -411,7 +530,7 @@ static tirx_kernel *build_chain(rk *k, char *err, size_t cap) {
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_expr *a = tirx_param_scalar(k->b, "a", TIRX_F32), *c = tirx_param_scalar(k->b, "c", TIRX_F32);
-  rk_open(k);
+  rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0), s = rk_new(k, "s");
   rk_bin(k, &s, TIRX_OP_MUL, &t, NULL, a);
   rk_un(k, &s, TIRX_OP_SIGMOID, &s);

@@ -37,7 +37,9 @@
 enum {
   MEMBOUND_RMSNORM_WARPS = 4,      /* rows per CTA in warp-per-row kernels */
   MEMBOUND_WARP_MAX_WIDTH = 1024,  /* wider rows get a CTA each */
-  MEMBOUND_CLUSTER_MIN_WIDTH = 16384 /* wider rows may get a cluster of CTAs (below) */
+  MEMBOUND_CLUSTER_MIN_WIDTH = 16384, /* wider rows may get a cluster of CTAs (below) */
+  MEMBOUND_STAGE_MIN_BYTES = 32768,   /* rows of at least this many bytes are staged (below) */
+  MEMBOUND_STAGE_SMEM = 200 * 1024    /* shared memory for the ring of staged rows */
 };
 
 typedef enum membound_kind {
@@ -68,7 +70,9 @@ bool membound_set_threads(int threads);
  * ld.global.nc after the reduction). Not thread-safe; false (nothing changed) for unknown bits. */
 enum {
   MEMBOUND_V_WEIGHTS_STREAM = 1, /* weights read with .cs like the rows (streamed) */
-  MEMBOUND_V_WEIGHTS_EARLY = 2   /* weights loaded before the reduction, widened after it */
+  MEMBOUND_V_WEIGHTS_EARLY = 2,  /* weights loaded before the reduction, widened after it */
+  MEMBOUND_V_STAGED = 4,         /* staged rows (below) also under MEMBOUND_STAGE_MIN_BYTES */
+  MEMBOUND_V_UNSTAGED = 8        /* never staged rows */
 };
 bool membound_set_variant(int flags);
 
@@ -94,6 +98,18 @@ bool membound_set_cluster(int ctas);
  * (reduce.dsmem). */
 int membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width);
 
+/* Staged rows. rmsnorm, layernorm and softmax over rows of at least MEMBOUND_STAGE_MIN_BYTES
+ * (one CTA per row, no cluster; a row of whole 16-byte units that is one TMA box of at most
+ * 256 x 256 elements, its inner part whole 16-byte units) run as a persistent grid of min(rows, c x SMs) CTAs, c the CTAs an SM holds at 64
+ * registers a thread and two stages each (1 at 1024 threads): each reads its rows through a
+ * ring of S = min(4, MEMBOUND_STAGE_SMEM / (c x row bytes)) shared-memory rows filled by TMA
+ * (copy_async.tma, one mbarrier per stage), S rows ahead of the row it computes, so the
+ * loads of the next rows overlap the reductions and stores of this one. Returns S, or 1 for
+ * the one-row-per-CTA kernels. */
+int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width);
+/* The SMs the persistent (staged) kernels built afterwards size their grid for (default 132,
+ * an H200; 1..1024, false otherwise). Not thread-safe. */
+bool membound_set_sms(int sms);
 tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width, bool scalar,
                             char *err, size_t cap);
 

@@ -1097,6 +1097,39 @@ static void check_membound_cluster(membound_kind kind) {
   tirx_runtime_destroy(rt);
 }
 
+/* Staged rows (membound_stages): the persistent kernels that read rows through a TMA-filled
+ * ring, with 132, 2 and 1 SMs' worth of CTAs for the 19 rows (each CTA loops over up to 19
+ * rows: the ring wraps and the mbarrier phases flip several times), at 32768 and 20000 (staged
+ * by default in f16/bf16; 20000 a box of 200 x 100), forced at 8192, 5000 (200 x 25) and 2048
+ * in every dtype, and forced off at 32768. */
+static void check_membound_staged(membound_kind kind) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const struct { int64_t width; int flags; } cases[] = {
+      {32768, 0}, {20000, 0}, {8192, MEMBOUND_V_STAGED}, {5000, MEMBOUND_V_STAGED},
+      {2048, MEMBOUND_V_STAGED}, {32768, MEMBOUND_V_UNSTAGED}};
+  static const int sms[] = {132, 2, 1};
+  int staged = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (int d = 0; d < 3; d++)
+      for (int m = 0; m < 3; m++) {
+        cr_assert(membound_set_variant(cases[c].flags));
+        cr_assert(membound_set_sms(sms[m]));
+        int S = membound_stages(kind, dts[d], cases[c].width);
+        if (cases[c].flags == MEMBOUND_V_UNSTAGED) cr_assert_eq(S, 1);
+        staged += S > 1;
+        check_membound(rt, kind, dts[d], cases[c].width, false);
+        membound_set_variant(0);
+        membound_set_sms(132);
+      }
+  cr_assert_geq(staged, 30, "%s: only %d staged kernels checked", membound_name(kind), staged);
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu, membound_staged_rmsnorm, .timeout = 300) { check_membound_staged(MEMBOUND_RMSNORM); }
+Test(gpu, membound_staged_layernorm, .timeout = 300) { check_membound_staged(MEMBOUND_LAYERNORM); }
+Test(gpu, membound_staged_softmax, .timeout = 300) { check_membound_staged(MEMBOUND_SOFTMAX); }
+
 Test(gpu, membound_cluster_rmsnorm, .timeout = 300) { check_membound_cluster(MEMBOUND_RMSNORM); }
 Test(gpu, membound_cluster_layernorm, .timeout = 300) { check_membound_cluster(MEMBOUND_LAYERNORM); }
 Test(gpu, membound_cluster_softmax, .timeout = 300) { check_membound_cluster(MEMBOUND_SOFTMAX); }

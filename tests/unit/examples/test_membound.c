@@ -1,0 +1,71 @@
+/* The staged rows of examples/membound.c on the CPU: which kernels stage their rows
+ * (membound_stages), the set-up calls' argument checks, and that a staged kernel reads its rows
+ * through TMA into a ring and compiles for sm_90a (the GPU suite runs them:
+ * tests/gpu/test_gpu.c, membound_staged_*). */
+#include <string.h>
+
+#include "../helpers.h"
+#include "membound.h"
+
+static void assert_has(const char *text, const char *want) {
+  cr_assert_not_null(strstr(text, want), "no '%s' in:\n%s", want, text);
+}
+
+Test(example_membound, wide_rows_of_the_norms_and_softmax_are_staged) {
+  /* 64 KiB rows: one CTA of 1024 threads a SM, three 64 KiB stages */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 3);
+  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_F16, 32768), 3);
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 3);
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_F32, 8192), 3); /* 32 KiB rows */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_F32, 32768), 1); /* 128 KiB: one stage */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 1); /* 16 KiB: not by default */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 65536 + 256), 1); /* no box */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 20000), 2); /* 200 x 100 */
+  cr_assert_eq(membound_stages(MEMBOUND_ADD_RMSNORM, TIRX_BF16, 32768), 1); /* two inputs */
+  cr_assert_eq(membound_stages(MEMBOUND_ROW_SUM, TIRX_BF16, 32768), 1);
+  cr_assert(membound_set_variant(MEMBOUND_V_STAGED));
+  cr_assert_gt(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 1);
+  cr_assert_gt(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 5000), 1); /* 200 x 25 */
+  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 5001), 1); /* 10002 bytes */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 512), 1); /* a warp a row */
+  cr_assert(membound_set_variant(MEMBOUND_V_UNSTAGED));
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 1);
+  cr_assert(membound_set_variant(0));
+  cr_assert(membound_set_cluster(2)); /* a cluster per row is never staged */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 1);
+  cr_assert(membound_set_cluster(0));
+}
+
+Test(example_membound, set_up_calls_refuse_bad_values) {
+  cr_assert(!membound_set_variant(64));
+  cr_assert(!membound_set_sms(0));
+  cr_assert(!membound_set_sms(-3));
+  cr_assert(!membound_set_sms(4096));
+  cr_assert(membound_set_sms(132));
+}
+
+Test(example_membound, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeout = 300) {
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
+  static const membound_kind kinds[] = {MEMBOUND_SOFTMAX, MEMBOUND_LAYERNORM, MEMBOUND_RMSNORM};
+  for (int i = 0; i < 3; i++) {
+    char err[1024] = "";
+    tirx_kernel *k = membound_build(kinds[i], TIRX_BF16, 32768, false, err, sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    const char *rep = tirx_kernel_dispatch_report(k), *src = tirx_kernel_source(k);
+    assert_has(rep, "copy_async(arch=sm_90, roles=global->shared, team=cta) -> copy_async.tma box=32768");
+    assert_has(rep, "copy(arch=sm_90, roles=shared->local, team=cta) -> copy.vec vec=8");
+    assert_has(src, "for (int row = (int)blockIdx.x; row < rows; row += (int)gridDim.x) {");
+    assert_has(src, "tirx_bf16 *ring = (tirx_bf16 *)(tirx_smem + 0); /* ((3),(32768))");
+    tirx_compiled *c = NULL;
+    cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
+    const char *ptx = tirx_compiled_ptx(c);
+    assert_has(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global");
+    assert_has(ptx, "mbarrier.try_wait.parity");
+    cr_assert_null(strstr(ptx, ".local"), "a staged kernel uses local memory");
+    tirx_compiled_destroy(c);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
