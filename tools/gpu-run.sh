@@ -1,8 +1,9 @@
 #!/bin/sh
 # tools/gpu-run.sh: everything one device call should do, in one go.
 #
-# Here (the CPU machine):   ninja -C build && sh ../shared/gpu/bundle-deps .gpu-deps build
-# Then one device call:     run  command: "sh tools/gpu-run.sh"   carry: ["build", ".gpu-deps"]
+# Here (the CPU machine):   sh tools/gpu-bundle.sh (build-gpu/, .gpu-deps/)
+# Then one device call:     run  command: "TIRX_BUILD_DIR=build-gpu sh tools/gpu-run.sh"
+#                           carry: ["build-gpu", ".gpu-deps"]
 #
 # Runs the examples, the whole GPU suite and the benchmarks that exist in build/bench, writing
 # logs and CSV files under $OUT (or ./gpu-out), and prints a short table last. Exits non-zero
@@ -10,6 +11,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
+bd=${TIRX_BUILD_DIR:-build}
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$root/.gpu-deps:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -20,19 +22,19 @@ status=0
 nvidia-smi -L > "$out/summary.txt" 2>&1 || echo "nvidia-smi failed" >> "$out/summary.txt"
 
 for ex in vector_add saxpy broadcast2d softmax layout_tour dist_allreduce gemm_example tp_linear; do
-  [ -x "build/examples/$ex" ] || continue
+  [ -x "$bd/examples/$ex" ] || continue
   echo "==== $ex" >> "$out/examples.log"
-  if "build/examples/$ex" >> "$out/examples.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
+  if "$bd/examples/$ex" >> "$out/examples.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
   echo "example $ex: $r" >> "$out/summary.txt"
 done
 
-if build/tests/gpu/test_gpu --verbose > "$out/gpu.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
+if "$bd/tests/gpu/test_gpu" --verbose > "$out/gpu.log" 2>&1; then r=ok; else r=FAIL; status=1; fi
 echo "gpu suite: $r: $(grep 'Synthesis' "$out/gpu.log" | tail -1)" >> "$out/summary.txt"
 
 for b in launch_overhead jit membound gemm; do
-  [ -x "build/bench/$b" ] || continue
+  [ -x "$bd/bench/$b" ] || continue
   echo "==== $b" >> "$out/bench.log"
-  "build/bench/$b" "$out/bench-$b.csv" > "$out/bench-$b.tmp" 2>&1 || echo "bench $b: exit $?" >> "$out/summary.txt"
+  "$bd/bench/$b" "$out/bench-$b.csv" > "$out/bench-$b.tmp" 2>&1 || echo "bench $b: exit $?" >> "$out/summary.txt"
   cat "$out/bench-$b.tmp" >> "$out/bench.log"
   echo "bench $b:" >> "$out/summary.txt"
   tail -6 "$out/bench-$b.tmp" >> "$out/summary.txt"
@@ -40,7 +42,7 @@ for b in launch_overhead jit membound gemm; do
 done
 
 # The torch side of bench/membound (eager and torch.compile), when python3 has torch.
-if python3 -c 'import torch, triton' >/dev/null 2>&1 && [ -x build/bench/membound ]; then
+if python3 -c 'import torch, triton' >/dev/null 2>&1 && [ -x "$bd/bench/membound" ]; then
   python3 bench/membound_torch.py "$out/bench-membound-torch.csv" >> "$out/bench.log" 2>&1 \
     || echo "membound_torch: exit $?" >> "$out/summary.txt"
   echo "bench membound_torch: $(wc -l < "$out/bench-membound-torch.csv" 2>/dev/null) lines" >> "$out/summary.txt"
