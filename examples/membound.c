@@ -143,7 +143,7 @@ int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width) {
   while (inner > 1 && (width % inner || inner * size % 16)) inner--;
   if (bytes % 16 || inner <= 1 || width / inner > 256) return 1;
   if (bytes < MEMBOUND_STAGE_MIN_BYTES && !(variant_flags & MEMBOUND_V_STAGED)) return 1;
-  int64_t n = MEMBOUND_STAGE_SMEM / (bytes * stage_ctas(dtype, width));
+  int64_t n = MEMBOUND_STAGE_SMEM / ((bytes + 127) / 128 * 128 * stage_ctas(dtype, width));
   return n < 2 ? 1 : n > 4 ? 4 : (int)n;
 }
 
@@ -211,7 +211,12 @@ static void rk_open_staged(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   int S = k->stages;
   tirx_set_grid(b, tirx_min(b, k->rows, I(k, sms * stage_ctas(k->dt, k->width))), NULL, NULL);
-  k->ring = tirx_alloc_shared(b, "ring", k->dt, TIRX_DIMS(S, k->width), NULL);
+  /* rows 128 bytes apart (TMA's shared-memory alignment) */
+  int64_t size = tirx_dtype_size(k->dt), pitch = (k->width * size + 127) / 128 * 128 / size;
+  k->ring = tirx_alloc_shared(b, "ring", k->dt, TIRX_DIMS(S, k->width),
+                              tirx_layout_strided(tirx_builder_arena(b), 2,
+                                                  (int64_t[]){S, k->width},
+                                                  (int64_t[]){pitch, 1}));
   k->full = tirx_alloc_mbarrier(b, "full", S);
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(k, 0)));

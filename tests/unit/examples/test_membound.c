@@ -69,3 +69,29 @@ Test(example_membound, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeo
   }
   tirx_runtime_destroy(rt);
 }
+
+/* Every case of the GPU suite's membound_staged_* builds (staged or not, as membound_stages
+ * says): rows of 5000 and 20000 elements are TMA boxes of 200 x 25 and 200 x 100, and the
+ * ring's rows start 128 bytes apart. */
+Test(example_membound, the_gpu_suites_staged_cases_build) {
+  static const membound_kind kinds[] = {MEMBOUND_SOFTMAX, MEMBOUND_LAYERNORM, MEMBOUND_RMSNORM};
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const struct { int64_t width; int flags; } cases[] = {
+      {32768, 0}, {20000, 0}, {8192, MEMBOUND_V_STAGED}, {5000, MEMBOUND_V_STAGED},
+      {2048, MEMBOUND_V_STAGED}, {32768, MEMBOUND_V_UNSTAGED}};
+  for (int i = 0; i < 3; i++)
+    for (int d = 0; d < 3; d++)
+      for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char err[1024] = "";
+        cr_assert(membound_set_variant(cases[c].flags));
+        int S = membound_stages(kinds[i], dts[d], cases[c].width);
+        tirx_kernel *k = membound_build(kinds[i], dts[d], cases[c].width, false, err, sizeof err);
+        membound_set_variant(0);
+        cr_assert_not_null(k, "%s %s %lld: %s", membound_name(kinds[i]), tirx_dtype_name(dts[d]),
+                           (long long)cases[c].width, err);
+        bool ring = strstr(tirx_kernel_source(k), " *ring = ") != NULL;
+        cr_assert_eq(ring, S > 1, "%s %s %lld: %d stages, ring %d", membound_name(kinds[i]),
+                     tirx_dtype_name(dts[d]), (long long)cases[c].width, S, ring);
+        tirx_kernel_release(k);
+      }
+}

@@ -321,3 +321,44 @@ Test(tma_prim, build_errors_name_the_rule_and_reason) {
     tirx_builder_destroy(b);
   }
 }
+
+/* A row of 5000 bf16 into shared memory: the loop form's boxes (200 elements, the largest
+ * divisor of 5000 in whole 16-byte chunks) would start 400 bytes apart, off TMA's 128-byte
+ * alignment, so only the split form (one 200 x 25 box) is legal, and only when the width is
+ * known at build time; otherwise the loop form's reason is reported. */
+static tirx_builder *row_copy(bool width_known) {
+  tirx_builder *b = tirx_builder_create("row_copy");
+  tirx_expr *M = tirx_param_int(b, "M", TIRX_I32);
+  tirx_expr *W = width_known ? tirx_int(b, 5000) : tirx_param_int(b, "W", TIRX_I32);
+  tirx_tensor *a = tirx_param_tensor(b, "A", TIRX_BF16, TIRX_EXPRS(M, W), NULL);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_tensor *s = tirx_alloc_shared(b, "row", TIRX_BF16, TIRX_DIMS(1, 5000), NULL);
+  tirx_tensor *bar = tirx_alloc_shared(b, "bar", TIRX_I64, TIRX_DIMS(1), NULL);
+  tirx_region *bar0 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){1});
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_copy_async(b, tirx_whole(b, s),
+                  tirx_region_new(b, a, TIRX_EXPRS(tirx_block_idx(b, 0), tirx_int(b, 0)),
+                                  (int64_t[]){1, 5000}),
+                  &(tirx_config){.barrier = bar0});
+  tirx_filter_end(b);
+  return b;
+}
+
+Test(tma_prim, a_split_form_is_chosen_where_the_loop_form_is_misaligned) {
+  tirx_builder *b = row_copy(true);
+  tirx_kernel *k = build(b);
+  has(tirx_kernel_dispatch_report(k), "copy_async.tma box=5000\n");
+  has(tirx_kernel_source(k), "tirx_tma_load_3d(");
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+
+  b = row_copy(false);
+  k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_E_NO_RULE);
+  cr_assert_null(k);
+  has(tirx_builder_error(b), "copy_async.tma: dst's loop over dim 1 steps 400 bytes in shared "
+                             "memory: each TMA box needs 128-byte alignment (the split form, "
+                             "one box, needs the split dimension's global extent known at "
+                             "build time)");
+  tirx_builder_destroy(b);
+}
