@@ -4,8 +4,10 @@
  *
  *   membound [out.csv] [reps] [sweep | cluster | weights | staged]
  *
- * staged: rmsnorm, layernorm and softmax also with staged rows forced off ("tirx-unstaged") and
- * forced on where TMA can take the row ("tirx-staged"; membound_stages).
+ * staged: rmsnorm, layernorm and softmax also with staged rows forced off where they are the
+ * default ("tirx-unstaged"), with 1, 2 and 3 stages forced ("tirx-S<n>", where TMA can take
+ * the row and the stages fit) and with the weight rows in shared memory ("tirx-wsmem",
+ * "tirx-wsmem-S2"; membound_stages, membound_set_stages).
  * weights: rmsnorm, add_rmsnorm and layernorm also with the weight rows streamed (.cs, "tirx-wcs"),
  * loaded before the reduction ("tirx-wearly") and both ("tirx-wcs-early") (membound_set_variant).
  * sweep: each kernel also with 128, 256, 512 and 1024 threads per row (membound_set_threads),
@@ -68,12 +70,17 @@ int main(int argc, char **argv) {
   /* {threads per CTA (0: heuristic), CTAs per row (0: one)} of each measured variant. */
   static const int plain[][2] = {{0, 0}};
   static const int weights[][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}; /* variant flags = index */
-  static const int staged_flags[] = {0, MEMBOUND_V_UNSTAGED, MEMBOUND_V_STAGED};
+  static const struct { int flags, stages; const char *name; } staged_variants[] = {
+      {0, 0, "tirx"},           {MEMBOUND_V_UNSTAGED, 0, "tirx-unstaged"},
+      {0, 1, "tirx-S1"},        {0, 2, "tirx-S2"},
+      {0, 3, "tirx-S3"},        {MEMBOUND_V_WEIGHTS_SMEM, 0, "tirx-wsmem"},
+      {MEMBOUND_V_WEIGHTS_SMEM, 2, "tirx-wsmem-S2"}};
   static const int threads[][2] = {{0, 0}, {128, 0}, {256, 0}, {512, 0}, {1024, 0}};
   static const int clusters[][2] = {{0, 0},   {0, 2},   {256, 2},  {1024, 2}, {0, 4},
                                     {128, 4}, {512, 4}, {1024, 4}};
-  const int(*variants)[2] = sweep ? threads : csweep ? clusters : wsweep || ssweep ? weights : plain;
-  int nvariants = sweep ? 5 : csweep ? 8 : wsweep ? 4 : ssweep ? 3 : 1;
+  static const int none[7][2];
+  const int(*variants)[2] = sweep ? threads : csweep ? clusters : wsweep ? weights : ssweep ? none : plain;
+  int nvariants = sweep ? 5 : csweep ? 8 : wsweep ? 4 : ssweep ? 7 : 1;
   if (reps < 3) reps = 3;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
@@ -105,36 +112,38 @@ int main(int argc, char **argv) {
       /* A cluster that does not apply (not this kind or shape, or threads that do not split
        * the part evenly) would measure the one-CTA kernel again. */
       bool skip = ctas > 1 && membound_cluster((membound_kind)kind, dt, W) != ctas;
-      int flags = wsweep ? v : ssweep ? staged_flags[v] : 0;
+      int flags = wsweep ? v : ssweep ? staged_variants[v].flags : 0;
       skip |= wsweep && flags && kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM &&
               kind != MEMBOUND_LAYERNORM;
       membound_set_variant(flags);
       /* staged: the other kernels have no staged form; a forced variant equal to the
        * default kernel is measured once */
-      skip |= ssweep && flags && (kind > MEMBOUND_SOFTMAX || kind == MEMBOUND_ADD_RMSNORM);
-      if (ssweep && flags == MEMBOUND_V_STAGED && !skip) {
-        skip = membound_stages((membound_kind)kind, dt, W) < 2;
-        membound_set_variant(0);
-        skip |= membound_stages((membound_kind)kind, dt, W) > 1;
-        membound_set_variant(flags);
-      }
-      if (ssweep && flags == MEMBOUND_V_UNSTAGED && !skip) {
-        membound_set_variant(0);
-        skip = membound_stages((membound_kind)kind, dt, W) < 2;
-        membound_set_variant(flags);
+      /* staged: the other kernels have no staged form; a variant is measured only where it
+       * builds a staged kernel (and the default only once) */
+      skip |= ssweep && v > 0 && (kind > MEMBOUND_SOFTMAX || kind == MEMBOUND_ADD_RMSNORM);
+      if (ssweep && v > 0 && !skip) {
+        membound_set_stages(staged_variants[v].stages);
+        skip = membound_stages((membound_kind)kind, dt, W) < 1;
+        if (v == 1) { /* unstaged: only where the default is staged */
+          membound_set_variant(0);
+          skip = membound_stages((membound_kind)kind, dt, W) < 1;
+          membound_set_variant(flags);
+        }
+        if (flags == MEMBOUND_V_WEIGHTS_SMEM && kind == MEMBOUND_SOFTMAX) skip = true;
       }
       char err[2048] = "", impl[32] = "tirx";
       if (ctas > 1 && nthreads) snprintf(impl, sizeof impl, "tirx-c%d-T%d", ctas, nthreads);
       else if (ctas > 1) snprintf(impl, sizeof impl, "tirx-c%d", ctas);
       else if (nthreads) snprintf(impl, sizeof impl, "tirx-T%d", nthreads);
-      else if (ssweep && flags)
-        snprintf(impl, sizeof impl, "%s", flags == MEMBOUND_V_STAGED ? "tirx-staged" : "tirx-unstaged");
+      else if (ssweep)
+        snprintf(impl, sizeof impl, "%s", staged_variants[v].name);
       else if (flags)
         snprintf(impl, sizeof impl, "%s", flags == 1 ? "tirx-wcs" : flags == 2 ? "tirx-wearly" : "tirx-wcs-early");
       tirx_kernel *k = skip ? NULL : membound_build((membound_kind)kind, dt, W, false, err, sizeof err);
       membound_set_threads(0);
       membound_set_cluster(0);
       membound_set_variant(0);
+      membound_set_stages(0);
       if (skip) continue;
       if (!k) {
         fprintf(stderr, "%s: %s\n", membound_name((membound_kind)kind), err);

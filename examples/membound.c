@@ -24,9 +24,12 @@ typedef struct rk {
   char shape[3][96], strides[3][96];
   int64_t regs[3];
   tirx_config ld, st, pw, wld; /* wld: weight rows (read by every row: cached, not streamed) */
-  /* Staged rows (membound_stages > 1): a persistent CTA reads its rows x[row] through a ring
-   * of `stages` shared rows filled by TMA, up to `stages` rows ahead of the one it computes. */
+  /* Staged rows (membound_stages > 0): a persistent CTA reads its rows x[row] through a ring
+   * of `stages` shared rows filled by TMA, up to `stages` rows ahead of the one it computes;
+   * wsmem: the weight rows wt[] are read once into shared rows wsm[] (MEMBOUND_V_WEIGHTS_SMEM). */
   int stages;
+  bool wsmem;
+  tirx_tensor *wt[2], *wsm[2];
   tirx_tensor *ring, *full;
   tirx_expr *slot, *phase, *it, *first; /* first: x[row, 0] in f32, read from the ring */
 } rk;
@@ -80,7 +83,7 @@ static int threads_override, variant_flags;
 
 bool membound_set_variant(int flags) {
   if (flags & ~(MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY | MEMBOUND_V_STAGED |
-                MEMBOUND_V_UNSTAGED))
+                MEMBOUND_V_UNSTAGED | MEMBOUND_V_WEIGHTS_SMEM))
     return false;
   variant_flags = flags;
   return true;
@@ -123,28 +126,50 @@ bool membound_set_sms(int n) {
   return true;
 }
 
-/* Staged CTAs per SM: what 64 registers a thread and two stages each allow. */
+static int stages_override;
+
+bool membound_set_stages(int n) {
+  if (n < 0 || n > 4) return false;
+  stages_override = n;
+  return true;
+}
+
+/* Staged CTAs per SM: what the registers (about 56 a thread besides its row values, as ptxas
+ * reports for these kernels) and two stages each allow; a persistent grid larger than what is
+ * resident would leave its last CTAs waiting for whole CTAs to finish. */
 static int64_t stage_ctas(tirx_dtype dtype, int64_t width) {
-  int64_t T = (membound_threads(dtype, width) + 31) / 32 * 32;
-  int64_t by_regs = 1024 / T, by_smem = MEMBOUND_STAGE_SMEM / (2 * width * tirx_dtype_size(dtype));
+  int64_t T = membound_threads(dtype, width), Tw = (T + 31) / 32 * 32;
+  int64_t regs = (width + T - 1) / T + 56;
+  int64_t by_regs = 65536 / (Tw * (regs < 64 ? 64 : regs));
+  int64_t by_smem = MEMBOUND_STAGE_SMEM / (2 * width * tirx_dtype_size(dtype));
   int64_t n = by_regs < by_smem ? by_regs : by_smem;
   return n < 1 ? 1 : n;
 }
 
+/* The weight rows kind reads (rmsnorm w; layernorm w and bias). */
+static int weight_rows(membound_kind kind) {
+  return kind == MEMBOUND_LAYERNORM ? 2 : kind == MEMBOUND_RMSNORM ? 1 : 0;
+}
+
 int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width) {
-  if (variant_flags & MEMBOUND_V_UNSTAGED) return 1;
+  if (variant_flags & MEMBOUND_V_UNSTAGED) return 0;
   if (kind != MEMBOUND_RMSNORM && kind != MEMBOUND_LAYERNORM && kind != MEMBOUND_SOFTMAX)
-    return 1;
-  if (width <= MEMBOUND_WARP_MAX_WIDTH || membound_cluster(kind, dtype, width) > 1) return 1;
+    return 0;
+  if (width <= MEMBOUND_WARP_MAX_WIDTH || membound_cluster(kind, dtype, width) > 1) return 0;
   int64_t size = tirx_dtype_size(dtype), bytes = width * size;
   /* TMA: rows of whole 16-byte units, a row one box of inner x outer elements, both at most
    * 256, the inner part whole 16-byte units (copy_async.tma splits it so: 5000 = 200 x 25) */
   int64_t inner = 256;
   while (inner > 1 && (width % inner || inner * size % 16)) inner--;
-  if (bytes % 16 || inner <= 1 || width / inner > 256) return 1;
-  if (bytes < MEMBOUND_STAGE_MIN_BYTES && !(variant_flags & MEMBOUND_V_STAGED)) return 1;
-  int64_t n = MEMBOUND_STAGE_SMEM / ((bytes + 127) / 128 * 128 * stage_ctas(dtype, width));
-  return n < 2 ? 1 : n > 4 ? 4 : (int)n;
+  if (bytes % 16 || inner <= 1 || width / inner > 256) return 0;
+  bool forced = stages_override || (variant_flags & (MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_SMEM));
+  if (bytes < MEMBOUND_STAGE_MIN_BYTES && !forced) return 0;
+  int64_t pitch = (bytes + 127) / 128 * 128;
+  int64_t avail = MEMBOUND_STAGE_SMEM / stage_ctas(dtype, width);
+  if (variant_flags & MEMBOUND_V_WEIGHTS_SMEM) avail -= weight_rows(kind) * pitch;
+  int64_t n = stages_override ? stages_override : avail / pitch > 4 ? 4 : avail / pitch;
+  if (n < 1 || n * pitch > avail || (n < 2 && !forced)) return 0;
+  return (int)n;
 }
 
 static int cluster_override;
@@ -179,7 +204,8 @@ static void rk_init(rk *k, membound_kind kind, tirx_dtype dt, int64_t width, boo
   k->pw = (tirx_config){.family = scalar ? "scalar" : NULL};
   k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
   k->T = membound_threads(dt, k->cols);
-  k->stages = k->cta && !scalar ? membound_stages(kind, dt, width) : 1;
+  k->stages = k->cta && !scalar ? membound_stages(kind, dt, width) : 0;
+  k->wsmem = k->stages && (variant_flags & MEMBOUND_V_WEIGHTS_SMEM) && weight_rows(kind);
 }
 
 static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {
@@ -217,18 +243,35 @@ static void rk_open_staged(rk *k, tirx_tensor *x) {
                               tirx_layout_strided(tirx_builder_arena(b), 2,
                                                   (int64_t[]){S, k->width},
                                                   (int64_t[]){pitch, 1}));
-  k->full = tirx_alloc_mbarrier(b, "full", S);
+  int nw = k->wsmem ? (k->wt[1] ? 2 : 1) : 0;
+  tirx_tensor *wrows = NULL;
+  if (nw) /* the weight rows, read once (full[S]) */
+    wrows = tirx_alloc_shared(b, "wrows", k->dt, TIRX_DIMS(nw, k->width),
+                              tirx_layout_strided(tirx_builder_arena(b), 2,
+                                                  (int64_t[]){nw, k->width},
+                                                  (int64_t[]){pitch, 1}));
+  for (int j = 0; j < nw; j++) k->wsm[j] = wrows;
+  k->full = tirx_alloc_mbarrier(b, "full", S + (nw > 0));
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(k, 0)));
-  for (int i = 0; i < S; i++) tirx_mbarrier_init(b, bar(k, k->full, I(k, i)), 1);
+  for (int i = 0; i < S + (nw > 0); i++) tirx_mbarrier_init(b, bar(k, k->full, I(k, i)), 1);
   tirx_fence_mbarrier_init(b);
   tirx_if_end(b);
   tirx_sync_threads(b);
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  if (nw) {
+    tirx_mbarrier_expect_tx(b, bar(k, k->full, I(k, S)), I(k, nw * k->width * size));
+    tirx_config ld = {.barrier = bar(k, k->full, I(k, S))};
+    for (int j = 0; j < nw; j++)
+      tirx_copy_async(b, tirx_region_new(b, wrows, TIRX_EXPRS(I(k, j), I(k, 0)), (int64_t[]){1, k->width}),
+                      tirx_region_new(b, k->wt[j], TIRX_EXPRS(I(k, 0), I(k, 0)), (int64_t[]){1, k->width}),
+                      &ld);
+  }
   for (int i = 0; i < S; i++)
     rk_fetch(k, x, tirx_add(b, tirx_block_idx(b, 0), tirx_mul(b, I(k, i), tirx_grid_dim(b, 0))),
              I(k, i));
   tirx_filter_end(b);
+  if (nw) tirx_mbarrier_wait(b, bar(k, k->full, I(k, S)), I(k, 0));
   k->it = tirx_var(b, "it", TIRX_I32, NULL);
   k->row = tirx_for_begin(b, "row", tirx_block_idx(b, 0), k->rows, tirx_grid_dim(b, 0),
                           TIRX_LOOP_SERIAL);
@@ -263,7 +306,7 @@ static tile rk_load_staged(rk *k, tirx_tensor *x) {
 static void rk_open(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   rk_pieces(k);
-  if (k->stages > 1) {
+  if (k->stages > 0) {
     tirx_set_block(b, (int)((k->T + 31) / 32 * 32), 1, 1);
     rk_open_staged(k, x);
     return;
@@ -287,7 +330,7 @@ static void rk_open(rk *k, tirx_tensor *x) {
 
 static tirx_kernel *rk_close(rk *k, char *err, size_t cap) {
   tirx_team_end(k->b);
-  if (k->stages > 1) {
+  if (k->stages > 0) {
     tirx_assign(k->b, k->it, tirx_add(k->b, k->it, I(k, 1)));
     tirx_for_end(k->b);
   } else {
@@ -340,7 +383,7 @@ static tile rk_widen(rk *k, const tile *h) {
 
 /* Row `row` of x from column col0, in f32 registers (streamed: read once). */
 static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
-  tile h = k->stages > 1 ? rk_load_staged(k, x) : rk_load_raw(k, x, row, col0, &k->ld);
+  tile h = k->stages > 0 ? rk_load_staged(k, x) : rk_load_raw(k, x, row, col0, &k->ld);
   return rk_widen(k, &h);
 }
 
@@ -348,6 +391,18 @@ static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
  * before the reduction (*early) and only widened here. */
 static tile rk_weights(rk *k, tirx_tensor *w, const tile *early) {
   if (early && early->t[0]) return rk_widen(k, early);
+  for (int j = 0; k->wsmem && j < 2; j++) {
+    if (k->wt[j] != w) continue;
+    tile h = {{NULL}}; /* the weight row from shared memory (rk_open_staged) */
+    for (int i = 0; i < k->np; i++) {
+      h.t[i] = rk_local(k, "wh", k->dt, i);
+      tirx_copy(k->b, tirx_whole(k->b, h.t[i]),
+                tirx_region_new(k->b, k->wsm[j], TIRX_EXPRS(I(k, j), I(k, k->begin[i])),
+                                (int64_t[]){1, k->extent[i]}),
+                NULL);
+    }
+    return rk_widen(k, &h);
+  }
   tile h = rk_load_raw(k, w, tirx_int(k->b, 0), 0, &k->wld);
   return rk_widen(k, &h);
 }
@@ -436,6 +491,7 @@ static tirx_kernel *build_rmsnorm(rk *k, bool add, char *err, size_t cap) {
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_tensor *res_out = add ? rk_param(k, "res_out", k->rows, k->width) : NULL;
   tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
+  k->wt[0] = w;
   rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0);
   if (add) {
@@ -455,12 +511,13 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   tirx_tensor *bias = rk_param(k, "bias", tirx_int(b, 1), k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
+  k->wt[0] = w, k->wt[1] = bias;
   rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0);
   /* One reduction of sum and sum of squares of the values shifted by the row's first element
    * k0 (shifted data: E[d^2] - E[d]^2 with d = x - k0 cancels little when k0 is a sample of
    * the row, and a constant row gives exactly 0), then y = d * rs - mean_d * rs. */
-  tirx_expr *k0 = k->stages > 1 ? k->first
+  tirx_expr *k0 = k->stages > 0 ? k->first
                                  : tirx_let(b, "k0", tirx_cast(b, tirx_load(b, x, TIRX_EXPRS(k->row, tirx_int(b, 0))),
                                                                TIRX_F32));
   rk_bin(k, &t, TIRX_OP_SUB, &t, NULL, k0);

@@ -72,7 +72,8 @@ enum {
   MEMBOUND_V_WEIGHTS_STREAM = 1, /* weights read with .cs like the rows (streamed) */
   MEMBOUND_V_WEIGHTS_EARLY = 2,  /* weights loaded before the reduction, widened after it */
   MEMBOUND_V_STAGED = 4,         /* staged rows (below) also under MEMBOUND_STAGE_MIN_BYTES */
-  MEMBOUND_V_UNSTAGED = 8        /* never staged rows */
+  MEMBOUND_V_UNSTAGED = 8,       /* never staged rows */
+  MEMBOUND_V_WEIGHTS_SMEM = 16   /* staged rows (forced) with the weight rows read once into shared memory */
 };
 bool membound_set_variant(int flags);
 
@@ -104,9 +105,14 @@ int membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width);
  * registers a thread and two stages each (1 at 1024 threads): each reads its rows through a
  * ring of S = min(4, MEMBOUND_STAGE_SMEM / (c x row bytes)) shared-memory rows filled by TMA
  * (copy_async.tma, one mbarrier per stage), S rows ahead of the row it computes, so the
- * loads of the next rows overlap the reductions and stores of this one. Returns S, or 1 for
- * the one-row-per-CTA kernels. */
+ * loads of the next rows overlap the reductions and stores of this one. With
+ * MEMBOUND_V_WEIGHTS_SMEM the weight rows take their place in shared memory first (read once
+ * per CTA). Returns S, or 0 for the one-row-per-CTA kernels. */
 int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width);
+/* The stages of the staged kernels built afterwards (1..4; 0 restores the heuristic). Staged
+ * rows are forced on where legal, as by MEMBOUND_V_STAGED. For benchmark sweeps; not
+ * thread-safe; false (nothing changed) for another value. */
+bool membound_set_stages(int stages);
 /* The SMs the persistent (staged) kernels built afterwards size their grid for (default 132,
  * an H200; 1..1024, false otherwise). Not thread-safe. */
 bool membound_set_sms(int sms);

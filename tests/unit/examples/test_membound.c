@@ -16,23 +16,33 @@ Test(example_membound, wide_rows_of_the_norms_and_softmax_are_staged) {
   cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 3);
   cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_F16, 32768), 3);
   cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 3);
-  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_F32, 8192), 3); /* 32 KiB rows */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_F32, 32768), 1); /* 128 KiB: one stage */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 1); /* 16 KiB: not by default */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 65536 + 256), 1); /* no box */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 20000), 2); /* 200 x 100 */
-  cr_assert_eq(membound_stages(MEMBOUND_ADD_RMSNORM, TIRX_BF16, 32768), 1); /* two inputs */
-  cr_assert_eq(membound_stages(MEMBOUND_ROW_SUM, TIRX_BF16, 32768), 1);
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_F32, 8192), 4); /* 32 KiB rows, 512 threads */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_F32, 32768), 0); /* 128 KiB: one stage, not by default */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 0); /* 16 KiB: not by default */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 65536 + 256), 0); /* no box */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 20000), 4); /* 200 x 100 */
+  cr_assert_eq(membound_stages(MEMBOUND_ADD_RMSNORM, TIRX_BF16, 32768), 0); /* two inputs */
+  cr_assert_eq(membound_stages(MEMBOUND_ROW_SUM, TIRX_BF16, 32768), 0);
   cr_assert(membound_set_variant(MEMBOUND_V_STAGED));
-  cr_assert_gt(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 1);
-  cr_assert_gt(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 5000), 1); /* 200 x 25 */
-  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 5001), 1); /* 10002 bytes */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 512), 1); /* a warp a row */
+  cr_assert_gt(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 0);
+  cr_assert_gt(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 5000), 0); /* 200 x 25 */
+  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 5001), 0); /* 10002 bytes */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 512), 0); /* a warp a row */
   cr_assert(membound_set_variant(MEMBOUND_V_UNSTAGED));
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 1);
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 0);
+  cr_assert(membound_set_variant(MEMBOUND_V_WEIGHTS_SMEM)); /* w, bias: 128 KiB of 200 */
+  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 32768), 1);
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 2);
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 3);
   cr_assert(membound_set_variant(0));
-  cr_assert(membound_set_cluster(2)); /* a cluster per row is never staged */
+  cr_assert(membound_set_stages(1));
   cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 1);
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 1); /* forced */
+  cr_assert(membound_set_stages(4));
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 0); /* 256 KiB */
+  cr_assert(membound_set_stages(0));
+  cr_assert(membound_set_cluster(2)); /* a cluster per row is never staged */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 0);
   cr_assert(membound_set_cluster(0));
 }
 
@@ -42,6 +52,8 @@ Test(example_membound, set_up_calls_refuse_bad_values) {
   cr_assert(!membound_set_sms(-3));
   cr_assert(!membound_set_sms(4096));
   cr_assert(membound_set_sms(132));
+  cr_assert(!membound_set_stages(5));
+  cr_assert(!membound_set_stages(-1));
 }
 
 Test(example_membound, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeout = 300) {
@@ -78,7 +90,8 @@ Test(example_membound, the_gpu_suites_staged_cases_build) {
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
   static const struct { int64_t width; int flags; } cases[] = {
       {32768, 0}, {20000, 0}, {8192, MEMBOUND_V_STAGED}, {5000, MEMBOUND_V_STAGED},
-      {2048, MEMBOUND_V_STAGED}, {32768, MEMBOUND_V_UNSTAGED}};
+      {2048, MEMBOUND_V_STAGED}, {32768, MEMBOUND_V_UNSTAGED},
+      {32768, MEMBOUND_V_WEIGHTS_SMEM}, {5000, MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_SMEM}};
   for (int i = 0; i < 3; i++)
     for (int d = 0; d < 3; d++)
       for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -90,7 +103,7 @@ Test(example_membound, the_gpu_suites_staged_cases_build) {
         cr_assert_not_null(k, "%s %s %lld: %s", membound_name(kinds[i]), tirx_dtype_name(dts[d]),
                            (long long)cases[c].width, err);
         bool ring = strstr(tirx_kernel_source(k), " *ring = ") != NULL;
-        cr_assert_eq(ring, S > 1, "%s %s %lld: %d stages, ring %d", membound_name(kinds[i]),
+        cr_assert_eq(ring, S > 0, "%s %s %lld: %d stages, ring %d", membound_name(kinds[i]),
                      tirx_dtype_name(dts[d]), (long long)cases[c].width, S, ring);
         tirx_kernel_release(k);
       }

@@ -185,7 +185,7 @@ Test(dsmem, membound_wide_rows_use_a_cluster_per_row_on_request, .timeout = 300)
         if (ctas == 1) {
           cr_assert_null(strstr(tirx_kernel_dispatch_report(k), "reduce.dsmem"), "%s",
                          tirx_kernel_dispatch_report(k));
-          if (membound_stages(kinds[i], dts[d], i == 1 ? 20000 : 32768) > 1) /* membound.h */
+          if (membound_stages(kinds[i], dts[d], i == 1 ? 20000 : 32768) > 0) /* membound.h */
             has(src, "for (int row = (int)blockIdx.x; row < rows; row += (int)gridDim.x) {");
           else
             has(src, "const int row = (int)blockIdx.x;");
