@@ -2,12 +2,15 @@
  * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
  * copy of the same bytes.
  *
- *   membound [out.csv] [reps] [sweep | cluster | weights | staged]
+ *   membound [out.csv] [reps] [sweep | cluster | weights | staged | occupancy]
  *
+ * occupancy: the one-row-per-CTA kernels also with an occupancy floor of 4, 5, 6 and 8 CTAs per
+ * SM (membound_set_min_blocks: ptxas caps registers to fit, spilling if it must), "tirx-minb<n>",
+ * where n CTAs' threads fit in an SM.
  * staged: rmsnorm, layernorm and softmax also with staged rows forced off where they are the
  * default ("tirx-unstaged"), with 1, 2 and 3 stages forced ("tirx-S<n>", where TMA can take
- * the row and the stages fit) and with the weight rows in shared memory ("tirx-wsmem",
- * "tirx-wsmem-S2"; membound_stages, membound_set_stages).
+ * the row and the stages fit) and with the weight rows read from global memory instead of
+ * shared ("tirx-wglobal", "tirx-wglobal-S3"; membound_stages, membound_set_stages).
  * weights: rmsnorm, add_rmsnorm and layernorm also with the weight rows streamed (.cs, "tirx-wcs"),
  * loaded before the reduction ("tirx-wearly") and both ("tirx-wcs-early") (membound_set_variant).
  * sweep: each kernel also with 128, 256, 512 and 1024 threads per row (membound_set_threads),
@@ -67,20 +70,23 @@ int main(int argc, char **argv) {
   bool csweep = argc > 3 && strcmp(argv[3], "cluster") == 0;
   bool wsweep = argc > 3 && strcmp(argv[3], "weights") == 0;
   bool ssweep = argc > 3 && strcmp(argv[3], "staged") == 0;
+  bool osweep = argc > 3 && strcmp(argv[3], "occupancy") == 0;
+  static const int minb[] = {0, 4, 5, 6, 8};
   /* {threads per CTA (0: heuristic), CTAs per row (0: one)} of each measured variant. */
   static const int plain[][2] = {{0, 0}};
   static const int weights[][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}; /* variant flags = index */
   static const struct { int flags, stages; const char *name; } staged_variants[] = {
       {0, 0, "tirx"},           {MEMBOUND_V_UNSTAGED, 0, "tirx-unstaged"},
       {0, 1, "tirx-S1"},        {0, 2, "tirx-S2"},
-      {0, 3, "tirx-S3"},        {MEMBOUND_V_WEIGHTS_SMEM, 0, "tirx-wsmem"},
-      {MEMBOUND_V_WEIGHTS_SMEM, 2, "tirx-wsmem-S2"}};
+      {0, 3, "tirx-S3"},        {MEMBOUND_V_WEIGHTS_GLOBAL, 0, "tirx-wglobal"},
+      {MEMBOUND_V_WEIGHTS_GLOBAL, 3, "tirx-wglobal-S3"}};
   static const int threads[][2] = {{0, 0}, {128, 0}, {256, 0}, {512, 0}, {1024, 0}};
   static const int clusters[][2] = {{0, 0},   {0, 2},   {256, 2},  {1024, 2}, {0, 4},
                                     {128, 4}, {512, 4}, {1024, 4}};
   static const int none[7][2];
-  const int(*variants)[2] = sweep ? threads : csweep ? clusters : wsweep ? weights : ssweep ? none : plain;
-  int nvariants = sweep ? 5 : csweep ? 8 : wsweep ? 4 : ssweep ? 7 : 1;
+  const int(*variants)[2] =
+      sweep ? threads : csweep ? clusters : wsweep ? weights : ssweep || osweep ? none : plain;
+  int nvariants = sweep ? 5 : csweep ? 8 : wsweep ? 4 : ssweep ? 7 : osweep ? 5 : 1;
   if (reps < 3) reps = 3;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
@@ -129,7 +135,13 @@ int main(int argc, char **argv) {
           skip = membound_stages((membound_kind)kind, dt, W) < 1;
           membound_set_variant(flags);
         }
-        if (flags == MEMBOUND_V_WEIGHTS_SMEM && kind == MEMBOUND_SOFTMAX) skip = true;
+        if (flags == MEMBOUND_V_WEIGHTS_GLOBAL && kind == MEMBOUND_SOFTMAX) skip = true;
+      }
+      if (osweep && v > 0) { /* n CTAs must fit; staged kernels are persistent */
+        int T = (int)(W <= MEMBOUND_WARP_MAX_WIDTH ? 32 * MEMBOUND_RMSNORM_WARPS
+                                                   : (membound_threads(dt, W) + 31) / 32 * 32);
+        skip |= minb[v] * T > 2048 || membound_stages((membound_kind)kind, dt, W) > 0;
+        membound_set_min_blocks(minb[v]);
       }
       char err[2048] = "", impl[32] = "tirx";
       if (ctas > 1 && nthreads) snprintf(impl, sizeof impl, "tirx-c%d-T%d", ctas, nthreads);
@@ -137,6 +149,8 @@ int main(int argc, char **argv) {
       else if (nthreads) snprintf(impl, sizeof impl, "tirx-T%d", nthreads);
       else if (ssweep)
         snprintf(impl, sizeof impl, "%s", staged_variants[v].name);
+      else if (osweep && v > 0)
+        snprintf(impl, sizeof impl, "tirx-minb%d", minb[v]);
       else if (flags)
         snprintf(impl, sizeof impl, "%s", flags == 1 ? "tirx-wcs" : flags == 2 ? "tirx-wearly" : "tirx-wcs-early");
       tirx_kernel *k = skip ? NULL : membound_build((membound_kind)kind, dt, W, false, err, sizeof err);
@@ -144,6 +158,7 @@ int main(int argc, char **argv) {
       membound_set_cluster(0);
       membound_set_variant(0);
       membound_set_stages(0);
+      membound_set_min_blocks(0);
       if (skip) continue;
       if (!k) {
         fprintf(stderr, "%s: %s\n", membound_name((membound_kind)kind), err);

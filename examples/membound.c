@@ -26,7 +26,8 @@ typedef struct rk {
   tirx_config ld, st, pw, wld; /* wld: weight rows (read by every row: cached, not streamed) */
   /* Staged rows (membound_stages > 0): a persistent CTA reads its rows x[row] through a ring
    * of `stages` shared rows filled by TMA, up to `stages` rows ahead of the one it computes;
-   * wsmem: the weight rows wt[] are read once into shared rows wsm[] (MEMBOUND_V_WEIGHTS_SMEM). */
+   * wsmem: the weight rows wt[] are read once into shared rows wsm[] (unless
+   * MEMBOUND_V_WEIGHTS_GLOBAL). */
   int stages;
   bool wsmem;
   tirx_tensor *wt[2], *wsm[2];
@@ -83,7 +84,7 @@ static int threads_override, variant_flags;
 
 bool membound_set_variant(int flags) {
   if (flags & ~(MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY | MEMBOUND_V_STAGED |
-                MEMBOUND_V_UNSTAGED | MEMBOUND_V_WEIGHTS_SMEM))
+                MEMBOUND_V_UNSTAGED | MEMBOUND_V_WEIGHTS_GLOBAL))
     return false;
   variant_flags = flags;
   return true;
@@ -126,6 +127,14 @@ bool membound_set_sms(int n) {
   return true;
 }
 
+static int min_blocks;
+
+bool membound_set_min_blocks(int n) {
+  if (n < 0 || n > 32) return false;
+  min_blocks = n;
+  return true;
+}
+
 static int stages_override;
 
 bool membound_set_stages(int n) {
@@ -162,13 +171,13 @@ int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width) {
   int64_t inner = 256;
   while (inner > 1 && (width % inner || inner * size % 16)) inner--;
   if (bytes % 16 || inner <= 1 || width / inner > 256) return 0;
-  bool forced = stages_override || (variant_flags & (MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_SMEM));
+  bool forced = stages_override || (variant_flags & MEMBOUND_V_STAGED);
   if (bytes < MEMBOUND_STAGE_MIN_BYTES && !forced) return 0;
   int64_t pitch = (bytes + 127) / 128 * 128;
   int64_t avail = MEMBOUND_STAGE_SMEM / stage_ctas(dtype, width);
-  if (variant_flags & MEMBOUND_V_WEIGHTS_SMEM) avail -= weight_rows(kind) * pitch;
-  int64_t n = stages_override ? stages_override : avail / pitch > 4 ? 4 : avail / pitch;
-  if (n < 1 || n * pitch > avail || (n < 2 && !forced)) return 0;
+  if (!(variant_flags & MEMBOUND_V_WEIGHTS_GLOBAL)) avail -= weight_rows(kind) * pitch;
+  int64_t n = stages_override ? stages_override : avail / pitch > 2 ? 2 : avail / pitch;
+  if (n < 1 || n * pitch > avail) return 0;
   return (int)n;
 }
 
@@ -205,7 +214,7 @@ static void rk_init(rk *k, membound_kind kind, tirx_dtype dt, int64_t width, boo
   k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
   k->T = membound_threads(dt, k->cols);
   k->stages = k->cta && !scalar ? membound_stages(kind, dt, width) : 0;
-  k->wsmem = k->stages && (variant_flags & MEMBOUND_V_WEIGHTS_SMEM) && weight_rows(kind);
+  k->wsmem = k->stages && !(variant_flags & MEMBOUND_V_WEIGHTS_GLOBAL) && weight_rows(kind);
 }
 
 static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {
@@ -306,6 +315,7 @@ static tile rk_load_staged(rk *k, tirx_tensor *x) {
 static void rk_open(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   rk_pieces(k);
+  if (min_blocks) tirx_set_min_blocks(b, min_blocks);
   if (k->stages > 0) {
     tirx_set_block(b, (int)((k->T + 31) / 32 * 32), 1, 1);
     rk_open_staged(k, x);

@@ -73,7 +73,7 @@ enum {
   MEMBOUND_V_WEIGHTS_EARLY = 2,  /* weights loaded before the reduction, widened after it */
   MEMBOUND_V_STAGED = 4,         /* staged rows (below) also under MEMBOUND_STAGE_MIN_BYTES */
   MEMBOUND_V_UNSTAGED = 8,       /* never staged rows */
-  MEMBOUND_V_WEIGHTS_SMEM = 16   /* staged rows (forced) with the weight rows read once into shared memory */
+  MEMBOUND_V_WEIGHTS_GLOBAL = 16 /* staged rows read the weight rows from global memory */
 };
 bool membound_set_variant(int flags);
 
@@ -101,18 +101,23 @@ int membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width);
 
 /* Staged rows. rmsnorm, layernorm and softmax over rows of at least MEMBOUND_STAGE_MIN_BYTES
  * (one CTA per row, no cluster; a row of whole 16-byte units that is one TMA box of at most
- * 256 x 256 elements, its inner part whole 16-byte units) run as a persistent grid of min(rows, c x SMs) CTAs, c the CTAs an SM holds at 64
- * registers a thread and two stages each (1 at 1024 threads): each reads its rows through a
- * ring of S = min(4, MEMBOUND_STAGE_SMEM / (c x row bytes)) shared-memory rows filled by TMA
- * (copy_async.tma, one mbarrier per stage), S rows ahead of the row it computes, so the
- * loads of the next rows overlap the reductions and stores of this one. With
- * MEMBOUND_V_WEIGHTS_SMEM the weight rows take their place in shared memory first (read once
- * per CTA). Returns S, or 0 for the one-row-per-CTA kernels. */
+ * 256 x 256 elements, its inner part whole 16-byte units) run as a persistent grid of
+ * min(rows, c x SMs) CTAs, c the CTAs an SM holds (about 56 registers a thread besides its
+ * row values; two stages each; 1 at 1024 threads). A CTA first reads the weight rows into
+ * shared memory once (unless MEMBOUND_V_WEIGHTS_GLOBAL), then reads its rows through a ring
+ * of S = min(2, what is left of MEMBOUND_STAGE_SMEM / c in rows) shared-memory rows filled by
+ * TMA (copy_async.tma, one mbarrier per stage), S rows ahead of the row it computes, so the
+ * loads of the next rows overlap the reductions and stores of this one (32768 bf16: layernorm
+ * 1 stage beside w and bias, rmsnorm 2, softmax 2; measured in docs/PERF-NOTES.md). Returns
+ * S, or 0 for the one-row-per-CTA kernels. */
 int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width);
 /* The stages of the staged kernels built afterwards (1..4; 0 restores the heuristic). Staged
  * rows are forced on where legal, as by MEMBOUND_V_STAGED. For benchmark sweeps; not
  * thread-safe; false (nothing changed) for another value. */
 bool membound_set_stages(int stages);
+/* An occupancy floor for the kernels built afterwards: tirx_set_min_blocks(n) (0, the default:
+ * none; 1..32). For benchmark sweeps; not thread-safe; false (nothing changed) otherwise. */
+bool membound_set_min_blocks(int n);
 /* The SMs the persistent (staged) kernels built afterwards size their grid for (default 132,
  * an H200; 1..1024, false otherwise). Not thread-safe. */
 bool membound_set_sms(int sms);

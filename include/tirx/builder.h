@@ -416,6 +416,13 @@ TIRX_API void tirx_set_grid(tirx_builder *b, tirx_expr *x, tirx_expr *y, tirx_ex
  * z <= 64, product <= 1024. Also emitted as __launch_bounds__. */
 TIRX_API void tirx_set_block(tirx_builder *b, int x, int y, int z);
 
+/* An occupancy floor: n CTAs of the kernel resident on one SM at least (1 to 32), emitted as
+ * __launch_bounds__(threads, n), so ptxas caps the registers at what n CTAs leave (65536 / (n x
+ * threads), less its allocation granularity) and spills the rest to local memory. Default:
+ * none (ptxas chooses). Checked by tirx_kernel_build: n x threads at most 2048 (an SM's
+ * threads), and n = 1 in a kernel that uses tirx_setmaxnreg (TIRX_E_BUILD otherwise). */
+TIRX_API void tirx_set_min_blocks(tirx_builder *b, int n);
+
 /* Extra dynamic shared memory in bytes (an integer expression computable at launch), added
  * after the buffers of tirx_alloc_shared(). Default none. */
 TIRX_API void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes);

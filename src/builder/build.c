@@ -299,6 +299,11 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
   if (!b->block_set)
     return tirx__b_fail(b, TIRX_E_BUILD, "%s: the block size is not set (call tirx_set_block)",
                         fn);
+  int threads = b->block[0] * b->block[1] * b->block[2];
+  if (b->min_blocks * threads > 2048)
+    return tirx__b_fail(b, TIRX_E_BUILD,
+                        "%s: tirx_set_min_blocks asks for %d CTAs of %d threads on one SM, "
+                        "expected at most 2048 threads", fn, b->min_blocks, threads);
   if (count_slots(b) > TIRX__MAX_PARAMS)
     return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the entry point would have %d parameters, limit %d",
                         fn, count_slots(b), TIRX__MAX_PARAMS);
@@ -306,6 +311,10 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the parameters would exceed %d bytes", fn,
                         TIRX__PARAM_STORAGE);
   if (tirx__prim_lower_all(b) != TIRX_OK) return b->status;
+  if (b->min_blocks > 1 && b->uses_setmaxnreg)
+    return tirx__b_fail(b, TIRX_E_BUILD,
+                        "%s: tirx_set_min_blocks(%d) with tirx_setmaxnreg: setmaxnreg needs one "
+                        "CTA per SM (expected n = 1)", fn, b->min_blocks);
   /* TMA tensor maps (registered by the lowering): 128 bytes each, 64-byte aligned. */
   if (b->ntmaps && (count_slots(b) + b->ntmaps > TIRX__MAX_PARAMS ||
                     (count_slots(b) * 8 + 64) / 64 * 64 + b->ntmaps * 128 > TIRX__PARAM_STORAGE))

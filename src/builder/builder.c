@@ -710,6 +710,16 @@ void tirx_set_block(tirx_builder *b, int x, int y, int z) {
   b->block_set = true;
 }
 
+void tirx_set_min_blocks(tirx_builder *b, int n) {
+  static const char fn[] = "tirx_set_min_blocks";
+  if (!tirx__b_ok(b, fn)) return;
+  if (n < 1 || n > 32) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: n is %d, expected 1 to 32 CTAs per SM", fn, n);
+    return;
+  }
+  b->min_blocks = n;
+}
+
 void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes) {
   static const char fn[] = "tirx_set_shared_bytes";
   if (!tirx__b_ok(b, fn)) return;

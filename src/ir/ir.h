@@ -362,6 +362,7 @@ struct tirx_builder {
   int cluster[3];
   /* ---- synchronisation and tensor cores ---- */
   bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
+  int min_blocks;                    /* tirx_set_min_blocks; 0: none */
   bool uses_native;                  /* codegen: the prelude's sync section (tirx__prelude_sync) */
   bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
 };

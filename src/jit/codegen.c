@@ -986,8 +986,11 @@ char *tirx__codegen(tirx_builder *b) {
   }
   int threads = b->block[0] * b->block[1] * b->block[2];
   /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
+  int min_blocks = b->uses_setmaxnreg ? 1 : b->min_blocks; /* tirx_set_min_blocks */
+  char minb[16] = "";
+  if (min_blocks) snprintf(minb, sizeof minb, ", %d", min_blocks);
   tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d%s) %s(", threads,
-                  b->uses_setmaxnreg ? ", 1" : "", b->name);
+                  minb, b->name);
   /* Declared parameters, then hidden strides (the order of tirx__launch_plan's params). */
   int np = 0;
   for (int i = 0; i < b->nparams; i++) {

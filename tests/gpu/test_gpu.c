@@ -1101,15 +1101,15 @@ static void check_membound_cluster(membound_kind kind) {
  * ring, with 132, 2 and 1 SMs' worth of CTAs for the 19 rows (each CTA loops over up to 19
  * rows: the ring wraps and the mbarrier phases flip several times), at 32768 and 20000 (staged
  * by default in f16/bf16; 20000 a box of 200 x 100), forced at 8192, 5000 (200 x 25) and 2048
- * in every dtype, forced off at 32768, and with the weight rows in shared memory
- * (MEMBOUND_V_WEIGHTS_SMEM) at 32768 and 5000. */
+ * in every dtype (the weight rows in shared memory), forced off at 32768, and with the weight
+ * rows read from global memory (MEMBOUND_V_WEIGHTS_GLOBAL) at 32768 and 5000. */
 static void check_membound_staged(membound_kind kind) {
   tirx_runtime *rt = gpu_runtime();
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
   static const struct { int64_t width; int flags; } cases[] = {
       {32768, 0}, {20000, 0}, {8192, MEMBOUND_V_STAGED}, {5000, MEMBOUND_V_STAGED},
       {2048, MEMBOUND_V_STAGED}, {32768, MEMBOUND_V_UNSTAGED},
-      {32768, MEMBOUND_V_WEIGHTS_SMEM}, {5000, MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_SMEM}};
+      {32768, MEMBOUND_V_WEIGHTS_GLOBAL}, {5000, MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_GLOBAL}};
   static const int sms[] = {132, 2, 1};
   int staged = 0;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)

@@ -577,6 +577,52 @@ Test(builder, block_product) {
   expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_set_block: 64 x 32 x 1 threads, expected at most 1024");
 }
 
+Test(builder, min_blocks_is_a_launch_bound) {
+  vec();
+  tirx_set_min_blocks(B, 6);
+  tirx_expr *i = tirx_thread_idx(B, 0);
+  tirx_store(B, y, TIRX_EXPRS(i), tirx_load(B, x, TIRX_EXPRS(i)));
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(B, &k), TIRX_OK, "%s", tirx_builder_error(B));
+  cr_assert_not_null(strstr(tirx_kernel_source(k), "void __launch_bounds__(128, 6) k("), "%s",
+                     tirx_kernel_source(k));
+  tirx_kernel_release(k);
+}
+
+Test(builder, min_blocks_range) {
+  tirx_set_min_blocks(B, 0);
+  expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_set_min_blocks: n is 0, expected 1 to 32 CTAs per SM");
+}
+
+Test(builder, min_blocks_range_high) {
+  tirx_set_min_blocks(B, 33);
+  expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_set_min_blocks: n is 33, expected 1 to 32 CTAs per SM");
+}
+
+Test(builder, min_blocks_beyond_an_sms_threads) {
+  vec();
+  tirx_set_block(B, 1024, 1, 1);
+  tirx_set_min_blocks(B, 3);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(B, &k), TIRX_E_BUILD);
+  cr_assert_null(k);
+  cr_assert_str_eq(tirx_builder_error(B),
+                   "tirx_kernel_build: tirx_set_min_blocks asks for 3 CTAs of 1024 threads on one "
+                   "SM, expected at most 2048 threads");
+}
+
+Test(builder, min_blocks_with_setmaxnreg) {
+  vec();
+  tirx_set_min_blocks(B, 2);
+  tirx_setmaxnreg(B, 232, true);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(B, &k), TIRX_E_BUILD);
+  cr_assert_null(k);
+  cr_assert_str_eq(tirx_builder_error(B),
+                   "tirx_kernel_build: tirx_set_min_blocks(2) with tirx_setmaxnreg: setmaxnreg "
+                   "needs one CTA per SM (expected n = 1)");
+}
+
 Test(builder, grid_not_host) {
   tirx_set_grid(B, I(4), tirx_block_dim(B, 0), NULL);
   expect_sticky(B, TIRX_E_INVALID_ARG,

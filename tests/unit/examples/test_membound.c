@@ -12,15 +12,16 @@ static void assert_has(const char *text, const char *want) {
 }
 
 Test(example_membound, wide_rows_of_the_norms_and_softmax_are_staged) {
-  /* 64 KiB rows: one CTA of 1024 threads a SM, three 64 KiB stages */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 3);
-  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_F16, 32768), 3);
-  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 3);
-  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_F32, 8192), 4); /* 32 KiB rows, 512 threads */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_F32, 32768), 0); /* 128 KiB: one stage, not by default */
+  /* 64 KiB rows: one CTA of 1024 threads a SM, at most two stages beside the weight rows */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 2);
+  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_F16, 32768), 1); /* + w, bias */
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 2);  /* + w */
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_F32, 8192), 2); /* 32 KiB rows, 512 threads */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_F32, 32768), 1); /* 128 KiB rows */
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_F32, 32768), 0); /* + w: no room */
   cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 8192), 0); /* 16 KiB: not by default */
   cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 65536 + 256), 0); /* no box */
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 20000), 4); /* 200 x 100 */
+  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 20000), 2); /* 200 x 100 */
   cr_assert_eq(membound_stages(MEMBOUND_ADD_RMSNORM, TIRX_BF16, 32768), 0); /* two inputs */
   cr_assert_eq(membound_stages(MEMBOUND_ROW_SUM, TIRX_BF16, 32768), 0);
   cr_assert(membound_set_variant(MEMBOUND_V_STAGED));
@@ -30,10 +31,9 @@ Test(example_membound, wide_rows_of_the_norms_and_softmax_are_staged) {
   cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 512), 0); /* a warp a row */
   cr_assert(membound_set_variant(MEMBOUND_V_UNSTAGED));
   cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 0);
-  cr_assert(membound_set_variant(MEMBOUND_V_WEIGHTS_SMEM)); /* w, bias: 128 KiB of 200 */
-  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 32768), 1);
-  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 2);
-  cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 3);
+  cr_assert(membound_set_variant(MEMBOUND_V_WEIGHTS_GLOBAL)); /* no w, bias in shared */
+  cr_assert_eq(membound_stages(MEMBOUND_LAYERNORM, TIRX_BF16, 32768), 2);
+  cr_assert_eq(membound_stages(MEMBOUND_RMSNORM, TIRX_F32, 32768), 1);
   cr_assert(membound_set_variant(0));
   cr_assert(membound_set_stages(1));
   cr_assert_eq(membound_stages(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 1);
@@ -69,7 +69,11 @@ Test(example_membound, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeo
     assert_has(rep, "copy_async(arch=sm_90, roles=global->shared, team=cta) -> copy_async.tma box=32768");
     assert_has(rep, "copy(arch=sm_90, roles=shared->local, team=cta) -> copy.vec vec=8");
     assert_has(src, "for (int row = (int)blockIdx.x; row < rows; row += (int)gridDim.x) {");
-    assert_has(src, "tirx_bf16 *ring = (tirx_bf16 *)(tirx_smem + 0); /* ((3),(32768))");
+    char ring[96];
+    snprintf(ring, sizeof ring, "tirx_bf16 *ring = (tirx_bf16 *)(tirx_smem + 0); /* ((%d),(32768))",
+             i == 1 ? 1 : 2);
+    assert_has(src, ring);
+    if (i > 0) assert_has(src, " *wrows = ");
     tirx_compiled *c = NULL;
     cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
     const char *ptx = tirx_compiled_ptx(c);
@@ -91,7 +95,7 @@ Test(example_membound, the_gpu_suites_staged_cases_build) {
   static const struct { int64_t width; int flags; } cases[] = {
       {32768, 0}, {20000, 0}, {8192, MEMBOUND_V_STAGED}, {5000, MEMBOUND_V_STAGED},
       {2048, MEMBOUND_V_STAGED}, {32768, MEMBOUND_V_UNSTAGED},
-      {32768, MEMBOUND_V_WEIGHTS_SMEM}, {5000, MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_SMEM}};
+      {32768, MEMBOUND_V_WEIGHTS_GLOBAL}, {5000, MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_GLOBAL}};
   for (int i = 0; i < 3; i++)
     for (int d = 0; d < 3; d++)
       for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
