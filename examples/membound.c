@@ -245,7 +245,10 @@ static void rk_fetch(rk *k, tirx_tensor *x, tirx_expr *row, tirx_expr *s) {
 static void rk_open_staged(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   int S = k->stages;
-  tirx_set_grid(b, tirx_min(b, k->rows, I(k, sms * stage_ctas(k->dt, k->width))), NULL, NULL);
+  /* a persistent grid of the CTAs an SM holds: ptxas is told to fit that many */
+  int64_t ctas = stage_ctas(k->dt, k->width);
+  tirx_set_grid(b, tirx_min(b, k->rows, I(k, sms * ctas)), NULL, NULL);
+  if (ctas > 1 && !min_blocks) tirx_set_min_blocks(b, (int)ctas);
   /* rows 128 bytes apart (TMA's shared-memory alignment) */
   int64_t size = tirx_dtype_size(k->dt), pitch = (k->width * size + 127) / 128 * 128 / size;
   k->ring = tirx_alloc_shared(b, "ring", k->dt, TIRX_DIMS(S, k->width),
