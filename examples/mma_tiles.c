@@ -38,7 +38,8 @@ tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap) {
   int64_t M = t->m, N = t->n, K = t->k;
   int esize = t->dtype == TIRX_F16 || t->dtype == TIRX_BF16 ? 2 : 4;
   char name[64];
-  snprintf(name, sizeof name, "mma_tile_%s_%s", t->family, wg ? "wg" : "warp");
+  snprintf(name, sizeof name, "mma_tile_%s%s_%s", t->family, t->a_regs ? "_rs" : "",
+           wg ? "wg" : "warp");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *A = tirx_builder_arena(b);
   tirx_tensor *a = tirx_param_tensor(b, "a", t->dtype, TIRX_EXPRS(tirx_int(b, M), tirx_int(b, K)),
@@ -98,11 +99,25 @@ tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap) {
   }
   tirx_tensor *acc = tirx_alloc_local(b, "acc", TIRX_F32, TIRX_DIMS(rows, N), accl);
   bool async = strcmp(t->family, "wgmma") == 0;
+  /* The RS form: the team's rows of a into registers as wgmma A fragments (copy.ldmatrix at
+   * warpgroup scope), the calls then take K slices of that register tile. */
+  tirx_tensor *afrag = NULL;
+  if (async && t->a_regs) {
+    const tirx_layout *fl = tirx_layout_wgmma_a(A, (int)rows, (int)K);
+    if (!fl) {
+      snprintf(err, cap, "A fragment layout: %s", tirx_last_error());
+      tirx_builder_destroy(b);
+      return NULL;
+    }
+    afrag = tirx_alloc_local(b, "afrag", t->dtype, TIRX_DIMS(rows, K), fl);
+    tirx_copy(b, tirx_whole(b, afrag), rows_of(b, as, r0, rows, 0, K), NULL);
+  }
   int halves = t->split_k ? 2 : 1;
   for (int h = 0; h < halves; h++) {
     int64_t k0 = h * K / halves, kn = K / halves;
     tirx_gemm_config g = {.family = t->family, .accumulate = tirx_bool(b, h > 0)};
-    tirx_region *ar = rows_of(b, as, r0, rows, k0, kn);
+    tirx_region *ar = afrag ? rows_of(b, afrag, tirx_int(b, 0), rows, k0, kn)
+                            : rows_of(b, as, r0, rows, k0, kn);
     tirx_region *br = tirx_region_new(b, bs, TIRX_EXPRS(tirx_int(b, k0), tirx_int(b, 0)),
                                       (int64_t[]){kn, N});
     if (async)

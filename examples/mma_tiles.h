@@ -25,6 +25,9 @@ typedef struct mma_tile {
   int warpgroups;
   int swizzle;  /* wgmma: the a/b tiles' swizzle (128, 64, 32; 0: interleaved core matrices) */
   bool split_k; /* two calls over the halves of K: accumulate false, then true */
+  /* wgmma: the RS form: a copied from shared memory into registers by ldmatrix
+   * (tirx_layout_wgmma_a, K <= 256) and multiplied from there, b from shared memory. */
+  bool a_regs;
 } mma_tile;
 
 /* The kernel for t, or NULL with the builder's error in err[cap]. */

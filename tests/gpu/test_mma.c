@@ -2,7 +2,8 @@
  * GPU tests of the tensor-core families and the synchronisation statements: single-CTA GEMM
  * tiles (examples/mma_tiles.c) through gemm_async.wgmma, gemm.mma and gemm.scalar, with the
  * cast + stmatrix epilogue, against a float64 reference on fresh random inputs (the seed is
- * printed; TIRX_SEED replays it) with poisoned outputs; an mbarrier producer/consumer ring with
+ * printed; TIRX_SEED replays it) with poisoned outputs; the RS form of gemm_async.wgmma (A
+ * ldmatrix'd into registers) on single-CTA tiles; an mbarrier producer/consumer ring with
  * setmaxnreg, elect.sync, named barriers and the cluster rank; the GEMMs of examples/gemm.c
  * (every family, the decode tile shapes, the fused bias/SiLU/GeLU epilogues).
  *
@@ -216,30 +217,44 @@ static void check_tile(tirx_runtime *rt, mma_tile t) {
 
 Test(mma, wgmma_tiles, .timeout = 240) {
   tirx_runtime *rt = gpu();
-  /* family, dtype, M, N, K, consumer warpgroups, swizzle, split K */
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true}); /* 2 m64 slabs */
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true}); /* interleaved */
-  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false});
+  /* family, dtype, M, N, K, consumer warpgroups, swizzle, split K, a in registers */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, false}); /* 2 slabs */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, false}); /* interleaved */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, false});
+  tirx_runtime_destroy(rt);
+}
+
+/* The RS form: a ldmatrix'd from the same shared tiles into wgmma A fragments. */
+Test(mma, wgmma_rs_tiles, .timeout = 240) {
+  tirx_runtime *rt = gpu();
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 64, 16, 1, 32, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 128, 16, 1, 32, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, true}); /* 2 slabs */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, true}); /* interleaved */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 8, 48, 1, 32, false, true});
   tirx_runtime_destroy(rt);
 }
 
 Test(mma, mma_sync_tiles, .timeout = 240) {
   tirx_runtime *rt = gpu();
-  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 64, 128, 64, 0, 0, false});
-  check_tile(rt, (mma_tile){"mma", TIRX_F16, 32, 24, 32, 0, 0, true});
-  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 16, 8, 16, 0, 0, false});
+  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 64, 128, 64, 0, 0, false, false});
+  check_tile(rt, (mma_tile){"mma", TIRX_F16, 32, 24, 32, 0, 0, true, false});
+  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 16, 8, 16, 0, 0, false, false});
   tirx_runtime_destroy(rt);
 }
 
 Test(mma, scalar_tiles, .timeout = 240) {
   tirx_runtime *rt = gpu();
-  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false}); /* warp scope */
-  check_tile(rt, (mma_tile){"scalar", TIRX_F16, 32, 24, 32, 0, 0, true});
-  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true}); /* warpgroups */
+  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false, false}); /* warp scope */
+  check_tile(rt, (mma_tile){"scalar", TIRX_F16, 32, 24, 32, 0, 0, true, false});
+  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true, false}); /* warpgroups */
   tirx_runtime_destroy(rt);
 }
 

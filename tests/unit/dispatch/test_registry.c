@@ -31,7 +31,7 @@ Test(dispatch_registry, the_table_in_order) {
       "copy.ldmatrix",    "copy.stmatrix",  "copy.vec",    "copy.scalar",  "pointwise.vec",
       "pointwise.scalar", "reduce.shuffle", "reduce.smem", "reduce.dsmem", "reduce.scalar",
       "copy_async.tma",
-      "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma",
+      "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma", "gemm_async.wgmma_rs",
   };
   int n = 0;
   const tirx__rule *const *t = tirx__registry(&n);
