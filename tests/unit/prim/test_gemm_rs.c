@@ -5,7 +5,8 @@
  * reasons given for A tiles that are not fragments; copy.ldmatrix at warpgroup scope filling
  * the fragments; the generated code (register fences around the wgmma.fence); the sm_90a PTX
  * (the register A operand list; no local memory, and under ptxas -v no spills); an
- * accumulator cast to 16 bits used as A (FlashAttention-3's O += P V).
+ * accumulator cast to 16 bits used as A (FlashAttention-3's O += P V); the TMA-fed GEMM of
+ * tests/gpu/test_mma.c, RS and SS, compiled by NVRTC.
  */
 #include <stdio.h>
 #include <string.h>
@@ -215,6 +216,34 @@ Test(gemm_rs, keys_without_a_rule) {
               "roles=local,shared->local, team=warp)");
 }
 
+/* The kernels of mma::warpgroup_ldmatrix_fills_wgmma_a_fragments (tests/gpu/test_mma.c) build,
+ * take copy.ldmatrix and compile for sm_90a. */
+Test(gemm_rs, wgmma_a_load_kernels_compile, .timeout = 300) {
+  static const int cases[][3] = {{64, 16, 32}, {64, 64, 128}, {128, 32, 64},
+                                 {64, 48, 32}, {192, 16, 0},  {256, 64, 128}};
+  tirx_runtime *rt = compile_only_runtime();
+  for (int d = 0; d < 2; d++)
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+      char err[2048] = "";
+      tirx_kernel *k = example_wgmma_a_load(d ? TIRX_F16 : TIRX_BF16, cases[c][0], cases[c][1],
+                                            cases[c][2], err, sizeof err);
+      cr_assert_not_null(k, "%s", err);
+      assert_has(tirx_kernel_dispatch_report(k),
+                 "[wgmma_a_load:2] copy(arch=sm_90, roles=shared->local, team=warpgroup) -> "
+                 "copy.ldmatrix num=");
+      tirx_compiled *cc = NULL;
+      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &cc), TIRX_OK, "%s", tirx_last_error());
+      assert_has(tirx_compiled_ptx(cc), "ldmatrix.sync.aligned.m8n8.x");
+      tirx_compiled_destroy(cc);
+      tirx_kernel_release(k);
+    }
+  char err[256] = "";
+  cr_assert_null(example_wgmma_a_load(TIRX_BF16, 64, 24, 0, err, sizeof err));
+  cr_assert_str_eq(err, "layout: tirx_layout_wgmma_a: k is 24, expected a multiple of 16 in "
+                        "[16, 256]");
+  tirx_runtime_destroy(rt);
+}
+
 /* ---- generated code and PTX ---- */
 
 /* The ptxas -v report of ptx for sm_90a (malloc'ed), or NULL when ptxas cannot run here. */
@@ -421,4 +450,65 @@ Test(gemm_rs, an_accumulator_cast_to_bf16_is_an_a_operand, .timeout = 120) {
   free(ptx);
   tirx_runtime_destroy(rt);
   tirx_kernel_release(k);
+}
+
+/* ---- the TMA-fed GEMM of tests/gpu/test_mma.c ---- */
+
+/* RS and SS, both dtypes, several N: the same tiles and loads, the A operand read from
+ * registers (ldmatrix'd) or from shared memory; the sm_90a PTX of each, no spills. */
+Test(gemm_rs, tma_gemm_rs_and_ss_compile, .timeout = 600) {
+  static const int ns[] = {16, 48, 64, 80, 112, 128, 256}; /* mma::wgmma_rs_tma_gemm's */
+  tirx_runtime *rt = compile_only_runtime();
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+      for (int rs = 1; rs >= 0; rs--) {
+        tirx_dtype dt = d ? TIRX_F16 : TIRX_BF16;
+        const char *ty = d ? "f16" : "bf16";
+        wgmma_gemm g = {dt, ns[i], rs};
+        char err[2048] = "", want[256];
+        tirx_kernel *k = example_wgmma_gemm(&g, err, sizeof err);
+        cr_assert_not_null(k, "%s", err);
+        const char *rep = tirx_kernel_dispatch_report(k);
+        cr_assert_null(strstr(rep, "fallback"), "%s", rep);
+        if (rs) {
+          assert_has(rep, "copy(arch=sm_90, roles=shared->local, team=warpgroup) -> "
+                          "copy.ldmatrix num=4\n");
+          snprintf(want, sizeof want, KEY ") -> gemm_async.wgmma_rs m=64,n=%d,k=16\n", ns[i]);
+        } else {
+          snprintf(want, sizeof want,
+                   "gemm_async(arch=sm_90, roles=shared,shared->local, team=warpgroup) -> "
+                   "gemm_async.wgmma m=64,n=%d,k=16\n",
+                   ns[i]);
+        }
+        assert_has(rep, want);
+        char *ptx = ptx_of(rt, k);
+        snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", ns[i],
+                 ty, ty);
+        if (rs) assert_register_a_operand(ptx, want, ns[i]);
+        else assert_has(ptx, want);
+        assert_has(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+                        "complete_tx::bytes");
+        assert_has(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group");
+        cr_assert_null(strstr(ptx, ".local"), "local memory in the PTX of %s", want);
+        char *rp = ptxas_report(ptx);
+        if (rp) assert_has(rp, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads");
+        free(rp);
+        free(ptx);
+        tirx_kernel_release(k);
+      }
+  tirx_runtime_destroy(rt);
+}
+
+Test(gemm_rs, tma_gemm_argument_errors) {
+  char err[256] = "";
+  static const char want[] = "example_wgmma_gemm: g must have dtype f16 or bf16 and block_n a "
+                             "multiple of 16 in [16, 256]";
+  cr_assert_null(example_wgmma_gemm(NULL, err, sizeof err));
+  cr_assert_str_eq(err, want);
+  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_F32, 64, true}, err, sizeof err));
+  cr_assert_str_eq(err, want);
+  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_BF16, 24, true}, err, sizeof err));
+  cr_assert_str_eq(err, want);
+  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_BF16, 272, false}, err, sizeof err));
+  cr_assert_str_eq(err, want);
 }
