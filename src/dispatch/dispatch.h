@@ -69,8 +69,8 @@ typedef enum tirx__prim {
   TIRX__PRIM_SELECT = 6,
   TIRX__PRIM_REDUCE = 7,
   TIRX__PRIM_COPY_ASYNC = 8,  /* copy_async.tma (families/copy_tma.c) */
-  TIRX__PRIM_GEMM = 9,        /* no rules yet */
-  TIRX__PRIM_GEMM_ASYNC = 10, /* no rules yet */
+  TIRX__PRIM_GEMM = 9,        /* gemm.mma, gemm.scalar (families/gemm_*.c) */
+  TIRX__PRIM_GEMM_ASYNC = 10, /* gemm_async.wgmma, gemm_async.wgmma_rs (families/gemm_wgmma.c) */
   TIRX__PRIM_COUNT = 11
 } tirx__prim;
 
