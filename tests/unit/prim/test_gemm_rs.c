@@ -361,6 +361,12 @@ Test(gemm_rs, tile_64xNx16_ptx_and_no_spills, .timeout = 300) {
              "unsigned long long db, bool acc)", n, ty, ty);
     assert_has(src, want);
     cr_assert_null(strstr(src, "void tirx_wgmma_m64n"), "an SS helper that nothing uses");
+    snprintf(want, sizeof want,
+             "    fence_regs(afrag[0..8))\n    wgmma_fence()\n"
+             "    wgmma_rs.m64n%dk16.%s(acc[0, 0], afrag[0, 0], bs[0, 0] sw32 lbo=16 sbo=256, "
+             "accumulate false)\n",
+             n, ty);
+    assert_has(tirx_kernel_ir_str(k), want);
     char *ptx = ptx_of(rt, k);
     snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
     assert_register_a_operand(ptx, want, n);
