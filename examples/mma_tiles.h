@@ -25,10 +25,44 @@ typedef struct mma_tile {
   int warpgroups;
   int swizzle;  /* wgmma: the a/b tiles' swizzle (128, 64, 32; 0: interleaved core matrices) */
   bool split_k; /* two calls over the halves of K: accumulate false, then true */
+  /* wgmma: the RS form: a copied from shared memory into registers by ldmatrix
+   * (tirx_layout_wgmma_a, K <= 256) and multiplied from there, b from shared memory. */
+  bool a_regs;
 } mma_tile;
 
 /* The kernel for t, or NULL with the builder's error in err[cap]. */
 tirx_kernel *example_mma_tile(const mma_tile *t, char *err, size_t cap);
+
+/*
+ * y = x (dtype [rows, k], dense) through the wgmma A fragments of one warpgroup: x is copied
+ * into a shared tile (tirx_layout_smem_tile with the swizzle; 0: row-major), copy.ldmatrix at
+ * warpgroup scope fills a register tile of layout tirx_layout_wgmma_a(rows, k), and an
+ * ordinary register copy (no ldmatrix) writes it to y. Block 128, grid 1.
+ */
+tirx_kernel *example_wgmma_a_load(tirx_dtype dtype, int rows, int k, int swizzle, char *err,
+                                  size_t cap);
+
+/*
+ * C (M, N) = A (M, K) x B (K, N) by one warpgroup per 64 x block_n tile of C, through
+ * gemm_async in the RS form (a_regs: each K block of A ldmatrix'd into registers as wgmma A
+ * fragments, tirx_layout_wgmma_a) or the SS form (A read from shared memory), on the same tiles:
+ * per K block of 64, thread 0 loads the A (64 x 64) and B (64 x block_n) tiles with TMA into
+ * 128-byte swizzled shared tiles (elements past M, N or K zero-filled, so every size works),
+ * the warpgroup multiplies them (wgmma_commit, wgmma_wait 0), a barrier, the next block. The
+ * f32 accumulator is cast to the dtype, stored to a shared tile with stmatrix and written out
+ * with one TMA store (clipped at M and N). Parameters: M, N, K (i32), A (dtype [M, K], row
+ * stride any multiple of 8 elements, contiguous rows), B (dtype [K, N], strides (1, ldb): B^T
+ * stored row-major), C (dtype [M, N], strides (ldc, 1)). Block 128, grid (ceil(N / block_n),
+ * ceil(M / 64)).
+ */
+typedef struct wgmma_gemm {
+  tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
+  int block_n;      /* a multiple of 16 in [16, 256] */
+  bool a_regs;      /* RS form (a in registers) rather than SS */
+} wgmma_gemm;
+
+/* The kernel for g, or NULL with the reason in err[cap] ("example_wgmma_gemm: ..." for bad g). */
+tirx_kernel *example_wgmma_gemm(const wgmma_gemm *g, char *err, size_t cap);
 
 /*
  * A two-warpgroup producer/consumer ring over two shared stages, synchronised by mbarriers

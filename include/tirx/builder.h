@@ -646,7 +646,8 @@ typedef struct tirx_gemm_config {
 /*
  * d (M, N) = [d +] a (M, K) x b (K, N), a tile primitive at the current scope: d is a local
  * f32 tensor held as register fragments (or a shared/global region for "scalar"), a and b are
- * regions of one 16-bit dtype (f16 or bf16), in shared memory for "mma" and "wgmma". Families:
+ * regions of one 16-bit dtype (f16 or bf16), in shared memory for "mma" and "wgmma" (a may be
+ * in registers for "wgmma", the RS form). Families:
  *   gemm "mma"     (warp) mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16} with ldmatrix
  *                  operands: d is tiled by the m16n8 C fragment on laneid and reg
  *                  (tirx_layout_mma_m16n8k16_c), a K-major with 16-byte rows, b K-major
@@ -655,10 +656,20 @@ typedef struct tirx_gemm_config {
  *                  it holds (or, for d in memory, the team shares them); a and b in memory.
  *   gemm_async "wgmma" (a full warpgroup, sm_90a) wgmma.mma_async.sync.aligned.m64nNk16:
  *                  d is tirx_layout_wgmma_acc(M, N) (M a multiple of 64: one m64 slab each, N
- *                  <= 256), a and b K-major in a 32/64/128-byte swizzled tile
- *                  (tirx_layout_smem_tile) or a core-matrix tile, K a multiple of 16. It only
+ *                  <= 256), b K-major in a 32/64/128-byte swizzled tile
+ *                  (tirx_layout_smem_tile) or a core-matrix tile, K a multiple of 16; a either
+ *                  the same in shared memory (rule gemm_async.wgmma, the SS form) or a local
+ *                  tensor of the warpgroup (rule gemm_async.wgmma_rs, the RS form) whose every
+ *                  (64, 16) block is the wgmma A fragment at some register offset, as
+ *                  tirx_layout_wgmma_a(M, K) lays it out. Such a tile is filled by tirx_copy
+ *                  from a K-major shared tile at warpgroup scope (copy.ldmatrix), or by a
+ *                  pointwise primitive: an accumulator cast to f16/bf16 is one as it stands
+ *                  (tirx_layout_wgmma_acc(M, K) places elements as tirx_layout_wgmma_a(M, K)).
+ *                  The RS form has no transposed A. Each call issues a wgmma.fence after
+ *                  register fences on d and (RS) a, so registers written before the call are
+ *                  written before the wgmma reads them, as the PTX ISA requires. It only
  *                  issues: pair it with tirx_wgmma_commit() and tirx_wgmma_wait() before d is
- *                  read or a and b are overwritten.
+ *                  read or a and b are overwritten (a's registers included).
  * Argument errors are recorded on the builder (NULL operands, a broadcast, cfg->family
  * unknown is a dispatch error); dispatch errors come from tirx_kernel_build.
  */
@@ -727,8 +738,8 @@ TIRX_API void tirx_named_barrier_arrive(tirx_builder *b, int id, int nthreads);
 
 /* wgmma.fence / wgmma.commit_group / wgmma.wait_group n (0 to 7 groups left in flight), each
  * by every thread of the warpgroup (whole warpgroups active). tirx_gemm_async issues its own
- * fence; after tirx_wgmma_wait the accumulators in scope are fenced so that their reads stay
- * after the wait. */
+ * fence; after tirx_wgmma_wait the accumulators and register A tiles (RS form) in scope are
+ * fenced so that their reads and writes stay after the wait. */
 TIRX_API void tirx_wgmma_fence(tirx_builder *b);
 TIRX_API void tirx_wgmma_commit(tirx_builder *b);
 TIRX_API void tirx_wgmma_wait(tirx_builder *b, int n);

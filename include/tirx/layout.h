@@ -280,6 +280,18 @@ TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_c(tirx_arena *a);
  * Thread t = 32*w + l holds rows 16*w + l/4 and +8, columns 8*j + 2*(l%4) + {0,1}. */
 TIRX_API tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n);
 
+/*
+ * The wgmma A operand in registers (the RS form of tirx_gemm_async): (m, k) over tid_in_wg and
+ * reg; k a multiple of 16 in [16, 256]; m 64, 128, 192 or 256 (slab q at registers q*k/2).
+ * Each k16 step s is the mma.sync m16n8k16 A fragment of every warp at registers 8s..8s+7:
+ * thread t = 32*w + l holds rows 16*w + l/4 and +8, columns 16*s + 2*(l%4) + {0,1} and +8.
+ * Its placement is tirx_layout_wgmma_acc(m, k)'s: an accumulator cast to f16/bf16 is an A
+ * operand as it stands (FlashAttention-3's P in O += P V). copy.ldmatrix fills it from a
+ * shared tile at warpgroup scope.
+ *   ((4,2,8),(k/8,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))
+ */
+TIRX_API tirx_layout *tirx_layout_wgmma_a(tirx_arena *a, int m, int k);
+
 /* ldmatrix/stmatrix .x1/.x2/.x4 fragments of 16-bit elements: (8*num, 8) rows of 8 matrices
  * of 8x8, over (laneid, reg): lane l holds row l/4, columns 2*(l%4)+{0,1} of each matrix. */
 TIRX_API tirx_layout *tirx_layout_ldmatrix(tirx_arena *a, int num);

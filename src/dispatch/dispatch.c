@@ -332,6 +332,8 @@ bool tirx__rule_matches(const tirx__rule *rule, tirx__prim prim, int arch, int n
   if ((unsigned)team > TIRX_TEAM_CLUSTER || !(rule->teams & TIRX__BIT(team))) return false;
   for (int i = 1; i < noperands; i++)
     if (!(rule->flows & TIRX__FLOW(roles[i], roles[0]))) return false;
+  for (int i = 0; i < noperands && i < TIRX__MAX_OPERANDS; i++)
+    if (rule->roles[i] && !(rule->roles[i] & TIRX__BIT(roles[i]))) return false;
   return true;
 }
 

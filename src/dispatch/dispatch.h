@@ -69,8 +69,8 @@ typedef enum tirx__prim {
   TIRX__PRIM_SELECT = 6,
   TIRX__PRIM_REDUCE = 7,
   TIRX__PRIM_COPY_ASYNC = 8,  /* copy_async.tma (families/copy_tma.c) */
-  TIRX__PRIM_GEMM = 9,        /* no rules yet */
-  TIRX__PRIM_GEMM_ASYNC = 10, /* no rules yet */
+  TIRX__PRIM_GEMM = 9,        /* gemm.mma, gemm.scalar (families/gemm_*.c) */
+  TIRX__PRIM_GEMM_ASYNC = 10, /* gemm_async.wgmma, gemm_async.wgmma_rs (families/gemm_wgmma.c) */
   TIRX__PRIM_COUNT = 11
 } tirx__prim;
 
@@ -234,6 +234,10 @@ struct tirx__rule {
   /* Key pattern. */
   uint32_t prims; /* TIRX__BIT(tirx__prim) */
   uint32_t flows; /* TIRX__FLOW(src role, dst role) */
+  /* Optional, per operand: TIRX__BIT(tirx__role) of the roles operand i may have, for keys
+   * that flows cannot tell apart (gemm_async's a in registers and b in shared memory, not the
+   * other way round); 0 leaves operand i to flows. */
+  uint32_t roles[TIRX__MAX_OPERANDS];
   uint32_t teams; /* TIRX__BIT(tirx_team) */
   int min_arch;   /* 0: any */
   tirx__needs needs;
@@ -246,7 +250,9 @@ struct tirx__rule {
 /* The registry: the ordered table of registry.c. *count is set; the array is static. */
 const tirx__rule *const *tirx__registry(int *count);
 
-/* Whether rule's key pattern accepts (prim, arch, roles of the call's operands, team). */
+/* Whether rule's key pattern accepts (prim, arch, roles of the call's operands, team): every
+ * (source role, dst role) pair in flows and, where the rule names them, each operand's role in
+ * roles[i]. */
 bool tirx__rule_matches(const tirx__rule *rule, tirx__prim prim, int arch, int noperands,
                         const tirx__role *roles, tirx_team team);
 

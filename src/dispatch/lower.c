@@ -1049,22 +1049,17 @@ tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
   return b->status;
 }
 
-tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
-                                const tirx__shape *shape, void *emitter) {
-  (void)rule;
-  (void)call;
-  return tirx__lower_matrix(emitter, shape->v[0], false);
-}
-
 /*
- * stmatrix at warpgroup scope (copy.stmatrix on a tid_in_wg tile): warp 0's blocks
+ * ldmatrix/stmatrix at warpgroup scope (on a tid_in_wg tile): warp 0's blocks
  * (tirx__matrix_wg_blocks), num per instruction, unrolled; lanes 8i..8i+7 address rows of
  * block g*num + i of their warp (warp w's rows are w * rows_per_warp further down), and every
  * register operand is the block's corner in the local array (its slots do not depend on the
  * lane or the warp).
  */
 /* This lane's block's row (or column: field) among m[0..num): m[q]'s, as q * step + m[0]'s
- * when they are evenly spaced, else a select chain. */
+ * when they are evenly spaced, as m[0]'s + (q & 1) * c + (q >> 1) * r for four blocks on a
+ * 2x2 grid (the wgmma A fragment of one k16 step: c = 8 columns, r = 8 rows), else a select
+ * chain. */
 static tirx_expr *wg_coord(tirx_builder *b, tirx_expr *q, const tirx__matrix_block *m,
                            int64_t num, size_t field) {
   int64_t v[4] = {0, 0, 0, 0};
@@ -1073,21 +1068,33 @@ static tirx_expr *wg_coord(tirx_builder *b, tirx_expr *q, const tirx__matrix_blo
   for (int64_t i = 2; i < num; i++) even &= v[i] - v[i - 1] == v[1] - v[0];
   if (num == 1 || (even && v[1] == v[0])) return tirx_int(b, v[0]);
   if (even) return tirx_add(b, tirx_mul(b, q, tirx_int(b, v[1] - v[0])), tirx_int(b, v[0]));
+  if (num == 4 && v[3] - v[2] == v[1] - v[0]) {
+    tirx_expr *t[3] = {
+        v[2] != v[0] ? tirx_mul(b, tirx_shr(b, q, tirx_int(b, 1)), tirx_int(b, v[2] - v[0])) : NULL,
+        v[1] != v[0] ? tirx_mul(b, tirx_bit_and(b, q, tirx_int(b, 1)), tirx_int(b, v[1] - v[0]))
+                     : NULL,
+        v[0] ? tirx_int(b, v[0]) : NULL};
+    tirx_expr *e = NULL;
+    for (int i = 0; i < 3; i++)
+      if (t[i]) e = e ? tirx_add(b, e, t[i]) : t[i];
+    return e ? e : tirx_int(b, 0);
+  }
   tirx_expr *e = tirx_int(b, v[num - 1]);
   for (int64_t i = num - 2; i >= 0; i--)
     e = tirx_select(b, tirx_eq(b, q, tirx_int(b, i)), tirx_int(b, v[i]), e);
   return e;
 }
 
-static tirx_status lower_stmatrix_wg(tirx__lower *lw, int64_t num) {
+static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
   tirx_builder *b = lw->b;
   const tirx__prim_stmt *p = lw->p;
-  const tirx_region *reg = p->ops[1], *sm = p->ops[0];
+  int ri = store ? 1 : 0;
+  const tirx_region *reg = p->ops[ri], *sm = p->ops[1 - ri];
   int64_t rows = reg->extent[0], cols = reg->extent[1], step = 0;
   int n = 0, cap = (int)(rows / 8 * (cols / 8));
   const char *why = NULL;
   tirx__matrix_block *blk = tirx__arena_array(lw->arena, (size_t)cap, sizeof *blk, FN);
-  if (!blk || !tirx__matrix_wg_blocks(lw->arena, lw->call->operands[1].layout, blk, cap, &n,
+  if (!blk || !tirx__matrix_wg_blocks(lw->arena, lw->call->operands[ri].layout, blk, cap, &n,
                                       &step, &why))
     return fail(lw, "%s", why ? why : "out of memory");
   tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
@@ -1117,16 +1124,24 @@ static tirx_status lower_stmatrix_wg(tirx__lower *lw, int64_t num) {
     s->index = index;
     s->regs = regs;
     s->vec = (int32_t)num;
-    s->flags = TIRX__MX_STORE;
+    s->flags = store ? TIRX__MX_STORE : 0;
   }
   return b->status;
+}
+
+tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
+                                const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
+    return lower_matrix_wg(emitter, shape->v[0], false);
+  return tirx__lower_matrix(emitter, shape->v[0], false);
 }
 
 tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter) {
   (void)rule;
   if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
-    return lower_stmatrix_wg(emitter, shape->v[0]);
+    return lower_matrix_wg(emitter, shape->v[0], true);
   return tirx__lower_matrix(emitter, shape->v[0], true);
 }
 

@@ -78,7 +78,7 @@ tirx_status tirx__emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter);
 tirx_status tirx__emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter);
-/* A warpgroup stmatrix tile (copy_ldmatrix.c): warp 0's 8x8 blocks in row-major order, each
+/* A warpgroup ldmatrix/stmatrix tile (copy_ldmatrix.c): warp 0's 8x8 blocks in row-major order, each
  * at (row, col) of the tile with its first register; the other warps' are rows_per_warp * w
  * rows further down. */
 typedef struct tirx__matrix_block {

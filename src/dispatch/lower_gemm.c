@@ -38,21 +38,27 @@ static tirx__stmt *native(tirx_builder *b, int op, int nregs) {
   return s;
 }
 
-static void fence_regs(tirx_builder *b, tirx_tensor *acc) {
+/* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
+static void fence_regs(tirx_builder *b, tirx_tensor *t) {
   tirx__stmt *s = native(b, TIRX__NV_FENCE_REGS, 0);
   if (!s) return;
-  s->tensor = acc;
-  s->vec = (int32_t)acc->elems;
+  s->tensor = t;
+  s->vec = (int32_t)t->elems;
 }
 
-/* ---- gemm_async.wgmma ---- */
+/* ---- gemm_async.wgmma, gemm_async.wgmma_rs ---- */
 
 /*
- * wgmma.fence, then for each k16 step, each m64 slab and each n-column block one
- * wgmma.mma_async (scale-d: the call's accumulate predicate on the first k step, 1 after),
- * with register fences on the accumulator before and after (DeepGEMM's
- * warpgroup_fence_operand). Descriptors start at the slab's row 0 and the step's column:
- * inside a swizzle row that is +32 bytes per k16 (row 0 of a swizzle atom is unswizzled).
+ * For each k16 step, each m64 slab and each n-column block one wgmma.mma_async (scale-d: the
+ * call's accumulate predicate on the first k step, 1 after), after one wgmma.fence. Register
+ * fences (DeepGEMM's warpgroup_fence_operand) on the accumulator, and in the RS form on the A
+ * tile, before the wgmma.fence and after the last instruction: every write of those registers
+ * that precedes the call in the program stays above the wgmma.fence, which is what the PTX ISA
+ * asks of registers written before a wgmma reads them, and nothing after the call moves into
+ * it (codegen fences them again after tirx_wgmma_wait). SS descriptors start at the slab's row
+ * 0 and the step's column: inside a swizzle row that is +32 bytes per k16 (row 0 of a swizzle
+ * atom is unswizzled). RS: the A operand is the local tile at the (slab, step) block's corner,
+ * its fragment's 8 registers from there on (check_rs in families/gemm_wgmma.c).
  */
 tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
                              const tirx__shape *shape, void *emitter) {
@@ -61,14 +67,16 @@ tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
   tirx_builder *b = lw->b;
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
-  tirx__wgmma_operand da, db;
+  bool rs = call->operands[1].role == TIRX__ROLE_LOCAL;
+  tirx__wgmma_operand da = {0, 0, 0}, db;
   const char *why = NULL;
-  if (!tirx__wgmma_operand_of(lw->arena, &call->operands[1], 1, &da, &why) ||
+  if ((!rs && !tirx__wgmma_operand_of(lw->arena, &call->operands[1], 1, &da, &why)) ||
       !tirx__wgmma_operand_of(lw->arena, &call->operands[2], 0, &db, &why))
     return tirx__b_fail(b, TIRX_E_INTERNAL, "%s: gemm_async.wgmma: %s", FN, why);
   int64_t m = d->extent[0], n = d->extent[1], k = a->extent[1], in = shape->v[1];
   tirx_expr *yes = tirx_bool(b, true), *first = p->scale_d ? p->scale_d : yes;
   fence_regs(b, d->tensor);
+  if (rs) fence_regs(b, a->tensor);
   native(b, TIRX__NV_WGMMA_FENCE, 0);
   for (int64_t ks = 0; ks < k / 16; ks++)
     for (int64_t s = 0; s < m / 64; s++)
@@ -82,6 +90,7 @@ tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
         int32_t *im = w->imm;
         im[TIRX__WG_N] = (int32_t)in;
         im[TIRX__WG_DTYPE] = call->operands[1].dtype;
+        im[TIRX__WG_RS] = rs;
         im[TIRX__WG_LBO_A] = (int32_t)da.lbo;
         im[TIRX__WG_SBO_A] = (int32_t)da.sbo;
         im[TIRX__WG_SWZ_A] = da.swizzle;
@@ -90,6 +99,7 @@ tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
         im[TIRX__WG_SWZ_B] = db.swizzle;
       }
   fence_regs(b, d->tensor);
+  if (rs) fence_regs(b, a->tensor);
   return b->status;
 }
 

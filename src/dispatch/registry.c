@@ -23,10 +23,12 @@ static const tirx__rule *const TABLE[] = {
     &tirx__rule_reduce_scalar,
     /* copy_async: TMA (cp.async, when added, is another protocol: make it EXPLICIT) */
     &tirx__rule_copy_tma,
-    /* gemm: mma.sync with ldmatrix operands, then FMA loops; gemm_async: wgmma (no fallback) */
+    /* gemm: mma.sync with ldmatrix operands, then FMA loops; gemm_async: wgmma with a in shared
+     * memory (SS) or in registers (RS), disjoint keys (no fallback) */
     &tirx__rule_gemm_mma,
     &tirx__rule_gemm_scalar,
     &tirx__rule_gemm_async_wgmma,
+    &tirx__rule_gemm_async_wgmma_rs,
 };
 
 const tirx__rule *const *tirx__registry(int *count) {

@@ -163,15 +163,18 @@ typedef enum tirx__native {
   TIRX__NV_WGMMA_FENCE,         /* wgmma.fence.sync.aligned */
   TIRX__NV_WGMMA_COMMIT,        /* wgmma.commit_group.sync.aligned */
   TIRX__NV_WGMMA_WAIT,          /* imm[0]: groups left in flight (wgmma.wait_group) */
-  /* wgmma.mma_async m64nNk16 (gemm_async.wgmma): regs[0] the accumulator's first register (a
-   * load of the local array at the slab's corner); a, b loads of the A and B elements whose
-   * shared addresses start the descriptors; c the scale-d predicate (bool); imm: TIRX__WG_* */
+  /* wgmma.mma_async m64nNk16 (gemm_async.wgmma, gemm_async.wgmma_rs): regs[0] the
+   * accumulator's first register (a load of the local array at the slab's corner); b a load of
+   * the B element whose shared address starts its descriptor; a the same for A, or with
+   * imm[TIRX__WG_RS] (A in registers) a load of the local A array at the corner of the
+   * fragment (the first of its 8 registers); c the scale-d predicate (bool); imm: TIRX__WG_* */
   TIRX__NV_WGMMA,
   /* mma.sync m16n8k16 (gemm.mma): regs[0] the C fragment's first register, regs[1] the A
    * fragment (8 16-bit values), regs[2] the B fragment (4); c accumulate (bool); imm[0] dtype */
   TIRX__NV_MMA,
-  /* An empty asm with "+f" on tensor's vec f32 registers (DeepGEMM's warpgroup_fence_operand):
-   * the compiler cannot move their reads or writes across it. */
+  /* An empty asm that reads and writes tensor's vec registers (DeepGEMM's
+   * warpgroup_fence_operand: "+f" on f32, "+r" on pairs of 16-bit values): the compiler cannot
+   * move their reads or writes across it. */
   TIRX__NV_FENCE_REGS,
   TIRX__NV_COUNT
 } tirx__native;
@@ -188,6 +191,7 @@ enum {
   TIRX__WG_LBO_B,
   TIRX__WG_SBO_B,
   TIRX__WG_SWZ_B,
+  TIRX__WG_RS,         /* 1: A from registers (the RS form; TRANS_A and the A fields unused) */
   TIRX__WG_COUNT
 };
 
@@ -487,9 +491,10 @@ extern const char tirx__prelude_tma[];
 /* The prelude's section for TIRX__ST_NATIVE and the cluster/elect expressions, appended after
  * tirx__prelude when the kernel uses them (prelude.c). */
 extern const char tirx__prelude_sync[];
-/* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (prelude.c): a kernel carries
- * the N variants it uses only. */
-void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype);
+/* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (SS form), or with rs
+ * tirx_wgmma_rs_m64n<n>k16_<f16|bf16><TB> (A from registers) (prelude.c): a kernel carries the
+ * variants it uses only. */
+void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs);
 
 /* Evaluates host expression idx of k with integer parameter values vals (by param index).
  * Returns false and writes a reason ("division by zero", "overflow") on failure. */

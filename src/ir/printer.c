@@ -254,11 +254,14 @@ static void native(tirx__strbuf *sb, const tirx__stmt *s) {
     return;
   case TIRX__NV_WGMMA_WAIT: tirx__sb_printf(sb, "wgmma_wait(%d)\n", im[0]); return;
   case TIRX__NV_WGMMA:
-    tirx__sb_printf(sb, "wgmma.m64n%dk16.%s(", im[TIRX__WG_N],
+    tirx__sb_printf(sb, "wgmma%s.m64n%dk16.%s(", im[TIRX__WG_RS] ? "_rs" : "", im[TIRX__WG_N],
                     dn(im[TIRX__WG_DTYPE]));
     expr(sb, s->regs[0], true);
     tirx__sb_append(sb, ", ");
-    desc(sb, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
+    if (im[TIRX__WG_RS]) /* the A fragment's first register */
+      expr(sb, s->a, true);
+    else
+      desc(sb, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
     tirx__sb_append(sb, ", ");
     desc(sb, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
     tirx__sb_append(sb, ", accumulate ");

@@ -71,7 +71,8 @@ typedef struct cg {
   const char **names;
   int nnames, cap;
   bool failed;
-  /* ---- synchronisation and tensor cores: the wgmma accumulators (fenced after a wait) ---- */
+  /* ---- synchronisation and tensor cores: the wgmma register operands, accumulators and RS
+   * A tiles (fenced after a wait) ---- */
   const tirx_tensor **accs;
   int naccs;
 } cg;
@@ -679,6 +680,12 @@ static void wgmma_desc(cg *c, const tirx_expr *e, int lbo, int sbo, int swz) {
   tirx__sb_printf(&c->sb, "), %d, %d, %d)", lbo, sbo, swz);
 }
 
+/* tirx_fence_regs<n>(t) for an f32 array, tirx_fence_regs16<n>(t) for a 16-bit one. */
+static void fence_regs(cg *c, const tirx_tensor *t, int64_t n) {
+  tirx__sb_printf(&c->sb, "tirx_fence_regs%s<%lld>(%s);\n",
+                  t->dtype == TIRX_F32 ? "" : "16", (long long)n, t->decl.cname);
+}
+
 static bool visible(const cg *c, const char *cname) {
   for (int i = 0; i < c->nnames; i++)
     if (c->names[i] == cname) return true;
@@ -713,21 +720,27 @@ static void native(cg *c, const tirx__stmt *s, int depth) {
     for (int i = 0; i < c->naccs; i++)
       if (visible(c, c->accs[i]->decl.cname)) {
         indent(c, depth);
-        tirx__sb_printf(sb, "tirx_fence_regs<%lld>(%s);\n", (long long)c->accs[i]->elems,
-                        c->accs[i]->decl.cname);
+        fence_regs(c, c->accs[i], c->accs[i]->elems);
       }
     return;
   case TIRX__NV_FENCE_REGS:
-    tirx__sb_printf(sb, "tirx_fence_regs<%d>(%s);\n", (int)s->vec, s->tensor->decl.cname);
+    fence_regs(c, s->tensor, s->vec);
     return;
   case TIRX__NV_WGMMA:
-    tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s<%d, %d>(", (int)im[TIRX__WG_N],
-                    im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_A],
-                    (int)im[TIRX__WG_TRANS_B]);
+    if (im[TIRX__WG_RS])
+      tirx__sb_printf(sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)im[TIRX__WG_N],
+                      im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_B]);
+    else
+      tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s<%d, %d>(", (int)im[TIRX__WG_N],
+                      im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_A],
+                      (int)im[TIRX__WG_TRANS_B]);
     element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
     tirx__sb_append(sb, ",\n");
     indent(c, depth + 2);
-    wgmma_desc(c, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
+    if (im[TIRX__WG_RS]) /* the A fragment's first register */
+      element_ptr(c, s->a->tensor, s->a->index);
+    else
+      wgmma_desc(c, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
     tirx__sb_append(sb, ",\n");
     indent(c, depth + 2);
     wgmma_desc(c, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
@@ -756,32 +769,38 @@ static void native(cg *c, const tirx__stmt *s, int depth) {
   tirx__sb_append(sb, ");\n");
 }
 
-/* The wgmma instructions a kernel uses, for their helpers: N (8..256) and dtype as
- * n * 32 + dtype, and the accumulators, both in first-use order. */
+/* The wgmma instructions a kernel uses, for their helpers: N (8..256), dtype and form as
+ * (n * 32 + dtype) * 2 + rs, and the register operands (accumulators, RS A tiles), both in
+ * first-use order. */
 typedef struct wgmma_uses {
   int variants[64];
   int nvariants;
 } wgmma_uses;
+
+/* Records t among the wgmma register operands (once). */
+static void add_operand(cg *c, const tirx_tensor *t) {
+  for (int i = 0; i < c->naccs; i++)
+    if (c->accs[i] == t) return;
+  const tirx_tensor **n = realloc(c->accs, (size_t)(c->naccs + 1) * sizeof *n);
+  if (!n) {
+    c->failed = true;
+    return;
+  }
+  c->accs = n;
+  c->accs[c->naccs++] = t;
+}
 
 static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
   for (const tirx__stmt *s = blk->first; s; s = s->next) {
     collect_native(c, u, &s->body);
     collect_native(c, u, &s->orelse);
     if (s->kind != TIRX__ST_NATIVE || s->native != TIRX__NV_WGMMA) continue;
-    int v = s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE], known = 0;
+    int v = (s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE]) * 2 + (s->imm[TIRX__WG_RS] != 0);
+    int known = 0;
     for (int i = 0; i < u->nvariants; i++) known |= u->variants[i] == v;
     if (!known && u->nvariants < 64) u->variants[u->nvariants++] = v;
-    const tirx_tensor *acc = s->regs[0]->tensor;
-    known = 0;
-    for (int i = 0; i < c->naccs; i++) known |= c->accs[i] == acc;
-    if (known) continue;
-    const tirx_tensor **n = realloc(c->accs, (size_t)(c->naccs + 1) * sizeof *n);
-    if (!n) {
-      c->failed = true;
-      return;
-    }
-    c->accs = n;
-    c->accs[c->naccs++] = acc;
+    add_operand(c, s->regs[0]->tensor);
+    if (s->imm[TIRX__WG_RS]) add_operand(c, s->a->tensor);
   }
 }
 
@@ -982,7 +1001,7 @@ char *tirx__codegen(tirx_builder *b) {
     tirx__sb_append(sb, tirx__prelude_sync);
     collect_native(&c, &u, &b->body);
     for (int i = 0; i < u.nvariants; i++)
-      tirx__prelude_wgmma(sb, u.variants[i] / 32, u.variants[i] % 32);
+      tirx__prelude_wgmma(sb, u.variants[i] / 64, u.variants[i] / 2 % 32, u.variants[i] % 2);
   }
   int threads = b->block[0] * b->block[1] * b->block[2];
   /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */

@@ -418,6 +418,17 @@ const char tirx__prelude_sync[] =
     "#pragma unroll\n"
     "  for (int i = 0; i < N; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
     "}\n"
+    "/* The same for N 16-bit values (a wgmma A tile in registers), as the 32-bit pairs the\n"
+    " * instruction reads. */\n"
+    "template <int N, class T> __device__ __forceinline__ void tirx_fence_regs16(T *a) {\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i + 1 < N; i += 2) {\n"
+    "    unsigned u = tirx_pack2(a + i);\n"
+    "    asm volatile(\"\" : \"+r\"(u) :: \"memory\");\n"
+    "    tirx_unpack2(a + i, u);\n"
+    "  }\n"
+    "  if (N % 2) asm volatile(\"\" : \"+h\"(a[N - 1].bits) :: \"memory\");\n"
+    "}\n"
     "/* mma.sync m16n8k16 with f32 accumulators: d (4 registers) = [d +] a (8 16-bit values of the\n"
     " * A fragment) x b (4 of the B fragment). */\n"
     "#if __CUDA_ARCH__ >= 800\n"
@@ -435,27 +446,58 @@ const char tirx__prelude_sync[] =
     "#endif\n";
 #pragma GCC diagnostic pop
 
-void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype) {
+void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs) {
   const char *ty = dtype == TIRX_F16 ? "f16" : "bf16";
   int regs = n / 2;
+  /* Operands: d's registers %0..%(regs-1), then the inputs. SS: da, db, acc, TA, TB; RS: the
+   * four packed A registers, db, acc, TB. */
+  int acc = rs ? regs + 5 : regs + 2;
+  if (rs)
+    tirx__sb_printf(sb,
+                    "/* wgmma.mma_async m64n%dk16, f32 += %s x %s with A from registers (RS): d "
+                    "the warpgroup's\n"
+                    " * %d accumulator registers, a this thread's 8 values of the A fragment "
+                    "(a0..a7), db the\n"
+                    " * shared-memory descriptor of B, acc the scale-d predicate, TB the transpose "
+                    "bit of B. */\n"
+                    "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
+                    "template <int TB>\n"
+                    "__device__ __forceinline__ void tirx_wgmma_rs_m64n%dk16_%s(float *d, const "
+                    "tirx_%s *a, unsigned long long db, bool acc) {\n",
+                    n, ty, ty, regs, n, ty, ty);
+  else
+    tirx__sb_printf(sb,
+                    "/* wgmma.mma_async m64n%dk16, f32 += %s x %s: d the warpgroup's %d "
+                    "accumulator\n"
+                    " * registers, da/db the shared-memory descriptors, acc the scale-d predicate, "
+                    "TA/TB\n"
+                    " * the transpose bits. */\n"
+                    "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
+                    "template <int TA, int TB>\n"
+                    "__device__ __forceinline__ void tirx_wgmma_m64n%dk16_%s(float *d, unsigned "
+                    "long long da, unsigned long long db, bool acc) {\n",
+                    n, ty, ty, regs, n, ty);
   tirx__sb_printf(sb,
-                  "/* wgmma.mma_async m64n%dk16, f32 += %s x %s: d the warpgroup's %d accumulator\n"
-                  " * registers, da/db the shared-memory descriptors, acc the scale-d predicate, TA/TB\n"
-                  " * the transpose bits. */\n"
-                  "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
-                  "template <int TA, int TB>\n"
-                  "__device__ __forceinline__ void tirx_wgmma_m64n%dk16_%s(float *d, unsigned long "
-                  "long da, unsigned long long db, bool acc) {\n"
                   "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
                   "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
-                  n, ty, ty, regs, n, ty, regs + 2, n, ty, ty);
+                  acc, n, ty, ty);
   for (int i = 0; i < regs; i++) tirx__sb_printf(sb, "%s%%%d", i ? ", " : "", i);
-  tirx__sb_printf(sb, "}, %%%d, %%%d, p, 1, 1, %%%d, %%%d;\\n}\\n\"\n    : ", regs, regs + 1,
-                  regs + 3, regs + 4);
+  if (rs)
+    tirx__sb_printf(sb, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d;\\n}\\n\"\n    : ", regs,
+                    regs + 1, regs + 2, regs + 3, regs + 4, regs + 6);
+  else
+    tirx__sb_printf(sb, "}, %%%d, %%%d, p, 1, 1, %%%d, %%%d;\\n}\\n\"\n    : ", regs, regs + 1,
+                    regs + 3, regs + 4);
   for (int i = 0; i < regs; i++)
     tirx__sb_printf(sb, "%s\"+f\"(d[%d])", i == 0 ? "" : i % 8 ? ", " : ",\n      ", i);
-  tirx__sb_append(sb, "\n    : \"l\"(da), \"l\"(db), \"r\"((int)acc), \"n\"(TA), \"n\"(TB));\n"
-                      "}\n#endif\n");
+  if (rs)
+    tirx__sb_append(sb, "\n    : \"r\"(tirx_pack2(a)), \"r\"(tirx_pack2(a + 2)), "
+                        "\"r\"(tirx_pack2(a + 4)), \"r\"(tirx_pack2(a + 6)),\n"
+                        "      \"l\"(db), \"r\"((int)acc), \"n\"(TB));\n"
+                        "}\n#endif\n");
+  else
+    tirx__sb_append(sb, "\n    : \"l\"(da), \"l\"(db), \"r\"((int)acc), \"n\"(TA), \"n\"(TB));\n"
+                        "}\n#endif\n");
 }
 
 /* ---- end synchronisation and tensor cores ---- */

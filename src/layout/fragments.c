@@ -63,19 +63,10 @@ tirx_layout *tirx_layout_mma_m16n8k16_c(tirx_arena *a) {
  * 16w..16w+15 as the m16n8 C fragment, repeated n/8 times along the columns.
  *   ((4,2,8),(n/8,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))
  * The (n/8) iter is left out when n is 8. m = 64 * s (s m64 slabs, one wgmma each) puts slab
- * q at registers q * n/2: an outer (s):(n/2@reg) iter on the rows.
+ * q at registers q * n/2: an outer (s):(n/2@reg) iter on the rows. m and n are checked by
+ * the callers.
  */
-tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n) {
-  static const char fn[] = "tirx_layout_wgmma_acc";
-  if (!arena_ok(a, fn)) return NULL;
-  if (m < 64 || m > 256 || m % 64 != 0) {
-    tirx__error(TIRX_E_INVALID_ARG, "%s: m is %d, expected 64, 128, 192 or 256", fn, m);
-    return NULL;
-  }
-  if (n < 8 || n > 256 || n % 8 != 0) {
-    tirx__error(TIRX_E_INVALID_ARG, "%s: n is %d, expected a multiple of 8 in [8, 256]", fn, n);
-    return NULL;
-  }
+static tirx_layout *wgmma_frag(tirx_arena *a, const char *fn, int m, int n) {
   tirx_iter d[7] = {{m / 64, n / 2, REG}, {4, 32, TID}, {2, 2, REG}, {8, 4, TID},
                     {n / 8, 4, REG},      {4, 1, TID},  {2, 1, REG}};
   int rows = 4, nd = 7;
@@ -91,6 +82,40 @@ tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n) {
     nd--;
   }
   return grouped(a, fn, nd, first, 2, (const int[]){rows, nd - rows}, 0, 0);
+}
+
+static bool slabs_ok(const char *fn, int m) {
+  if (m >= 64 && m <= 256 && m % 64 == 0) return true;
+  tirx__error(TIRX_E_INVALID_ARG, "%s: m is %d, expected 64, 128, 192 or 256", fn, m);
+  return false;
+}
+
+tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n) {
+  static const char fn[] = "tirx_layout_wgmma_acc";
+  if (!arena_ok(a, fn) || !slabs_ok(fn, m)) return NULL;
+  if (n < 8 || n > 256 || n % 8 != 0) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: n is %d, expected a multiple of 8 in [8, 256]", fn, n);
+    return NULL;
+  }
+  return wgmma_frag(a, fn, m, n);
+}
+
+/*
+ * The wgmma A operand in registers (RS form): (M64,K16) -> (T128,V8) per k16 step. Warp w = i/16
+ * holds rows 16w..16w+15 as the mma.sync m16n8k16 A fragment (a0..a7 of step s in registers
+ * 8s..8s+7): row i at 2@reg (+8 rows), column j at lane (j%8)/2, reg 4*(j/8) + j%2 of its step.
+ * That is the accumulator's placement with n = k, so both are built by wgmma_frag:
+ *   ((4,2,8),(k/8,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))
+ * with slab q of m = 64 * s at registers q * k/2.
+ */
+tirx_layout *tirx_layout_wgmma_a(tirx_arena *a, int m, int k) {
+  static const char fn[] = "tirx_layout_wgmma_a";
+  if (!arena_ok(a, fn) || !slabs_ok(fn, m)) return NULL;
+  if (k < 16 || k > 256 || k % 16 != 0) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: k is %d, expected a multiple of 16 in [16, 256]", fn, k);
+    return NULL;
+  }
+  return wgmma_frag(a, fn, m, k);
 }
 
 /*

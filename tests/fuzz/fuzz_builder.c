@@ -1502,7 +1502,8 @@ static const int bad_small[16] = {-1, 0, INT_MIN, INT_MAX, 9, 16, -8, 255,
  *     init / expect_tx / copy_async load (multicast when a cluster is set) / wait / store /
  *     bulk commit+wait sequence under one-thread filters.
  *   1 wgmma: a warpgroup team, shared A and B tiles, a wgmma_acc accumulator, gemm_async,
- *     commit and wait.
+ *     commit and wait; optionally (the RS form) A ldmatrix'd into a wgmma_a register tile
+ *     first and multiplied from there.
  *   2 mma: a warp team, padded A and B, a C-fragment accumulator, tirx_gemm.
  *   3 reduce.dsmem: a cluster team, a register tile spread on cbx, fill and reduce.
  */
@@ -1635,6 +1636,18 @@ static void op_recipe(run *r) {
     tirx_region *dr = d ? h_whole(r, d, &dm, ANY) : NULL;
     tirx_region *ar = as ? h_whole(r, as, &am, ANY) : NULL;
     tirx_region *br = bs ? h_whole(r, bs, &bm, ANY) : NULL;
+    if (fl & 64) { /* RS: a into registers by ldmatrix, then from there */
+      tmeta fm = {2, false, false, (int)dt, (int64_t)m * k};
+      const tirx_layout *fl_ = tirx_layout_wgmma_a(A, m, k);
+      pre(r, "tirx_alloc_local");
+      tirx_tensor *af = h_tensor(r, "tirx_alloc_local",
+                                 tirx_alloc_local(r->b, n4, dt, 2, (int64_t[]){m, k}, fl_), fm);
+      tirx_region *fr = af ? h_whole(r, af, &fm, ANY) : NULL;
+      pre(r, "tirx_copy");
+      tirx_copy(r->b, fr, ar, NULL);
+      checked(r, "tirx_copy", false, NULL);
+      ar = fr;
+    }
     tirx_gemm_config cfg = {.family = fl & 4 ? "wgmma" : NULL};
     if (fl & 8) {
       pre(r, "tirx_bool");

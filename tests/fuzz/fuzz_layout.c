@@ -1090,8 +1090,8 @@ static void op_fragment(fz *f) {
   case 3: {
     int m = (k & 0x80) ? (int)(int8_t)u8(&f->in) : 64, n = (int)u8(&f->in) + 1;
     snprintf(args, sizeof args, "%d, %d", m, n);
-    fn = "tirx_layout_wgmma_acc";
-    l = tirx_layout_wgmma_acc(f->a, m, n);
+    fn = (k & 0x40) ? "tirx_layout_wgmma_a" : "tirx_layout_wgmma_acc";
+    l = (k & 0x40) ? tirx_layout_wgmma_a(f->a, m, n) : tirx_layout_wgmma_acc(f->a, m, n);
     break;
   }
   case 4: {

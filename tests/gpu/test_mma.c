@@ -2,7 +2,10 @@
  * GPU tests of the tensor-core families and the synchronisation statements: single-CTA GEMM
  * tiles (examples/mma_tiles.c) through gemm_async.wgmma, gemm.mma and gemm.scalar, with the
  * cast + stmatrix epilogue, against a float64 reference on fresh random inputs (the seed is
- * printed; TIRX_SEED replays it) with poisoned outputs; an mbarrier producer/consumer ring with
+ * printed; TIRX_SEED replays it) with poisoned outputs; the RS form of gemm_async.wgmma (A
+ * ldmatrix'd into registers) on single-CTA tiles and in a TMA-fed GEMM with tails in every
+ * dimension, against the reference and the SS form on the same inputs; an mbarrier
+ * producer/consumer ring with
  * setmaxnreg, elect.sync, named barriers and the cluster rank; the GEMMs of examples/gemm.c
  * (every family, the decode tile shapes, the fused bias/SiLU/GeLU epilogues).
  *
@@ -216,30 +219,211 @@ static void check_tile(tirx_runtime *rt, mma_tile t) {
 
 Test(mma, wgmma_tiles, .timeout = 240) {
   tirx_runtime *rt = gpu();
-  /* family, dtype, M, N, K, consumer warpgroups, swizzle, split K */
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true}); /* 2 m64 slabs */
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false});
-  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true}); /* interleaved */
-  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false});
+  /* family, dtype, M, N, K, consumer warpgroups, swizzle, split K, a in registers */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, false}); /* 2 slabs */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false, false});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, false}); /* interleaved */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, false});
+  tirx_runtime_destroy(rt);
+}
+
+/* copy.ldmatrix at warpgroup scope into tirx_layout_wgmma_a, written back by an ordinary
+ * register copy: y must be x bit for bit (rows, K, swizzle of the shared tile). */
+static const int WGMMA_A_LOADS[][3] = {{64, 16, 32}, {64, 64, 128}, {128, 32, 64},
+                                       {64, 48, 32}, {192, 16, 0},  {256, 64, 128}};
+
+Test(mma, warpgroup_ldmatrix_fills_wgmma_a_fragments, .timeout = 120) {
+  tirx_runtime *rt = gpu();
+  for (int d = 0; d < 2; d++)
+    for (size_t c = 0; c < sizeof WGMMA_A_LOADS / sizeof WGMMA_A_LOADS[0]; c++) {
+      tirx_dtype dt = d ? TIRX_F16 : TIRX_BF16;
+      int rows = WGMMA_A_LOADS[c][0], k = WGMMA_A_LOADS[c][1], sw = WGMMA_A_LOADS[c][2];
+      char err[2048] = "", what[96];
+      snprintf(what, sizeof what, "wgmma_a_load %s %dx%d swizzle %d", tirx_dtype_name(dt), rows,
+               k, sw);
+      tirx_kernel *kern = example_wgmma_a_load(dt, rows, k, sw, err, sizeof err);
+      cr_assert_not_null(kern, "%s: %s", what, err);
+      size_t n = (size_t)rows * (size_t)k;
+      uint16_t *hx = malloc(n * 2), *hy = malloc(n * 2);
+      cr_assert(hx && hy);
+      for (size_t i = 0; i < n; i++) /* distinct finite values */
+        hx[i] = d ? to_f16((float)uniform(-8, 8)) : to_bf16((float)uniform(-8, 8));
+      void *dx, *dy;
+      OK(tirx_runtime_alloc(rt, n * 2, &dx));
+      OK(tirx_runtime_alloc(rt, n * 2, &dy));
+      OK(tirx_runtime_copy(rt, dx, hx, n * 2, TIRX_COPY_HOST_TO_DEVICE));
+      OK(tirx_runtime_fill32(rt, dy, 0x7fc07fc0u, n / 2));
+      tirx_arg args[] = {tirx_arg_tensor(dx, dt, 2, (int64_t[]){rows, k}, NULL),
+                         tirx_arg_tensor(dy, dt, 2, (int64_t[]){rows, k}, NULL)};
+      launch_within_10s(rt, kern, args, 2, what);
+      OK(tirx_runtime_copy(rt, hy, dy, n * 2, TIRX_COPY_DEVICE_TO_HOST));
+      for (size_t i = 0; i < n; i++)
+        cr_assert_eq(hy[i], hx[i], "%s: y[%zu, %zu] = 0x%04x, want 0x%04x (TIRX_SEED=%llu)", what,
+                     i / (size_t)k, i % (size_t)k, hy[i], hx[i], (unsigned long long)seed_initial);
+      tirx_runtime_free(rt, dx);
+      tirx_runtime_free(rt, dy);
+      free(hx);
+      free(hy);
+      tirx_kernel_release(kern);
+    }
+  tirx_runtime_destroy(rt);
+}
+
+/* The RS form: a ldmatrix'd from the same shared tiles into wgmma A fragments. */
+Test(mma, wgmma_rs_tiles, .timeout = 240) {
+  tirx_runtime *rt = gpu();
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 64, 16, 1, 32, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 128, 16, 1, 32, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, true}); /* 2 slabs */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, true}); /* interleaved */
+  check_tile(rt, (mma_tile){"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, true});
+  check_tile(rt, (mma_tile){"wgmma", TIRX_BF16, 64, 8, 48, 1, 32, false, true});
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- the TMA-fed GEMM, RS against SS ---- */
+
+/* C = A B with examples/mma_tiles.c's example_wgmma_gemm; *out (M x ld) as 16-bit values. */
+static void run_wgmma_gemm(tirx_runtime *rt, tirx_dtype dt, int bn, bool rs, int64_t m, int64_t n,
+                           int64_t k, const uint16_t *ha, const uint16_t *hb, uint16_t *hc,
+                           const char *what) {
+  char err[4096] = "";
+  tirx_kernel *kern = example_wgmma_gemm(&(wgmma_gemm){dt, bn, rs}, err, sizeof err);
+  cr_assert_not_null(kern, "%s: %s", what, err);
+  /* Leading dimensions padded to 8 elements (TMA strides are multiples of 16 bytes). */
+  int64_t lk = (k + 7) / 8 * 8, ln = (n + 7) / 8 * 8;
+  size_t na = (size_t)(m * lk), nb = (size_t)(n * lk), nc = (size_t)(m * ln);
+  void *da, *db, *dc;
+  OK(tirx_runtime_alloc(rt, na * 2, &da));
+  OK(tirx_runtime_alloc(rt, nb * 2, &db));
+  OK(tirx_runtime_alloc(rt, nc * 2 + 4, &dc));
+  OK(tirx_runtime_copy(rt, da, ha, na * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_copy(rt, db, hb, nb * 2, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_fill32(rt, dc, 0x7fc07fc0u, (nc * 2 + 3) / 4)); /* NaN in both formats */
+  tirx_arg args[6] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n), tirx_arg_i32((int32_t)k),
+                      tirx_arg_tensor(da, dt, 2, (int64_t[]){m, k}, (int64_t[]){lk, 1}),
+                      tirx_arg_tensor(db, dt, 2, (int64_t[]){k, n}, (int64_t[]){1, lk}),
+                      tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1})};
+  launch_within_10s(rt, kern, args, 6, what);
+  OK(tirx_runtime_copy(rt, hc, dc, nc * 2, TIRX_COPY_DEVICE_TO_HOST));
+  tirx_runtime_free(rt, da), tirx_runtime_free(rt, db), tirx_runtime_free(rt, dc);
+  tirx_kernel_release(kern);
+}
+
+/* One 16-bit ulp of |x| (bf16: 8 significant bits, f16: 11). */
+static double ulp16(double x, bool bf) {
+  int e = 0;
+  frexp(fabs(x), &e);
+  return ldexp(1.0, e - (bf ? 8 : 11));
+}
+
+/* RS and SS on the same fresh inputs: each against the float64 reference (every element), and
+ * RS against SS within one 16-bit ulp (the same products summed in f32 by the same
+ * instruction; the count of bitwise-equal elements is logged). */
+static void check_rs_gemm(tirx_runtime *rt, tirx_dtype dt, int bn, int64_t m, int64_t n,
+                          int64_t k) {
+  bool bf = dt == TIRX_BF16;
+  char what[128];
+  snprintf(what, sizeof what, "wgmma_gemm %s block_n=%d %lldx%lldx%lld", tirx_dtype_name(dt), bn,
+           (long long)m, (long long)n, (long long)k);
+  int64_t lk = (k + 7) / 8 * 8, ln = (n + 7) / 8 * 8;
+  size_t na = (size_t)(m * lk), nb = (size_t)(n * lk), nc = (size_t)(m * ln);
+  uint16_t *ha = calloc(na, 2), *hb = calloc(nb, 2), *rs = malloc(nc * 2), *ss = malloc(nc * 2);
+  double *fa = malloc(na * sizeof(double)), *fb = malloc(nb * sizeof(double));
+  cr_assert(ha && hb && rs && ss && fa && fb);
+  for (size_t i = 0; i < na; i++) {
+    ha[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
+    fa[i] = bf ? from_bf16(ha[i]) : from_f16(ha[i]);
+  }
+  for (size_t i = 0; i < nb; i++) { /* B^T: row j holds B[:, j] */
+    hb[i] = bf ? to_bf16((float)uniform(-1, 1)) : to_f16((float)uniform(-1, 1));
+    fb[i] = bf ? from_bf16(hb[i]) : from_f16(hb[i]);
+  }
+  char w_rs[160], w_ss[160];
+  snprintf(w_rs, sizeof w_rs, "%s RS", what);
+  snprintf(w_ss, sizeof w_ss, "%s SS", what);
+  run_wgmma_gemm(rt, dt, bn, true, m, n, k, ha, hb, rs, w_rs);
+  run_wgmma_gemm(rt, dt, bn, false, m, n, k, ha, hb, ss, w_ss);
+  size_t bad_rs = 0, bad_ss = 0, apart = 0, same = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double want = 0, mag = 0;
+      for (int64_t q = 0; q < k; q++) {
+        double p = fa[i * lk + q] * fb[j * lk + q];
+        want += p, mag += fabs(p);
+      }
+      size_t at = (size_t)(i * ln + j);
+      double r = bf ? from_bf16(rs[at]) : from_f16(rs[at]);
+      double s2 = bf ? from_bf16(ss[at]) : from_f16(ss[at]);
+      double tol = (bf ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1.2e-5 * mag + 1e-5;
+      if (!(fabs(r - want) <= tol)) {
+        if (!bad_rs++)
+          cr_log_error("%s RS: C[%lld, %lld] = %.6g, want %.6g (seed %llu)", what, (long long)i,
+                       (long long)j, r, want, (unsigned long long)seed_initial);
+      }
+      if (!(fabs(s2 - want) <= tol)) {
+        if (!bad_ss++)
+          cr_log_error("%s SS: C[%lld, %lld] = %.6g, want %.6g (seed %llu)", what, (long long)i,
+                       (long long)j, s2, want, (unsigned long long)seed_initial);
+      }
+      same += rs[at] == ss[at];
+      double gap = fabs(r - s2);
+      if (!(gap <= ulp16(fmax(fabs(r), fabs(s2)), bf))) {
+        if (!apart++)
+          cr_log_error("%s: RS C[%lld, %lld] = %.6g, SS %.6g (seed %llu)", what, (long long)i,
+                       (long long)j, r, s2, (unsigned long long)seed_initial);
+      }
+      if (fabs(r - want) > worst || r != r) worst = fabs(r - want);
+    }
+  size_t total = (size_t)(m * n);
+  cr_log_info("%s: RS max abs error %.3g; RS and SS bitwise equal on %zu of %zu", what, worst,
+              same, total);
+  cr_expect_eq(bad_rs, 0, "%s: RS %zu of %zu wrong (TIRX_SEED=%llu)", what, bad_rs, total,
+               (unsigned long long)seed_initial);
+  cr_expect_eq(bad_ss, 0, "%s: SS %zu of %zu wrong (TIRX_SEED=%llu)", what, bad_ss, total,
+               (unsigned long long)seed_initial);
+  cr_expect_eq(apart, 0, "%s: RS and SS differ by more than an ulp on %zu of %zu", what, apart,
+               total);
+  free(ha), free(hb), free(rs), free(ss), free(fa), free(fb);
+}
+
+/* Both dtypes, several block N (16 to 256), whole tiles and tails in M, N and K (K not a
+ * multiple of 16 or of the 64-wide K block: the TMA loads zero-fill past K). */
+Test(mma, wgmma_rs_tma_gemm, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const struct {
+    int bn;
+    int64_t m, n, k;
+  } cases[] = {{64, 64, 64, 64},     {128, 128, 256, 512}, {256, 192, 512, 256},
+               {16, 64, 16, 16},     {48, 129, 130, 65},   {128, 200, 300, 1000},
+               {256, 1, 100, 17},    {80, 300, 77, 40},    {112, 77, 224, 200},
+               {64, 65, 63, 8}};
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      check_rs_gemm(rt, d ? TIRX_F16 : TIRX_BF16, cases[i].bn, cases[i].m, cases[i].n,
+                    cases[i].k);
   tirx_runtime_destroy(rt);
 }
 
 Test(mma, mma_sync_tiles, .timeout = 240) {
   tirx_runtime *rt = gpu();
-  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 64, 128, 64, 0, 0, false});
-  check_tile(rt, (mma_tile){"mma", TIRX_F16, 32, 24, 32, 0, 0, true});
-  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 16, 8, 16, 0, 0, false});
+  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 64, 128, 64, 0, 0, false, false});
+  check_tile(rt, (mma_tile){"mma", TIRX_F16, 32, 24, 32, 0, 0, true, false});
+  check_tile(rt, (mma_tile){"mma", TIRX_BF16, 16, 8, 16, 0, 0, false, false});
   tirx_runtime_destroy(rt);
 }
 
 Test(mma, scalar_tiles, .timeout = 240) {
   tirx_runtime *rt = gpu();
-  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false}); /* warp scope */
-  check_tile(rt, (mma_tile){"scalar", TIRX_F16, 32, 24, 32, 0, 0, true});
-  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true}); /* warpgroups */
+  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false, false}); /* warp scope */
+  check_tile(rt, (mma_tile){"scalar", TIRX_F16, 32, 24, 32, 0, 0, true, false});
+  check_tile(rt, (mma_tile){"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true, false}); /* warpgroups */
   tirx_runtime_destroy(rt);
 }
 

@@ -12,9 +12,11 @@
  *   shared side: every row of 8 elements is 16 bytes, contiguous and 16-byte aligned
  *     (each lane gives one row address);
  *   team: a full warp; dtype f16 or bf16; no cache hints.
- *   stmatrix also at warpgroup scope: a tile on tid_in_wg and reg whose 8x8 blocks are each one
+ *   both also at warpgroup scope: a tile on tid_in_wg and reg whose 8x8 blocks are each one
  *   warp's fragment, the four warps holding one pattern of blocks moved down by a fixed number
- *   of rows per warp (the wgmma accumulator cast to 16 bits: tirx__matrix_wg_blocks).
+ *   of rows per warp (tirx__matrix_wg_blocks): stmatrix of the wgmma accumulator cast to 16
+ *   bits, ldmatrix of the wgmma A operand in registers (tirx_layout_wgmma_a, the RS form of
+ *   gemm_async.wgmma).
  * Shape: (num) matrices per instruction, 4, 2 or 1, dividing the number of 8x8 blocks.
  * Lowering (lower.c, tirx__lower_matrix): TIRX__ST_MATRIX statements, the prelude's
  * tirx_ldmatrix_xN / tirx_stmatrix_xN, in an unrolled loop when the tile holds more matrices.
@@ -82,7 +84,7 @@ static void check_matrix(tirx__rule_ctx *ctx, int reg, int smem, const char *ins
   ctx->scratch[0] = shape[0] / 8 * (shape[1] / 8);
 }
 
-/* ---- stmatrix of a warpgroup tile (the wgmma accumulator, cast to 16 bits) ---- */
+/* ---- ldmatrix/stmatrix of a warpgroup tile (wgmma A operands, accumulators cast) ---- */
 
 /*
  * A warpgroup tile: each 8x8 block is the ldmatrix fragment of one warp w (on tid_in_wg, lane
@@ -169,8 +171,10 @@ bool tirx__matrix_wg_blocks(tirx_arena *a, const tirx_layout *rl, tirx__matrix_b
   return true;
 }
 
-static void check_stmatrix_wg(tirx__rule_ctx *ctx) {
-  const tirx_layout *rl = ctx->call->operands[1].layout;
+/* The register operand reg of a warpgroup copy with shared operand smem. */
+static void check_matrix_wg(tirx__rule_ctx *ctx, int reg, int smem, const char *instr) {
+  const tirx_layout *rl = ctx->call->operands[reg].layout;
+  const char *rn = tirx__rule_operand_name(ctx, reg), *sn = tirx__rule_operand_name(ctx, smem);
   int64_t shape[2];
   tirx_layout_shape(rl, shape, 2);
   if (shape[0] % 8 || shape[1] % 8) {
@@ -178,12 +182,12 @@ static void check_stmatrix_wg(tirx__rule_ctx *ctx) {
                  (long long)shape[1]);
     return;
   }
-  int64_t v = tirx__operand_vector_width(ctx, 0, 16);
+  int64_t v = tirx__operand_vector_width(ctx, smem, 16);
   if (v < 8)
     tirx__reason(ctx,
-                 "dst rows are not 16-byte contiguous and aligned: vector width %lld < 8 "
+                 "%s rows are not 16-byte contiguous and aligned: vector width %lld < 8 "
                  "elements",
-                 (long long)v);
+                 sn, (long long)v);
   int n = 0;
   int64_t step = 0;
   const char *why = NULL;
@@ -193,16 +197,21 @@ static void check_stmatrix_wg(tirx__rule_ctx *ctx) {
   if (!blocks) return;
   if (!tirx__matrix_wg_blocks(ctx->arena, rl, blocks, (int)(shape[0] / 8 * (shape[1] / 8)), &n,
                               &step, &why))
-    tirx__reason(ctx, "src is not a warpgroup stmatrix tile: %s", why);
+    tirx__reason(ctx, "%s is not a warpgroup %s tile: %s", rn, instr, why);
   ctx->scratch[0] = n;
 }
 
-/* ---- end stmatrix of a warpgroup tile ---- */
+/* ---- end ldmatrix/stmatrix of a warpgroup tile ---- */
 
-static void check_ldmatrix(tirx__rule_ctx *ctx) { check_matrix(ctx, 0, 1, "ldmatrix"); }
+static void check_ldmatrix(tirx__rule_ctx *ctx) {
+  if (tirx_scope_team_kind(ctx->call->scope) == TIRX_TEAM_WARPGROUP)
+    check_matrix_wg(ctx, 0, 1, "ldmatrix");
+  else
+    check_matrix(ctx, 0, 1, "ldmatrix");
+}
 static void check_stmatrix(tirx__rule_ctx *ctx) {
   if (tirx_scope_team_kind(ctx->call->scope) == TIRX_TEAM_WARPGROUP)
-    check_stmatrix_wg(ctx);
+    check_matrix_wg(ctx, 1, 0, "stmatrix");
   else
     check_matrix(ctx, 1, 0, "stmatrix");
 }
@@ -221,7 +230,7 @@ const tirx__rule tirx__rule_copy_ldmatrix = {
     .kind = TIRX__RULE_DEFAULT,
     .prims = TIRX__BIT(TIRX__PRIM_COPY),
     .flows = TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL),
-    .teams = TIRX__BIT(TIRX_TEAM_WARP),
+    .teams = TIRX__BIT(TIRX_TEAM_WARP) | TIRX__BIT(TIRX_TEAM_WARPGROUP),
     .min_arch = 75,
     .needs = {.dtypes = TIRX__DTYPES_16BIT, .rank = 2, .full_team = true},
     .shape_dims = {"num"},

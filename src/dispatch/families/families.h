@@ -64,6 +64,7 @@ extern const tirx__rule tirx__rule_copy_tma; /* copy_tma.c */
 /* gemm, gemm_async (shared analyses: gemm_common.h) */
 extern const tirx__rule tirx__rule_gemm_mma;          /* gemm_mma.c */
 extern const tirx__rule tirx__rule_gemm_scalar;       /* gemm_scalar.c */
-extern const tirx__rule tirx__rule_gemm_async_wgmma;  /* gemm_wgmma.c */
+extern const tirx__rule tirx__rule_gemm_async_wgmma;    /* gemm_wgmma.c */
+extern const tirx__rule tirx__rule_gemm_async_wgmma_rs; /* gemm_wgmma.c */
 
 #endif

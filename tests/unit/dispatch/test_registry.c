@@ -7,22 +7,22 @@
 
 static const int ARCHS[] = {70, 75, 80, 86, 89, 90, 100};
 
-/* Runs body for every key (primitive, arch, dst role, source role, team). Sources all share one
- * role here: a rule matches a key with mixed source roles only when it matches each of the
- * uniform keys of those roles (patterns are per (source, dst) flow), so these cover them. */
+/* Runs body for every key (primitive, arch, dst role, source roles, team): every combination of
+ * roles of the sources (a rule may constrain operands one by one, tirx__rule.roles). */
 #define FOR_EACH_KEY(body)                                                                         \
   for (int p_ = 0; p_ < TIRX__PRIM_COUNT; p_++)                                                    \
     for (size_t a_ = 0; a_ < sizeof ARCHS / sizeof ARCHS[0]; a_++)                                 \
       for (int d_ = 0; d_ < TIRX__ROLE_COUNT; d_++)                                                \
-        for (int s_ = 0; s_ < TIRX__ROLE_COUNT; s_++)                                              \
+        for (int s_ = 0; s_ < 64; s_++) /* three sources of four roles: 2 bits each */             \
           for (int t_ = 0; t_ <= TIRX_TEAM_CLUSTER; t_++) {                                        \
             tirx__prim prim = (tirx__prim)p_;                                                      \
             int arch = ARCHS[a_];                                                                  \
             tirx_team team_ = (tirx_team)t_;                                                       \
             int nops = tirx__prim_operand_count(prim);                                             \
+            if (s_ >> 2 * (nops - 1)) continue; /* roles of operands the primitive lacks */        \
             tirx__role roles[TIRX__MAX_OPERANDS];                                                  \
             roles[0] = (tirx__role)d_;                                                             \
-            for (int i_ = 1; i_ < nops; i_++) roles[i_] = (tirx__role)s_;                          \
+            for (int i_ = 1; i_ < nops; i_++) roles[i_] = (tirx__role)(s_ >> 2 * (i_ - 1) & 3);    \
             body                                                                                   \
           }
 
@@ -31,7 +31,7 @@ Test(dispatch_registry, the_table_in_order) {
       "copy.ldmatrix",    "copy.stmatrix",  "copy.vec",    "copy.scalar",  "pointwise.vec",
       "pointwise.scalar", "reduce.shuffle", "reduce.smem", "reduce.dsmem", "reduce.scalar",
       "copy_async.tma",
-      "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma",
+      "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma", "gemm_async.wgmma_rs",
   };
   int n = 0;
   const tirx__rule *const *t = tirx__registry(&n);
@@ -93,6 +93,30 @@ Test(dispatch_registry, a_family_names_one_rule_per_key) {
           cr_assert_fail("%s and %s share family %s on one key", t[i]->name, t[j]->name,
                          t[i]->family);
   })
+}
+
+/* A rule that names operand roles one by one matches only the keys with those roles, where
+ * flows alone accept every mix of its source roles. */
+Test(dispatch_registry, per_operand_roles_narrow_the_flows) {
+  tirx__rule r = {.name = "t.t", .family = "t", .summary = "t",
+                  .prims = TIRX__BIT(TIRX__PRIM_BINARY),
+                  .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_LOCAL) |
+                           TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL),
+                  .teams = TIRX__TEAMS_ALL};
+  tirx__role ls[3] = {TIRX__ROLE_LOCAL, TIRX__ROLE_LOCAL, TIRX__ROLE_SHARED};
+  tirx__role sl[3] = {TIRX__ROLE_LOCAL, TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL};
+  tirx__role ss[3] = {TIRX__ROLE_LOCAL, TIRX__ROLE_SHARED, TIRX__ROLE_SHARED};
+  cr_assert(tirx__rule_matches(&r, TIRX__PRIM_BINARY, 90, 3, ls, TIRX_TEAM_WARP));
+  cr_assert(tirx__rule_matches(&r, TIRX__PRIM_BINARY, 90, 3, sl, TIRX_TEAM_WARP));
+  cr_assert(tirx__rule_matches(&r, TIRX__PRIM_BINARY, 90, 3, ss, TIRX_TEAM_WARP));
+  r.roles[1] = TIRX__BIT(TIRX__ROLE_LOCAL);
+  r.roles[2] = TIRX__BIT(TIRX__ROLE_SHARED);
+  cr_assert(tirx__rule_matches(&r, TIRX__PRIM_BINARY, 90, 3, ls, TIRX_TEAM_WARP));
+  cr_assert_not(tirx__rule_matches(&r, TIRX__PRIM_BINARY, 90, 3, sl, TIRX_TEAM_WARP));
+  cr_assert_not(tirx__rule_matches(&r, TIRX__PRIM_BINARY, 90, 3, ss, TIRX_TEAM_WARP));
+  /* The destination too. */
+  r.roles[0] = TIRX__BIT(TIRX__ROLE_SHARED);
+  cr_assert_not(tirx__rule_matches(&r, TIRX__PRIM_BINARY, 90, 3, ls, TIRX_TEAM_WARP));
 }
 
 Test(dispatch_registry, every_primitive_with_rules_has_a_last_resort) {

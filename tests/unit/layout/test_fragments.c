@@ -149,6 +149,50 @@ Test(fragments, wgmma_accumulator_of_several_m64_slabs) {
     }
 }
 
+/* wgmma A in registers (PTX ISA, "Register fragment for matrix A" of wgmma .f16/.bf16), thread
+ * t = 32w + l, k16 step s = v / 8, u = v % 8: a0,a1 row 16w + l/4, col 16s + 2(l%4)+{0,1};
+ * a2,a3 row + 8; a4,a5 col + 8; a6,a7 row + 8 and col + 8. */
+static void wgmma_a(int64_t t, int64_t v, int64_t n, int64_t *row, int64_t *col) {
+  (void)n;
+  int64_t w = t / 32, l = t % 32, s = v / 8, u = v % 8;
+  *row = 16 * w + l / 4 + 8 * ((u / 2) % 2);
+  *col = 16 * s + 2 * (l % 4) + u % 2 + 8 * (u / 4);
+}
+
+Test(fragments, wgmma_a_operand_for_every_k) {
+  assert_str(tirx_layout_wgmma_a(A, 64, 16),
+             "((4,2,8),(2,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))");
+  for (int k = 16; k <= 256; k += 16) {
+    tirx_layout *l = tirx_layout_wgmma_a(A, 64, k);
+    cr_assert_not_null(l, "%s", tirx_last_error());
+    assert_shape(l, 64, k);
+    check_fragment(l, TIRX_AXIS_TID_IN_WG, 128, k / 2, k, wgmma_a);
+    /* The accumulator of an (M, K) product has the same placement: cast, it is an A operand. */
+    cr_assert(tirx_layout_equal(l, tirx_layout_wgmma_acc(A, 64, k)), "k=%d", k);
+  }
+  /* Each warp's 16 rows of a k16 step are the mma.sync m16n8k16 A fragment. */
+  tirx_layout *wa = tirx_layout_wgmma_a(A, 64, 32), *ma = tirx_layout_mma_m16n8k16_a(A);
+  for (int64_t i = 0; i < 64; i++)
+    for (int64_t j = 0; j < 32; j++) {
+      tirx_coord x = at(wa, i, j), y = at(ma, i % 16, j % 16);
+      cr_assert_eq(x.v[TIRX_AXIS_TID_IN_WG], 32 * (i / 16) + y.v[TIRX_AXIS_LANEID]);
+      cr_assert_eq(x.v[TIRX_AXIS_REG], 8 * (j / 16) + y.v[TIRX_AXIS_REG]);
+    }
+  /* Several m64 slabs: slab q at registers q * k/2. */
+  for (int m = 128; m <= 256; m += 64) {
+    tirx_layout *l = tirx_layout_wgmma_a(A, m, 48), *one = tirx_layout_wgmma_a(A, 64, 48);
+    cr_assert_not_null(l, "%s", tirx_last_error());
+    assert_shape(l, m, 48);
+    cr_assert(tirx_layout_equal(l, tirx_layout_wgmma_acc(A, m, 48)));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < 48; j++) {
+        tirx_coord x = at(l, i, j), y = at(one, i % 64, j);
+        cr_assert_eq(x.v[TIRX_AXIS_TID_IN_WG], y.v[TIRX_AXIS_TID_IN_WG]);
+        cr_assert_eq(x.v[TIRX_AXIS_REG], (i / 64) * 24 + y.v[TIRX_AXIS_REG]);
+      }
+  }
+}
+
 Test(fragments, ldmatrix_x1_x2_x4) {
   assert_str(tirx_layout_ldmatrix(A, 1), "((8),(4,2)):((4@laneid),(1@laneid,1@reg))");
   assert_str(tirx_layout_ldmatrix(A, 4), "((4,8),(4,2)):((2@reg,4@laneid),(1@laneid,1@reg))");
@@ -225,6 +269,16 @@ Test(fragments, bad_arguments_are_reported) {
               "tirx_layout_wgmma_acc: n is 264, expected a multiple of 8 in [8, 256]");
   expect_null(tirx_layout_wgmma_acc(A, 64, 0), TIRX_E_INVALID_ARG,
               "tirx_layout_wgmma_acc: n is 0, expected a multiple of 8 in [8, 256]");
+  expect_null(tirx_layout_wgmma_a(NULL, 64, 16), TIRX_E_NULL_ARG,
+              "tirx_layout_wgmma_a: arena is NULL");
+  expect_null(tirx_layout_wgmma_a(A, 32, 16), TIRX_E_INVALID_ARG,
+              "tirx_layout_wgmma_a: m is 32, expected 64, 128, 192 or 256");
+  expect_null(tirx_layout_wgmma_a(A, 64, 8), TIRX_E_INVALID_ARG,
+              "tirx_layout_wgmma_a: k is 8, expected a multiple of 16 in [16, 256]");
+  expect_null(tirx_layout_wgmma_a(A, 64, 24), TIRX_E_INVALID_ARG,
+              "tirx_layout_wgmma_a: k is 24, expected a multiple of 16 in [16, 256]");
+  expect_null(tirx_layout_wgmma_a(A, 64, 272), TIRX_E_INVALID_ARG,
+              "tirx_layout_wgmma_a: k is 272, expected a multiple of 16 in [16, 256]");
   expect_null(tirx_layout_ldmatrix(A, 3), TIRX_E_INVALID_ARG,
               "tirx_layout_ldmatrix: num is 3, expected 1, 2 or 4");
   expect_null(tirx_layout_ldmatrix(NULL, 1), TIRX_E_NULL_ARG, "tirx_layout_ldmatrix: arena is NULL");

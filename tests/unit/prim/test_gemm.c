@@ -36,7 +36,7 @@ static tirx_kernel *tile(mma_tile t) {
 
 Test(prim_gemm, wgmma_tile_dispatches_and_compiles, .timeout = 300) {
   tirx_runtime *rt = compile_only_runtime();
-  tirx_kernel *k = tile((mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false});
+  tirx_kernel *k = tile((mma_tile){"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, false});
   const char *rep = tirx_kernel_dispatch_report(k);
   assert_has(rep, "gemm_async(arch=sm_90, roles=shared,shared->local, team=warpgroup, "
                   "family=wgmma) -> gemm_async.wgmma m=64,n=128,k=16 (forced)");
@@ -61,13 +61,22 @@ Test(prim_gemm, wgmma_tile_dispatches_and_compiles, .timeout = 300) {
 /* Every tile of the GPU suite (tests/gpu/test_mma.c) builds and compiles for sm_90a. */
 Test(prim_gemm, every_gpu_tile_compiles, .timeout = 600) {
   static const mma_tile tiles[] = {
-      {"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false}, {"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false},
-      {"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true},  {"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true},
-      {"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false},   {"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true},
-      {"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false},    {"mma", TIRX_BF16, 64, 128, 64, 0, 0, false},
-      {"mma", TIRX_F16, 32, 24, 32, 0, 0, true},        {"mma", TIRX_BF16, 16, 8, 16, 0, 0, false},
-      {"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false},  {"scalar", TIRX_F16, 32, 24, 32, 0, 0, true},
-      {"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true},
+      {"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, false}, {"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, false},
+      {"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, false},  {"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true, false},
+      {"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false, false},   {"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, false},
+      {"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, false},    {"mma", TIRX_BF16, 64, 128, 64, 0, 0, false, false},
+      {"mma", TIRX_F16, 32, 24, 32, 0, 0, true, false},        {"mma", TIRX_BF16, 16, 8, 16, 0, 0, false, false},
+      {"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false, false},  {"scalar", TIRX_F16, 32, 24, 32, 0, 0, true, false},
+      {"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true, false},
+      /* the RS form (mma::wgmma_rs_tiles) */
+      {"wgmma", TIRX_BF16, 64, 64, 16, 1, 32, false, true},
+      {"wgmma", TIRX_F16, 64, 128, 16, 1, 32, false, true},
+      {"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, true},
+      {"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, true},
+      {"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, true},
+      {"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, true},
+      {"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, true},
+      {"wgmma", TIRX_BF16, 64, 8, 48, 1, 32, false, true},
   };
   tirx_runtime *rt = compile_only_runtime();
   for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
@@ -78,6 +87,10 @@ Test(prim_gemm, every_gpu_tile_compiles, .timeout = 600) {
                                                              : "fma.rn.f32";
     assert_has(ptx, want);
     assert_has(ptx, "stmatrix.sync.aligned");
+    if (tiles[i].a_regs) {
+      assert_has(tirx_kernel_dispatch_report(k), "-> gemm_async.wgmma_rs m=64,");
+      assert_has(ptx, "ldmatrix.sync.aligned.m8n8.x");
+    }
     free(ptx);
     tirx_kernel_release(k);
   }

@@ -1,6 +1,7 @@
 /* Lowering of copy.ldmatrix and copy.stmatrix (src/dispatch/lower.c, tirx__lower_matrix): a
  * warp moves a 16-bit tile between shared memory and mma/ldmatrix fragments; the instruction
- * shapes, residual loops, the forced scalar fallback, and NVRTC for sm_90a. */
+ * shapes, residual loops, the forced scalar fallback, and NVRTC for sm_90a; ldmatrix of a
+ * warpgroup's wgmma A fragments. */
 #include <string.h>
 
 #include "../helpers.h"
@@ -164,4 +165,45 @@ Test(prim_ldmatrix, forced_scalar_fallback_compiles, .timeout = 300) {
   assert_compiles(rt, k);
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt);
+}
+
+/* At warpgroup scope ldmatrix fills tiles whose 8x8 blocks are each one warp's fragment, the
+ * warps' blocks one pattern 16 rows apart: the wgmma A operand (tirx_layout_wgmma_a). Other
+ * warpgroup tiles fall back to vector copies, with the reason. */
+Test(prim_ldmatrix, warpgroup_tiles_of_wgmma_a_fragments) {
+  tirx_builder *b = tirx_builder_create("g");
+  tirx_arena *A = tirx_builder_arena(b);
+  tirx_set_block(b, 128, 1, 1);
+  tirx_tensor *as = tirx_alloc_shared(b, "as", TIRX_BF16, TIRX_DIMS(64, 32),
+                                      tirx_layout_smem_tile(A, 64, 32, 2, 64));
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_tensor *frag = tirx_alloc_local(b, "frag", TIRX_BF16, TIRX_DIMS(64, 32),
+                                       tirx_layout_wgmma_a(A, 64, 32));
+  tirx_tensor *rows = tirx_alloc_local(b, "rows", TIRX_BF16, TIRX_DIMS(64, 32),
+                                       tirx_layout_warpgroup_rows(A, 64, 32));
+  tirx_copy(b, tirx_whole(b, frag), tirx_whole(b, as), NULL);
+  tirx_copy(b, tirx_whole(b, rows), tirx_whole(b, as), NULL);
+  tirx_team_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  const char *rep = tirx_kernel_dispatch_report(k);
+  assert_has(rep, "[g:1] copy(arch=sm_90, roles=shared->local, team=warpgroup) -> "
+                  "copy.ldmatrix num=4\n");
+  assert_has(rep, "[g:2] copy(arch=sm_90, roles=shared->local, team=warpgroup) -> copy.vec");
+  assert_has(rep, "  rejected copy.ldmatrix: dst is not a warpgroup ldmatrix tile: a block is not "
+                  "an ldmatrix fragment of one warp: lane l of the warp must hold row l/4, "
+                  "columns 2*(l%4)+{0,1}\n");
+  /* Warp w reads rows 16w..16w+15: lanes 8q..8q+7 address block q of warp 0's four blocks of
+   * a row (K 0..31 = blocks 0, 8, 16, 24), 16 rows per warp further down; register q of each
+   * lane is block q's: frag[4q], the A fragment's a0a1 of K step q/2 (q even) or a4a5 (odd). */
+  const char *src = tirx_kernel_source(k);
+  assert_has(src, "const int wrow = ((((int)threadIdx.x >> 5) % 4) * 16);\n");
+  assert_has(src, "tirx_ldmatrix_x4(&as[tirx_swizzle(((0 + (lane & 7)) + wrow) * 32 + "
+                  "((((lane >> 3) & 3) * 8) + 0), 2, 2)], &frag[0], &frag[4], &frag[8], "
+                  "&frag[12]);\n");
+  assert_has(src, "tirx_ldmatrix_x4(&as[tirx_swizzle(((8 + (lane & 7)) + wrow) * 32 + "
+                  "((((lane >> 3) & 3) * 8) + 0), 2, 2)], &frag[2], &frag[6], &frag[10], "
+                  "&frag[14]);\n");
+  tirx_kernel_release(k);
 }
