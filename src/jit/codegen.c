@@ -685,6 +685,35 @@ static bool visible(const cg *c, const char *cname) {
   return false;
 }
 
+/* ---- one asm statement for the k16 steps of a wgmma tile primitive ---- */
+
+enum { WGMMA_GROUP_MAX = 8 };
+
+static bool same_index(const tirx_expr *x, const tirx_expr *y) {
+  return x == y || (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && x->i == y->i);
+}
+
+/* Whether wgmma t can join the asm statement of wgmma s: the same accumulator registers, the
+ * same instruction and descriptor fields, and scale-d the constant true. */
+static bool wgmma_joins(const tirx__stmt *s, const tirx__stmt *t) {
+  if (!t || t->kind != TIRX__ST_NATIVE || t->native != TIRX__NV_WGMMA) return false;
+  const tirx_expr *ds = s->regs[0], *dt = t->regs[0];
+  if (ds->tensor != dt->tensor || !same_index(ds->index[0], dt->index[0]) ||
+      !same_index(ds->index[1], dt->index[1]))
+    return false;
+  if (memcmp(s->imm, t->imm, sizeof s->imm) != 0) return false;
+  return t->c->kind == TIRX__EX_INT && t->c->i == 1;
+}
+
+/* The number of wgmma statements from s on that one asm statement issues (1: s alone). The
+ * lowering emits a primitive's k16 steps back to back; with one accumulator block (one m64
+ * slab, one n block) they all join. */
+static int wgmma_run(const tirx__stmt *s) {
+  int g = 1;
+  for (const tirx__stmt *t = s->next; g < WGMMA_GROUP_MAX && wgmma_joins(s, t); t = t->next) g++;
+  return g;
+}
+
 static void native(cg *c, const tirx__stmt *s, int depth) {
   static const char *const plain[TIRX__NV_COUNT] = {
       [TIRX__NV_MBAR_INIT] = "tirx_mbar_init", [TIRX__NV_MBAR_ARRIVE] = "tirx_mbar_arrive",
@@ -720,21 +749,27 @@ static void native(cg *c, const tirx__stmt *s, int depth) {
   case TIRX__NV_FENCE_REGS:
     tirx__sb_printf(sb, "tirx_fence_regs<%d>(%s);\n", (int)s->vec, s->tensor->decl.cname);
     return;
-  case TIRX__NV_WGMMA:
-    tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s<%d, %d>(", (int)im[TIRX__WG_N],
-                    im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_A],
-                    (int)im[TIRX__WG_TRANS_B]);
+  case TIRX__NV_WGMMA: { /* with the statements that join it (block() skips them) */
+    int g = wgmma_run(s);
+    tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s", (int)im[TIRX__WG_N],
+                    im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16");
+    if (g > 1) tirx__sb_printf(sb, "_x%d", g);
+    tirx__sb_printf(sb, "<%d, %d>(", (int)im[TIRX__WG_TRANS_A], (int)im[TIRX__WG_TRANS_B]);
     element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
-    tirx__sb_append(sb, ",\n");
-    indent(c, depth + 2);
-    wgmma_desc(c, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
-    tirx__sb_append(sb, ",\n");
-    indent(c, depth + 2);
-    wgmma_desc(c, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
+    const tirx__stmt *t = s;
+    for (int j = 0; j < g; j++, t = t->next) {
+      tirx__sb_append(sb, ",\n");
+      indent(c, depth + 2);
+      wgmma_desc(c, t->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
+      tirx__sb_append(sb, ",\n");
+      indent(c, depth + 2);
+      wgmma_desc(c, t->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
+    }
     tirx__sb_append(sb, ", ");
     expr(c, s->c);
     tirx__sb_append(sb, ");\n");
     return;
+  }
   case TIRX__NV_MMA:
     tirx__sb_append(sb, "tirx_mma_m16n8k16(");
     for (int i = 0; i < 3; i++) {
@@ -756,8 +791,8 @@ static void native(cg *c, const tirx__stmt *s, int depth) {
   tirx__sb_append(sb, ");\n");
 }
 
-/* The wgmma instructions a kernel uses, for their helpers: N (8..256) and dtype as
- * n * 32 + dtype, and the accumulators, both in first-use order. */
+/* The wgmma helpers a kernel uses: N (8..256), dtype and the group size as
+ * (n * 32 + dtype) * 16 + group, and the accumulators, both in first-use order. */
 typedef struct wgmma_uses {
   int variants[64];
   int nvariants;
@@ -768,7 +803,9 @@ static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
     collect_native(c, u, &s->body);
     collect_native(c, u, &s->orelse);
     if (s->kind != TIRX__ST_NATIVE || s->native != TIRX__NV_WGMMA) continue;
-    int v = s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE], known = 0;
+    int g = wgmma_run(s);
+    int v = (s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE]) * 16 + g, known = 0;
+    for (int j = 1; j < g; j++) s = s->next; /* the statements that joined s */
     for (int i = 0; i < u->nvariants; i++) known |= u->variants[i] == v;
     if (!known && u->nvariants < 64) u->variants[u->nvariants++] = v;
     const tirx_tensor *acc = s->regs[0]->tensor;
@@ -937,7 +974,11 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
 
 static void block(cg *c, const tirx__block *blk, int depth) {
   int mark = c->nnames;
-  for (const tirx__stmt *s = blk->first; s; s = s->next) stmt(c, s, depth);
+  for (const tirx__stmt *s = blk->first; s; s = s->next) {
+    stmt(c, s, depth);
+    if (s->kind == TIRX__ST_NATIVE && s->native == TIRX__NV_WGMMA) /* joined it: emitted */
+      for (int g = wgmma_run(s); g > 1; g--) s = s->next;
+  }
   c->nnames = mark;
 }
 
@@ -982,7 +1023,8 @@ char *tirx__codegen(tirx_builder *b) {
     tirx__sb_append(sb, tirx__prelude_sync);
     collect_native(&c, &u, &b->body);
     for (int i = 0; i < u.nvariants; i++)
-      tirx__prelude_wgmma(sb, u.variants[i] / 32, u.variants[i] % 32);
+      tirx__prelude_wgmma(sb, u.variants[i] / 16 / 32, u.variants[i] / 16 % 32,
+                          u.variants[i] % 16);
   }
   int threads = b->block[0] * b->block[1] * b->block[2];
   /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
