@@ -2,15 +2,17 @@
  * compile_time: the cold NVRTC compile of examples/gemm.c's kernels, by phase, with or without a
  * GPU (issue target: <= 150 ms for the GEMM).
  *
- *   compile_time [--reps N] [--case NAME]... [--opts "OPTIONS"]... [--save DIR]
- *                [--baseline DIR] [--trace DIR]
+ *   compile_time [--reps N] [--case NAME]... [--opts "[=]OPTIONS"]... [--against DIR]...
+ *                [--save DIR] [--baseline DIR] [--trace DIR]
  *
  * Cases: bf16 and f16 (M = N = K = 8192, the 128x256 tile over 3 stages), silu (bf16 with the
  * bias+SiLU epilogue) and decode (bf16, M = 1, N = 4096, K = 14336: a 64x32 tile). Each compiles
  * the variant a launch of that shape compiles (the DIV16 #defines included) with exactly the
  * library's NVRTC options (tirx__nvrtc_options); each --opts adds a configuration with those
  * options appended (with a leading '=': the arch option and these alone), measured interleaved with the library's so that a loaded machine slows both
- * alike. Per case and configuration, min and median over N runs (default 7) after one warm-up
+ * alike. --against DIR adds a configuration that compiles DIR/<case>.cu (a source saved by
+ * --save, e.g. from an older tree) with the library's options, interleaved the same way: a
+ * before/after measurement in one process. Per case and configuration, min and median over N runs (default 7) after one warm-up
  * compile in the process:
  *   total     nvrtcCompileProgram for the arch (sm_90a): front end, NVVM and ptxas; process
  *             CPU time (what the compile costs; wall time on an idle machine) and wall time
@@ -58,6 +60,7 @@ typedef struct config {
   const char *extra[MAX_EXTRA];
   int nextra;
   bool replace; /* "=OPTIONS": the arch and these, instead of the library's options */
+  const char *source_dir; /* --against: the source is <source_dir>/<case>.cu */
 } config;
 
 static double cpu_ms(void) {
@@ -343,7 +346,8 @@ static void print_ptxas(const char *log) {
 
 static int usage(void) {
   fprintf(stderr, "usage: compile_time [--reps N] [--case bf16|f16|silu|decode]... "
-                  "[--opts \"[=]OPTIONS\"]... [--save DIR] [--baseline DIR] [--trace DIR]\n");
+                  "[--opts \"[=]OPTIONS\"]... [--against DIR]... [--save DIR] [--baseline DIR] "
+                  "[--trace DIR]\n");
   return 2;
 }
 
@@ -366,6 +370,10 @@ int main(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--opts") && v && ncfg < MAX_CONFIGS) {
       if (!config_parse(&cfgs[ncfg++], v)) return usage();
+      i++;
+    } else if (!strcmp(a, "--against") && v && ncfg < MAX_CONFIGS) {
+      cfgs[ncfg].text = v;
+      cfgs[ncfg++].source_dir = v;
       i++;
     } else if (!strcmp(a, "--save") && v) {
       save = argv[++i];
@@ -406,26 +414,45 @@ int main(int argc, char **argv) {
       continue;
     }
     printf("%s: %s, source %zu bytes\n", cases[ci].name, tirx_kernel_name(k), strlen(src));
+    char *srcs[MAX_CONFIGS] = {NULL};
+    bool ok = true;
+    for (int g = 0; g < ncfg; g++) {
+      size_t size = 0;
+      char *other = NULL;
+      if (cfgs[g].source_dir) {
+        other = read_file(cfgs[g].source_dir, cases[ci].name, "cu", &size);
+        char *z = other ? realloc(other, size + 1) : NULL;
+        if (z) z[size] = '\0';
+        else free(other);
+        other = z;
+        if (!other) {
+          printf("  %s/%s.cu not readable\n", cfgs[g].source_dir, cases[ci].name);
+          ok = false;
+        }
+      }
+      srcs[g] = other ? other : src;
+    }
     static double tot[MAX_CONFIGS][MAX_REPS], wall[MAX_CONFIGS][MAX_REPS],
         front[MAX_CONFIGS][MAX_REPS], get[MAX_CONFIGS][MAX_REPS];
-    bool ok = true;
     for (int r = 0; r < reps && ok; r++)
       for (int g = 0; g < ncfg && ok; g++) {
         double w2, g2;
-        ok = compile(src, "compute_90a", &cfgs[g], NULL, &front[g][r], &w2, &g2, NULL) &&
-             compile(src, "sm_90a", &cfgs[g], NULL, &tot[g][r], &wall[g][r], &get[g][r], NULL);
+        ok = compile(srcs[g], "compute_90a", &cfgs[g], NULL, &front[g][r], &w2, &g2, NULL) &&
+             compile(srcs[g], "sm_90a", &cfgs[g], NULL, &tot[g][r], &wall[g][r], &get[g][r],
+                     NULL);
       }
     for (int g = 0; ok && g < ncfg; g++) {
       /* median() sorts, so [0] is then the minimum */
       double tmed = median(tot[g], reps), fmed = median(front[g], reps);
       double wmed = median(wall[g], reps), tmin = tot[g][0], fmin = front[g][0];
-      printf("  [%s]\n    total CPU %6.1f / %6.1f  wall %6.1f / %6.1f  front %6.1f / %6.1f  "
+      printf("  [%s%s]\n    total CPU %6.1f / %6.1f  wall %6.1f / %6.1f  front %6.1f / %6.1f  "
              "ptxas %6.1f  getCUBIN %.2f\n",
+             cfgs[g].source_dir ? "source from " : "",
              cfgs[g].text ? cfgs[g].text : "library options", tmin, tmed, wall[g][0], wmed, fmin,
              fmed, tmin - fmin, median(get[g], reps));
       result res = {0};
       double c, w, gg;
-      if (compile(src, "sm_90a", &cfgs[g], "--ptxas-options=-v", &c, &w, &gg, &res))
+      if (compile(srcs[g], "sm_90a", &cfgs[g], "--ptxas-options=-v", &c, &w, &gg, &res))
         print_ptxas(res.log);
       result_free(&res);
       if (g == 0 && (save || baseline) &&
@@ -451,6 +478,8 @@ int main(int argc, char **argv) {
       ok = compile(src, "sm_90a", NULL, opt, &c, &w, &g, NULL);
     }
     if (!ok) failures++;
+    for (int g = 0; g < ncfg; g++)
+      if (srcs[g] != src) free(srcs[g]);
     free(src);
     tirx_kernel_release(k);
   }
