@@ -491,10 +491,12 @@ extern const char tirx__prelude_tma[];
 /* The prelude's section for TIRX__ST_NATIVE and the cluster/elect expressions, appended after
  * tirx__prelude when the kernel uses them (prelude.c). */
 extern const char tirx__prelude_sync[];
-/* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (SS form), or with rs
- * tirx_wgmma_rs_m64n<n>k16_<f16|bf16><TB> (A from registers) (prelude.c): a kernel carries the
- * variants it uses only. */
-void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs);
+/* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (SS form; prelude.c), for
+ * group > 1 tirx_wgmma_m64n<n>k16_<f16|bf16>_x<group><TA, TB>: group wgmma.mma_async on the
+ * same accumulators in one asm statement (descriptor pairs in order, scale-d from acc on the
+ * first only), or with rs tirx_wgmma_rs_m64n<n>k16_<f16|bf16><TB> (A from registers; group 1).
+ * A kernel carries the variants it uses only. */
+void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs, int group);
 
 /* Evaluates host expression idx of k with integer parameter values vals (by param index).
  * Returns false and writes a reason ("division by zero", "overflow") on failure. */

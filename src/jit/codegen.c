@@ -75,6 +75,8 @@ typedef struct cg {
    * A tiles (fenced after a wait) ---- */
   const tirx_tensor **accs;
   int naccs;
+  /* A swizzled offset is printed split even without a constant to move (ldmatrix/stmatrix). */
+  bool split_always;
 } cg;
 
 static bool name_taken(const cg *c, const char *s) {
@@ -395,9 +397,149 @@ static bool folded_digit(cg *c, const tirx_expr *index, int64_t inner, int64_t e
   return true;
 }
 
+/* ---- Swizzled offsets with their constant outside ----------------------------------------
+ * tirx_swizzle(m + k) == tirx_swizzle(m) + k when k * elem is a multiple of the swizzle's
+ * period, 8 * swizzle bytes (1024 for 128B): the XOR reads bits [7, 7 + b) of the byte
+ * address and writes bits [4, 4 + b), and such a k changes neither. Lowered code addresses a
+ * tile with one base and constant steps (stmatrix: +8 rows, +64 columns per block); with the
+ * whole offset inside tirx_swizzle, every instruction got its own shift, mask and XOR, and the
+ * addresses, invariant in the tile loop, were all kept live across it. */
+
+enum { MAX_SPLIT = 32 };
+
+/* The non-constant terms x * coef of an element offset and its constant. */
+typedef struct split_offset {
+  const tirx_expr *x[MAX_SPLIT];
+  int64_t coef[MAX_SPLIT];
+  int n;
+  int64_t constant;
+} split_offset;
+
+/* Flattens the sum e into terms x * k (x NULL: the constant k), without bounds. */
+static bool flat_terms(const tirx_expr *e, const tirx_expr **x, int64_t *k, int *n) {
+  if (e->kind == TIRX__EX_BINARY && e->op == TIRX__OP_ADD)
+    return flat_terms(e->a, x, k, n) && flat_terms(e->b, x, k, n);
+  if (*n >= MAX_TERMS) return false;
+  if (e->kind == TIRX__EX_INT) {
+    if (e->i < 0) return false;
+    x[*n] = NULL, k[(*n)++] = e->i;
+    return true;
+  }
+  if (e->kind == TIRX__EX_BINARY && e->op == TIRX__OP_MUL && e->b->kind == TIRX__EX_INT &&
+      e->b->i > 0) {
+    x[*n] = e->a, k[(*n)++] = e->b->i;
+    return true;
+  }
+  x[*n] = e, k[(*n)++] = 1;
+  return true;
+}
+
+static bool split_add(split_offset *o, const tirx_expr *x, int64_t coef) {
+  if (!x) return tirx__add_ok(o->constant, coef, &o->constant);
+  if (o->n == MAX_SPLIT) return false;
+  o->x[o->n] = x, o->coef[o->n++] = coef;
+  return true;
+}
+
+/*
+ * The offset of t[index] (t shared and swizzled) as terms and a constant, every division and
+ * remainder of the layout's iters resolved: a dimension of one iter without either takes its
+ * index as it is; otherwise each iter's digit (index / inner) % extent is the terms whose
+ * factor is a multiple of inner (as x * factor / inner) plus the constants' quotient, which
+ * holds when the other terms, by their bounds, stay below inner, and the digit below extent.
+ * False when a term does not fit that (the caller prints the offset as before).
+ */
+static bool split_swizzled(const tirx_tensor *t, tirx_expr *const *index, split_offset *o) {
+  const tirx_layout *l = t->layout;
+  o->n = 0;
+  o->constant = 0;
+  for (int k = 0; k < t->rank; k++) {
+    const tirx_expr *x[MAX_TERMS];
+    int64_t f[MAX_TERMS];
+    int n = 0;
+    if (!flat_terms(index[k], x, f, &n)) return false;
+    int first = l->dim_begin[k], last = l->dim_begin[k + 1], iters = 0;
+    for (int j = first; j < last; j++)
+      if (l->d[j].axis == TIRX_AXIS_M && l->d[j].stride != 0 && l->d[j].extent != 1) iters++;
+    for (int j = first; j < last; j++) {
+      const tirx_iter *it = &l->d[j];
+      if (it->axis != TIRX_AXIS_M || it->stride == 0 || it->extent == 1) continue;
+      int64_t inner = 1, v;
+      for (int q = j + 1; q < last; q++) inner *= l->d[q].extent;
+      bool mod = j != first;
+      if (iters == 1 && inner == 1 && !mod) { /* the index itself */
+        for (int i = 0; i < n; i++)
+          if (!tirx__mul_ok(f[i], it->stride, &v) || !split_add(o, x[i], v)) return false;
+        continue;
+      }
+      int64_t turn = mod && inner <= INT64_MAX / it->extent ? inner * it->extent : 0;
+      int64_t rest_hi = 0, dhi = 0, lo, hi;
+      for (int i = 0; i < n; i++) { /* the remainder below inner, by bounds */
+        int64_t fi = turn && f[i] % turn == 0 ? 0 : turn ? f[i] % turn : f[i];
+        if (x[i] && (fi == 0 || fi % inner == 0)) continue;
+        if (!x[i]) {
+          rest_hi += fi % inner;
+          continue;
+        }
+        if (!bounds(x[i], &lo, &hi) || lo < 0 || hi > (1LL << 40) / fi) return false;
+        rest_hi += hi * fi;
+      }
+      if (rest_hi >= inner) return false;
+      for (int i = 0; i < n; i++) { /* the quotient: its terms and its bound */
+        int64_t fi = turn && f[i] % turn == 0 ? 0 : turn ? f[i] % turn : f[i];
+        if (!x[i]) {
+          dhi += fi / inner;
+          if (!tirx__mul_ok(fi / inner, it->stride, &v) || !split_add(o, NULL, v)) return false;
+          continue;
+        }
+        if (fi == 0 || fi % inner) continue;
+        if (mod) { /* the digit's bound decides that the remainder is not needed */
+          if (!bounds(x[i], &lo, &hi) || lo < 0 || hi > (1LL << 40) / (fi / inner)) return false;
+          dhi += hi * (fi / inner);
+        }
+        if (!tirx__mul_ok(fi / inner, it->stride, &v) || !split_add(o, x[i], v)) return false;
+      }
+      if (mod && dhi >= it->extent) return false;
+    }
+  }
+  for (int i = 0; i < l->no; i++)
+    if (l->o[i].axis == TIRX_AXIS_M && !split_add(o, NULL, l->o[i].value)) return false;
+  return true;
+}
+
+/* Prints tirx_swizzle(terms + low, bits, elem) + high for a swizzled shared t[index] whose
+ * constant has a part `high` that is a whole number of swizzle periods (ldmatrix/stmatrix:
+ * also when high is 0, so that a tile's instructions share one form); false (nothing printed)
+ * when there is none or the offset does not split. Other addresses without a high part keep
+ * their form: the wgmma descriptors of the GEMM's main loop give the same SASS as before. */
+static bool swizzled_split_address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
+  const tirx_layout *l = t->layout;
+  if (t->storage != TIRX__SHARED || !l->swizzle_bytes || l->swizzle_elem <= 0) return false;
+  split_offset o;
+  if (!split_swizzled(t, index, &o)) return false;
+  int64_t period = 8LL * l->swizzle_bytes / l->swizzle_elem; /* in elements */
+  if (period <= 0 || 8LL * l->swizzle_bytes % l->swizzle_elem) return false;
+  int64_t high = o.constant / period * period, low = o.constant - high;
+  if (high == 0 && !c->split_always) return false;
+  int bits = l->swizzle_bytes == 32 ? 1 : l->swizzle_bytes == 64 ? 2 : 3;
+  tirx__strbuf *sb = &c->sb;
+  tirx__sb_append(sb, "tirx_swizzle(");
+  for (int i = 0; i < o.n; i++) {
+    if (i) tirx__sb_append(sb, " + ");
+    tirx__sb_append(sb, "(");
+    expr(c, o.x[i]);
+    tirx__sb_append(sb, ")");
+    if (o.coef[i] != 1) tirx__sb_printf(sb, " * %lld", (long long)o.coef[i]);
+  }
+  if (low || !o.n) tirx__sb_printf(sb, "%s%lld", o.n ? " + " : "", (long long)low);
+  tirx__sb_printf(sb, ", %d, %d) + %lld", bits, l->swizzle_elem, (long long)high);
+  return true;
+}
+
 /* The element offset of t[index] in t's storage. */
 static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   tirx__strbuf *sb = &c->sb;
+  if (t->layout && swizzled_split_address(c, t, index)) return;
   if (!t->layout) {
     /* A global tensor with strides. */
     bool single = t->rank == 1 && tirx__stride_kind(t, 0) == TIRX__STRIDE_CONST &&
@@ -692,6 +834,35 @@ static bool visible(const cg *c, const char *cname) {
   return false;
 }
 
+/* ---- one asm statement for the k16 steps of a wgmma tile primitive ---- */
+
+enum { WGMMA_GROUP_MAX = 8 };
+
+static bool same_index(const tirx_expr *x, const tirx_expr *y) {
+  return x == y || (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && x->i == y->i);
+}
+
+/* Whether wgmma t can join the asm statement of wgmma s: the same accumulator registers, the
+ * same instruction and descriptor fields, and scale-d the constant true. */
+static bool wgmma_joins(const tirx__stmt *s, const tirx__stmt *t) {
+  if (!t || t->kind != TIRX__ST_NATIVE || t->native != TIRX__NV_WGMMA) return false;
+  const tirx_expr *ds = s->regs[0], *dt = t->regs[0];
+  if (ds->tensor != dt->tensor || !same_index(ds->index[0], dt->index[0]) ||
+      !same_index(ds->index[1], dt->index[1]))
+    return false;
+  if (memcmp(s->imm, t->imm, sizeof s->imm) != 0 || s->imm[TIRX__WG_RS]) return false;
+  return t->c->kind == TIRX__EX_INT && t->c->i == 1;
+}
+
+/* The number of wgmma statements from s on that one asm statement issues (1: s alone). The
+ * lowering emits a primitive's k16 steps back to back; with one accumulator block (one m64
+ * slab, one n block) they all join. */
+static int wgmma_run(const tirx__stmt *s) {
+  int g = 1;
+  for (const tirx__stmt *t = s->next; g < WGMMA_GROUP_MAX && wgmma_joins(s, t); t = t->next) g++;
+  return g;
+}
+
 static void native(cg *c, const tirx__stmt *s, int depth) {
   static const char *const plain[TIRX__NV_COUNT] = {
       [TIRX__NV_MBAR_INIT] = "tirx_mbar_init", [TIRX__NV_MBAR_ARRIVE] = "tirx_mbar_arrive",
@@ -726,28 +897,42 @@ static void native(cg *c, const tirx__stmt *s, int depth) {
   case TIRX__NV_FENCE_REGS:
     fence_regs(c, s->tensor, s->vec);
     return;
-  case TIRX__NV_WGMMA:
-    if (im[TIRX__WG_RS])
+  case TIRX__NV_WGMMA: { /* with the statements that join it (block() skips them) */
+    if (im[TIRX__WG_RS]) { /* RS: the A fragment's first register, one instruction */
       tirx__sb_printf(sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)im[TIRX__WG_N],
                       im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_B]);
-    else
-      tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s<%d, %d>(", (int)im[TIRX__WG_N],
-                      im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_A],
-                      (int)im[TIRX__WG_TRANS_B]);
-    element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
-    tirx__sb_append(sb, ",\n");
-    indent(c, depth + 2);
-    if (im[TIRX__WG_RS]) /* the A fragment's first register */
+      element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
+      tirx__sb_append(sb, ",\n");
+      indent(c, depth + 2);
       element_ptr(c, s->a->tensor, s->a->index);
-    else
-      wgmma_desc(c, s->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
-    tirx__sb_append(sb, ",\n");
-    indent(c, depth + 2);
-    wgmma_desc(c, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
+      tirx__sb_append(sb, ",\n");
+      indent(c, depth + 2);
+      wgmma_desc(c, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
+      tirx__sb_append(sb, ", ");
+      expr(c, s->c);
+      tirx__sb_append(sb, ");\n");
+      return;
+    }
+    int g = wgmma_run(s);
+    tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s", (int)im[TIRX__WG_N],
+                    im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16");
+    if (g > 1) tirx__sb_printf(sb, "_x%d", g);
+    tirx__sb_printf(sb, "<%d, %d>(", (int)im[TIRX__WG_TRANS_A], (int)im[TIRX__WG_TRANS_B]);
+    element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
+    const tirx__stmt *t = s;
+    for (int j = 0; j < g; j++, t = t->next) {
+      tirx__sb_append(sb, ",\n");
+      indent(c, depth + 2);
+      wgmma_desc(c, t->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
+      tirx__sb_append(sb, ",\n");
+      indent(c, depth + 2);
+      wgmma_desc(c, t->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
+    }
     tirx__sb_append(sb, ", ");
     expr(c, s->c);
     tirx__sb_append(sb, ");\n");
     return;
+  }
   case TIRX__NV_MMA:
     tirx__sb_append(sb, "tirx_mma_m16n8k16(");
     for (int i = 0; i < 3; i++) {
@@ -769,9 +954,9 @@ static void native(cg *c, const tirx__stmt *s, int depth) {
   tirx__sb_append(sb, ");\n");
 }
 
-/* The wgmma instructions a kernel uses, for their helpers: N (8..256), dtype and form as
- * (n * 32 + dtype) * 2 + rs, and the register operands (accumulators, RS A tiles), both in
- * first-use order. */
+/* The wgmma helpers a kernel uses: N (8..256), dtype, form and group size as
+ * ((n * 32 + dtype) * 2 + rs) * 16 + group, and the register operands (accumulators, RS A
+ * tiles), both in first-use order. */
 typedef struct wgmma_uses {
   int variants[64];
   int nvariants;
@@ -795,8 +980,10 @@ static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
     collect_native(c, u, &s->body);
     collect_native(c, u, &s->orelse);
     if (s->kind != TIRX__ST_NATIVE || s->native != TIRX__NV_WGMMA) continue;
-    int v = (s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE]) * 2 + (s->imm[TIRX__WG_RS] != 0);
+    int g = wgmma_run(s);
+    int v = ((s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE]) * 2 + (s->imm[TIRX__WG_RS] != 0)) * 16 + g;
     int known = 0;
+    for (int j = 1; j < g; j++) s = s->next; /* the statements that joined s */
     for (int i = 0; i < u->nvariants; i++) known |= u->variants[i] == v;
     if (!known && u->nvariants < 64) u->variants[u->nvariants++] = v;
     add_operand(c, s->regs[0]->tensor);
@@ -906,7 +1093,9 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   case TIRX__ST_MATRIX: { /* ldmatrix / stmatrix (prelude: tirx_ldmatrix_xN, tirx_stmatrix_xN) */
     tirx__sb_printf(sb, "tirx_%smatrix_x%d(&%s[", s->flags & TIRX__MX_STORE ? "st" : "ld",
                     (int)s->vec, s->tensor->decl.cname);
+    c->split_always = true;
     address(c, s->tensor, s->index);
+    c->split_always = false;
     tirx__sb_append(sb, "]");
     for (int i = 0; i < s->vec; i++) {
       const tirx_expr *r = s->regs[i];
@@ -956,7 +1145,11 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
 
 static void block(cg *c, const tirx__block *blk, int depth) {
   int mark = c->nnames;
-  for (const tirx__stmt *s = blk->first; s; s = s->next) stmt(c, s, depth);
+  for (const tirx__stmt *s = blk->first; s; s = s->next) {
+    stmt(c, s, depth);
+    if (s->kind == TIRX__ST_NATIVE && s->native == TIRX__NV_WGMMA) /* joined it: emitted */
+      for (int g = wgmma_run(s); g > 1; g--) s = s->next;
+  }
   c->nnames = mark;
 }
 
@@ -1001,7 +1194,8 @@ char *tirx__codegen(tirx_builder *b) {
     tirx__sb_append(sb, tirx__prelude_sync);
     collect_native(&c, &u, &b->body);
     for (int i = 0; i < u.nvariants; i++)
-      tirx__prelude_wgmma(sb, u.variants[i] / 64, u.variants[i] / 2 % 32, u.variants[i] % 2);
+      tirx__prelude_wgmma(sb, u.variants[i] / 32 / 32, u.variants[i] / 32 % 32,
+                          u.variants[i] / 16 % 2 != 0, u.variants[i] % 16);
   }
   int threads = b->block[0] * b->block[1] * b->block[2];
   /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */

@@ -446,58 +446,93 @@ const char tirx__prelude_sync[] =
     "#endif\n";
 #pragma GCC diagnostic pop
 
-void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs) {
-  const char *ty = dtype == TIRX_F16 ? "f16" : "bf16";
-  int regs = n / 2;
-  /* Operands: d's registers %0..%(regs-1), then the inputs. SS: da, db, acc, TA, TB; RS: the
-   * four packed A registers, db, acc, TB. */
-  int acc = rs ? regs + 5 : regs + 2;
-  if (rs)
-    tirx__sb_printf(sb,
-                    "/* wgmma.mma_async m64n%dk16, f32 += %s x %s with A from registers (RS): d "
-                    "the warpgroup's\n"
-                    " * %d accumulator registers, a this thread's 8 values of the A fragment "
-                    "(a0..a7), db the\n"
-                    " * shared-memory descriptor of B, acc the scale-d predicate, TB the transpose "
-                    "bit of B. */\n"
-                    "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
-                    "template <int TB>\n"
-                    "__device__ __forceinline__ void tirx_wgmma_rs_m64n%dk16_%s(float *d, const "
-                    "tirx_%s *a, unsigned long long db, bool acc) {\n",
-                    n, ty, ty, regs, n, ty, ty);
-  else
-    tirx__sb_printf(sb,
-                    "/* wgmma.mma_async m64n%dk16, f32 += %s x %s: d the warpgroup's %d "
-                    "accumulator\n"
-                    " * registers, da/db the shared-memory descriptors, acc the scale-d predicate, "
-                    "TA/TB\n"
-                    " * the transpose bits. */\n"
-                    "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
-                    "template <int TA, int TB>\n"
-                    "__device__ __forceinline__ void tirx_wgmma_m64n%dk16_%s(float *d, unsigned "
-                    "long long da, unsigned long long db, bool acc) {\n",
-                    n, ty, ty, regs, n, ty);
+/* The RS form (A from registers): tirx_wgmma_rs_m64n<n>k16_<t><TB>(d, a, db, acc), one
+ * instruction per call (codegen does not group RS calls). Operands: d's registers
+ * %0..%(regs-1), the four packed A registers, db, acc, TB. */
+static void prelude_wgmma_rs(tirx__strbuf *sb, int n, const char *ty) {
+  int regs = n / 2, acc = regs + 5;
+  tirx__sb_printf(sb,
+                  "/* wgmma.mma_async m64n%dk16, f32 += %s x %s with A from registers (RS): d "
+                  "the warpgroup's\n"
+                  " * %d accumulator registers, a this thread's 8 values of the A fragment "
+                  "(a0..a7), db the\n"
+                  " * shared-memory descriptor of B, acc the scale-d predicate, TB the transpose "
+                  "bit of B. */\n"
+                  "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
+                  "template <int TB>\n"
+                  "__device__ __forceinline__ void tirx_wgmma_rs_m64n%dk16_%s(float *d, const "
+                  "tirx_%s *a, unsigned long long db, bool acc) {\n",
+                  n, ty, ty, regs, n, ty, ty);
   tirx__sb_printf(sb,
                   "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
                   "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
                   acc, n, ty, ty);
   for (int i = 0; i < regs; i++) tirx__sb_printf(sb, "%s%%%d", i ? ", " : "", i);
-  if (rs)
-    tirx__sb_printf(sb, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d;\\n}\\n\"\n    : ", regs,
-                    regs + 1, regs + 2, regs + 3, regs + 4, regs + 6);
-  else
-    tirx__sb_printf(sb, "}, %%%d, %%%d, p, 1, 1, %%%d, %%%d;\\n}\\n\"\n    : ", regs, regs + 1,
-                    regs + 3, regs + 4);
+  tirx__sb_printf(sb, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d;\\n}\\n\"\n    : ", regs,
+                  regs + 1, regs + 2, regs + 3, regs + 4, regs + 6);
   for (int i = 0; i < regs; i++)
     tirx__sb_printf(sb, "%s\"+f\"(d[%d])", i == 0 ? "" : i % 8 ? ", " : ",\n      ", i);
-  if (rs)
-    tirx__sb_append(sb, "\n    : \"r\"(tirx_pack2(a)), \"r\"(tirx_pack2(a + 2)), "
-                        "\"r\"(tirx_pack2(a + 4)), \"r\"(tirx_pack2(a + 6)),\n"
-                        "      \"l\"(db), \"r\"((int)acc), \"n\"(TB));\n"
-                        "}\n#endif\n");
+  tirx__sb_append(sb, "\n    : \"r\"(tirx_pack2(a)), \"r\"(tirx_pack2(a + 2)), "
+                      "\"r\"(tirx_pack2(a + 4)), \"r\"(tirx_pack2(a + 6)),\n"
+                      "      \"l\"(db), \"r\"((int)acc), \"n\"(TB));\n"
+                      "}\n#endif\n");
+}
+
+/*
+ * One asm statement for `group` wgmma.mma_async on the same accumulators (codegen.c groups the
+ * k16 steps of one tile primitive): NVVM then handles one call with the warpgroup's n/2 "+f"
+ * operands instead of `group`, and the PTX, hence the SASS, is the same instructions in the
+ * same order. Operands: d[0..regs) the accumulators, then da_j, db_j for each j, then acc (the
+ * first instruction's scale-d), TA, TB; the later instructions' scale-d is the predicate q = 1,
+ * as the separate calls passed true.
+ */
+void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs, int group) {
+  const char *ty = dtype == TIRX_F16 ? "f16" : "bf16";
+  if (rs) {
+    prelude_wgmma_rs(sb, n, ty);
+    return;
+  }
+  int regs = n / 2, acc = regs + 2 * group, ta = acc + 1, tb = acc + 2;
+  if (group > 1)
+    tirx__sb_printf(sb,
+                    "/* %d x wgmma.mma_async m64n%dk16, f32 += %s x %s, in one asm statement: d\n"
+                    " * the warpgroup's %d accumulator registers, (da, db) each instruction's\n"
+                    " * shared-memory descriptors, acc the first one's scale-d predicate (the\n"
+                    " * others accumulate), TA/TB the transpose bits. */\n",
+                    group, n, ty, ty, regs);
   else
-    tirx__sb_append(sb, "\n    : \"l\"(da), \"l\"(db), \"r\"((int)acc), \"n\"(TA), \"n\"(TB));\n"
-                        "}\n#endif\n");
+    tirx__sb_printf(sb,
+                    "/* wgmma.mma_async m64n%dk16, f32 += %s x %s: d the warpgroup's %d "
+                    "accumulator\n"
+                    " * registers, da/db the shared-memory descriptors, acc the scale-d "
+                    "predicate, TA/TB\n"
+                    " * the transpose bits. */\n",
+                    n, ty, ty, regs);
+  tirx__sb_printf(sb,
+                  "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
+                  "template <int TA, int TB>\n"
+                  "__device__ __forceinline__ void tirx_wgmma_m64n%dk16_%s",
+                  n, ty);
+  if (group > 1) tirx__sb_printf(sb, "_x%d", group);
+  tirx__sb_append(sb, "(float *d");
+  if (group == 1) tirx__sb_append(sb, ", unsigned long long da, unsigned long long db");
+  for (int j = 0; group > 1 && j < group; j++)
+    tirx__sb_printf(sb, ", unsigned long long da%d, unsigned long long db%d", j, j);
+  tirx__sb_printf(sb, ", bool acc) {\n  asm volatile(\"{\\n.reg .pred p%s;\\nsetp.ne.b32 p, %%%d, 0;\\n%s\"\n",
+                  group > 1 ? ", q" : "", acc, group > 1 ? "setp.ne.b32 q, 1, 0;\\n" : "");
+  for (int j = 0; j < group; j++) {
+    tirx__sb_printf(sb, "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
+    for (int i = 0; i < regs; i++) tirx__sb_printf(sb, "%s%%%d", i ? ", " : "", i);
+    tirx__sb_printf(sb, "}, %%%d, %%%d, %s, 1, 1, %%%d, %%%d;\\n%s\"\n", regs + 2 * j,
+                    regs + 2 * j + 1, j ? "q" : "p", ta, tb, j + 1 == group ? "}\\n" : "");
+  }
+  tirx__sb_append(sb, "    : ");
+  for (int i = 0; i < regs; i++)
+    tirx__sb_printf(sb, "%s\"+f\"(d[%d])", i == 0 ? "" : i % 8 ? ", " : ",\n      ", i);
+  tirx__sb_append(sb, "\n    : ");
+  if (group == 1) tirx__sb_append(sb, "\"l\"(da), \"l\"(db), ");
+  for (int j = 0; group > 1 && j < group; j++) tirx__sb_printf(sb, "\"l\"(da%d), \"l\"(db%d), ", j, j);
+  tirx__sb_append(sb, "\"r\"((int)acc), \"n\"(TA), \"n\"(TB));\n}\n#endif\n");
 }
 
 /* ---- end synchronisation and tensor cores ---- */

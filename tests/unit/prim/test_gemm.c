@@ -42,7 +42,7 @@ Test(prim_gemm, wgmma_tile_dispatches_and_compiles, .timeout = 300) {
                   "family=wgmma) -> gemm_async.wgmma m=64,n=128,k=16 (forced)");
   assert_has(rep, "-> copy.stmatrix num=4");
   const char *src = tirx_kernel_source(k);
-  assert_has(src, "tirx_wgmma_m64n128k16_bf16<0, 0>(&acc[0]");
+  assert_has(src, "tirx_wgmma_m64n128k16_bf16_x4<0, 0>(&acc[0]"); /* the 4 k16 steps */
   assert_has(src, "tirx_wgmma_fence();");
   assert_has(src, "tirx_wgmma_wait<0>();\n");
   assert_has(src, "tirx_fence_regs<64>(acc);");
@@ -55,6 +55,41 @@ Test(prim_gemm, wgmma_tile_dispatches_and_compiles, .timeout = 300) {
   assert_has(ptx, "fence.proxy.async.shared::cta");
   free(ptx);
   tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+static int count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+/* The k16 steps on one accumulator block go into one asm statement (codegen.c, wgmma_run):
+ * the helper _x<steps>, at most 8 at once, with every wgmma.mma_async in the PTX; two m64 slabs
+ * on one warpgroup alternate accumulators, so they stay one call per instruction. */
+Test(prim_gemm, wgmma_k_steps_share_one_asm_statement, .timeout = 300) {
+  static const struct {
+    mma_tile t;
+    const char *call;
+    int calls, instructions;
+  } cases[] = {
+      {{"wgmma", TIRX_BF16, 64, 256, 64, 1, 128, false, false}, "tirx_wgmma_m64n256k16_bf16_x4<0, 0>(", 1, 4},
+      {{"wgmma", TIRX_BF16, 64, 256, 128, 1, 128, false, false}, "tirx_wgmma_m64n256k16_bf16_x8<0, 0>(", 1, 8},
+      {{"wgmma", TIRX_F16, 64, 24, 64, 1, 64, true, false}, "tirx_wgmma_m64n24k16_f16_x2<0, 0>(", 2, 4},
+      {{"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, false}, "tirx_wgmma_m64n64k16_f16<0, 0>(", 16, 16},
+  };
+  tirx_runtime *rt = compile_only_runtime();
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tirx_kernel *k = tile(cases[i].t);
+    const char *src = tirx_kernel_source(k);
+    cr_assert_eq(count(src, cases[i].call), cases[i].calls, "case %zu: %d x '%s' in:\n%s", i,
+                 count(src, cases[i].call), cases[i].call, src);
+    char *ptx = ptx_of(rt, k);
+    cr_assert_eq(count(ptx, "wgmma.mma_async.sync.aligned"), cases[i].instructions,
+                 "case %zu:\n%s", i, ptx);
+    free(ptx);
+    tirx_kernel_release(k);
+  }
   tirx_runtime_destroy(rt);
 }
 
