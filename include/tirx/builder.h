@@ -420,6 +420,32 @@ TIRX_API void tirx_set_block(tirx_builder *b, int x, int y, int z);
  * after the buffers of tirx_alloc_shared(). Default none. */
 TIRX_API void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes);
 
+/*
+ * The dispatch target: the GPU architecture the kernel's tile primitives are dispatched for,
+ * "sm_<major><minor>" with an optional "a" (arch-specific) or "f" suffix, sm_80 or newer:
+ * "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a". Default "sm_90a". Copied; may be
+ * called any time before tirx_kernel_build (dispatch happens there); the last call counts.
+ *
+ * Dispatch considers only the rules of the target (a rule's minimum arch: TMA, wgmma, stmatrix
+ * and DSMEM reductions are sm_90; wgmma is sm_90a only, so "sm_90" excludes it), and the
+ * dispatch report's keys print it as arch=sm_NN. When no rule of the target is legal, the
+ * error also names the rules that need a newer one ("copy_async.tma: needs sm_90 or newer").
+ * tirx_kernel_build also fails with TIRX_E_NOT_SUPPORTED when a native statement needs a newer
+ * target than this one (mbarriers, fences, clusters, elect, TMA bulk groups: sm_90; setmaxnreg
+ * and the wgmma groups: sm_90a exactly; cp.async groups: sm_80):
+ *
+ *     tirx_kernel_build: tirx_mbarrier_init needs sm_90 or newer: the target is sm_80
+ *     (tirx_set_target)
+ *
+ * The kernel remembers its target (tirx_kernel_target) and what its code needs: tirx_compile
+ * and launches refuse an arch older than the newest need (a kernel dispatched for sm_90a that
+ * uses wgmma does not compile for sm_80; one whose rules all run on sm_80 does), and a kernel
+ * dispatched for sm_80 compiles for any newer arch.
+ * Errors (recorded): TIRX_E_NULL_ARG (arch NULL), TIRX_E_INVALID_ARG (not of the form above),
+ * TIRX_E_NOT_SUPPORTED (older than sm_80).
+ */
+TIRX_API void tirx_set_target(tirx_builder *b, const char *arch);
+
 /* ---- Building and the kernel -------------------------------------------------------------- */
 
 /*
@@ -442,6 +468,9 @@ TIRX_API void tirx_kernel_release(tirx_kernel *k);
 /* The kernel's name (its entry point), the readable IR and the generated CUDA C++. The
  * strings are owned by the kernel and live as long as it. NULL for a NULL kernel. */
 TIRX_API const char *tirx_kernel_name(const tirx_kernel *k);
+/* The dispatch target the kernel was built for (tirx_set_target: "sm_90a" by default). Owned by
+ * the kernel; NULL for a NULL kernel. */
+TIRX_API const char *tirx_kernel_target(const tirx_kernel *k);
 TIRX_API const char *tirx_kernel_ir_str(const tirx_kernel *k);
 TIRX_API const char *tirx_kernel_source(const tirx_kernel *k);
 

@@ -715,7 +715,8 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   tirx__prim_stmt *p = s->prim;
   char where[TIRX_BUILDER_MAX_NAME + 24];
   snprintf(where, sizeof where, "%s:%d", b->name, (int)p->number);
-  tirx__call call = {.prim = (tirx__prim)p->prim, .arch = 90, .noperands = p->nops,
+  tirx__call call = {.prim = (tirx__prim)p->prim, .arch = b->target,
+                     .generic = b->target_suffix != 'a', .noperands = p->nops,
                      .scope = p->scope, .where = where};
   call.config.family = p->family;
   for (int k = 0; k < 3; k++) call.config.shape.v[k] = p->shape[k];
@@ -748,6 +749,7 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   if (!res.rule->emit)
     return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED, "%s: [%s] rule %s has no lowering yet", FN,
                         where, res.rule->name);
+  tirx__b_need(b, res.rule->min_arch, res.rule->needs.sm90a, res.rule->name);
   char *shape = tirx__shape_str(res.rule, &res.shape);
   char text[512];
   snprintf(text, sizeof text, "%s %s: %s", res.rule->name, shape ? shape : "?", res.key);

@@ -21,7 +21,9 @@
  *     ever taken through config.family (protocols such as TMA vs cp.async).
  *   - no candidate at all: TIRX_E_NO_RULE, "tirx_dispatch: no rule for copy(arch=sm_90,
  *     roles=global->shared, team=warp)". Candidates but none legal: TIRX_E_NO_RULE listing
- *     every candidate's failed constraints.
+ *     every candidate's failed constraints. A rule whose key pattern matches but for its
+ *     min_arch is no candidate (a successful dispatch does not list it), but a failure names
+ *     it: "...: copy_async.tma: needs sm_90 or newer".
  *   - the shape: config.shape when it is one of the rule's legal shapes (else
  *     TIRX_E_INVALID_ARG listing the legal ones), otherwise the largest legal shape.
  * The result names the rule and shape, and for a fallback each rejected rule with its failed
@@ -159,6 +161,7 @@ typedef struct tirx__config {
 typedef struct tirx__call {
   tirx__prim prim;
   int arch;      /* compute capability * 10 + minor: 80, 90, 100 */
+  bool generic;  /* the target lacks the arch-specific features: "sm_90", not "sm_90a" */
   int noperands; /* must equal tirx__prim_operand_count(prim) */
   tirx__operand operands[TIRX__MAX_OPERANDS];
   const tirx_scope *scope; /* team kind and (A_inter, A_intra) at the call site */
@@ -205,6 +208,7 @@ typedef struct tirx__needs {
   bool full_team;  /* every thread of the team kind active (a full warp of 32, ...) */
   bool hints;      /* accepts config.hint */
   uint64_t ops;    /* accepted config.op, bit per tirx__prim_op */
+  bool sm90a;      /* an sm_90a instruction (wgmma): the target must be exactly sm_90a */
 } tirx__needs;
 
 typedef struct tirx__rule tirx__rule;

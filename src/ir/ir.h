@@ -364,6 +364,14 @@ struct tirx_builder {
   bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
   bool uses_native;                  /* codegen: the prelude's sync section (tirx__prelude_sync) */
   bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
+  /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
+   * (tirx__b_need: the chosen rules' min_arch, the native statements' architectures) ---- */
+  int target;                        /* compute capability * 10 + minor: 90 */
+  char target_suffix;                /* 'a', 'f' or 0 */
+  const char *target_name;           /* "sm_90a" */
+  int need_arch;                     /* 0: any */
+  const char *need_what;             /* the first use that needs need_arch */
+  const char *need_sm90a;            /* the first use of an sm_90a-only instruction, or NULL */
 };
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
@@ -430,6 +438,12 @@ struct tirx_kernel {
   int ntmaps;                  /* TMA tensor maps: entry-point parameters after the strides */
   tirx__tmap_desc *tmaps;
   uint32_t cluster[3];         /* cluster shape; 0: launched without one */
+  /* The dispatch target and what the code needs of a compile target (tirx_builder's fields of
+   * the same names): tirx__kernel_check_arch compares them with the arch it is compiled for. */
+  const char *target;          /* "sm_90a" */
+  int need_arch;               /* 0: any */
+  const char *need_what;       /* NULL when need_arch is 0 */
+  const char *need_sm90a;      /* NULL: no sm_90a-only instruction */
 };
 
 /* How codegen spells the stride of dimension k of a global tensor without a layout. */

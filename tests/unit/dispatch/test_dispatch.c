@@ -9,11 +9,19 @@ Test(dispatch, no_rule_names_the_key) {
   tirx__call c = CALL(TIRX__PRIM_COPY_ASYNC, 80, team(TIRX_TEAM_WARP),
                       op(rows2d(64, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_SHARED),
                       op(rows2d(4096, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_GLOBAL));
+  /* The rules of the key that need a newer target are named, not tried (not rejections). */
   tirx__dispatch_result r = expect_fail(
       &c, TIRX_E_NO_RULE,
-      "tirx_dispatch: no rule for copy_async(arch=sm_80, roles=global->shared, team=warp)");
+      "tirx_dispatch: no rule for copy_async(arch=sm_80, roles=global->shared, team=warp): "
+      "copy_async.tma: needs sm_90 or newer");
   cr_assert_str_eq(r.key, "copy_async(arch=sm_80, roles=global->shared, team=warp)");
   cr_assert_eq(r.nrejected, 0);
+  /* A key no rule of any arch takes. */
+  tirx__call l = CALL(TIRX__PRIM_COPY_ASYNC, 90, team(TIRX_TEAM_WARP),
+                      op(rows2d(64, 64, 0, 0, 2, 4), TIRX_BF16, TIRX__ROLE_GLOBAL),
+                      op(lay("((2),(4)):((4@reg),(1@reg))"), TIRX_BF16, TIRX__ROLE_LOCAL));
+  expect_fail(&l, TIRX_E_NO_RULE,
+              "tirx_dispatch: no rule for copy_async(arch=sm_90, roles=local->global, team=warp)");
   c.prim = TIRX__PRIM_COPY;
   c.config.family = "tma";
   expect_fail(&c, TIRX_E_NO_RULE,

@@ -308,12 +308,12 @@ Test(tma, dispatch_reports_why_tma_is_not_legal) {
               "tirx_dispatch: no legal rule for copy_async(arch=sm_90, roles=global->shared, "
               "team=warp): copy_async.tma: the call has 512 active threads: one thread issues "
               "a TMA copy (wrap it in tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1))");
-  /* sm_80 has no TMA: no rule for the key at all. */
+  /* sm_80 has no TMA: no rule for the key at all (the error says which rule needs sm_90). */
   c = CALL(TIRX__PRIM_COPY_ASYNC, 80, one_thread(), op(s, TIRX_BF16, TIRX__ROLE_SHARED),
            op(gl, TIRX_BF16, TIRX__ROLE_GLOBAL));
   expect_fail(&c, TIRX_E_NO_RULE,
               "tirx_dispatch: no rule for copy_async(arch=sm_80, roles=global->shared, "
-              "team=cta)");
+              "team=cta): copy_async.tma: needs sm_90 or newer");
   /* A column-major global region. */
   tirx_layout *cm = tirx_layout_strided(A, 2, (int64_t[]){64, 64}, (int64_t[]){1, 1000});
   c = CALL(TIRX__PRIM_COPY_ASYNC, 90, one_thread(), op(s, TIRX_BF16, TIRX__ROLE_SHARED),
