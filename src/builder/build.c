@@ -204,6 +204,9 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       p->dense = t->dense;
       p->opaque = t->layout && !t->stride[0];
       p->align = tirx_dtype_size((tirx_dtype)t->dtype);
+      /* Dispatch took the base to be 16-byte aligned; the launch checks what the chosen
+       * vector accesses (copy.vec, cp.async) need of it. */
+      if (t->vec_bytes > p->align) p->align = t->vec_bytes;
       for (int kk = 0; kk < t->rank; kk++) {
         p->shape[kk] = flatten(&hb, t->shape[kk]);
         p->stride[kk] = t->stride[kk] ? flatten(&hb, t->stride[kk]) : -1;

@@ -109,6 +109,8 @@ struct tirx_tensor {
   int64_t elems;                 /* shared and local: storage size in elements */
   int64_t smem_offset;           /* shared: byte offset in the dynamic buffer */
   bool written;                  /* global: stored to (non-const pointer) */
+  int32_t vec_bytes;             /* global: the widest vector access the lowering wrote (bytes,
+                                  * 0: none); the launch requires a base aligned to it */
   const char *stride_cname[TIRX_BUILDER_MAX_RANK]; /* codegen: hidden stride parameters */
 };
 
@@ -306,8 +308,13 @@ enum {
   TIRX__AS_MBAR_WAIT = 8,  /* mbarrier a: try_wait.parity b until done */
   TIRX__AS_FENCE_INIT = 9, /* fence.mbarrier_init.release.cluster */
   TIRX__AS_CLUSTER_SYNC = 10,/* barrier.cluster.arrive.release + wait.acquire (all threads) */
-  TIRX__AS_DSMEM_ST = 11     /* f32 a into shared element tensor[index] of cluster CTA b
+  TIRX__AS_DSMEM_ST = 11,    /* f32 a into shared element tensor[index] of cluster CTA b
                               * (mapa + st.shared::cluster; reduce.dsmem) */
+  /* cp.async (copy_async.cp_async, src/builder/cp_async.c; prelude tirx__prelude_cp_async) */
+  TIRX__AS_CP_ASYNC = 12,    /* shared tensor[index] <- vec bytes at the address of the global
+                              * load a; b: the bytes to read (the rest zero-filled), NULL: all */
+  TIRX__AS_CP_COMMIT = 13,   /* cp.async.commit_group */
+  TIRX__AS_CP_WAIT = 14      /* cp.async.wait_group vec, or (loop 1) cp.async.wait_all */
 };
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */
@@ -364,6 +371,7 @@ struct tirx_builder {
   bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
   bool uses_native;                  /* codegen: the prelude's sync section (tirx__prelude_sync) */
   bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
+  bool uses_cp_async;                /* codegen: tirx__prelude_cp_async (cp.async, groups) */
   /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
    * (tirx__b_need: the chosen rules' min_arch, the native statements' architectures) ---- */
   int target;                        /* compute capability * 10 + minor: 90 */
@@ -495,6 +503,9 @@ extern const char tirx__prelude[];
 /* TMA, bulk groups and cluster registers (with tirx_cluster_ctarank), emitted after
  * tirx__prelude for kernels with b->uses_tma or b->uses_native (prelude.c). */
 extern const char tirx__prelude_tma[];
+/* cp.async copies and groups (TIRX__AS_CP_*), emitted after tirx__prelude for kernels with
+ * b->uses_cp_async (prelude.c). */
+extern const char tirx__prelude_cp_async[];
 
 /* ---- synchronisation and tensor cores ---- */
 /* The prelude's section for TIRX__ST_NATIVE and the cluster/elect expressions, appended after

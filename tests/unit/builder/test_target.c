@@ -89,8 +89,9 @@ static tirx_builder *gemm_tile(const char *target, bool async) {
 Test(target, the_default_is_sm_90a_dispatched_as_sm_90) {
   tirx_kernel *k = build_ok(plain_copy(NULL));
   cr_assert_str_eq(tirx_kernel_target(k), "sm_90a");
-  cr_assert_str_eq(tirx_kernel_dispatch_report(k),
-                   "[plain:1] copy(arch=sm_90, roles=global->global, team=cta) -> copy.vec vec=4\n");
+  cr_assert_str_eq(
+      tirx_kernel_dispatch_report(k),
+      "[plain:1] copy(arch=sm_90, roles=global->global, team=cta) -> copy.vec vec=4\n");
   cr_assert_eq(k->need_arch, 0);
   cr_assert_null(k->need_sm90a);
   tirx_kernel_release(k);
@@ -130,9 +131,12 @@ Test(target, sm_80_has_no_tma_wgmma_or_dsmem_and_says_which_rule_needs_sm_90) {
   cr_assert_eq(k->need_arch, 90);
   cr_assert_str_eq(k->need_what, "copy_async.tma");
   tirx_kernel_release(k);
+  /* With its mbarrier this load is TMA's protocol, which cp.async (sm_80) cannot take. */
   build_fails(tma_load("sm_80"), TIRX_E_NO_RULE,
-              "tirx_kernel_build: [t:1] no rule for copy_async(arch=sm_80, "
-              "roles=global->shared, team=cta): copy_async.tma: needs sm_90 or newer");
+              "tirx_kernel_build: [t:1] no legal rule for copy_async(arch=sm_80, "
+              "roles=global->shared, team=cta): copy_async.cp_async: cfg->barrier is set: a "
+              "cp.async load completes in cp.async groups (tirx_cp_async_commit, "
+              "tirx_cp_async_wait), not on an mbarrier; copy_async.tma: needs sm_90 or newer");
 
   build_fails(gemm_tile("sm_80", true), TIRX_E_NO_RULE,
               "tirx_kernel_build: [g:1] no rule for gemm_async(arch=sm_80, "
@@ -162,8 +166,8 @@ Test(target, sm_80_has_no_tma_wgmma_or_dsmem_and_says_which_rule_needs_sm_90) {
   tirx_set_block(b, 64, 1, 1);
   tirx_set_cluster(b, 2, 1, 1);
   tirx_team_begin(b, TIRX_TEAM_CLUSTER);
-  tirx_tensor *v = tirx_alloc_local(b, "v", TIRX_F32, TIRX_DIMS(128),
-                                    tirx_layout_parse(tirx_builder_arena(b), "(2,64):(1@cbx,1@tid)"));
+  const tirx_layout *vl = tirx_layout_parse(tirx_builder_arena(b), "(2,64):(1@cbx,1@tid)");
+  tirx_tensor *v = tirx_alloc_local(b, "v", TIRX_F32, TIRX_DIMS(128), vl);
   tirx_fill(b, tirx_whole(b, v), tirx_float(b, 1.0, TIRX_F32), NULL);
   tirx_tensor *s = tirx_alloc_local(b, "s", TIRX_F32, TIRX_DIMS(1), NULL);
   tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, v), TIRX_OP_SUM, 1, false, NULL);
