@@ -427,6 +427,32 @@ TIRX_API void tirx_set_min_blocks(tirx_builder *b, int n);
  * after the buffers of tirx_alloc_shared(). Default none. */
 TIRX_API void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes);
 
+/*
+ * The dispatch target: the GPU architecture the kernel's tile primitives are dispatched for,
+ * "sm_<major><minor>" with an optional "a" (arch-specific) or "f" suffix, sm_80 or newer:
+ * "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a". Default "sm_90a". Copied; may be
+ * called any time before tirx_kernel_build (dispatch happens there); the last call counts.
+ *
+ * Dispatch considers only the rules of the target (a rule's minimum arch: TMA, wgmma, stmatrix
+ * and DSMEM reductions are sm_90; wgmma is sm_90a only, so "sm_90" excludes it), and the
+ * dispatch report's keys print it as arch=sm_NN. When no rule of the target is legal, the
+ * error also names the rules that need a newer one ("copy_async.tma: needs sm_90 or newer").
+ * tirx_kernel_build also fails with TIRX_E_NOT_SUPPORTED when a native statement needs a newer
+ * target than this one (mbarriers, fences, clusters, elect, TMA bulk groups: sm_90; setmaxnreg
+ * and the wgmma groups: sm_90a exactly; cp.async groups: sm_80):
+ *
+ *     tirx_kernel_build: tirx_mbarrier_init needs sm_90 or newer: the target is sm_80
+ *     (tirx_set_target)
+ *
+ * The kernel remembers its target (tirx_kernel_target) and what its code needs: tirx_compile
+ * and launches refuse an arch older than the newest need (a kernel dispatched for sm_90a that
+ * uses wgmma does not compile for sm_80; one whose rules all run on sm_80 does), and a kernel
+ * dispatched for sm_80 compiles for any newer arch.
+ * Errors (recorded): TIRX_E_NULL_ARG (arch NULL), TIRX_E_INVALID_ARG (not of the form above),
+ * TIRX_E_NOT_SUPPORTED (older than sm_80).
+ */
+TIRX_API void tirx_set_target(tirx_builder *b, const char *arch);
+
 /* ---- Building and the kernel -------------------------------------------------------------- */
 
 /*
@@ -449,6 +475,9 @@ TIRX_API void tirx_kernel_release(tirx_kernel *k);
 /* The kernel's name (its entry point), the readable IR and the generated CUDA C++. The
  * strings are owned by the kernel and live as long as it. NULL for a NULL kernel. */
 TIRX_API const char *tirx_kernel_name(const tirx_kernel *k);
+/* The dispatch target the kernel was built for (tirx_set_target: "sm_90a" by default). Owned by
+ * the kernel; NULL for a NULL kernel. */
+TIRX_API const char *tirx_kernel_target(const tirx_kernel *k);
 TIRX_API const char *tirx_kernel_ir_str(const tirx_kernel *k);
 TIRX_API const char *tirx_kernel_source(const tirx_kernel *k);
 
@@ -579,25 +608,46 @@ TIRX_API void tirx_select_region(tirx_builder *b, tirx_region *dst, tirx_region 
 TIRX_API void tirx_reduce(tirx_builder *b, tirx_region *dst, tirx_region *src, tirx_op op,
                           uint32_t axes, bool accumulate, const tirx_config *cfg);
 
-/* ---- Asynchronous copies: TMA (sm_90) ------------------------------------------------------ */
+/* ---- Asynchronous copies: TMA (sm_90) and cp.async (sm_80) ----------------------------- */
 /*
- * dst = src as a TMA tile copy (rule copy_async.tma, cp.async.bulk.tensor), between a region of
- * a global tensor and a region of a shared tensor of one dtype and the same extents:
- *   global -> shared: a load; cfg->barrier (required) is the mbarrier it completes on with
+ * dst = src as an asynchronous tile copy between a region of a global tensor and a region of a
+ * shared tensor of one dtype and the same extents. The protocol the caller writes picks the
+ * instruction family: a load with cfg->barrier, and every store, is a TMA copy; a load without
+ * it is a cp.async copy. One never becomes the other (a cp.async load would never complete the
+ * mbarrier's transaction bytes, a TMA load without an mbarrier could not be waited for).
+ *
+ * TMA (rule copy_async.tma, cp.async.bulk.tensor, sm_90):
+ *   global -> shared: a load; cfg->barrier is the mbarrier it completes on with
  *     complete_tx: the caller arrives with expect_tx(box bytes) and waits on its phase. A
- *     cfg->multicast mask delivers the tile to the same shared offset (and barrier) of every
- *     CTA of the cluster in the mask (needs tirx_set_cluster).
+ *     cfg->multicast mask (a load with a barrier only) delivers the tile to the same shared
+ *     offset (and barrier) of every CTA of the cluster in the mask (needs tirx_set_cluster).
  *   shared -> global: a store, tracked by bulk groups (tirx_bulk_commit, tirx_bulk_wait);
  *     cfg->barrier and cfg->multicast must be NULL.
- * One thread issues it: the active threads at the call must be exactly one
- * (tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1)); the dispatch report says otherwise.
- * The tensor map is derived from the layouts (the shared layout's dense part is the box,
- * the rest are unrolled loops of TMA instructions) and encoded at launch from the argument's
- * pointer, shape and strides: elements outside the tensor read as zero and are not written,
- * so tiles at the edges need no special code. The global tensor's innermost dimension of the
- * box must be contiguous, its base pointer 16-byte aligned and its other strides multiples of
- * 16 bytes (tirx_launch checks). Shared regions may have a non-constant begin on dims of
- * extent 1 (a stage of a ring buffer).
+ *   One thread issues it: the active threads at the call must be exactly one
+ *   (tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1)); the dispatch report says otherwise.
+ *   The tensor map is derived from the layouts (the shared layout's dense part is the box,
+ *   the rest are unrolled loops of TMA instructions) and encoded at launch from the argument's
+ *   pointer, shape and strides: elements outside the tensor read as zero and are not written,
+ *   so tiles at the edges need no special code. The global tensor's innermost dimension of the
+ *   box must be contiguous, its base pointer 16-byte aligned and its other strides multiples
+ *   of 16 bytes (tirx_launch checks).
+ *
+ * cp.async (rule copy_async.cp_async, sm_80; global -> shared without cfg->barrier):
+ *   the threads of the call's team (complete: a whole warp, warpgroup or CTA) share the
+ *   tile's vectors round-robin, each moved by one cp.async of 16 bytes (.cg, where both
+ *   layouts hold 16-byte vectors along the innermost dimension, the global start's alignment
+ *   known at build time: constant strides, begins written as multiples) or else 8 or 4 bytes
+ *   (.ca). A copy whose innermost elements cannot be grouped into 4 bytes (f16 with an odd or
+ *   unknown stride) has no legal rule. Elements outside the global tensor read as zero (the
+ *   src-size operand: a partial vector reads its valid bytes, a row past the end reads none),
+ *   so tiles at the edges need no special code; begins are taken to be >= 0. The copies join
+ *   the issuing thread's open cp.async group: close it with tirx_cp_async_commit(), wait with
+ *   tirx_cp_async_wait(n) or tirx_cp_async_wait_all(), then tirx_sync_threads() (or a barrier
+ *   over the team) before a thread reads what another one copied.
+ *   On sm_90 targets copy_async.tma is tried first and rejected for the missing barrier: the
+ *   report shows the load as a fallback with TMA's reasons; cfg->family "cp_async" forces it.
+ *
+ * Shared regions may have a non-constant begin on dims of extent 1 (a stage of a ring buffer).
  * Errors (recorded): TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (operands, barrier, multicast),
  * TIRX_E_TYPE (dtypes).
  */
@@ -615,6 +665,22 @@ TIRX_API void tirx_bulk_wait(tirx_builder *b, int n, bool read_only);
 /* prefetch.tensormap of every tensor map of the global tensor t the kernel's copies use
  * (none: nothing is emitted). */
 TIRX_API void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t);
+
+/*
+ * cp.async groups (sm_80): each thread counts its own. These are not the bulk groups of TMA
+ * stores: a tirx_bulk_wait does not wait for cp.async copies, nor the other way round. A
+ * double-buffered loop issues the next stage's tirx_copy_async, commits, waits with n = 1 (the
+ * current stage's group is done, the next one may still run), synchronises the threads and
+ * reads the current stage. Errors (recorded): TIRX_E_INVALID_ARG (n).
+ */
+/* cp.async.commit_group: closes this thread's group of cp.async copies issued since its last
+ * commit (an empty group is allowed: loops may commit every iteration). */
+TIRX_API void tirx_cp_async_commit(tirx_builder *b);
+/* cp.async.wait_group n: waits until at most n (0 to 63) of this thread's committed groups
+ * are pending. The data of the finished groups is then visible to this thread. */
+TIRX_API void tirx_cp_async_wait(tirx_builder *b, int n);
+/* cp.async.wait_all: waits for all of this thread's cp.async copies, committed or not. */
+TIRX_API void tirx_cp_async_wait_all(tirx_builder *b);
 
 /* ---- Clusters (sm_90) -------------------------------------------------------------------- */
 

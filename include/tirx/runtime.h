@@ -158,9 +158,19 @@ typedef struct tirx_compiled tirx_compiled;
 /*
  * Compiles a built kernel with NVRTC for arch (NULL: the runtime's arch), to a cubin and PTX.
  * Works without a GPU. With TIRX_DUMP_DIR set, writes the dump files.
+ * The kernel's code must exist on arch: arch must not be older than what the rules dispatch
+ * chose and the native statements need (builder.h, tirx_set_target), and a kernel with wgmma
+ * or setmaxnreg compiles for sm_90a only. A kernel dispatched for sm_80 compiles for sm_90a;
+ * one dispatched for sm_90a with wgmma is refused for sm_80:
+ *
+ *     tirx_compile: arch is sm_80, expected sm_90 or newer: kernel 'k' (dispatched for
+ *     sm_90a) uses gemm_async.wgmma, which needs sm_90
+ *
+ * Launches (tirx_launch, tirx_prepare_async, tirx_runtime_warmup) check the runtime's arch the
+ * same way before they compile ("tirx_launch: the runtime's arch is sm_80, expected ...").
  * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (malformed arch), TIRX_E_NOT_SUPPORTED (arch
- * unknown to this NVRTC), TIRX_E_COMPILE (the message holds the NVRTC log with the offending
- * lines of the generated source quoted), TIRX_E_NO_MEMORY.
+ * unknown to this NVRTC, or older than the kernel needs), TIRX_E_COMPILE (the message holds the
+ * NVRTC log with the offending lines of the generated source quoted), TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_status tirx_compile(tirx_runtime *rt, const tirx_kernel *kernel, const char *arch,
                                   tirx_compiled **out);
@@ -188,7 +198,8 @@ TIRX_API void tirx_compiled_destroy(tirx_compiled *c);
  * reuse it) and calls cuLaunchKernel. Asynchronous: errors inside the kernel show at the next
  * synchronising call. The calling thread's current CUDA context is left as it was.
  * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (nargs), TIRX_E_NO_DEVICE, TIRX_E_STICKY,
- * TIRX_E_LAUNCH_ARG, TIRX_E_LIMIT, TIRX_E_COMPILE, TIRX_E_DRIVER, TIRX_E_FORKED.
+ * TIRX_E_LAUNCH_ARG, TIRX_E_LIMIT, TIRX_E_NOT_SUPPORTED (the runtime's arch is older than the
+ * kernel needs, as for tirx_compile), TIRX_E_COMPILE, TIRX_E_DRIVER, TIRX_E_FORKED.
  * A launch whose variant is in memory takes no lock and allocates nothing.
  */
 TIRX_API tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
@@ -238,7 +249,8 @@ typedef void (*tirx_future_fn)(tirx_future *f, tirx_status status, void *user);
  * compile runs on the queue and *out finishes when the variant is ready. Works on a compile-only runtime (compile and publish to disk). args must
  * pass the launch checks (tensor data pointers non-NULL and aligned; they are not read).
  * Errors (then *out is NULL): TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG, TIRX_E_LAUNCH_ARG,
- * TIRX_E_LIMIT (as tirx_launch), TIRX_E_STICKY, TIRX_E_FORKED, TIRX_E_NO_MEMORY.
+ * TIRX_E_LIMIT, TIRX_E_NOT_SUPPORTED (as tirx_launch), TIRX_E_STICKY, TIRX_E_FORKED,
+ * TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_status tirx_prepare_async(tirx_runtime *rt, const tirx_kernel *kernel,
                                         const tirx_arg *args, int nargs, tirx_future **out);

@@ -204,6 +204,9 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       p->dense = t->dense;
       p->opaque = t->layout && !t->stride[0];
       p->align = tirx_dtype_size((tirx_dtype)t->dtype);
+      /* Dispatch took the base to be 16-byte aligned; the launch checks what the chosen
+       * vector accesses (copy.vec, cp.async) need of it. */
+      if (t->vec_bytes > p->align) p->align = t->vec_bytes;
       for (int kk = 0; kk < t->rank; kk++) {
         p->shape[kk] = flatten(&hb, t->shape[kk]);
         p->stride[kk] = t->stride[kk] ? flatten(&hb, t->stride[kk]) : -1;
@@ -250,6 +253,12 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
     sl->dim = i;
   }
   for (int i = 0; i < 3; i++) k->cluster[i] = (uint32_t)b->cluster[i];
+  k->target = k_strdup(k, b->target_name);
+  k->need_arch = b->need_arch;
+  k->need_what = b->need_what ? k_strdup(k, b->need_what) : NULL;
+  k->need_sm90a = b->need_sm90a ? k_strdup(k, b->need_sm90a) : NULL;
+  if (!k->target || (b->need_what && !k->need_what) || (b->need_sm90a && !k->need_sm90a))
+    goto oom;
   for (int i = 0; i < 3; i++) {
     k->grid[i] = b->grid[i] ? flatten(&hb, b->grid[i]) : -1;
     k->block[i] = (uint32_t)b->block[i];
@@ -315,6 +324,15 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     return tirx__b_fail(b, TIRX_E_BUILD,
                         "%s: tirx_set_min_blocks(%d) with tirx_setmaxnreg: setmaxnreg needs one "
                         "CTA per SM (expected n = 1)", fn, b->min_blocks);
+  /* Dispatch chose rules of the target; native statements may still need a newer one. */
+  if (b->need_arch > b->target)
+    return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
+                        "%s: %s needs sm_%d or newer: the target is %s (tirx_set_target)", fn,
+                        b->need_what, b->need_arch, b->target_name);
+  if (b->need_sm90a && (b->target != 90 || b->target_suffix != 'a'))
+    return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
+                        "%s: %s is sm_90a only: the target is %s (tirx_set_target)", fn,
+                        b->need_sm90a, b->target_name);
   /* TMA tensor maps (registered by the lowering): 128 bytes each, 64-byte aligned. */
   if (b->ntmaps && (count_slots(b) + b->ntmaps > TIRX__MAX_PARAMS ||
                     (count_slots(b) * 8 + 64) / 64 * 64 + b->ntmaps * 128 > TIRX__PARAM_STORAGE))

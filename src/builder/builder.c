@@ -39,6 +39,9 @@ tirx_builder *tirx_builder_create(const char *name) {
   b->frames[0].kind = TIRX__FRAME_ROOT;
   b->frames[0].block = &b->body;
   b->name = "";
+  b->target = 90; /* tirx_set_target's default: sm_90a */
+  b->target_suffix = 'a';
+  b->target_name = "sm_90a";
   if (tirx__b_name(b, fn, name, "name") && entry_name_reserved(name))
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: name \"%s\" is reserved in CUDA C++", fn, name);
   if (b->status == TIRX_OK) {
@@ -718,6 +721,48 @@ void tirx_set_min_blocks(tirx_builder *b, int n) {
     return;
   }
   b->min_blocks = n;
+}
+
+/* ---- the dispatch target ---- */
+
+void tirx_set_target(tirx_builder *b, const char *arch) {
+  static const char fn[] = "tirx_set_target";
+  if (!tirx__b_ok(b, fn)) return;
+  if (!arch) {
+    tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: arch is NULL, expected a target such as \"sm_90a\" "
+                 "or \"sm_80\"", fn);
+    return;
+  }
+  char suffix = 0;
+  int number = tirx__arch_parse(arch, &suffix);
+  if (number < 0) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: arch is \"%.32s%s\", expected sm_<major><minor> "
+                 "with an optional a or f suffix (\"sm_80\", \"sm_86\", \"sm_89\", \"sm_90\", "
+                 "\"sm_90a\")", fn, arch, strlen(arch) > 32 ? "..." : "");
+    return;
+  }
+  if (number < 80) {
+    tirx__b_fail(b, TIRX_E_NOT_SUPPORTED, "%s: arch is \"%s\", expected sm_80 or newer (the "
+                 "oldest target of tirx's instruction families)", fn, arch);
+    return;
+  }
+  char *copy = tirx__arena_strdup(b->arena, arch, fn);
+  if (!copy) {
+    tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+    return;
+  }
+  b->target = number;
+  b->target_suffix = suffix;
+  b->target_name = copy;
+}
+
+void tirx__b_need(tirx_builder *b, int arch, bool sm90a, const char *what) {
+  if (!b) return;
+  if (arch > b->need_arch) {
+    b->need_arch = arch;
+    b->need_what = what;
+  }
+  if (sm90a && !b->need_sm90a) b->need_sm90a = what;
 }
 
 void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes) {

@@ -60,6 +60,12 @@ bool tirx__b_host_int(tirx_builder *b, const char *fn, const tirx_expr *e, const
 /* The printed form of e for messages, into buf. */
 const char *tirx__b_expr_str(const tirx_expr *e, char *buf, size_t cap);
 
+/* Records that the kernel uses `what` (a public function or a rule name: a static string),
+ * which needs a compile target of sm_<arch> or newer, and when sm90a is true exactly sm_90a
+ * (wgmma, setmaxnreg). tirx_kernel_build checks the needs against the dispatch target
+ * (tirx_set_target); the kernel keeps them for tirx_compile and launches. */
+void tirx__b_need(tirx_builder *b, int arch, bool sm90a, const char *what);
+
 /* ---- TMA and clusters (tma.c) ---- */
 
 /* Registers the tensor map d of global tensor t (deduplicated) and returns its index, the
@@ -81,6 +87,18 @@ void tirx__fence_mbar_init(tirx_builder *b);
 /* barrier.cluster.arrive.release + barrier.cluster.wait.acquire, by every thread (internal, as
  * above: the public cluster_sync supersedes it). */
 void tirx__cluster_sync(tirx_builder *b);
+/* ---- cp.async (cp_async.c) ---- */
+
+/* The most groups tirx_cp_async_wait may leave pending. */
+enum { TIRX__CP_ASYNC_MAX_PENDING = 63 };
+
+/* A cp.async of bytes (4, 8 or 16) from the address of src (a load of a global tensor
+ * element) into element index of the shared tensor dst; src_bytes (an integer expression,
+ * NULL: all) says how many of them to read, the rest being zero-filled. Internal: the
+ * copy_async.cp_async lowering writes it. NULL with the error recorded. */
+tirx__stmt *tirx__cp_async(tirx_builder *b, tirx_tensor *dst, tirx_expr *const *index,
+                           tirx_expr *src, int bytes, tirx_expr *src_bytes);
+
 /* ---- shared with the other files of src/builder ---- */
 
 /* The scope at the insertion point, made from the block size at the first need (prim.c); NULL

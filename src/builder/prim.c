@@ -11,8 +11,9 @@
  * Global tensors without a layout (shape and strides, possibly symbolic) are described to
  * dispatch as one iter per dimension, (extent_k):(stride_k), with an m offset standing for
  * the region's start: the part of the start's alignment known at build time (the gcd of
- * begin_k * stride_k over constant begins and stride_k over symbolic ones; base pointers are
- * 16-byte aligned). A symbolic stride is a constant only for the innermost dimension of a
+ * begin_k * stride_k over constant begins and d_k * stride_k over symbolic ones, d_k what the
+ * begin is known to be a multiple of: 64 for block_idx * 64, 1 for a tirx_let; base pointers
+ * are 16-byte aligned). A symbolic stride is a constant only for the innermost dimension of a
  * dense tensor (1); any other symbolic stride under an extent > 1, or under a symbolic
  * begin, makes the start's alignment unknown (vector width 1: the scalar fallbacks). So
  * vector accesses on global memory need constant inner dimensions: a kernel specialised on its
@@ -338,7 +339,8 @@ void tirx_copy(tirx_builder *b, tirx_region *dst, tirx_region *src, const tirx_c
            false);
 }
 
-/* ---- copy_async (TMA; tma.c has its statements, src/dispatch/families/copy_tma.c its rule) */
+/* ---- copy_async (TMA: tma.c has its statements, src/dispatch/families/copy_tma.c its rule;
+ * cp.async: cp_async.c and families/copy_cp_async.c). cfg->barrier picks the protocol. */
 
 void tirx_copy_async(tirx_builder *b, tirx_region *dst, tirx_region *src,
                      const tirx_config *cfg) {
@@ -347,7 +349,8 @@ void tirx_copy_async(tirx_builder *b, tirx_region *dst, tirx_region *src,
       !region_arg(b, fn, src, "src", true) || !same_shape(b, fn, dst, src, "src"))
     return;
   if (dst->tensor->dtype != src->tensor->dtype) {
-    tirx__b_fail(b, TIRX_E_TYPE, "%s: src has dtype %s, dst %s: TMA copies do not convert", fn,
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: src has dtype %s, dst %s: asynchronous copies do not "
+                 "convert", fn,
                  tirx_dtype_name((tirx_dtype)src->tensor->dtype),
                  tirx_dtype_name((tirx_dtype)dst->tensor->dtype));
     return;
@@ -357,18 +360,12 @@ void tirx_copy_async(tirx_builder *b, tirx_region *dst, tirx_region *src,
   const tirx_tensor *gt = load ? src->tensor : store ? dst->tensor : NULL;
   if (gt && gt->layout) {
     tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
-                 "%s: %s has a layout: TMA copies take strided global tensors (shape and "
-                 "strides) for now", fn, gt->decl.name);
+                 "%s: %s has a layout: asynchronous copies take strided global tensors "
+                 "(shape and strides) for now", fn, gt->decl.name);
     return;
   }
   tirx_region *bar = cfg ? cfg->barrier : NULL;
   tirx_expr *mask = cfg ? cfg->multicast : NULL;
-  if (load && !bar) {
-    tirx__b_fail(b, TIRX_E_NULL_ARG,
-                 "%s: cfg->barrier is NULL: a load (global -> shared) completes on an mbarrier",
-                 fn);
-    return;
-  }
   if (!load && (bar || mask)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG,
                  "%s: cfg->%s is set: only a load (global -> shared) takes a barrier or a "
@@ -376,6 +373,12 @@ void tirx_copy_async(tirx_builder *b, tirx_region *dst, tirx_region *src,
                  fn, bar ? "barrier" : "multicast",
                  store ? " (a store completes in bulk groups: tirx_bulk_commit, tirx_bulk_wait)"
                        : "");
+    return;
+  }
+  if (mask && !bar) { /* a load without a barrier is a cp.async load */
+    tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                 "%s: cfg->multicast is set without cfg->barrier: a multicast load is a TMA "
+                 "load, which completes on an mbarrier", fn);
     return;
   }
   if (bar && !tirx__b_region_barrier(b, fn, bar, "cfg->barrier")) return;
@@ -555,12 +558,16 @@ static int64_t gcd64(int64_t a, int64_t b) {
 /* ---- shared regions with non-constant begins ---- */
 
 /* A number every value of the integer expression e is a multiple of (1 when unknown, 0 for
- * the constant 0), capped at 2^20. */
+ * the constant 0), at most 2^20: a larger divisor d is replaced by gcd(d, 2^20), which still
+ * divides every value. */
 static int64_t known_divisor(const tirx_expr *e) {
   const int64_t cap = (int64_t)1 << 20;
   int64_t x, y, v;
   switch (e->kind) {
-  case TIRX__EX_INT: v = e->i < 0 ? -e->i : e->i; return v > cap || v < 0 ? cap : v;
+  case TIRX__EX_INT:
+    if (e->i == INT64_MIN) return cap;
+    v = e->i < 0 ? -e->i : e->i;
+    return v > cap ? gcd64(v, cap) : v;
   case TIRX__EX_CAST: return tirx__dtype_is_int(e->a->dtype) ? known_divisor(e->a) : 1;
   case TIRX__EX_UNARY: return e->op == TIRX__OP_NEG ? known_divisor(e->a) : 1;
   case TIRX__EX_BINARY:
@@ -568,10 +575,13 @@ static int64_t known_divisor(const tirx_expr *e) {
     y = known_divisor(e->b);
     switch (e->op) {
     case TIRX__OP_ADD: case TIRX__OP_SUB: return gcd64(x, y);
-    case TIRX__OP_MUL: return !tirx__mul_ok(x, y, &v) || v > cap ? cap : v;
+    case TIRX__OP_MUL:
+      if (!tirx__mul_ok(x, y, &v)) return gcd64(x, cap); /* x divides the product */
+      return v > cap ? gcd64(v, cap) : v;
     case TIRX__OP_SHL:
       if (e->b->kind != TIRX__EX_INT || e->b->i < 0 || e->b->i > 20) return x;
-      return x << e->b->i > cap ? cap : x << e->b->i;
+      v = x << e->b->i;
+      return v > cap ? gcd64(v, cap) : v;
     default: return 1;
     }
   default: return 1;
@@ -658,8 +668,11 @@ static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
       unknown = true;
       continue;
     }
+    /* A non-constant begin moves the start by multiples of its known divisor (block_idx *
+     * 64: 64) times the stride. */
     int64_t term;
-    if (!tirx__mul_ok(cbegin ? r->begin[k]->i : 1, s, &term)) unknown = true;
+    if (!tirx__mul_ok(cbegin ? r->begin[k]->i : known_divisor(r->begin[k]), s, &term))
+      unknown = true;
     align = gcd64(align, term);
   }
   for (int k = 0; k + 1 < rank; k++)
@@ -715,7 +728,8 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   tirx__prim_stmt *p = s->prim;
   char where[TIRX_BUILDER_MAX_NAME + 24];
   snprintf(where, sizeof where, "%s:%d", b->name, (int)p->number);
-  tirx__call call = {.prim = (tirx__prim)p->prim, .arch = 90, .noperands = p->nops,
+  tirx__call call = {.prim = (tirx__prim)p->prim, .arch = b->target,
+                     .generic = b->target_suffix != 'a', .noperands = p->nops,
                      .scope = p->scope, .where = where};
   call.config.family = p->family;
   for (int k = 0; k < 3; k++) call.config.shape.v[k] = p->shape[k];
@@ -723,6 +737,7 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   call.config.reduce_axes = p->axes;
   call.config.accumulate = p->accumulate;
   call.config.hint = (tirx__hint)p->hint;
+  call.config.barrier = p->barrier != NULL;
   tirx__tma_global tg;
   for (int i = 0; i < p->nops && call.prim == TIRX__PRIM_COPY_ASYNC; i++)
     if (p->ops[i]->tensor && p->ops[i]->tensor->storage == TIRX__GLOBAL) {
@@ -748,6 +763,7 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   if (!res.rule->emit)
     return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED, "%s: [%s] rule %s has no lowering yet", FN,
                         where, res.rule->name);
+  tirx__b_need(b, res.rule->min_arch, res.rule->needs.sm90a, res.rule->name);
   char *shape = tirx__shape_str(res.rule, &res.shape);
   char text[512];
   snprintf(text, sizeof text, "%s %s: %s", res.rule->name, shape ? shape : "?", res.key);

@@ -39,6 +39,11 @@ void tirx__arena_fail_after(int64_t n);
 /* Lookup of an axis name of n bytes (not NUL-terminated); -1 when unknown. */
 int tirx__axis_find(const char *name, size_t n);
 
+/* A target architecture name "sm_<major><minor>[a|f]" (2 to 4 digits): its number
+ * (compute capability * 10 + minor: "sm_90a" -> 90, "sm_100f" -> 100), its suffix ('a', 'f' or 0)
+ * in *suffix when not NULL; -1 when arch is NULL or not of that form (arch.c). */
+int tirx__arch_parse(const char *arch, char *suffix);
+
 /* Checked int64 arithmetic: false on overflow. */
 static inline bool tirx__mul_ok(int64_t a, int64_t b, int64_t *out) {
   return !__builtin_mul_overflow(a, b, out);

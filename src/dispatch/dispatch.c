@@ -2,6 +2,7 @@
  * Dispatch: validating a call, forming its key, walking the registry, checking the data
  * constraints every rule declares, and choosing the shape (dispatch.h has the contract).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,6 +383,9 @@ static void check_needs(tirx__rule_ctx *ctx) {
   }
   if (n->ops && !(n->ops >> c->config.op & 1))
     tirx__reason(ctx, "op %s is not supported", OPS[c->config.op]);
+  if (n->sm90a && (c->arch != 90 || c->generic))
+    tirx__reason(ctx, "the instruction is sm_90a only: the target is sm_%d%s", c->arch,
+                 c->generic ? "" : c->arch >= 90 ? "a" : "");
 }
 
 /* Runs the data constraints and then the rule's own check. True when legal. */
@@ -500,11 +504,16 @@ tirx_status tirx__dispatch(tirx_arena *a, const tirx__call *call, tirx__dispatch
 
   out->rejected = tirx__arena_array(a, (size_t)count, sizeof *out->rejected, FN);
   if (!out->rejected) return TIRX_E_NO_MEMORY;
-  int candidates = 0;
+  int candidates = 0, newer = 0; /* newer: rules of the key that need a newer arch */
+  const tirx__rule *need_newer[TIRX__MAX_REASONS];
   for (int i = 0; i < count; i++) {
     const tirx__rule *rule = table[i];
-    if (!tirx__rule_matches(rule, call->prim, call->arch, call->noperands, roles, team)) continue;
+    if (!tirx__rule_matches(rule, call->prim, INT_MAX, call->noperands, roles, team)) continue;
     if (family ? strcmp(family, rule->family) != 0 : rule->kind == TIRX__RULE_EXPLICIT) continue;
+    if (call->arch < rule->min_arch) {
+      if (newer < TIRX__MAX_REASONS) need_newer[newer++] = rule;
+      continue;
+    }
     candidates++;
     tirx__rule_ctx ctx = {.call = call, .rule = rule, .arena = a};
     if (check_rule(&ctx)) {
@@ -518,15 +527,20 @@ tirx_status tirx__dispatch(tirx_arena *a, const tirx__call *call, tirx__dispatch
     if (!keep_rejection(&ctx, &out->rejected[out->nrejected++])) return TIRX_E_NO_MEMORY;
     if (family) break; /* a family names one rule per key */
   }
-  if (candidates == 0) return tirx__error(TIRX_E_NO_RULE, "%s: no rule for %s", FN, out->key);
   tirx__strbuf sb = {0};
-  if (family)
+  if (candidates == 0)
+    tirx__sb_printf(&sb, "no rule for %s", out->key);
+  else if (family)
     tirx__sb_printf(&sb, "family '%s' is not legal for %s: ", family, out->key);
   else
     tirx__sb_printf(&sb, "no legal rule for %s: ", out->key);
   reasons_text(&sb, out->rejected, out->nrejected, family == NULL);
+  /* The rules a newer target would have tried. */
+  for (int i = 0; i < newer; i++)
+    tirx__sb_printf(&sb, "%s%s: needs sm_%d or newer", i || candidates ? "; " : ": ",
+                    need_newer[i]->name, need_newer[i]->min_arch);
   char *msg = tirx__sb_finish(&sb);
-  st = family ? TIRX_E_INVALID_ARG : TIRX_E_NO_RULE;
+  st = family && candidates ? TIRX_E_INVALID_ARG : TIRX_E_NO_RULE;
   tirx__error(st, "%s: %s", FN, msg ? msg : "(out of memory)");
   free(msg);
   return st;

@@ -21,7 +21,9 @@
  *     ever taken through config.family (protocols such as TMA vs cp.async).
  *   - no candidate at all: TIRX_E_NO_RULE, "tirx_dispatch: no rule for copy(arch=sm_90,
  *     roles=global->shared, team=warp)". Candidates but none legal: TIRX_E_NO_RULE listing
- *     every candidate's failed constraints.
+ *     every candidate's failed constraints. A rule whose key pattern matches but for its
+ *     min_arch is no candidate (a successful dispatch does not list it), but a failure names
+ *     it: "...: copy_async.tma: needs sm_90 or newer".
  *   - the shape: config.shape when it is one of the rule's legal shapes (else
  *     TIRX_E_INVALID_ARG listing the legal ones), otherwise the largest legal shape.
  * The result names the rule and shape, and for a fallback each rejected rule with its failed
@@ -30,14 +32,11 @@
  *
  * Lowering. Each rule has an `emit` hook (tirx__emit_fn) that receives the builder's emitter
  * (a tirx__lower, lower.h: the insertion point is the primitive statement's body) and writes
- * the residual loops around the chosen instruction as native IR. Lowered today (lower.c):
- * copy.ldmatrix, copy.stmatrix, copy.vec, copy.scalar, pointwise.vec (vector loads/stores;
- * packed f16x2/bf16x2 math for all-f16/all-bf16 ops, conversions still per element),
- * pointwise.scalar, reduce.shuffle, reduce.smem and reduce.scalar (register operands). The
- * others (reduce.dsmem) keep
- * emit == NULL and tirx_kernel_build reports "rule X has no lowering yet" when dispatch picks
- * them. Dispatch itself stays a pure function of the call description (the CPU tests use it on
- * its own).
+ * the residual loops around the chosen instruction as native IR. Every rule of the table is
+ * lowered (lower.c, lower_gemm.c, and copy_tma.c / copy_cp_async.c for copy_async); a rule
+ * with emit == NULL would make tirx_kernel_build report "rule X has no lowering yet" when
+ * dispatch picks it. Dispatch itself stays a pure function of the call description (the CPU
+ * tests use it on its own).
  *
  * Conventions for operands. Operand 0 is the destination; the sources follow in the order of
  * tirx__prim_operand_name() (copy: dst, src; binary: dst, a, b; select: dst, cond, a, b;
@@ -46,8 +45,10 @@
  * (thread axes, such as a cluster-sharded global tensor's cbx, are ignored by the memory
  * checks); local layouts place elements on reg (or m) and on thread axes, as tirx_alloc_local
  * takes them. A scalar operand (an expression broadcast to the tile) has role SCALAR and no
- * layout. Base pointers of global tensors are assumed 16-byte aligned (the runtime checks the
- * arguments); offsets inside a tensor are part of the layout and are checked here.
+ * layout. Base pointers of global tensors are assumed 16-byte aligned: the lowering records
+ * the widest vector access of each global tensor (tirx_tensor.vec_bytes) and the launch plan
+ * requires that alignment of the argument; offsets inside a tensor are part of the layout and
+ * are checked here.
  *
  * Everything this module allocates lives in the arena passed to tirx__dispatch.
  */
@@ -68,7 +69,7 @@ typedef enum tirx__prim {
   TIRX__PRIM_FILL = 5,
   TIRX__PRIM_SELECT = 6,
   TIRX__PRIM_REDUCE = 7,
-  TIRX__PRIM_COPY_ASYNC = 8,  /* copy_async.tma (families/copy_tma.c) */
+  TIRX__PRIM_COPY_ASYNC = 8,  /* copy_async.tma, copy_async.cp_async (families/copy_*.c) */
   TIRX__PRIM_GEMM = 9,        /* gemm.mma, gemm.scalar (families/gemm_*.c) */
   TIRX__PRIM_GEMM_ASYNC = 10, /* gemm_async.wgmma, gemm_async.wgmma_rs (families/gemm_wgmma.c) */
   TIRX__PRIM_COUNT = 11
@@ -154,11 +155,13 @@ typedef struct tirx__config {
   uint32_t reduce_axes; /* reduce: bit k = logical dim k of the source is reduced */
   bool accumulate;      /* reduce/gemm: combine with the destination's old value */
   tirx__hint hint;      /* cache hint for global accesses */
+  bool barrier;         /* copy_async: completes on an mbarrier (TMA's protocol; else groups) */
 } tirx__config;
 
 typedef struct tirx__call {
   tirx__prim prim;
   int arch;      /* compute capability * 10 + minor: 80, 90, 100 */
+  bool generic;  /* the target lacks the arch-specific features: "sm_90", not "sm_90a" */
   int noperands; /* must equal tirx__prim_operand_count(prim) */
   tirx__operand operands[TIRX__MAX_OPERANDS];
   const tirx_scope *scope; /* team kind and (A_inter, A_intra) at the call site */
@@ -205,6 +208,7 @@ typedef struct tirx__needs {
   bool full_team;  /* every thread of the team kind active (a full warp of 32, ...) */
   bool hints;      /* accepts config.hint */
   uint64_t ops;    /* accepted config.op, bit per tirx__prim_op */
+  bool sm90a;      /* an sm_90a instruction (wgmma): the target must be exactly sm_90a */
 } tirx__needs;
 
 typedef struct tirx__rule tirx__rule;

@@ -224,6 +224,11 @@ static tirx_expr *load_at(tirx__lower *lw, const tirx_region *r, tirx_expr *cons
   return tirx_load(lw->b, r->tensor, r->tensor->rank, ix);
 }
 
+void tirx__lower_tensor_index(tirx__lower *lw, const tirx_region *r, tirx_expr *const *idx,
+                              int64_t j, tirx_expr **out) {
+  tensor_index(lw, r, idx, j, out);
+}
+
 static void store_at(tirx__lower *lw, const tirx_region *r, tirx_expr *const *idx, int64_t j,
                      tirx_expr *v) {
   tirx_expr *ix[TIRX_BUILDER_MAX_RANK];
@@ -250,6 +255,9 @@ static void vcopy(tirx__lower *lw, tirx_tensor *dt, tirx_expr *const *dix, tirx_
   if (dt->storage == TIRX__GLOBAL && hint == TIRX__HINT_STREAM) flags |= TIRX__VC_ST_CS;
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_VCOPY);
   if (!s) return;
+  int32_t bytes = (int32_t)vec * tirx_dtype_size((tirx_dtype)dt->dtype);
+  if (st->storage == TIRX__GLOBAL && bytes > st->vec_bytes) st->vec_bytes = bytes;
+  if (dt->storage == TIRX__GLOBAL && bytes > dt->vec_bytes) dt->vec_bytes = bytes;
   s->tensor = dt;
   s->index = idx;
   s->a = src;
@@ -427,6 +435,10 @@ static void element_body(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *dst = p->ops[0];
   int hint = p->hint;
+  if (lw->element) { /* the rule's own instruction (copy_async.cp_async) */
+    lw->element(lw, idx, vec);
+    return;
+  }
   if (vec > 1 && p->prim == TIRX__PRIM_COPY) {
     tirx_expr *di[TIRX_BUILDER_MAX_RANK], *si[TIRX_BUILDER_MAX_RANK];
     tensor_index(lw, dst, idx, 0, di);

@@ -35,7 +35,16 @@ typedef struct tirx__lower {
   /* ---- packed f16x2/bf16x2 math ---- */
   int64_t pack; /* the shape's pack (pointwise.vec): 2 lowers pairs with packed instructions
                  * (TIRX__ST_PACKED) where the op and dtypes allow; 0 or 1: per element */
+  /* When set, tirx__lower_elementwise hands it each vector (vec elements from logical index idx
+   * along the innermost dim) instead of moving it itself: copy_async.cp_async issues a
+   * cp.async there (families/copy_cp_async.c). */
+  void (*element)(struct tirx__lower *lw, tirx_expr *const *idx, int64_t vec);
 } tirx__lower;
+
+/* The tensor index of region r's element at logical index idx (NULL entries: 0), plus j on the
+ * last dim, into out[r's rank]. */
+void tirx__lower_tensor_index(tirx__lower *lw, const tirx_region *r, tirx_expr *const *idx,
+                              int64_t j, tirx_expr **out);
 
 /* The coordinate of the current thread on a thread axis of one CTA (i32), or NULL (no error
  * recorded) for axes outside it. */

@@ -21,8 +21,10 @@ static const tirx__rule *const TABLE[] = {
     &tirx__rule_reduce_smem,
     &tirx__rule_reduce_dsmem,
     &tirx__rule_reduce_scalar,
-    /* copy_async: TMA (cp.async, when added, is another protocol: make it EXPLICIT) */
+    /* copy_async: TMA, then cp.async. The two synchronise differently, so each rejects the
+     * other's protocol (config.barrier): the fallback never changes how a copy completes. */
     &tirx__rule_copy_tma,
+    &tirx__rule_copy_cp_async,
     /* gemm: mma.sync with ldmatrix operands, then FMA loops; gemm_async: wgmma with a in shared
      * memory (SS) or in registers (RS), disjoint keys (no fallback) */
     &tirx__rule_gemm_mma,

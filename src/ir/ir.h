@@ -109,6 +109,8 @@ struct tirx_tensor {
   int64_t elems;                 /* shared and local: storage size in elements */
   int64_t smem_offset;           /* shared: byte offset in the dynamic buffer */
   bool written;                  /* global: stored to (non-const pointer) */
+  int32_t vec_bytes;             /* global: the widest vector access the lowering wrote (bytes,
+                                  * 0: none); the launch requires a base aligned to it */
   const char *stride_cname[TIRX_BUILDER_MAX_RANK]; /* codegen: hidden stride parameters */
 };
 
@@ -310,8 +312,13 @@ enum {
   TIRX__AS_MBAR_WAIT = 8,  /* mbarrier a: try_wait.parity b until done */
   TIRX__AS_FENCE_INIT = 9, /* fence.mbarrier_init.release.cluster */
   TIRX__AS_CLUSTER_SYNC = 10,/* barrier.cluster.arrive.release + wait.acquire (all threads) */
-  TIRX__AS_DSMEM_ST = 11     /* f32 a into shared element tensor[index] of cluster CTA b
+  TIRX__AS_DSMEM_ST = 11,    /* f32 a into shared element tensor[index] of cluster CTA b
                               * (mapa + st.shared::cluster; reduce.dsmem) */
+  /* cp.async (copy_async.cp_async, src/builder/cp_async.c; prelude tirx__prelude_cp_async) */
+  TIRX__AS_CP_ASYNC = 12,    /* shared tensor[index] <- vec bytes at the address of the global
+                              * load a; b: the bytes to read (the rest zero-filled), NULL: all */
+  TIRX__AS_CP_COMMIT = 13,   /* cp.async.commit_group */
+  TIRX__AS_CP_WAIT = 14      /* cp.async.wait_group vec, or (loop 1) cp.async.wait_all */
 };
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */
@@ -369,6 +376,15 @@ struct tirx_builder {
   int min_blocks;                    /* tirx_set_min_blocks; 0: none */
   bool uses_native;                  /* codegen: the prelude's sync section (tirx__prelude_sync) */
   bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
+  bool uses_cp_async;                /* codegen: tirx__prelude_cp_async (cp.async, groups) */
+  /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
+   * (tirx__b_need: the chosen rules' min_arch, the native statements' architectures) ---- */
+  int target;                        /* compute capability * 10 + minor: 90 */
+  char target_suffix;                /* 'a', 'f' or 0 */
+  const char *target_name;           /* "sm_90a" */
+  int need_arch;                     /* 0: any */
+  const char *need_what;             /* the first use that needs need_arch */
+  const char *need_sm90a;            /* the first use of an sm_90a-only instruction, or NULL */
 };
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
@@ -435,6 +451,12 @@ struct tirx_kernel {
   int ntmaps;                  /* TMA tensor maps: entry-point parameters after the strides */
   tirx__tmap_desc *tmaps;
   uint32_t cluster[3];         /* cluster shape; 0: launched without one */
+  /* The dispatch target and what the code needs of a compile target (tirx_builder's fields of
+   * the same names): tirx__kernel_check_arch compares them with the arch it is compiled for. */
+  const char *target;          /* "sm_90a" */
+  int need_arch;               /* 0: any */
+  const char *need_what;       /* NULL when need_arch is 0 */
+  const char *need_sm90a;      /* NULL: no sm_90a-only instruction */
 };
 
 /* How codegen spells the stride of dimension k of a global tensor without a layout. */
@@ -486,6 +508,9 @@ extern const char tirx__prelude[];
 /* TMA, bulk groups and cluster registers (with tirx_cluster_ctarank), emitted after
  * tirx__prelude for kernels with b->uses_tma or b->uses_native (prelude.c). */
 extern const char tirx__prelude_tma[];
+/* cp.async copies and groups (TIRX__AS_CP_*), emitted after tirx__prelude for kernels with
+ * b->uses_cp_async (prelude.c). */
+extern const char tirx__prelude_cp_async[];
 
 /* ---- synchronisation and tensor cores ---- */
 /* The prelude's section for TIRX__ST_NATIVE and the cluster/elect expressions, appended after

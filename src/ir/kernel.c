@@ -81,6 +81,30 @@ tirx_status tirx__kernel_variant_source(const tirx_kernel *k, int nspec, const i
   *out = s;
   return TIRX_OK;
 }
+const char *tirx_kernel_target(const tirx_kernel *k) { return k ? k->target : NULL; }
+
+tirx_status tirx__kernel_check_arch(const tirx_kernel *k, const char *fn, const char *what,
+                                    const char *arch) {
+  char suffix = 0;
+  int number = tirx__arch_parse(arch, &suffix);
+  if (number < 0)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: %s is '%.32s', expected sm_<major><minor>[a|f] (sm_90a, sm_80)", fn,
+                       what, arch ? arch : "(null)");
+  if (k->need_arch > number)
+    return tirx__error(TIRX_E_NOT_SUPPORTED,
+                       "%s: %s is %s, expected sm_%d or newer: kernel '%s' (dispatched for %s) "
+                       "uses %s, which needs sm_%d",
+                       fn, what, arch, k->need_arch, k->name, k->target, k->need_what,
+                       k->need_arch);
+  if (k->need_sm90a && (number != 90 || suffix != 'a'))
+    return tirx__error(TIRX_E_NOT_SUPPORTED,
+                       "%s: %s is %s, expected sm_90a: kernel '%s' (dispatched for %s) uses %s, "
+                       "which is sm_90a only",
+                       fn, what, arch, k->name, k->target, k->need_sm90a);
+  return TIRX_OK;
+}
+
 const char *tirx__kernel_entry(const tirx_kernel *k) { return k ? k->name : NULL; }
 const char *tirx__kernel_ir(const tirx_kernel *k) { return k ? k->ir : NULL; }
 

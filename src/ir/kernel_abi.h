@@ -80,6 +80,19 @@ tirx_status tirx__kernel_variant_source(const tirx_kernel *k, int nspec, const i
 
 /* The dynamic variant's source is tirx__kernel_source(k). */
 
+/*
+ * Whether k's code may be compiled for arch: every rule dispatch chose and every native
+ * statement the kernel uses exists there (the newest min_arch among them, and sm_90a exactly
+ * for wgmma and setmaxnreg). A kernel dispatched for an older target always passes for a newer
+ * arch; one dispatched for sm_90a passes for sm_80 when it uses nothing of sm_90. fn and what
+ * name the public function and its argument in messages ("tirx_compile", "arch").
+ * Errors: TIRX_E_INVALID_ARG (arch malformed), TIRX_E_NOT_SUPPORTED ("tirx_compile: arch is
+ * sm_80, expected sm_90 or newer: kernel 'k' (dispatched for sm_90a) uses gemm_async.wgmma,
+ * which needs sm_90").
+ */
+tirx_status tirx__kernel_check_arch(const tirx_kernel *k, const char *fn, const char *what,
+                                    const char *arch);
+
 /* A 128-bit content hash of the source (XXH3-128), for caches. */
 void tirx__kernel_hash(const tirx_kernel *k, uint64_t out[2]);
 

@@ -198,6 +198,24 @@ static void async_stmt(tirx__strbuf *sb, const tirx__stmt *s) {
     tirx__sb_append(sb, "\n");
     break;
   }
+  case TIRX__AS_CP_ASYNC: /* cp_async.16 s[i, j] <- A[r, c] (zfill past <bytes>) */
+    tirx__sb_printf(sb, "cp_async.%d ", (int)s->vec);
+    element(sb, s->tensor, s->index);
+    tirx__sb_append(sb, " <- ");
+    element(sb, s->a->tensor, s->a->index);
+    if (s->b) {
+      tirx__sb_append(sb, " zfill past ");
+      expr(sb, s->b, true);
+    }
+    tirx__sb_append(sb, "\n");
+    break;
+  case TIRX__AS_CP_COMMIT: tirx__sb_append(sb, "cp_async_commit\n"); break;
+  case TIRX__AS_CP_WAIT:
+    if (s->loop)
+      tirx__sb_append(sb, "cp_async_wait_all\n");
+    else
+      tirx__sb_printf(sb, "cp_async_wait %d\n", (int)s->vec);
+    break;
   case TIRX__AS_COMMIT: tirx__sb_append(sb, "bulk_commit\n"); break;
   case TIRX__AS_WAIT: tirx__sb_printf(sb, "bulk_wait%s %d\n", s->loop ? ".read" : "", (int)s->vec); break;
   case TIRX__AS_PREFETCH: tirx__sb_printf(sb, "tmap_prefetch %s\n", s->tensor->decl.name); break;

@@ -1,6 +1,5 @@
 /* NVRTC: CUDA C++ to cubin (and PTX) for a named architecture. Needs no GPU. */
 #define _GNU_SOURCE /* pthread_getattr_np */
-#include <ctype.h>
 #include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,15 +25,8 @@ int tirx__nvrtc_version(void) {
 tirx_status tirx__nvrtc_check_arch(const char *fn, const char *arch) {
   if (!arch)
     return tirx__error(TIRX_E_NULL_ARG, "%s: arch is NULL", fn);
-  const char *p = arch;
-  int number = 0, digits = 0;
-  if (strncmp(p, "sm_", 3) == 0) {
-    for (p += 3; isdigit((unsigned char)*p) && digits < 4; p++, digits++)
-      number = number * 10 + (*p - '0');
-    if (*p == 'a' || *p == 'f')
-      p++;
-  }
-  if (digits < 2 || *p != '\0')
+  int number = tirx__arch_parse(arch, NULL);
+  if (number < 0)
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: arch '%.32s' is not of the form sm_<major><minor>[a|f] (sm_90a, sm_80)",
                        fn, arch);

@@ -340,6 +340,39 @@ const char tirx__prelude_tma[] =
     ;
 #pragma GCC diagnostic pop
 
+/* ---- cp.async (copy_async.cp_async; TIRX__AS_CP_*, builder/cp_async.c) ---- */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+const char tirx__prelude_cp_async[] =
+    "/* cp.async (copy_async.cp_async): N bytes (4, 8, 16) from global s to shared d, completing\n"
+    " * in this thread's cp.async groups (commit_group, wait_group). 16 bytes bypass L1 (.cg), 4\n"
+    " * and 8 go through it (.ca). With n, only the first n bytes are read and the rest of d is\n"
+    " * zero-filled (the tails of tiles at a tensor's edge; n = 0 reads nothing). sm_80. */\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "template <int N, class T> __device__ __forceinline__ void tirx_cp_async(T *d, const T *s) {\n"
+    "  if (N == 16) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s) : \"memory\");\n"
+    "  else asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"n\"(N) : \"memory\");\n"
+    "}\n"
+    "template <int N, class T> __device__ __forceinline__ void tirx_cp_async(T *d, const T *s, unsigned n) {\n"
+    "  if (N == 16) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"r\"(n) : \"memory\");\n"
+    "  else asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"n\"(N), \"r\"(n) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_cp_async_commit() {\n"
+    "  asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
+    "}\n"
+    "/* Waits until at most N of this thread's groups are pending; wait_all: none, uncommitted\n"
+    " * copies included. The data is then visible to this thread: a barrier makes it visible to\n"
+    " * the others. */\n"
+    "template <int N> __device__ __forceinline__ void tirx_cp_async_wait() {\n"
+    "  asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(N) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_cp_async_wait_all() {\n"
+    "  asm volatile(\"cp.async.wait_all;\" ::: \"memory\");\n"
+    "}\n"
+    "#endif\n";
+#pragma GCC diagnostic pop
+
 /* ---- synchronisation and tensor cores (TIRX__ST_NATIVE, builder/sync.c, the gemm families) ---- */
 
 #pragma GCC diagnostic push

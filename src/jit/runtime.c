@@ -342,11 +342,16 @@ tirx_status tirx_compile(tirx_runtime *rt, const tirx_kernel *kernel, const char
     return tirx__forked_error(fn, "runtime", rt->pid);
   if (!arch)
     arch = rt->arch;
+  tirx_status st = tirx__nvrtc_check_arch(fn, arch);
+  if (st == TIRX_OK)
+    st = tirx__kernel_check_arch(kernel, fn, "arch", arch);
+  if (st != TIRX_OK)
+    return st;
   tirx_compiled *c = calloc(1, sizeof *c);
   if (!c)
     return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   const char *entry = tirx__kernel_entry(kernel);
-  tirx_status st = tirx__nvrtc_compile(fn, entry, tirx__kernel_source(kernel), arch, true, &c->out);
+  st = tirx__nvrtc_compile(fn, entry, tirx__kernel_source(kernel), arch, true, &c->out);
   if (st != TIRX_OK) {
     free(c);
     return st;

@@ -556,7 +556,11 @@ static tirx_status variant_prepare(tirx_runtime *rt, const tirx_kernel *k, int n
     *v_out = v;
     return TIRX_OK;
   }
-  tirx_status st = tirx__runtime_store(rt, fn);
+  /* A kernel whose code needs a newer arch than the runtime's is never compiled. */
+  tirx_status st = tirx__kernel_check_arch(k, fn, "the runtime's arch", rt->arch);
+  if (st != TIRX_OK)
+    return st;
+  st = tirx__runtime_store(rt, fn);
   if (st != TIRX_OK)
     return st;
   const bool use_disk = rt->store && tirx__store_enabled(rt->store);

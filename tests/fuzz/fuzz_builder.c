@@ -89,7 +89,9 @@
  *     51  tirx_gemm / tirx_gemm_async  BYTE(bit 0 async, 1 cfg NULL, 2-4 family, 5 shape,
  *                                      6 accumulate) R(d) R(a) R(b) [3 x BYTE(shape)] [E(acc)]
  *     52  tirx_copy_async              BYTE(bit 0 cfg NULL, 1 barrier, 2 multicast, 3 family,
- *                                      4 "tma" or a bogus family) R(dst) R(src) [R(bar)] [E]
+ *                                      4 "tma" or 5 "cp_async" or a bogus family) R(dst)
+ *                                      R(src) [R(bar)] [E] (a load without a barrier is
+ *                                      cp.async's)
  *     53  tirx_tmap_prefetch           T
  *     54  tirx_set_cluster             IARG IARG IARG
  *     55  tirx_copy / tirx_reduce / tirx_fill   BYTE(w % 3, bits 2-4 family, 5 cfg NULL)
@@ -98,10 +100,18 @@
  *     56  recipe                       BYTE(w % 4) BYTE BYTE BYTE(flags): a well-formed
  *                                      fragment the bytes would rarely assemble (the layouts
  *                                      that TMA and wgmma need): 0 TMA load/store with an
- *                                      mbarrier, 1 wgmma gemm_async + commit + wait in a
+ *                                      mbarrier (flags bit 5 without bit 1: the tile loaded
+ *                                      with cp.async, committed, waited for), 1 wgmma
+ *                                      gemm_async + commit + wait in a
  *                                      warpgroup team, 2 mma gemm in a warp team, 3
  *                                      reduce.dsmem in a cluster team (see op_recipe). Its
  *                                      tensors, regions and expressions join the pools.
+ *   The dispatch target and cp.async (opcode bytes >= 57 map differently from before these,
+ *   byte % 59):
+ *     57  tirx_set_target              BYTE: < 0xC0 a good target (sm_80 ... sm_120), else a
+ *                                      malformed one, NULL, or an older one (sm_75)
+ *     58  cp.async groups              BYTE(w % 3) IARG(n): 0 tirx_cp_async_commit, 1
+ *                                      tirx_cp_async_wait n, 2 tirx_cp_async_wait_all
  *
  *   Operands:
  *     E      expression selector, one byte s: 0xFF NULL; 0xFE a FOREIGN expression (one from
@@ -169,11 +179,12 @@
  *     i64 tensor, non-integer (or non-bool accumulate) expressions, constants out of range
  *     (mbarrier count, expect_tx bytes, cta_rank, setmaxnreg regs, named barrier id and
  *     nthreads, wait_group counts, cluster dims), warpgroup statements without whole
- *     warpgroups in the block, a TMA load without a barrier or a barrier/multicast on a
+ *     warpgroups in the block, a multicast without a barrier or a barrier/multicast on a
  *     non-load, tmap_prefetch of a non-parameter, filters with lo >= hi or lo < 0 or on an
- *     axis outside the CTA, scope ends that close nothing; the fences, cluster_sync,
- *     bulk_commit, ctarank, elect_one and valid set_cluster/bulk_wait/named barriers cannot
- *     fail.
+ *     axis outside the CTA, scope ends that close nothing, a malformed or pre-sm_80 target,
+ *     cp.async wait counts outside 0..63; the fences, cluster_sync, bulk_commit, ctarank,
+ *     elect_one, cp.async commit/wait_all and valid set_cluster/bulk_wait/named
+ *     barriers/set_target/cp.async waits cannot fail.
  *   - tirx_kernel_build: the status matches tirx_builder_status(), *out is NULL on failure;
  *     an accepted kernel has the builder's name, the declared parameters in order, a source
  *     with an extern "C" entry point of that name; building again gives the same bytes.
@@ -903,11 +914,11 @@ static uint64_t fnv1a(const char *s) {
 }
 
 /* Whether the source uses the sm_90 statements (mbarriers, TMA, wgmma, clusters, setmaxnreg,
- * named barriers): those kernels are compiled 8 times as often. */
+ * named barriers) or cp.async: those kernels are compiled 8 times as often. */
 static bool uses_sm90(const char *src) {
   static const char *const marks[] = {"tirx_mbar_", "tirx_tma_", "wgmma", "tirx_cluster",
                                       "tirx_bulk_", "setmaxnreg", "tirx_named_bar", "tirx_fence",
-                                      "tirx_elect", "dsmem", "tirx_tmap"};
+                                      "tirx_elect", "dsmem", "tirx_tmap", "tirx_cp_async"};
   for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
     if (strstr(src, marks[i])) return true;
   return false;
@@ -1039,7 +1050,7 @@ static void null_builder(run *r) {
   const void *o = NULL;
   bool obj = true;
   const char *fn;
-  uint8_t w = u8(r) % 76;
+  uint8_t w = u8(r) % 80;
   tirx_region *fr = r->nfrg ? r->frg[0] : NULL;
   tirx_clear_error();
   switch (w) {
@@ -1143,6 +1154,10 @@ static void null_builder(run *r) {
     tirx_filter_begin(NULL, TIRX_AXIS_TID, 0, 1);
     break;
   case 75: fn = "tirx_filter_end"; obj = false; tirx_filter_end(NULL); break;
+  case 76: fn = "tirx_set_target"; obj = false; tirx_set_target(NULL, "sm_80"); break;
+  case 77: fn = "tirx_cp_async_commit"; obj = false; tirx_cp_async_commit(NULL); break;
+  case 78: fn = "tirx_cp_async_wait"; obj = false; tirx_cp_async_wait(NULL, 1); break;
+  case 79: fn = "tirx_cp_async_wait_all"; obj = false; tirx_cp_async_wait_all(NULL); break;
   case 42: {
     fn = "tirx_kernel_build";
     obj = false;
@@ -1208,7 +1223,7 @@ enum {
   OP_CHAIN, OP_SET_POLICY, OP_TEAM_BEGIN, OP_TEAM_END, OP_FILTER_BEGIN, OP_FILTER_END,
   OP_REGION_NEW, OP_REGION_OTHER, OP_ALLOC_MBAR, OP_MBAR, OP_PLAIN, OP_CLUSTER_EXPR,
   OP_SETMAXNREG, OP_NAMED_BAR, OP_GROUP_WAIT, OP_GEMM, OP_COPY_ASYNC, OP_TMAP_PREFETCH,
-  OP_SET_CLUSTER, OP_PRIM, OP_RECIPE, N_OPS
+  OP_SET_CLUSTER, OP_PRIM, OP_RECIPE, OP_SET_TARGET, OP_CP_GROUP, N_OPS
 };
 
 /* Records a declared parameter when the call succeeded. */
@@ -1558,6 +1573,22 @@ static void op_recipe(run *r) {
                                    (int64_t[]){rows, cols}, ANY)
                         : NULL;
     tirx_region *sr = s ? h_whole(r, s, &sm, ANY) : NULL;
+    if (!(fl & 2) && (fl & 32) && gr && sr) { /* the tile with cp.async: no barrier, groups */
+      tirx_config cp = {.family = fl & 16 ? "cp_async" : NULL};
+      pre(r, "tirx_copy_async");
+      tirx_copy_async(r->b, sr, gr, &cp);
+      checked(r, "tirx_copy_async", false, NULL);
+      pre(r, "tirx_cp_async_commit");
+      tirx_cp_async_commit(r->b);
+      checked(r, "tirx_cp_async_commit", false, NULL);
+      pre(r, "tirx_cp_async_wait");
+      tirx_cp_async_wait(r->b, 0);
+      checked(r, "tirx_cp_async_wait", false, NULL);
+      pre(r, "tirx_sync_threads");
+      tirx_sync_threads(r->b);
+      checked(r, "tirx_sync_threads", false, NULL);
+      break;
+    }
     if (!(fl & 2) || !gr || !sr || !bar) break;
     /* The whole sequence, as tests/unit/prim/test_tma.c writes it. */
     h_filter_begin(r, TIRX_AXIS_TID, 0, 1, ANY);
@@ -1976,7 +2007,7 @@ static void op_sm90(run *r, int op) {
     mx = unknown_meta;
     if (fl & 2) cfg.barrier = pick_region(r, R_MBAR, &rc);
     if (fl & 4) cfg.multicast = pick_expr(r, W_INT, -1, &mx);
-    if (fl & 8) cfg.family = fl & 16 ? "tma" : "bogus";
+    if (fl & 8) cfg.family = fl & 16 ? "tma" : fl & 32 ? "cp_async" : "bogus";
     const tirx_config *cp = fl & 1 ? NULL : &cfg;
     pre(r, "tirx_copy_async");
     tirx_copy_async(r->b, dst, src, cp);
@@ -1986,8 +2017,8 @@ static void op_sm90(run *r, int op) {
     bool known = ra.storage >= 0 && rb.storage >= 0;
     tirx_region *bar = cp ? cfg.barrier : NULL;
     tirx_expr *mask = cp ? cfg.multicast : NULL;
-    if (known && load && !bar) bad = true;
     if (known && !load && (bar || mask)) bad = true;
+    if (mask && !bar) bad = true; /* a multicast load is a TMA load: it needs its barrier */
     if (bar && not_mbar(bar, &rc)) bad = true;
     if (mask && (mx.foreign || (mx.dtype >= 0 && !is_int(mx.dtype)))) bad = true;
     post(r, "tirx_copy_async", NULL, false, NULL, bad ? MUST_FAIL : ANY);
@@ -2054,6 +2085,38 @@ static void op_sm90(run *r, int op) {
     break;
   }
   case OP_RECIPE: op_recipe(r); break;
+  case OP_SET_TARGET: {
+    static const char *const good[] = {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a",
+                                       "sm_100a", "sm_100f", "sm_120"};
+    static const char *const bad[] = {NULL, "", "sm90", "sm_9", "sm_90b", "compute_90",
+                                      "sm_75", "sm_12345", "sm_90aa", "sm_-90", " sm_90",
+                                      "SM_90", "sm_0090x", "sm_70", "sm_", "sm_8"};
+    uint8_t v = u8(r);
+    const char *arch = v < 0xC0 ? good[v % 8] : bad[v % 16];
+    pre(r, "tirx_set_target");
+    tirx_set_target(r->b, arch);
+    post(r, "tirx_set_target", NULL, false, NULL, v < 0xC0 ? MUST_OK : MUST_FAIL);
+    break;
+  }
+  case OP_CP_GROUP: {
+    static const int good[8] = {0, 1, 2, 3, 7, 63, 0, 1};
+    uint8_t w = u8(r) % 3;
+    if (w == 0) {
+      pre(r, "tirx_cp_async_commit");
+      tirx_cp_async_commit(r->b);
+      post(r, "tirx_cp_async_commit", NULL, false, NULL, MUST_OK);
+    } else if (w == 1) {
+      int n = pick_int(r, good, 8);
+      pre(r, "tirx_cp_async_wait");
+      tirx_cp_async_wait(r->b, n);
+      post(r, "tirx_cp_async_wait", NULL, false, NULL, n >= 0 && n <= 63 ? MUST_OK : MUST_FAIL);
+    } else {
+      pre(r, "tirx_cp_async_wait_all");
+      tirx_cp_async_wait_all(r->b);
+      post(r, "tirx_cp_async_wait_all", NULL, false, NULL, MUST_OK);
+    }
+    break;
+  }
   default: break;
   }
 }

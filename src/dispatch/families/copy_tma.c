@@ -11,6 +11,9 @@
  * launch with cuTensorMapEncodeTiled from the actual pointer, shape and strides, with
  * out-of-bounds elements zero-filled on loads and clipped on stores.
  *
+ * Protocol: a load needs cfg->barrier (config.barrier); a load without one is cp.async's
+ * (copy_cp_async.c, this rule's fallback), and the reason says so.
+ *
  * Scope: one thread issues the copy. The rule requires exactly one active thread in the CTA,
  * as a filter makes it: tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1) (an elect-one or any
  * run-time condition is not visible to the scope model, so it does not satisfy the rule: put
@@ -87,6 +90,12 @@ static bool derive(tirx__rule_ctx *ctx, const tirx__call *c, bool split, tirx__t
  * split form is known safe at build time. */
 static void check(tirx__rule_ctx *ctx) {
   const tirx__call *c = ctx->call;
+  if (c->operands[1].role == TIRX__ROLE_GLOBAL && !c->config.barrier) {
+    /* The caller wrote the cp.async protocol (groups): TMA's other needs do not matter. */
+    tirx__reason(ctx, "the load has no cfg->barrier: a TMA load completes on an mbarrier (a "
+                      "load without one is a cp.async load)");
+    return;
+  }
   int64_t threads = tirx_scope_num_threads(c->scope);
   if (threads != 1)
     tirx__reason(ctx,

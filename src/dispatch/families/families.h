@@ -60,7 +60,8 @@ extern const tirx__rule tirx__rule_reduce_smem;    /* reduce_cta.c */
 extern const tirx__rule tirx__rule_reduce_dsmem;   /* reduce_cluster.c */
 extern const tirx__rule tirx__rule_reduce_scalar;  /* reduce_scalar.c */
 /* copy_async */
-extern const tirx__rule tirx__rule_copy_tma; /* copy_tma.c */
+extern const tirx__rule tirx__rule_copy_tma;      /* copy_tma.c */
+extern const tirx__rule tirx__rule_copy_cp_async; /* copy_cp_async.c */
 /* gemm, gemm_async (shared analyses: gemm_common.h) */
 extern const tirx__rule tirx__rule_gemm_mma;          /* gemm_mma.c */
 extern const tirx__rule tirx__rule_gemm_scalar;       /* gemm_scalar.c */

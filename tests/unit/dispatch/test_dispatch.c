@@ -6,18 +6,27 @@ TestSuite(dispatch, .init = dispatch_setup, .fini = dispatch_teardown);
 #define ROW_REGS "((),(2,32,8)):((),(8@reg,1@laneid,1@reg))"
 
 Test(dispatch, no_rule_names_the_key) {
+  /* A TMA store on sm_80: the rules of the key that need a newer target are named, not tried
+   * (not rejections). */
   tirx__call c = CALL(TIRX__PRIM_COPY_ASYNC, 80, team(TIRX_TEAM_WARP),
-                      op(rows2d(64, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_SHARED),
-                      op(rows2d(4096, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_GLOBAL));
+                      op(rows2d(4096, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_GLOBAL),
+                      op(rows2d(64, 64, 0, 0, 64, 64), TIRX_BF16, TIRX__ROLE_SHARED));
   tirx__dispatch_result r = expect_fail(
       &c, TIRX_E_NO_RULE,
-      "tirx_dispatch: no rule for copy_async(arch=sm_80, roles=global->shared, team=warp)");
-  cr_assert_str_eq(r.key, "copy_async(arch=sm_80, roles=global->shared, team=warp)");
+      "tirx_dispatch: no rule for copy_async(arch=sm_80, roles=shared->global, team=warp): "
+      "copy_async.tma: needs sm_90 or newer");
+  cr_assert_str_eq(r.key, "copy_async(arch=sm_80, roles=shared->global, team=warp)");
   cr_assert_eq(r.nrejected, 0);
+  /* A key no rule of any arch takes. */
+  tirx__call l = CALL(TIRX__PRIM_COPY_ASYNC, 90, team(TIRX_TEAM_WARP),
+                      op(rows2d(64, 64, 0, 0, 2, 4), TIRX_BF16, TIRX__ROLE_GLOBAL),
+                      op(lay("((2),(4)):((4@reg),(1@reg))"), TIRX_BF16, TIRX__ROLE_LOCAL));
+  expect_fail(&l, TIRX_E_NO_RULE,
+              "tirx_dispatch: no rule for copy_async(arch=sm_90, roles=local->global, team=warp)");
   c.prim = TIRX__PRIM_COPY;
   c.config.family = "tma";
   expect_fail(&c, TIRX_E_NO_RULE,
-              "tirx_dispatch: no rule for copy(arch=sm_80, roles=global->shared, team=warp, "
+              "tirx_dispatch: no rule for copy(arch=sm_80, roles=shared->global, team=warp, "
               "family=tma)");
   /* gemm_async has a warpgroup rule only (gemm_async.wgmma); gemm.scalar takes any team. */
   c = CALL(TIRX__PRIM_GEMM_ASYNC, 90, team(TIRX_TEAM_WARP),
@@ -100,6 +109,7 @@ Test(dispatch, report_lists_rules_shapes_and_reasons) {
   calls[0].where = "rmsnorm:12";
   calls[1].config.op = TIRX__PRIM_OP_SUM;
   calls[1].config.reduce_axes = 0x2;
+  calls[2].config.barrier = true; /* TMA's protocol: cp.async rejects it, TMA is sm_90 */
   for (int i = 0; i < 3; i++) {
     tirx__dispatch_result r;
     tirx__dispatch(A, &calls[i], &r);
@@ -115,7 +125,10 @@ Test(dispatch, report_lists_rules_shapes_and_reasons) {
                    "i64\n"
                    "  rejected reduce.shuffle: src dtype f16 is not one of f32, f64, i32, u32, "
                    "i64\n"
-                   "copy_async(arch=sm_80, roles=global->shared, team=warp) -> no rule\n");
+                   "copy_async(arch=sm_80, roles=global->shared, team=warp) -> no rule\n"
+                   "  rejected copy_async.cp_async: cfg->barrier is set: a cp.async load "
+                   "completes in cp.async groups (tirx_cp_async_commit, tirx_cp_async_wait), not "
+                   "on an mbarrier\n");
   free(text);
 }
 

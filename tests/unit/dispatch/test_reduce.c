@@ -144,7 +144,7 @@ Test(dispatch_reduce, dsmem_over_a_cluster_on_sm90) {
       "reduce.scalar: reduced dim 0 iter (2):(1@cbx) is on cbx: a scalar loop reads only the "
       "thread's own "
       "registers; reduced dim 0 iter (32):(1@laneid) is on laneid: a scalar loop reads only the "
-      "thread's own registers");
+      "thread's own registers; reduce.dsmem: needs sm_90 or newer");
   cr_assert_eq(r.nrejected, 1);
 }
 

@@ -30,7 +30,7 @@ Test(dispatch_registry, the_table_in_order) {
   static const char *const expected[] = {
       "copy.ldmatrix",    "copy.stmatrix",  "copy.vec",    "copy.scalar",  "pointwise.vec",
       "pointwise.scalar", "reduce.shuffle", "reduce.smem", "reduce.dsmem", "reduce.scalar",
-      "copy_async.tma",
+      "copy_async.tma",   "copy_async.cp_async",
       "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma", "gemm_async.wgmma_rs",
   };
   int n = 0;
@@ -53,6 +53,7 @@ Test(dispatch_registry, the_table_in_order) {
                    strcmp(t[i]->name, "copy.ldmatrix") == 0 ||
                    strcmp(t[i]->name, "copy.stmatrix") == 0 ||
                    strcmp(t[i]->name, "copy_async.tma") == 0 ||
+                   strcmp(t[i]->name, "copy_async.cp_async") == 0 ||
                    strncmp(t[i]->name, "gemm", 4) == 0;
     cr_assert_eq(t[i]->emit != NULL, lowered, "%s: emitter %s", t[i]->name,
                  t[i]->emit ? "present" : "missing");

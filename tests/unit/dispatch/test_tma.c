@@ -273,6 +273,11 @@ Test(tma, swizzle_modes_and_ranks) {
 
 /* ---- the rule through tirx__dispatch ---- */
 
+/* copy_async.cp_async's reason for a call with a barrier (TMA's protocol). */
+#define CP_REASON                                                                                 \
+  "copy_async.cp_async: cfg->barrier is set: a cp.async load completes in cp.async groups "      \
+  "(tirx_cp_async_commit, tirx_cp_async_wait), not on an mbarrier"
+
 static const tirx_scope *one_thread(void) {
   tirx_scope *s = tirx_scope_filter(A, tirx_scope_new(A, 4, 1, 1), TIRX_AXIS_TID, 0, 1);
   cr_assert_not_null(s, "%s", tirx_last_error());
@@ -284,6 +289,7 @@ Test(tma, dispatch_chooses_copy_async_tma_for_loads_and_stores) {
   const tirx_layout *gl = rows2d(1000, 4096, 0, 0, 64, 64);
   tirx__call load = CALL(TIRX__PRIM_COPY_ASYNC, 90, one_thread(), op(s, TIRX_BF16, TIRX__ROLE_SHARED),
                          op(gl, TIRX_BF16, TIRX__ROLE_GLOBAL));
+  load.config.barrier = true; /* a TMA load completes on an mbarrier */
   tirx__dispatch_result r = expect_rule(&load, "copy_async.tma", "box=4096");
   cr_assert(!r.fallback);
   tirx__call store = CALL(TIRX__PRIM_COPY_ASYNC, 90, one_thread(), op(gl, TIRX_BF16, TIRX__ROLE_GLOBAL),
@@ -294,6 +300,7 @@ Test(tma, dispatch_chooses_copy_async_tma_for_loads_and_stores) {
   const tirx_layout *g2 = rows2d(1000, 4096, 0, 0, 64, 128);
   tirx__call two = CALL(TIRX__PRIM_COPY_ASYNC, 90, one_thread(), op(s2, TIRX_BF16, TIRX__ROLE_SHARED),
                         op(g2, TIRX_BF16, TIRX__ROLE_GLOBAL));
+  two.config.barrier = true;
   expect_rule(&two, "copy_async.tma", "box=4096");
   two.config.shape.v[0] = 8192;
   expect_rule(&two, "copy_async.tma", "box=8192");
@@ -304,22 +311,25 @@ Test(tma, dispatch_reports_why_tma_is_not_legal) {
   const tirx_layout *gl = rows2d(1000, 4096, 0, 0, 64, 64);
   tirx__call c = CALL(TIRX__PRIM_COPY_ASYNC, 90, team(TIRX_TEAM_WARP),
                       op(s, TIRX_BF16, TIRX__ROLE_SHARED), op(gl, TIRX_BF16, TIRX__ROLE_GLOBAL));
+  c.config.barrier = true; /* TMA's protocol: cp.async is no way out */
   expect_fail(&c, TIRX_E_NO_RULE,
               "tirx_dispatch: no legal rule for copy_async(arch=sm_90, roles=global->shared, "
               "team=warp): copy_async.tma: the call has 512 active threads: one thread issues "
-              "a TMA copy (wrap it in tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1))");
-  /* sm_80 has no TMA: no rule for the key at all. */
+              "a TMA copy (wrap it in tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1)); " CP_REASON);
+  /* sm_80 has no TMA (the error says which rule needs sm_90). */
   c = CALL(TIRX__PRIM_COPY_ASYNC, 80, one_thread(), op(s, TIRX_BF16, TIRX__ROLE_SHARED),
            op(gl, TIRX_BF16, TIRX__ROLE_GLOBAL));
+  c.config.barrier = true;
   expect_fail(&c, TIRX_E_NO_RULE,
-              "tirx_dispatch: no rule for copy_async(arch=sm_80, roles=global->shared, "
-              "team=cta)");
+              "tirx_dispatch: no legal rule for copy_async(arch=sm_80, roles=global->shared, "
+              "team=cta): " CP_REASON "; copy_async.tma: needs sm_90 or newer");
   /* A column-major global region. */
   tirx_layout *cm = tirx_layout_strided(A, 2, (int64_t[]){64, 64}, (int64_t[]){1, 1000});
   c = CALL(TIRX__PRIM_COPY_ASYNC, 90, one_thread(), op(s, TIRX_BF16, TIRX__ROLE_SHARED),
            op(cm, TIRX_BF16, TIRX__ROLE_GLOBAL));
+  c.config.barrier = true;
   expect_fail(&c, TIRX_E_NO_RULE,
               "tirx_dispatch: no legal rule for copy_async(arch=sm_90, roles=global->shared, "
               "team=cta): copy_async.tma: dst's innermost elements run along dim 1, whose "
-              "global stride is 1000 elements: TMA needs it contiguous (stride 1)");
+              "global stride is 1000 elements: TMA needs it contiguous (stride 1); " CP_REASON);
 }

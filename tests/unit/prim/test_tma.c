@@ -232,8 +232,8 @@ Test(tma_prim, builder_errors) {
     tirx_status st;
     const char *msg;
   } cases[] = {
-      {0, TIRX_E_NULL_ARG, "tirx_copy_async: cfg->barrier is NULL: a load (global -> shared) "
-                           "completes on an mbarrier"},
+      {0, TIRX_E_INVALID_ARG, "tirx_copy_async: cfg->multicast is set without cfg->barrier: a "
+                              "multicast load is a TMA load, which completes on an mbarrier"},
       {1, TIRX_E_INVALID_ARG, "tirx_copy_async: cfg->barrier is set: only a load (global -> "
                               "shared) takes a barrier or a multicast mask (a store completes "
                               "in bulk groups: tirx_bulk_commit, tirx_bulk_wait)"},
@@ -245,7 +245,8 @@ Test(tma_prim, builder_errors) {
                               "portable cluster size)"},
       {6, TIRX_E_INVALID_ARG, "tirx_set_cluster: y is 0, expected 1 to 8"},
       {7, TIRX_E_INVALID_ARG, "tirx_tmap_prefetch: tile is not a global tensor parameter"},
-      {8, TIRX_E_TYPE, "tirx_copy_async: src has dtype f32, dst bf16: TMA copies do not convert"},
+      {8, TIRX_E_TYPE, "tirx_copy_async: src has dtype f32, dst bf16: asynchronous copies do "
+                       "not convert"},
       {9, TIRX_E_INVALID_ARG, "tirx_cluster_id: dim is 3, expected 0, 1 or 2"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -261,7 +262,9 @@ Test(tma_prim, builder_errors) {
     tirx_region *bar0 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){1});
     tirx_region *bar2 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){2});
     switch (cases[i].which) {
-    case 0: tirx_copy_async(b, tirx_whole(b, s), ga, NULL); break;
+    case 0:
+      tirx_copy_async(b, tirx_whole(b, s), ga, &(tirx_config){.multicast = tirx_int(b, 1)});
+      break;
     case 1: tirx_copy_async(b, ga, tirx_whole(b, s), &(tirx_config){.barrier = bar0}); break;
     case 2: tirx_copy_async(b, tirx_whole(b, s), ga, &(tirx_config){.barrier = bar2}); break;
     case 3:
@@ -311,7 +314,9 @@ Test(tma_prim, build_errors_name_the_rule_and_reason) {
                        "tirx_kernel_build: [bad:1] no legal rule for copy_async(arch=sm_90, "
                        "roles=global->shared, team=cta): copy_async.tma: the call has 32 active "
                        "threads: one thread issues a TMA copy (wrap it in tirx_filter_begin(b, "
-                       "TIRX_AXIS_TID, t, t + 1))");
+                       "TIRX_AXIS_TID, t, t + 1)); copy_async.cp_async: cfg->barrier is set: a "
+                       "cp.async load completes in cp.async groups (tirx_cp_async_commit, "
+                       "tirx_cp_async_wait), not on an mbarrier");
     } else {
       cr_assert_eq(st, TIRX_E_NOT_SUPPORTED);
       cr_assert_str_eq(tirx_builder_error(b),
