@@ -75,8 +75,6 @@ typedef struct cg {
    * A tiles (fenced after a wait) ---- */
   const tirx_tensor **accs;
   int naccs;
-  /* A swizzled offset is printed split even without a constant to move (ldmatrix/stmatrix). */
-  bool split_always;
 } cg;
 
 static bool name_taken(const cg *c, const char *s) {
@@ -397,149 +395,9 @@ static bool folded_digit(cg *c, const tirx_expr *index, int64_t inner, int64_t e
   return true;
 }
 
-/* ---- Swizzled offsets with their constant outside ----------------------------------------
- * tirx_swizzle(m + k) == tirx_swizzle(m) + k when k * elem is a multiple of the swizzle's
- * period, 8 * swizzle bytes (1024 for 128B): the XOR reads bits [7, 7 + b) of the byte
- * address and writes bits [4, 4 + b), and such a k changes neither. Lowered code addresses a
- * tile with one base and constant steps (stmatrix: +8 rows, +64 columns per block); with the
- * whole offset inside tirx_swizzle, every instruction got its own shift, mask and XOR, and the
- * addresses, invariant in the tile loop, were all kept live across it. */
-
-enum { MAX_SPLIT = 32 };
-
-/* The non-constant terms x * coef of an element offset and its constant. */
-typedef struct split_offset {
-  const tirx_expr *x[MAX_SPLIT];
-  int64_t coef[MAX_SPLIT];
-  int n;
-  int64_t constant;
-} split_offset;
-
-/* Flattens the sum e into terms x * k (x NULL: the constant k), without bounds. */
-static bool flat_terms(const tirx_expr *e, const tirx_expr **x, int64_t *k, int *n) {
-  if (e->kind == TIRX__EX_BINARY && e->op == TIRX__OP_ADD)
-    return flat_terms(e->a, x, k, n) && flat_terms(e->b, x, k, n);
-  if (*n >= MAX_TERMS) return false;
-  if (e->kind == TIRX__EX_INT) {
-    if (e->i < 0) return false;
-    x[*n] = NULL, k[(*n)++] = e->i;
-    return true;
-  }
-  if (e->kind == TIRX__EX_BINARY && e->op == TIRX__OP_MUL && e->b->kind == TIRX__EX_INT &&
-      e->b->i > 0) {
-    x[*n] = e->a, k[(*n)++] = e->b->i;
-    return true;
-  }
-  x[*n] = e, k[(*n)++] = 1;
-  return true;
-}
-
-static bool split_add(split_offset *o, const tirx_expr *x, int64_t coef) {
-  if (!x) return tirx__add_ok(o->constant, coef, &o->constant);
-  if (o->n == MAX_SPLIT) return false;
-  o->x[o->n] = x, o->coef[o->n++] = coef;
-  return true;
-}
-
-/*
- * The offset of t[index] (t shared and swizzled) as terms and a constant, every division and
- * remainder of the layout's iters resolved: a dimension of one iter without either takes its
- * index as it is; otherwise each iter's digit (index / inner) % extent is the terms whose
- * factor is a multiple of inner (as x * factor / inner) plus the constants' quotient, which
- * holds when the other terms, by their bounds, stay below inner, and the digit below extent.
- * False when a term does not fit that (the caller prints the offset as before).
- */
-static bool split_swizzled(const tirx_tensor *t, tirx_expr *const *index, split_offset *o) {
-  const tirx_layout *l = t->layout;
-  o->n = 0;
-  o->constant = 0;
-  for (int k = 0; k < t->rank; k++) {
-    const tirx_expr *x[MAX_TERMS];
-    int64_t f[MAX_TERMS];
-    int n = 0;
-    if (!flat_terms(index[k], x, f, &n)) return false;
-    int first = l->dim_begin[k], last = l->dim_begin[k + 1], iters = 0;
-    for (int j = first; j < last; j++)
-      if (l->d[j].axis == TIRX_AXIS_M && l->d[j].stride != 0 && l->d[j].extent != 1) iters++;
-    for (int j = first; j < last; j++) {
-      const tirx_iter *it = &l->d[j];
-      if (it->axis != TIRX_AXIS_M || it->stride == 0 || it->extent == 1) continue;
-      int64_t inner = 1, v;
-      for (int q = j + 1; q < last; q++) inner *= l->d[q].extent;
-      bool mod = j != first;
-      if (iters == 1 && inner == 1 && !mod) { /* the index itself */
-        for (int i = 0; i < n; i++)
-          if (!tirx__mul_ok(f[i], it->stride, &v) || !split_add(o, x[i], v)) return false;
-        continue;
-      }
-      int64_t turn = mod && inner <= INT64_MAX / it->extent ? inner * it->extent : 0;
-      int64_t rest_hi = 0, dhi = 0, lo, hi;
-      for (int i = 0; i < n; i++) { /* the remainder below inner, by bounds */
-        int64_t fi = turn && f[i] % turn == 0 ? 0 : turn ? f[i] % turn : f[i];
-        if (x[i] && (fi == 0 || fi % inner == 0)) continue;
-        if (!x[i]) {
-          rest_hi += fi % inner;
-          continue;
-        }
-        if (!bounds(x[i], &lo, &hi) || lo < 0 || hi > (1LL << 40) / fi) return false;
-        rest_hi += hi * fi;
-      }
-      if (rest_hi >= inner) return false;
-      for (int i = 0; i < n; i++) { /* the quotient: its terms and its bound */
-        int64_t fi = turn && f[i] % turn == 0 ? 0 : turn ? f[i] % turn : f[i];
-        if (!x[i]) {
-          dhi += fi / inner;
-          if (!tirx__mul_ok(fi / inner, it->stride, &v) || !split_add(o, NULL, v)) return false;
-          continue;
-        }
-        if (fi == 0 || fi % inner) continue;
-        if (mod) { /* the digit's bound decides that the remainder is not needed */
-          if (!bounds(x[i], &lo, &hi) || lo < 0 || hi > (1LL << 40) / (fi / inner)) return false;
-          dhi += hi * (fi / inner);
-        }
-        if (!tirx__mul_ok(fi / inner, it->stride, &v) || !split_add(o, x[i], v)) return false;
-      }
-      if (mod && dhi >= it->extent) return false;
-    }
-  }
-  for (int i = 0; i < l->no; i++)
-    if (l->o[i].axis == TIRX_AXIS_M && !split_add(o, NULL, l->o[i].value)) return false;
-  return true;
-}
-
-/* Prints tirx_swizzle(terms + low, bits, elem) + high for a swizzled shared t[index] whose
- * constant has a part `high` that is a whole number of swizzle periods (ldmatrix/stmatrix:
- * also when high is 0, so that a tile's instructions share one form); false (nothing printed)
- * when there is none or the offset does not split. Other addresses without a high part keep
- * their form: the wgmma descriptors of the GEMM's main loop give the same SASS as before. */
-static bool swizzled_split_address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
-  const tirx_layout *l = t->layout;
-  if (t->storage != TIRX__SHARED || !l->swizzle_bytes || l->swizzle_elem <= 0) return false;
-  split_offset o;
-  if (!split_swizzled(t, index, &o)) return false;
-  int64_t period = 8LL * l->swizzle_bytes / l->swizzle_elem; /* in elements */
-  if (period <= 0 || 8LL * l->swizzle_bytes % l->swizzle_elem) return false;
-  int64_t high = o.constant / period * period, low = o.constant - high;
-  if (high == 0 && !c->split_always) return false;
-  int bits = l->swizzle_bytes == 32 ? 1 : l->swizzle_bytes == 64 ? 2 : 3;
-  tirx__strbuf *sb = &c->sb;
-  tirx__sb_append(sb, "tirx_swizzle(");
-  for (int i = 0; i < o.n; i++) {
-    if (i) tirx__sb_append(sb, " + ");
-    tirx__sb_append(sb, "(");
-    expr(c, o.x[i]);
-    tirx__sb_append(sb, ")");
-    if (o.coef[i] != 1) tirx__sb_printf(sb, " * %lld", (long long)o.coef[i]);
-  }
-  if (low || !o.n) tirx__sb_printf(sb, "%s%lld", o.n ? " + " : "", (long long)low);
-  tirx__sb_printf(sb, ", %d, %d) + %lld", bits, l->swizzle_elem, (long long)high);
-  return true;
-}
-
 /* The element offset of t[index] in t's storage. */
 static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   tirx__strbuf *sb = &c->sb;
-  if (t->layout && swizzled_split_address(c, t, index)) return;
   if (!t->layout) {
     /* A global tensor with strides. */
     bool single = t->rank == 1 && tirx__stride_kind(t, 0) == TIRX__STRIDE_CONST &&
@@ -1112,9 +970,7 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   case TIRX__ST_MATRIX: { /* ldmatrix / stmatrix (prelude: tirx_ldmatrix_xN, tirx_stmatrix_xN) */
     tirx__sb_printf(sb, "tirx_%smatrix_x%d(&%s[", s->flags & TIRX__MX_STORE ? "st" : "ld",
                     (int)s->vec, s->tensor->decl.cname);
-    c->split_always = true;
     address(c, s->tensor, s->index);
-    c->split_always = false;
     tirx__sb_append(sb, "]");
     for (int i = 0; i < s->vec; i++) {
       const tirx_expr *r = s->regs[i];

@@ -214,62 +214,6 @@ Test(codegen, shared_local_layouts_and_sync) {
   tirx_builder_destroy(b);
 }
 
-/* The law the split offsets rely on: adding a whole number of swizzle periods (8 x the
- * swizzle bytes) commutes with the swizzle, for every swizzle and element size. */
-Test(codegen, swizzle_commutes_with_whole_periods) {
-  static const int sw[3] = {32, 64, 128}, el[4] = {1, 2, 4, 8};
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 4; j++) {
-      int64_t period = 8 * sw[i] / el[j];
-      for (int64_t m = 0; m < 4 * period; m++)
-        for (int64_t k = 1; k < 4; k++)
-          cr_assert_eq(tirx_swizzle_apply(sw[i], el[j], m + k * period),
-                       tirx_swizzle_apply(sw[i], el[j], m) + k * period,
-                       "swizzle %d, elem %d, m %lld, k %lld", sw[i], el[j], (long long)m,
-                       (long long)k);
-    }
-}
-
-/* A swizzled shared offset whose constant holds whole swizzle periods is printed with them
- * outside tirx_swizzle (one base for a tile's constant steps); a constant below a period, or a
- * term whose bounds do not keep the digits apart, leaves the offset as it was. */
-Test(codegen, swizzled_offsets_move_whole_periods_out) {
-  tirx_builder *b = tirx_builder_create("split");
-  tirx_arena *A = tirx_builder_arena(b);
-  /* ((32),(64)):((64@m),(1@m))^sw(128,2): 8 rows are one 1024-byte period */
-  tirx_tensor *s = tirx_alloc_shared(
-      b, "rows", TIRX_F16, TIRX_DIMS(32, 64),
-      tirx_layout_swizzle(A, tirx_layout_row_major(A, 2, (int64_t[]){32, 64}), 128, 2));
-  /* ((8),(4,64)):((64@m),(512@m,1@m))^sw(128,2): a column block is one period */
-  tirx_tensor *t = tirx_alloc_shared(b, "cols", TIRX_F16, TIRX_DIMS(8, 256),
-                                     tirx_layout_smem_tile(A, 8, 256, 2, 128));
-  tirx_set_block(b, 128, 1, 1);
-  tirx_expr *w = tirx_warp_id(b), *lane = tirx_lane_id(b), *tid = tirx_thread_idx(b, 0);
-  tirx_expr *one = tirx_float(b, 1.0, TIRX_F16);
-  tirx_store(b, s, TIRX_EXPRS(tirx_add(b, w, tirx_int(b, 8)), lane), one);
-  tirx_store(b, s, TIRX_EXPRS(tirx_add(b, w, tirx_int(b, 4)), lane), one);
-  /* columns 8q + 72, q < 4: block 1, column 8q + 8 of it; with q < 8 the block could be 2 */
-  tirx_expr *q4 = tirx_mul(b, tirx_bit_and(b, lane, tirx_int(b, 3)), tirx_int(b, 8));
-  tirx_expr *q8 = tirx_mul(b, tirx_bit_and(b, lane, tirx_int(b, 7)), tirx_int(b, 8));
-  tirx_store(b, t, TIRX_EXPRS(w, tirx_add(b, q4, tirx_int(b, 72))), one);
-  tirx_store(b, t, TIRX_EXPRS(w, tirx_add(b, q8, tirx_int(b, 72))), one);
-  tirx_store(b, t, TIRX_EXPRS(w, tirx_add(b, tid, tirx_int(b, 64))), one);
-  tirx_kernel *k = build(b);
-  CHECK_LINES(tirx_kernel_source(k),
-              "  rows[tirx_swizzle((((int)threadIdx.x >> 5)) * 64 + (((int)threadIdx.x & 31)), 3, 2)"
-              " + 512] = tirx_f16_bits(0x3c00);\n",
-              "  rows[tirx_swizzle((((int)threadIdx.x >> 5) + 4) * 64 + ((int)threadIdx.x & 31), 3,"
-              " 2)] = tirx_f16_bits(0x3c00);\n",
-              "  cols[tirx_swizzle((((int)threadIdx.x >> 5)) * 64 + ((((int)threadIdx.x & 31) & 3)) "
-              "* 8 + 8, 3, 2) + 512] = tirx_f16_bits(0x3c00);\n",
-              "  cols[tirx_swizzle(((int)threadIdx.x >> 5) * 64 + ((((((int)threadIdx.x & 31) & 7) * "
-              "8) + 72) / 64) * 512 + ((((((int)threadIdx.x & 31) & 7) * 8) + 72) % 64), 3, 2)]",
-              "  cols[tirx_swizzle(((int)threadIdx.x >> 5) * 64 + (((int)threadIdx.x + 64) / 64) * "
-              "512 + (((int)threadIdx.x + 64) % 64), 3, 2)] = tirx_f16_bits(0x3c00);\n");
-  tirx_kernel_release(k);
-  tirx_builder_destroy(b);
-}
-
 Test(codegen, loops_vars_math_shuffles) {
   tirx_builder *b = tirx_builder_create("misc");
   tirx_expr *n = tirx_param_int(b, "n", TIRX_I32);
