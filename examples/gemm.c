@@ -379,20 +379,30 @@ static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap) {
   tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
   tirx_cast_region(b, tirx_whole(b, acc16), tirx_whole(b, acc), NULL);
   tirx_team_end(b);
-  for (int q = 0; q < T.consumers; q++) { /* named barrier 1 + q: warpgroup q's 128 threads */
+  /* Named barrier 1 + c: consumer c's 128 threads (the id is a constant, hence one tiny if per
+   * consumer). The stmatrix copy is written once for both consumers (rows c * WM): two copies
+   * of it doubled the epilogue's code, its compile time and the registers kept live across
+   * the main loop (the copy's addresses, hoisted out of the tile loop: 28 bytes of spills). */
+  for (int q = 0; q < T.consumers; q++) {
     tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
     tirx_named_barrier_sync(b, 1 + q, 128);
-    if (has_bias) { /* the warpgroup has read the bias row: release it */
-      tirx_if_begin(b, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0)));
-      tirx_mbarrier_arrive(b, elem(b, bias_empty, I(b, 0)));
-      tirx_if_end(b);
-    }
-    tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-    tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
-    tirx_team_end(b);
-    tirx_fence_proxy_async(b);
+    tirx_if_end(b);
+  }
+  if (has_bias) { /* the warpgroup has read the bias row: release it */
+    tirx_if_begin(b, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0)));
+    tirx_mbarrier_arrive(b, elem(b, bias_empty, I(b, 0)));
+    tirx_if_end(b);
+  }
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
+  tirx_team_end(b);
+  tirx_fence_proxy_async(b);
+  for (int q = 0; q < T.consumers; q++) {
+    tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
     tirx_named_barrier_sync(b, 1 + q, 128);
     tirx_if_end(b);
+  }
+  for (int q = 0; q < T.consumers; q++) { /* one TMA store per consumer, from its thread 0 */
     tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
     tirx_copy_async(b, rect(b, C, tirx_add(b, tirx_mul(b, tm, I(b, BM)), I(b, q * WM)),
                             tirx_mul(b, tn, I(b, BN)), WM, BN),
