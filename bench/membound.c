@@ -2,8 +2,11 @@
  * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
  * copy of the same bytes.
  *
- *   membound [out.csv] [reps] [sweep | cluster | weights | staged | occupancy]
+ *   membound [out.csv] [reps] [all | sweep | cluster | weights | staged | occupancy] [kernel]
+ *            [width]
  *
+ * kernel: measure only the kernel of that name (membound_name: rmsnorm, layernorm, ...; "all":
+ * every kernel); width: only the shape of that width.
  * occupancy: the one-row-per-CTA kernels also with an occupancy floor of 4, 5, 6 and 8 CTAs per
  * SM (membound_set_min_blocks: ptxas caps registers to fit, spilling if it must), "tirx-minb<n>",
  * where n CTAs' threads fit in an SM.
@@ -66,6 +69,8 @@ static void *dev_random(tirx_runtime *rt, size_t n, uint64_t seed) {
 int main(int argc, char **argv) {
   const char *csv = argc > 1 ? argv[1] : NULL;
   int reps = argc > 2 ? atoi(argv[2]) : 15;
+  const char *only = argc > 4 && strcmp(argv[4], "all") ? argv[4] : NULL; /* one kernel */
+  int64_t width_only = argc > 5 ? atoll(argv[5]) : 0; /* one shape by width */
   bool sweep = argc > 3 && strcmp(argv[3], "sweep") == 0;
   bool csweep = argc > 3 && strcmp(argv[3], "cluster") == 0;
   bool wsweep = argc > 3 && strcmp(argv[3], "weights") == 0;
@@ -102,6 +107,7 @@ int main(int argc, char **argv) {
   printf("%-12s %-9s %6s %6s %9s %8s %8s %6s\n", "kernel", "impl", "rows", "width", "us", "GB/s", "copy", "ratio");
   for (int s = 0; s < 3; s++) {
     int64_t rows = shapes[s][0], W = shapes[s][1];
+    if (width_only && W != width_only) continue;
     size_t n = (size_t)rows * (size_t)W;
     /* x is 2W wide for silu_mul; every other tensor rows x W. */
     void *x = dev_random(rt, 2 * n, 1 + (uint64_t)s), *res = dev_random(rt, n, 7);
@@ -112,6 +118,7 @@ int main(int argc, char **argv) {
     CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out2));
     for (int run = 0; run < nvariants * MEMBOUND_KIND_COUNT; run++) {
       int kind = run % MEMBOUND_KIND_COUNT, v = run / MEMBOUND_KIND_COUNT;
+      if (only && strcmp(only, membound_name((membound_kind)kind)) != 0) continue;
       int nthreads = variants[v][0], ctas = variants[v][1];
       membound_set_cluster(ctas);
       membound_set_threads(nthreads);
