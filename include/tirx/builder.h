@@ -413,7 +413,10 @@ TIRX_API void tirx_sync_warp(tirx_builder *b);
 TIRX_API void tirx_set_grid(tirx_builder *b, tirx_expr *x, tirx_expr *y, tirx_expr *z);
 
 /* Block dimensions, constants (required before tirx_kernel_build): each >= 1, x, y <= 1024,
- * z <= 64, product <= 1024. Also emitted as __launch_bounds__. */
+ * z <= 64, product <= 1024. Also emitted as __launch_bounds__. Set it before the body: tile
+ * primitives (with their scopes) and native statements are checked against it as they are
+ * built, so once one exists another block is refused (TIRX_E_INVALID_ARG; the same block
+ * again is accepted). */
 TIRX_API void tirx_set_block(tirx_builder *b, int x, int y, int z);
 
 /* An occupancy floor: n CTAs of the kernel resident on one SM at least (1 to 32), emitted as

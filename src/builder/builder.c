@@ -709,6 +709,16 @@ void tirx_set_block(tirx_builder *b, int x, int y, int z) {
                  x, y, z);
     return;
   }
+  /* Tile primitives (and their scopes) and native statements are checked against the block
+   * when they are built: it cannot change under them. */
+  if (b->block_set && (b->nprims > 0 || b->uses_native) &&
+      (b->block[0] != x || b->block[1] != y || b->block[2] != z)) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                 "%s: the block is already %d x %d x %d and tile primitives or native statements "
+                 "were built for it, expected the same block (set it before them)", fn, b->block[0],
+                 b->block[1], b->block[2]);
+    return;
+  }
   for (int i = 0; i < 3; i++) b->block[i] = v[i];
   b->block_set = true;
 }

@@ -577,6 +577,27 @@ Test(builder, block_product) {
   expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_set_block: 64 x 32 x 1 threads, expected at most 1024");
 }
 
+Test(builder, block_cannot_change_under_statements) {
+  vec();
+  tirx_expr *i = tirx_thread_idx(B, 0);
+  tirx_store(B, y, TIRX_EXPRS(i), tirx_load(B, x, TIRX_EXPRS(i)));
+  tirx_set_block(B, 64, 1, 1); /* plain statements do not depend on the block */
+  tirx_set_block(B, 128, 1, 1);
+  tirx_fence_proxy_async(B); /* a native statement */
+  tirx_set_block(B, 128, 1, 1); /* the same block: fine */
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+  tirx_set_block(B, 1000, 1, 1);
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_set_block: the block is already 128 x 1 x 1 and tile primitives or native "
+                "statements were built for it, expected the same block (set it before them)");
+}
+
+Test(builder, block_may_change_before_statements) {
+  vec();
+  tirx_set_block(B, 256, 1, 1);
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+}
+
 Test(builder, min_blocks_is_a_launch_bound) {
   vec();
   tirx_set_min_blocks(B, 6);
