@@ -27,11 +27,11 @@ typedef struct rk {
   tirx_config ld, st, pw, wld; /* wld: weight rows (read by every row: cached, not streamed) */
   /* Staged rows (membound_stages > 0): a persistent CTA reads its rows x[row] through a ring
    * of `stages` shared rows filled by TMA, up to `stages` rows ahead of the one it computes;
-   * wsmem: the weight rows wt[] are read once into shared rows wsm[] (unless
+   * wsmem: the weight rows wt[] are read once into the shared rows wrows (unless
    * MEMBOUND_V_WEIGHTS_GLOBAL). */
   int stages;
   bool wsmem;
-  tirx_tensor *wt[2], *wsm[2];
+  tirx_tensor *wt[2], *wrows;
   tirx_tensor *ring, *full;
   tirx_expr *slot, *phase, *it, *first; /* first: x[row, 0] in f32, read from the ring */
 } rk;
@@ -236,6 +236,8 @@ static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t w
 }
 
 static tirx_tensor *rk_local(rk *k, const char *name, tirx_dtype dt, int i);
+static tile rk_load_raw(rk *k, const char *name, tirx_tensor *x, tirx_expr *row, int64_t col0,
+                        const tirx_config *cfg);
 
 static tirx_expr *I(rk *k, int64_t v) { return tirx_int(k->b, v); }
 
@@ -254,6 +256,14 @@ static void rk_fetch(rk *k, tirx_tensor *x, tirx_expr *row, tirx_expr *s) {
   tirx_if_end(b);
 }
 
+/* n shared rows of the row's width, 128 bytes apart (TMA's shared-memory alignment). */
+static tirx_tensor *rk_rows(rk *k, const char *name, int64_t n) {
+  int64_t size = tirx_dtype_size(k->dt), pitch = (k->width * size + 127) / 128 * 128 / size;
+  return tirx_alloc_shared(k->b, name, k->dt, TIRX_DIMS(n, k->width),
+                           tirx_layout_strided(tirx_builder_arena(k->b), 2,
+                                               (int64_t[]){n, k->width}, (int64_t[]){pitch, 1}));
+}
+
 /* Staged rows: the ring and its mbarriers, the first `stages` rows of this CTA in flight,
  * then the loop over rows blockIdx.x + i * gridDim.x (block, grid and team set by rk_open). */
 static void rk_open_staged(rk *k, tirx_tensor *x) {
@@ -263,20 +273,10 @@ static void rk_open_staged(rk *k, tirx_tensor *x) {
   int64_t ctas = stage_ctas(k->kind, k->dt, k->width);
   tirx_set_grid(b, tirx_min(b, k->rows, I(k, sms * ctas)), NULL, NULL);
   if (ctas > 1 && !min_blocks) tirx_set_min_blocks(b, (int)ctas);
-  /* rows 128 bytes apart (TMA's shared-memory alignment) */
-  int64_t size = tirx_dtype_size(k->dt), pitch = (k->width * size + 127) / 128 * 128 / size;
-  k->ring = tirx_alloc_shared(b, "ring", k->dt, TIRX_DIMS(S, k->width),
-                              tirx_layout_strided(tirx_builder_arena(b), 2,
-                                                  (int64_t[]){S, k->width},
-                                                  (int64_t[]){pitch, 1}));
+  int64_t size = tirx_dtype_size(k->dt);
   int nw = k->wsmem ? (k->wt[1] ? 2 : 1) : 0;
-  tirx_tensor *wrows = NULL;
-  if (nw) /* the weight rows, read once (full[S]) */
-    wrows = tirx_alloc_shared(b, "wrows", k->dt, TIRX_DIMS(nw, k->width),
-                              tirx_layout_strided(tirx_builder_arena(b), 2,
-                                                  (int64_t[]){nw, k->width},
-                                                  (int64_t[]){pitch, 1}));
-  for (int j = 0; j < nw; j++) k->wsm[j] = wrows;
+  k->ring = rk_rows(k, "ring", S);
+  k->wrows = nw ? rk_rows(k, "wrows", nw) : NULL; /* the weight rows, read once (full[S]) */
   k->full = tirx_alloc_mbarrier(b, "full", S + (nw > 0));
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(k, 0)));
@@ -289,7 +289,7 @@ static void rk_open_staged(rk *k, tirx_tensor *x) {
     tirx_mbarrier_expect_tx(b, bar(k, k->full, I(k, S)), I(k, nw * k->width * size));
     tirx_config ld = {.barrier = bar(k, k->full, I(k, S))};
     for (int j = 0; j < nw; j++)
-      tirx_copy_async(b, tirx_region_new(b, wrows, TIRX_EXPRS(I(k, j), I(k, 0)), (int64_t[]){1, k->width}),
+      tirx_copy_async(b, tirx_region_new(b, k->wrows, TIRX_EXPRS(I(k, j), I(k, 0)), (int64_t[]){1, k->width}),
                       tirx_region_new(b, k->wt[j], TIRX_EXPRS(I(k, 0), I(k, 0)), (int64_t[]){1, k->width}),
                       &ld);
   }
@@ -310,15 +310,8 @@ static void rk_open_staged(rk *k, tirx_tensor *x) {
  * with the row `stages` rows ahead. */
 static tile rk_load_staged(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
-  tile t = {{NULL}};
   tirx_mbarrier_wait(b, bar(k, k->full, k->slot), k->phase);
-  for (int i = 0; i < k->np; i++) {
-    t.t[i] = rk_local(k, "xh", k->dt, i);
-    tirx_copy(b, tirx_whole(b, t.t[i]),
-              tirx_region_new(b, k->ring, TIRX_EXPRS(k->slot, I(k, k->begin[i])),
-                              (int64_t[]){1, k->extent[i]}),
-              NULL);
-  }
+  tile t = rk_load_raw(k, "xh", k->ring, k->slot, 0, NULL);
   k->first = tirx_let(b, "first", tirx_cast(b, tirx_load(b, k->ring, TIRX_EXPRS(k->slot, I(k, 0))),
                                            TIRX_F32));
   tirx_sync_threads(b); /* every thread has read the slot: refill it, stages rows ahead */
@@ -387,11 +380,11 @@ static tirx_region *rk_gregion(rk *k, tirx_tensor *x, tirx_expr *row, int64_t co
 
 /* Row `row` of x from column col0, in f32 registers. */
 /* Row `row` of x from column col0, in registers of x's dtype (cfg: the cache hint). */
-static tile rk_load_raw(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0,
+static tile rk_load_raw(rk *k, const char *name, tirx_tensor *x, tirx_expr *row, int64_t col0,
                         const tirx_config *cfg) {
   tile t = {{NULL}};
   for (int i = 0; i < k->np; i++) {
-    t.t[i] = rk_local(k, "xh", k->dt, i);
+    t.t[i] = rk_local(k, name, k->dt, i);
     tirx_copy(k->b, tirx_whole(k->b, t.t[i]), rk_gregion(k, x, row, col0, i), cfg);
   }
   return t;
@@ -410,7 +403,7 @@ static tile rk_widen(rk *k, const tile *h) {
 
 /* Row `row` of x from column col0, in f32 registers (streamed: read once). */
 static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
-  tile h = k->stages > 0 ? rk_load_staged(k, x) : rk_load_raw(k, x, row, col0, &k->ld);
+  tile h = k->stages > 0 ? rk_load_staged(k, x) : rk_load_raw(k, "xh", x, row, col0, &k->ld);
   return rk_widen(k, &h);
 }
 
@@ -418,26 +411,19 @@ static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
  * before the reduction (*early) and only widened here. */
 static tile rk_weights(rk *k, tirx_tensor *w, const tile *early) {
   if (early && early->t[0]) return rk_widen(k, early);
-  for (int j = 0; k->wsmem && j < 2; j++) {
-    if (k->wt[j] != w) continue;
-    tile h = {{NULL}}; /* the weight row from shared memory (rk_open_staged) */
-    for (int i = 0; i < k->np; i++) {
-      h.t[i] = rk_local(k, "wh", k->dt, i);
-      tirx_copy(k->b, tirx_whole(k->b, h.t[i]),
-                tirx_region_new(k->b, k->wsm[j], TIRX_EXPRS(I(k, j), I(k, k->begin[i])),
-                                (int64_t[]){1, k->extent[i]}),
-                NULL);
+  for (int j = 0; k->wsmem && j < 2; j++)
+    if (k->wt[j] == w) { /* row j of the shared weight rows (rk_open_staged) */
+      tile h = rk_load_raw(k, "wh", k->wrows, I(k, j), 0, NULL);
+      return rk_widen(k, &h);
     }
-    return rk_widen(k, &h);
-  }
-  tile h = rk_load_raw(k, w, tirx_int(k->b, 0), 0, &k->wld);
+  tile h = rk_load_raw(k, "xh", w, tirx_int(k->b, 0), 0, &k->wld);
   return rk_widen(k, &h);
 }
 
 static tile rk_weights_early(rk *k, tirx_tensor *w) {
   tile none = {{NULL}};
   if (!(variant_flags & MEMBOUND_V_WEIGHTS_EARLY) || !w) return none;
-  return rk_load_raw(k, w, tirx_int(k->b, 0), 0, &k->wld);
+  return rk_load_raw(k, "xh", w, tirx_int(k->b, 0), 0, &k->wld);
 }
 
 static void rk_store(rk *k, tirx_tensor *out, const tile *t) {

@@ -199,6 +199,23 @@ static tirx_expr *open_loop(tirx_builder *b, int64_t n, tirx_loop_kind kind) {
   return tirx_for_begin(b, "i", tirx_int(b, 0), tirx_int(b, n), NULL, kind);
 }
 
+/* Walks the iters of plan pl whose dim is in the mask dims: a loop iter opens an unrolled loop,
+ * another is its thread digit of layout l; each, times its inner step, is added to idx of its
+ * dim. Returns the loops opened (the caller closes them). */
+static int walk_iters(tirx_builder *b, const tirx_layout *l, const plan *pl, uint32_t dims,
+                      tirx_expr **idx) {
+  int opened = 0;
+  for (int i = 0; i < pl->n; i++) {
+    const plan_iter *it = &pl->it[i];
+    if (!(dims >> it->dim & 1)) continue;
+    tirx_expr *d = it->loop ? open_loop(b, it->extent, TIRX_LOOP_UNROLL) : digit_of(b, l, it);
+    opened += it->loop;
+    if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
+    idx[it->dim] = add_term(b, idx[it->dim], d);
+  }
+  return opened;
+}
+
 /* ---- operand access ---- */
 
 static int rank_of(const tirx__lower *lw) { return lw->p->ops[0]->tensor->rank; }
@@ -647,15 +664,7 @@ tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
     if (pass == 1) {
       tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, identity(b, op, at));
       if (!acc) return b->status;
-      int inner = 0;
-      for (int i = 0; i < pl.n; i++) {
-        const plan_iter *it = &pl.it[i];
-        if (!(p->axes >> it->dim & 1)) continue;
-        tirx_expr *d = it->loop ? open_loop(b, it->extent, TIRX_LOOP_UNROLL) : digit_of(b, sl, it);
-        inner += it->loop;
-        if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
-        idx[it->dim] = add_term(b, idx[it->dim], d);
-      }
+      int inner = walk_iters(b, sl, &pl, p->axes, idx);
       tirx_expr *v = as_type(b, load_at(lw, src, idx, 0), at);
       if (op == TIRX__PRIM_OP_SUMSQ) v = tirx_mul(b, v, v);
       tirx_assign(b, acc, combine(b, op, acc, v));
@@ -678,19 +687,7 @@ tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
       store_at(lw, dst, di, 0, as_type(b, res, dst->tensor->dtype));
       break;
     }
-    for (int i = 0; i < pl.n; i++) {
-      const plan_iter *it = &pl.it[i];
-      if (p->axes >> it->dim & 1) continue;
-      tirx_expr *d;
-      if (it->loop) {
-        d = open_loop(b, it->extent, TIRX_LOOP_UNROLL);
-        opened++;
-      } else {
-        d = digit_of(b, sl, it);
-      }
-      if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
-      idx[it->dim] = add_term(b, idx[it->dim], d);
-    }
+    opened += walk_iters(b, sl, &pl, ~p->axes, idx);
   }
   for (int i = 0; i < opened; i++) tirx_for_end(b);
   return b->status;
@@ -910,16 +907,7 @@ static tirx_status reduce_smem(tirx__lower *lw, bool cluster) {
       if (guard) tirx_if_begin(b, guard);
       tirx_expr *ridx[TIRX_BUILDER_MAX_RANK];
       memcpy(ridx, idx, sizeof ridx);
-      int inner = 0;
-      for (int i = 0; i < pl.n; i++) {
-        const plan_iter *it = &pl.it[i];
-        if (!(p->axes >> it->dim & 1)) continue;
-        tirx_expr *d = it->loop ? open_loop(b, it->extent, TIRX_LOOP_UNROLL)
-                                : digit_of(b, c->operands[1].layout, it);
-        inner += it->loop;
-        if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
-        ridx[it->dim] = add_term(b, ridx[it->dim], d);
-      }
+      int inner = walk_iters(b, c->operands[1].layout, &pl, p->axes, ridx);
       tirx_expr *v = as_type(b, load_at(lw, src, ridx, 0), at);
       if (op == TIRX__PRIM_OP_SUMSQ) v = tirx_mul(b, v, v);
       tirx_assign(b, acc, combine(b, op, acc, v));
@@ -1213,19 +1201,7 @@ tirx_status tirx__emit_gemm_scalar(const tirx__rule *rule, const tirx__call *cal
   tirx_expr *guard;
   if (thread_digits(lw, &pl, true, &guard) != TIRX_OK) return b->status;
   if (guard) tirx_if_begin(b, guard);
-  int opened = 0;
-  for (int i = 0; i < pl.n; i++) {
-    const plan_iter *it = &pl.it[i];
-    tirx_expr *dg;
-    if (it->loop) {
-      dg = open_loop(b, it->extent, TIRX_LOOP_UNROLL);
-      opened++;
-    } else {
-      dg = digit_of(b, dl, it);
-    }
-    if (it->inner != 1) dg = tirx_mul(b, dg, tirx_int(b, it->inner));
-    idx[it->dim] = add_term(b, idx[it->dim], dg);
-  }
+  int opened = walk_iters(b, dl, &pl, ~0u, idx);
   if (b->status != TIRX_OK) return b->status;
   gemm_dot(lw, idx);
   for (int i = 0; i < opened; i++) tirx_for_end(b);

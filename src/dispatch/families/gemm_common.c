@@ -137,3 +137,14 @@ bool tirx__ldmatrix_rows(tirx_arena *a, const tirx__operand *op, int kdim, const
     }
   return true;
 }
+
+bool tirx__block_is_fragment(tirx_arena *a, const tirx_layout *l, int64_t m, int64_t n,
+                             int64_t r, int64_t c, int64_t h, int64_t w, const tirx_layout *frag) {
+  const tirx_layout *blk = tirx_layout_slice(a, l, 2, (int64_t[]){m, n}, (int64_t[]){r, c},
+                                             (int64_t[]){h, w});
+  if (!blk || !frag) return false;
+  tirx_axis_offset o = {TIRX_AXIS_REG, tirx_layout_offset(blk, TIRX_AXIS_REG)};
+  const tirx_layout *want = tirx__layout_make(a, FN, frag->nd, frag->d, 0, NULL, 1, &o,
+                                              frag->rank, frag->dim_begin, 0, 0);
+  return want && tirx_layout_equal(blk, want);
+}

@@ -37,4 +37,10 @@ bool tirx__wgmma_operand_of(tirx_arena *a, const tirx__operand *op, int kdim,
  * contiguous bytes, 16-byte aligned (after the swizzle): one ldmatrix row. */
 bool tirx__ldmatrix_rows(tirx_arena *a, const tirx__operand *op, int kdim, const char **why);
 
+/* Whether the (h, w) block at (r, c) of register layout l, of shape (m, n), is the fragment
+ * layout frag placed at the block's own register offset (mma C fragments, wgmma accumulator
+ * slabs and A fragments). */
+bool tirx__block_is_fragment(tirx_arena *a, const tirx_layout *l, int64_t m, int64_t n,
+                             int64_t r, int64_t c, int64_t h, int64_t w, const tirx_layout *frag);
+
 #endif

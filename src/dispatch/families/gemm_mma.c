@@ -41,14 +41,7 @@ static void check(tirx__rule_ctx *ctx) {
     }
   for (int64_t r = 0; r < m && frag; r += 16)
     for (int64_t col = 0; col < n; col += 8) {
-      const tirx_layout *blk = tirx_layout_slice(ctx->arena, d, 2, (int64_t[]){m, n},
-                                                 (int64_t[]){r, col}, (int64_t[]){16, 8});
-      tirx_axis_offset o = {TIRX_AXIS_REG, blk ? tirx_layout_offset(blk, TIRX_AXIS_REG) : 0};
-      const tirx_layout *want = blk ? tirx__layout_make(ctx->arena, "tirx_dispatch", frag->nd,
-                                                        frag->d, 0, NULL, 1, &o, frag->rank,
-                                                        frag->dim_begin, 0, 0)
-                                    : NULL;
-      if (!want || !tirx_layout_equal(blk, want)) {
+      if (!tirx__block_is_fragment(ctx->arena, d, m, n, r, col, 16, 8, frag)) {
         tirx__reason(ctx,
                      "d block at (%lld,%lld) is not the m16n8 C fragment "
                      "(tirx_layout_mma_m16n8k16_c)",

@@ -53,14 +53,7 @@ static bool check_common(tirx__rule_ctx *ctx) {
   const tirx_layout *d = c->operands[0].layout;
   const tirx_layout *frag = tirx_layout_wgmma_acc(ctx->arena, 64, (int)n);
   for (int64_t s = 0; s < m / 64 && frag; s++) {
-    const tirx_layout *slab = tirx_layout_slice(ctx->arena, d, 2, (int64_t[]){m, n},
-                                                (int64_t[]){64 * s, 0}, (int64_t[]){64, n});
-    tirx_axis_offset o = {TIRX_AXIS_REG, slab ? tirx_layout_offset(slab, TIRX_AXIS_REG) : 0};
-    const tirx_layout *want = slab ? tirx__layout_make(ctx->arena, "tirx_dispatch", frag->nd,
-                                                       frag->d, 0, NULL, 1, &o, frag->rank,
-                                                       frag->dim_begin, 0, 0)
-                                   : NULL;
-    if (!want || !tirx_layout_equal(slab, want)) {
+    if (!tirx__block_is_fragment(ctx->arena, d, m, n, 64 * s, 0, 64, n, frag)) {
       tirx__reason(ctx,
                    "d rows %lld..%lld are not the wgmma m64n%lld accumulator fragment "
                    "(tirx_layout_wgmma_acc) of a warpgroup",
@@ -105,14 +98,7 @@ static bool a_fragments(tirx__rule_ctx *ctx, const tirx_layout *a, int64_t m, in
   const tirx_layout *frag = tirx_layout_wgmma_a(ctx->arena, 64, 16);
   for (int64_t s = 0; s < m / 64 && frag; s++)
     for (int64_t ks = 0; ks < k / 16; ks++) {
-      const tirx_layout *blk = tirx_layout_slice(ctx->arena, a, 2, (int64_t[]){m, k},
-                                                 (int64_t[]){64 * s, 16 * ks}, (int64_t[]){64, 16});
-      tirx_axis_offset o = {TIRX_AXIS_REG, blk ? tirx_layout_offset(blk, TIRX_AXIS_REG) : 0};
-      const tirx_layout *want = blk ? tirx__layout_make(ctx->arena, "tirx_dispatch", frag->nd,
-                                                        frag->d, 0, NULL, 1, &o, frag->rank,
-                                                        frag->dim_begin, 0, 0)
-                                    : NULL;
-      if (!want || !tirx_layout_equal(blk, want)) {
+      if (!tirx__block_is_fragment(ctx->arena, a, m, k, 64 * s, 16 * ks, 64, 16, frag)) {
         tirx__reason(ctx,
                      "a rows %lld..%lld, K %lld..%lld are not the wgmma A fragment "
                      "(tirx_layout_wgmma_a) of a warpgroup: thread 32w+l must hold rows "
