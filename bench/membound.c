@@ -2,9 +2,11 @@
  * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
  * copy of the same bytes.
  *
- *   membound [out.csv] [reps] [all | sweep | cluster | weights | staged | occupancy] [kernel]
- *            [width]
+ *   membound [--plan] [out.csv] [reps] [all | sweep | cluster | weights | staged | occupancy]
+ *            [kernel] [width]
  *
+ * --plan: no measurement (no GPU needed): one line per kernel and variant that would be
+ * measured, with the FNV-1a hash of its generated source.
  * kernel: measure only the kernel of that name (membound_name: rmsnorm, layernorm, ...; "all":
  * every kernel); width: only the shape of that width.
  * occupancy: the one-row-per-CTA kernels also with an occupancy floor of 4, 5, 6 and 8 CTAs per
@@ -66,109 +68,162 @@ static void *dev_random(tirx_runtime *rt, size_t n, uint64_t seed) {
   return d;
 }
 
+/* One measured variant: the knobs of membound.h it sets (0: the default) and its CSV name. */
+typedef struct variant {
+  const char *name;
+  int threads, ctas, flags, stages, min_blocks;
+} variant;
+
+static const variant PLAIN[] = {{.name = "tirx"}};
+static const variant SWEEP[] = {{.name = "tirx"},
+                                {.name = "tirx-T128", .threads = 128},
+                                {.name = "tirx-T256", .threads = 256},
+                                {.name = "tirx-T512", .threads = 512},
+                                {.name = "tirx-T1024", .threads = 1024}};
+static const variant CLUSTER[] = {{.name = "tirx"},
+                                  {.name = "tirx-c2", .ctas = 2},
+                                  {.name = "tirx-c2-T256", .threads = 256, .ctas = 2},
+                                  {.name = "tirx-c2-T1024", .threads = 1024, .ctas = 2},
+                                  {.name = "tirx-c4", .ctas = 4},
+                                  {.name = "tirx-c4-T128", .threads = 128, .ctas = 4},
+                                  {.name = "tirx-c4-T512", .threads = 512, .ctas = 4},
+                                  {.name = "tirx-c4-T1024", .threads = 1024, .ctas = 4}};
+static const variant WEIGHTS[] = {
+    {.name = "tirx"},
+    {.name = "tirx-wcs", .flags = MEMBOUND_V_WEIGHTS_STREAM},
+    {.name = "tirx-wearly", .flags = MEMBOUND_V_WEIGHTS_EARLY},
+    {.name = "tirx-wcs-early", .flags = MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY}};
+static const variant STAGED[] = {{.name = "tirx"},
+                                 {.name = "tirx-unstaged", .flags = MEMBOUND_V_UNSTAGED},
+                                 {.name = "tirx-S1", .stages = 1},
+                                 {.name = "tirx-S2", .stages = 2},
+                                 {.name = "tirx-S3", .stages = 3},
+                                 {.name = "tirx-wglobal", .flags = MEMBOUND_V_WEIGHTS_GLOBAL},
+                                 {.name = "tirx-wglobal-S3", .flags = MEMBOUND_V_WEIGHTS_GLOBAL, .stages = 3}};
+static const variant OCCUPANCY[] = {{.name = "tirx"},
+                                    {.name = "tirx-minb4", .min_blocks = 4},
+                                    {.name = "tirx-minb5", .min_blocks = 5},
+                                    {.name = "tirx-minb6", .min_blocks = 6},
+                                    {.name = "tirx-minb8", .min_blocks = 8}};
+
+static bool is(membound_kind kind, membound_kind a, membound_kind b, membound_kind c) {
+  return kind == a || kind == b || kind == c;
+}
+
+/* Whether variant v (not the first of its mode) measures something the default kernel does
+ * not: a cluster that applies, weight variants of the kernels with weight rows, staged
+ * variants of the kernels that stage (each only where it builds a staged kernel; "unstaged"
+ * only where the default is staged), occupancy floors that fit and are not staged. */
+static bool applies(const variant *v, membound_kind kind, tirx_dtype dt, int64_t W) {
+  if (v->ctas > 1) { /* with the variant's threads per CTA, which decide the split */
+    membound_set_threads(v->threads);
+    membound_set_cluster(v->ctas);
+    bool ok = membound_cluster(kind, dt, W) == v->ctas;
+    membound_set_threads(0);
+    membound_set_cluster(0);
+    return ok;
+  }
+  if (v->flags & (MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY))
+    return is(kind, MEMBOUND_RMSNORM, MEMBOUND_ADD_RMSNORM, MEMBOUND_LAYERNORM);
+  if (v->min_blocks) {
+    int T = (int)(W <= MEMBOUND_WARP_MAX_WIDTH ? 32 * MEMBOUND_RMSNORM_WARPS
+                                               : (membound_threads(dt, W) + 31) / 32 * 32);
+    return v->min_blocks * T <= 2048 && membound_stages(kind, dt, W) == 0;
+  }
+  if (v->stages || (v->flags & (MEMBOUND_V_UNSTAGED | MEMBOUND_V_WEIGHTS_GLOBAL))) {
+    if (!is(kind, MEMBOUND_RMSNORM, MEMBOUND_LAYERNORM, MEMBOUND_SOFTMAX)) return false;
+    if ((v->flags & MEMBOUND_V_WEIGHTS_GLOBAL) && kind == MEMBOUND_SOFTMAX) return false;
+    if (v->flags & MEMBOUND_V_UNSTAGED) return membound_stages(kind, dt, W) > 0; /* default */
+    membound_set_variant(v->flags);
+    membound_set_stages(v->stages);
+    bool staged = membound_stages(kind, dt, W) > 0;
+    membound_set_variant(0);
+    membound_set_stages(0);
+    return staged;
+  }
+  return true;
+}
+
+/* kind's kernel over rows of W with v's knobs (reset afterwards); NULL with err on failure. */
+static tirx_kernel *build_variant(const variant *v, membound_kind kind, tirx_dtype dt,
+                                  int64_t W, char *err, size_t cap) {
+  membound_set_threads(v->threads);
+  membound_set_cluster(v->ctas);
+  membound_set_variant(v->flags);
+  membound_set_stages(v->stages);
+  membound_set_min_blocks(v->min_blocks);
+  tirx_kernel *k = membound_build(kind, dt, W, false, err, cap);
+  membound_set_threads(0);
+  membound_set_cluster(0);
+  membound_set_variant(0);
+  membound_set_stages(0);
+  membound_set_min_blocks(0);
+  return k;
+}
+
 int main(int argc, char **argv) {
+  /* --plan: list what would be measured (kernel, variant, shape, the kernel's source hash),
+   * without a GPU. */
+  bool plan = argc > 1 && strcmp(argv[1], "--plan") == 0;
+  if (plan) argc--, argv++;
   const char *csv = argc > 1 ? argv[1] : NULL;
   int reps = argc > 2 ? atoi(argv[2]) : 15;
+  const char *mode = argc > 3 ? argv[3] : "all";
   const char *only = argc > 4 && strcmp(argv[4], "all") ? argv[4] : NULL; /* one kernel */
   int64_t width_only = argc > 5 ? atoll(argv[5]) : 0; /* one shape by width */
-  bool sweep = argc > 3 && strcmp(argv[3], "sweep") == 0;
-  bool csweep = argc > 3 && strcmp(argv[3], "cluster") == 0;
-  bool wsweep = argc > 3 && strcmp(argv[3], "weights") == 0;
-  bool ssweep = argc > 3 && strcmp(argv[3], "staged") == 0;
-  bool osweep = argc > 3 && strcmp(argv[3], "occupancy") == 0;
-  static const int minb[] = {0, 4, 5, 6, 8};
-  /* {threads per CTA (0: heuristic), CTAs per row (0: one)} of each measured variant. */
-  static const int plain[][2] = {{0, 0}};
-  static const int weights[][2] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}; /* variant flags = index */
-  static const struct { int flags, stages; const char *name; } staged_variants[] = {
-      {0, 0, "tirx"},           {MEMBOUND_V_UNSTAGED, 0, "tirx-unstaged"},
-      {0, 1, "tirx-S1"},        {0, 2, "tirx-S2"},
-      {0, 3, "tirx-S3"},        {MEMBOUND_V_WEIGHTS_GLOBAL, 0, "tirx-wglobal"},
-      {MEMBOUND_V_WEIGHTS_GLOBAL, 3, "tirx-wglobal-S3"}};
-  static const int threads[][2] = {{0, 0}, {128, 0}, {256, 0}, {512, 0}, {1024, 0}};
-  static const int clusters[][2] = {{0, 0},   {0, 2},   {256, 2},  {1024, 2}, {0, 4},
-                                    {128, 4}, {512, 4}, {1024, 4}};
-  static const int none[7][2];
-  const int(*variants)[2] =
-      sweep ? threads : csweep ? clusters : wsweep ? weights : ssweep || osweep ? none : plain;
-  int nvariants = sweep ? 5 : csweep ? 8 : wsweep ? 4 : ssweep ? 7 : osweep ? 5 : 1;
+  static const struct { const char *mode; const variant *v; int n; } MODES[] = {
+      {"sweep", SWEEP, 5}, {"cluster", CLUSTER, 8}, {"weights", WEIGHTS, 4},
+      {"staged", STAGED, 7}, {"occupancy", OCCUPANCY, 5}};
+  const variant *variants = PLAIN;
+  int nvariants = 1;
+  for (size_t i = 0; i < sizeof MODES / sizeof MODES[0]; i++)
+    if (strcmp(mode, MODES[i].mode) == 0) variants = MODES[i].v, nvariants = MODES[i].n;
   if (reps < 3) reps = 3;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
-  if (!tirx_runtime_has_device(rt)) {
+  if (!plan && !tirx_runtime_has_device(rt)) {
     printf("membound: no CUDA device (%s): nothing measured\n", tirx_runtime_device_error(rt));
     tirx_runtime_destroy(rt);
     return 0;
   }
-  FILE *f = csv ? fopen(csv, "w") : NULL;
+  FILE *f = csv && !plan ? fopen(csv, "w") : NULL;
   if (f) fprintf(f, "impl,kernel,dtype,rows,width,us,gbps,copy_gbps,ratio_copy\n");
   static const int64_t shapes[][2] = {{16384, 8192}, {16384, 5000}, {4096, 32768}};
   const tirx_dtype dt = TIRX_BF16;
-  printf("%-12s %-9s %6s %6s %9s %8s %8s %6s\n", "kernel", "impl", "rows", "width", "us", "GB/s", "copy", "ratio");
+  if (!plan)
+    printf("%-12s %-9s %6s %6s %9s %8s %8s %6s\n", "kernel", "impl", "rows", "width", "us", "GB/s", "copy", "ratio");
   for (int s = 0; s < 3; s++) {
     int64_t rows = shapes[s][0], W = shapes[s][1];
     if (width_only && W != width_only) continue;
     size_t n = (size_t)rows * (size_t)W;
     /* x is 2W wide for silu_mul; every other tensor rows x W. */
-    void *x = dev_random(rt, 2 * n, 1 + (uint64_t)s), *res = dev_random(rt, n, 7);
-    void *w = dev_random(rt, (size_t)W, 3), *bias = dev_random(rt, (size_t)W, 5);
+    void *x = NULL, *res = NULL, *w = NULL, *bias = NULL;
     void *out = NULL, *out2 = NULL, *cbuf = NULL; /* cbuf: the copy's destination, 4n bytes */
-    CHECK(tirx_runtime_alloc(rt, n * 4 + 16, &cbuf));
-    CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out));
-    CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out2));
+    if (!plan) {
+      x = dev_random(rt, 2 * n, 1 + (uint64_t)s), res = dev_random(rt, n, 7);
+      w = dev_random(rt, (size_t)W, 3), bias = dev_random(rt, (size_t)W, 5);
+      CHECK(tirx_runtime_alloc(rt, n * 4 + 16, &cbuf));
+      CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out));
+      CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out2));
+    }
     for (int run = 0; run < nvariants * MEMBOUND_KIND_COUNT; run++) {
-      int kind = run % MEMBOUND_KIND_COUNT, v = run / MEMBOUND_KIND_COUNT;
-      if (only && strcmp(only, membound_name((membound_kind)kind)) != 0) continue;
-      int nthreads = variants[v][0], ctas = variants[v][1];
-      membound_set_cluster(ctas);
-      membound_set_threads(nthreads);
-      /* A cluster that does not apply (not this kind or shape, or threads that do not split
-       * the part evenly) would measure the one-CTA kernel again. */
-      bool skip = ctas > 1 && membound_cluster((membound_kind)kind, dt, W) != ctas;
-      int flags = wsweep ? v : ssweep ? staged_variants[v].flags : 0;
-      skip |= wsweep && flags && kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM &&
-              kind != MEMBOUND_LAYERNORM;
-      membound_set_variant(flags);
-      /* staged: the other kernels have no staged form; a forced variant equal to the
-       * default kernel is measured once */
-      /* staged: the other kernels have no staged form; a variant is measured only where it
-       * builds a staged kernel (and the default only once) */
-      skip |= ssweep && v > 0 && (kind > MEMBOUND_SOFTMAX || kind == MEMBOUND_ADD_RMSNORM);
-      if (ssweep && v > 0 && !skip) {
-        membound_set_stages(staged_variants[v].stages);
-        skip = membound_stages((membound_kind)kind, dt, W) < 1;
-        if (v == 1) { /* unstaged: only where the default is staged */
-          membound_set_variant(0);
-          skip = membound_stages((membound_kind)kind, dt, W) < 1;
-          membound_set_variant(flags);
-        }
-        if (flags == MEMBOUND_V_WEIGHTS_GLOBAL && kind == MEMBOUND_SOFTMAX) skip = true;
-      }
-      if (osweep && v > 0) { /* n CTAs must fit; staged kernels are persistent */
-        int T = (int)(W <= MEMBOUND_WARP_MAX_WIDTH ? 32 * MEMBOUND_RMSNORM_WARPS
-                                                   : (membound_threads(dt, W) + 31) / 32 * 32);
-        skip |= minb[v] * T > 2048 || membound_stages((membound_kind)kind, dt, W) > 0;
-        membound_set_min_blocks(minb[v]);
-      }
-      char err[2048] = "", impl[32] = "tirx";
-      if (ctas > 1 && nthreads) snprintf(impl, sizeof impl, "tirx-c%d-T%d", ctas, nthreads);
-      else if (ctas > 1) snprintf(impl, sizeof impl, "tirx-c%d", ctas);
-      else if (nthreads) snprintf(impl, sizeof impl, "tirx-T%d", nthreads);
-      else if (ssweep)
-        snprintf(impl, sizeof impl, "%s", staged_variants[v].name);
-      else if (osweep && v > 0)
-        snprintf(impl, sizeof impl, "tirx-minb%d", minb[v]);
-      else if (flags)
-        snprintf(impl, sizeof impl, "%s", flags == 1 ? "tirx-wcs" : flags == 2 ? "tirx-wearly" : "tirx-wcs-early");
-      tirx_kernel *k = skip ? NULL : membound_build((membound_kind)kind, dt, W, false, err, sizeof err);
-      membound_set_threads(0);
-      membound_set_cluster(0);
-      membound_set_variant(0);
-      membound_set_stages(0);
-      membound_set_min_blocks(0);
-      if (skip) continue;
+      membound_kind kind = (membound_kind)(run % MEMBOUND_KIND_COUNT);
+      const variant *v = &variants[run / MEMBOUND_KIND_COUNT];
+      if (only && strcmp(only, membound_name(kind)) != 0) continue;
+      if (v != variants && !applies(v, kind, dt, W)) continue;
+      char err[2048] = "";
+      const char *impl = v->name;
+      tirx_kernel *k = build_variant(v, kind, dt, W, err, sizeof err);
       if (!k) {
-        fprintf(stderr, "%s: %s\n", membound_name((membound_kind)kind), err);
+        fprintf(stderr, "%s: %s\n", membound_name(kind), err);
+        continue;
+      }
+      if (plan) { /* FNV-1a of the source */
+        uint64_t h = 1469598103934665603ull;
+        for (const char *c = tirx_kernel_source(k); *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+        printf("%s %s %lld %lld %016llx\n", membound_name(kind), impl, (long long)rows,
+               (long long)W, (unsigned long long)h);
+        tirx_kernel_release(k);
         continue;
       }
       bool red = kind == MEMBOUND_ROW_SUM || kind == MEMBOUND_ROW_MAX;
@@ -202,7 +257,7 @@ int main(int argc, char **argv) {
         CHECK(tirx_runtime_synchronize(rt, NULL));
         t[r] = (now_us() - t0) / 10;
       }
-      double bytes = membound_bytes((membound_kind)kind, dt, rows, W);
+      double bytes = membound_bytes(kind, dt, rows, W);
       for (int r = 0; r < reps; r++) { /* the copy: half the bytes, read + written */
         double t0 = now_us();
         for (int i = 0; i < 10; i++)
@@ -212,17 +267,17 @@ int main(int argc, char **argv) {
       }
       double us = median(t, reps), cus = median(c, reps);
       double gbps = bytes / us / 1e3, cgbps = bytes / cus / 1e3;
-      printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", membound_name((membound_kind)kind),
+      printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", membound_name(kind),
              impl, (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
       if (f)
-        fprintf(f, "%s,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", impl, membound_name((membound_kind)kind),
+        fprintf(f, "%s,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", impl, membound_name(kind),
                 (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
       free(t);
       free(c);
       tirx_kernel_release(k);
     }
     void *bufs[] = {x, res, w, bias, out, out2, cbuf};
-    for (int i = 0; i < 7; i++) tirx_runtime_free(rt, bufs[i]);
+    for (int i = 0; i < 7 && !plan; i++) tirx_runtime_free(rt, bufs[i]);
   }
   if (f) fclose(f);
   tirx_runtime_destroy(rt);
