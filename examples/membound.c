@@ -34,6 +34,7 @@ typedef struct rk {
   tirx_tensor *wt[2], *wrows;
   tirx_tensor *ring, *full;
   tirx_expr *slot, *phase, *it, *first; /* first: x[row, 0] in f32, read from the ring */
+  bool want_first;                         /* (layernorm's shift) */
 } rk;
 
 static void rk_pieces(rk *k) {
@@ -312,8 +313,9 @@ static tile rk_load_staged(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   tirx_mbarrier_wait(b, bar(k, k->full, k->slot), k->phase);
   tile t = rk_load_raw(k, "xh", k->ring, k->slot, 0, NULL);
-  k->first = tirx_let(b, "first", tirx_cast(b, tirx_load(b, k->ring, TIRX_EXPRS(k->slot, I(k, 0))),
-                                           TIRX_F32));
+  if (k->want_first) /* before the slot is released */
+    k->first = tirx_let(b, "first", tirx_cast(b, tirx_load(b, k->ring, TIRX_EXPRS(k->slot, I(k, 0))),
+                                             TIRX_F32));
   tirx_sync_threads(b); /* every thread has read the slot: refill it, stages rows ahead */
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
   rk_fetch(k, x, tirx_add(b, k->row, tirx_mul(b, I(k, k->stages), tirx_grid_dim(b, 0))), k->slot);
@@ -525,6 +527,7 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
   k->wt[0] = w, k->wt[1] = bias;
+  k->want_first = true; /* staged: rk_load_staged reads x[row, 0] for k0 below */
   rk_open(k, x);
   tile t = rk_load(k, x, k->row, 0);
   /* One reduction of sum and sum of squares of the values shifted by the row's first element
