@@ -61,10 +61,10 @@ bool tirx__b_host_int(tirx_builder *b, const char *fn, const tirx_expr *e, const
 const char *tirx__b_expr_str(const tirx_expr *e, char *buf, size_t cap);
 
 /* Records that the kernel uses `what` (a public function or a rule name: a static string),
- * which needs a compile target of sm_<arch> or newer, and when sm90a is true exactly sm_90a
- * (wgmma, setmaxnreg). tirx_kernel_build checks the needs against the dispatch target
+ * which needs the arch features fs of its compile target; the first use of each feature is
+ * kept for messages. tirx_kernel_build checks the needs against the dispatch target
  * (tirx_set_target); the kernel keeps them for tirx_compile and launches. */
-void tirx__b_need(tirx_builder *b, int arch, bool sm90a, const char *what);
+void tirx__b_need(tirx_builder *b, tirx__features fs, const char *what);
 
 /* ---- TMA and clusters (tma.c) ---- */
 

@@ -15,7 +15,7 @@ static tirx__stmt *cp_stmt(tirx_builder *b, const char *fn, int op) {
   if (!s) return NULL;
   s->flags = (uint8_t)op;
   b->uses_cp_async = true;
-  tirx__b_need(b, 80, false, fn);
+  tirx__b_need(b, tirx__async_features(op), fn); /* src/ir/needs.c */
   return s;
 }
 

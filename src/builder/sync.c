@@ -16,13 +16,7 @@ static tirx__stmt *native(tirx_builder *b, const char *fn, int op) {
   if (!s) return NULL;
   s->native = (uint8_t)op;
   b->uses_native = true;
-  /* bar.sync/bar.arrive run anywhere; setmaxnreg and the wgmma groups are sm_90a only; the
-   * other helpers of tirx__prelude_sync are sm_90. */
-  if (op == TIRX__NV_SETMAXNREG || op == TIRX__NV_WGMMA_FENCE || op == TIRX__NV_WGMMA_COMMIT ||
-      op == TIRX__NV_WGMMA_WAIT)
-    tirx__b_need(b, 90, true, fn);
-  else if (op != TIRX__NV_NAMED_BAR_SYNC && op != TIRX__NV_NAMED_BAR_ARRIVE)
-    tirx__b_need(b, 90, false, fn);
+  tirx__b_need(b, tirx__native_features(op), fn); /* src/ir/needs.c */
   return s;
 }
 
@@ -184,7 +178,7 @@ static tirx_expr *special(tirx_builder *b, const char *fn, int sp, tirx_dtype dt
   if (!e) return NULL;
   e->host = false;
   b->uses_native = true;
-  tirx__b_need(b, 90, false, fn);
+  tirx__b_need(b, tirx__special_features(sp), fn);
   return e;
 }
 

@@ -12,7 +12,7 @@
 static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASYNC);
   b->uses_tma = true;
-  tirx__b_need(b, 90, false, fn); /* the helpers of tirx__prelude_tma are sm_90 */
+  tirx__b_need(b, tirx__async_features(op), fn); /* src/ir/needs.c */
   if (s) s->flags = (uint8_t)op;
   return s;
 }
@@ -77,7 +77,7 @@ static tirx_expr *cluster_reg(tirx_builder *b, const char *fn, int sp, int dim) 
   e->i = dim;
   e->host = false;
   b->uses_tma = true;
-  tirx__b_need(b, 90, false, fn);
+  tirx__b_need(b, tirx__special_features(sp), fn);
   return e;
 }
 

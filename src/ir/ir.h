@@ -267,6 +267,15 @@ struct tirx__stmt {
   int32_t imm[TIRX__WG_COUNT];    /* TIRX__ST_NATIVE: constant operands */
 };
 
+/* What statements need of the compile target (needs.c: one row per native statement, async
+ * operation and special register). tirx__stmt_features is the statement itself with its
+ * expressions, not its body; tirx__block_features every statement of blk, bodies included. */
+tirx__features tirx__native_features(int op);  /* tirx__native */
+tirx__features tirx__async_features(int op);   /* TIRX__AS_* */
+tirx__features tirx__special_features(int sp); /* tirx__special */
+tirx__features tirx__stmt_features(const tirx__stmt *s);
+tirx__features tirx__block_features(const tirx__block *blk);
+
 /* ---- TMA tensor maps (copy_async.tma; derived by src/dispatch/tma.c, encoded at launch) ---- */
 
 enum {
@@ -378,13 +387,12 @@ struct tirx_builder {
   bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
   bool uses_cp_async;                /* codegen: tirx__prelude_cp_async (cp.async, groups) */
   /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
-   * (tirx__b_need: the chosen rules' min_arch, the native statements' architectures) ---- */
+   * (tirx__b_need: the chosen rules' features, those of the native statements) ---- */
   int target;                        /* compute capability * 10 + minor: 90 */
   char target_suffix;                /* 'a', 'f' or 0 */
   const char *target_name;           /* "sm_90a" */
-  int need_arch;                     /* 0: any */
-  const char *need_what;             /* the first use that needs need_arch */
-  const char *need_sm90a;            /* the first use of an sm_90a-only instruction, or NULL */
+  tirx__features need;               /* every feature the kernel's code uses */
+  const char *need_what[TIRX__FEAT_COUNT]; /* the first use of each (NULL outside need) */
 };
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
@@ -454,9 +462,8 @@ struct tirx_kernel {
   /* The dispatch target and what the code needs of a compile target (tirx_builder's fields of
    * the same names): tirx__kernel_check_arch compares them with the arch it is compiled for. */
   const char *target;          /* "sm_90a" */
-  int need_arch;               /* 0: any */
-  const char *need_what;       /* NULL when need_arch is 0 */
-  const char *need_sm90a;      /* NULL: no sm_90a-only instruction */
+  tirx__features need;         /* the arch features the code uses */
+  const char *need_what[TIRX__FEAT_COUNT]; /* the first use of each; NULL outside need */
 };
 
 /* How codegen spells the stride of dimension k of a global tensor without a layout. */

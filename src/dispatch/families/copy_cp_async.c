@@ -148,8 +148,7 @@ const tirx__rule tirx__rule_copy_cp_async = {
     .flows = TIRX__FLOW(TIRX__ROLE_GLOBAL, TIRX__ROLE_SHARED),
     .teams = TIRX__BIT(TIRX_TEAM_THREAD) | TIRX__BIT(TIRX_TEAM_WARP) |
              TIRX__BIT(TIRX_TEAM_WARPGROUP) | TIRX__BIT(TIRX_TEAM_CTA),
-    .min_arch = 80,
-    .needs = {.dtypes = TIRX__DTYPES_ALL, .full_team = true},
+    .needs = {.dtypes = TIRX__DTYPES_ALL, .full_team = true, .features = TIRX__FEAT(CP_ASYNC)},
     .shape_dims = {"vec"},
     .check = check,
     .shapes = shapes,

@@ -232,8 +232,7 @@ const tirx__rule tirx__rule_copy_tma = {
     .flows = TIRX__FLOW(TIRX__ROLE_GLOBAL, TIRX__ROLE_SHARED) |
              TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_GLOBAL),
     .teams = TIRX__TEAMS_ALL,
-    .min_arch = 90,
-    .needs = {.dtypes = TIRX__DTYPES_ALL},
+    .needs = {.dtypes = TIRX__DTYPES_ALL, .features = TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)},
     .shape_dims = {"box"},
     .check = check,
     .shapes = shapes,
