@@ -1139,6 +1139,40 @@ Test(gpu, membound_cluster_add_rmsnorm, .timeout = 300) {
   check_membound_cluster(MEMBOUND_ADD_RMSNORM);
 }
 
+/* Rows reduced by a CTA of 3, 6 and 12 warps (reduce.smem over a number of warps that is not
+ * a power of two: common hidden sizes 1536, 3072, 6144), every reducing kernel, f32 and bf16,
+ * each case checked to run on the warp count it names. Not yet run on a GPU. */
+Test(gpu, membound_warps_not_a_power_of_two, .timeout = 600) {
+  tirx_runtime *rt = gpu_runtime();
+  static const struct {
+    membound_kind kind;
+    tirx_dtype dt;
+    int64_t width;
+    int threads;
+  } cases[] = {
+      {MEMBOUND_ROW_SUM, TIRX_BF16, 3072, 96},     {MEMBOUND_ROW_SUM, TIRX_BF16, 6144, 192},
+      {MEMBOUND_ROW_SUM, TIRX_BF16, 12288, 384},   {MEMBOUND_ROW_SUM, TIRX_F32, 1536, 96},
+      {MEMBOUND_ROW_MAX, TIRX_BF16, 3072, 96},     {MEMBOUND_ROW_MAX, TIRX_F32, 3072, 192},
+      {MEMBOUND_ROW_MAX, TIRX_F32, 6144, 384},     {MEMBOUND_RMSNORM, TIRX_BF16, 1536, 96},
+      {MEMBOUND_RMSNORM, TIRX_BF16, 3072, 192},    {MEMBOUND_RMSNORM, TIRX_BF16, 6144, 384},
+      {MEMBOUND_RMSNORM, TIRX_F32, 3072, 384},     {MEMBOUND_ADD_RMSNORM, TIRX_BF16, 3072, 192},
+      {MEMBOUND_LAYERNORM, TIRX_BF16, 3072, 96},   {MEMBOUND_SOFTMAX, TIRX_BF16, 6144, 384},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char err[1024] = "", want[64];
+    tirx_kernel *k = membound_build(cases[i].kind, cases[i].dt, cases[i].width, false, err,
+                                    sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    snprintf(want, sizeof want, "-> reduce.smem threads=%d\n", cases[i].threads);
+    cr_assert_not_null(strstr(tirx_kernel_dispatch_report(k), want), "%s %s %lld: no '%s' in\n%s",
+                       membound_name(cases[i].kind), tirx_dtype_name(cases[i].dt),
+                       (long long)cases[i].width, want, tirx_kernel_dispatch_report(k));
+    tirx_kernel_release(k);
+    check_membound(rt, cases[i].kind, cases[i].dt, cases[i].width, false);
+  }
+  tirx_runtime_destroy(rt);
+}
+
 Test(gpu, membound_rmsnorm, .timeout = 300) { check_membound_kind(MEMBOUND_RMSNORM); }
 Test(gpu, membound_layernorm, .timeout = 300) { check_membound_kind(MEMBOUND_LAYERNORM); }
 Test(gpu, membound_softmax, .timeout = 300) { check_membound_kind(MEMBOUND_SOFTMAX); }

@@ -112,3 +112,32 @@ Test(example_membound, the_gpu_suites_staged_cases_build) {
         tirx_kernel_release(k);
       }
 }
+
+/* Common hidden sizes whose rows take a CTA of a number of warps that is not a power of two
+ * (3072 bf16: rmsnorm 192 threads, 6 warps; layernorm 96, 3 warps) build since reduce.smem
+ * lowers any whole number of warps, and compile for sm_90a without local memory. */
+Test(example_membound, hidden_sizes_on_warps_that_are_not_a_power_of_two_build, .timeout = 300) {
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
+  static const int64_t widths[] = {3072, 5120, 6144};
+  for (int w = 0; w < 3; w++)
+    for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++) {
+      char err[1024] = "";
+      tirx_kernel *k = membound_build((membound_kind)kind, TIRX_BF16, widths[w], false, err,
+                                      sizeof err);
+      cr_assert_not_null(k, "%s %lld: %s", membound_name((membound_kind)kind),
+                         (long long)widths[w], err);
+      if (kind == MEMBOUND_RMSNORM) {
+        char want[64];
+        snprintf(want, sizeof want, "-> reduce.smem threads=%lld\n", (long long)widths[w] / 16);
+        assert_has(tirx_kernel_dispatch_report(k), want); /* 192, 320, 384: 6, 10, 12 warps */
+        tirx_compiled *c = NULL;
+        cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
+        cr_assert_null(strstr(tirx_compiled_ptx(c), ".local"), "rmsnorm uses local memory");
+        tirx_compiled_destroy(c);
+      }
+      tirx_kernel_release(k);
+    }
+  tirx_runtime_destroy(rt);
+}
