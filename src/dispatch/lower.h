@@ -46,6 +46,14 @@ typedef struct tirx__lower {
 void tirx__lower_tensor_index(tirx__lower *lw, const tirx_region *r, tirx_expr *const *idx,
                               int64_t j, tirx_expr **out);
 
+/* A positive number that every value of the integer expression e is a multiple of (1 when
+ * nothing is known), or 0 when e is always 0: constants, negations, sums and differences (the
+ * gcd), products (the product of the divisors), shifts by constants and integer casts, taking
+ * the kernel's index arithmetic not to overflow; a variable (tirx_let, a loop variable) or a
+ * parameter is 1. The one divisor analysis of dispatch (lower_driver.c): the known alignment of
+ * a region's start, and TMA's split form. */
+int64_t tirx__known_divisor(const tirx_expr *e);
+
 /* The coordinate of the current thread on a thread axis of one CTA (i32), or NULL (no error
  * recorded) for axes outside it. */
 tirx_expr *tirx__lower_axis_coord(tirx_builder *b, tirx_axis axis);

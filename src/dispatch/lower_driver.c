@@ -42,43 +42,53 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a;
 }
 
-/* ---- shared regions with non-constant begins ---- */
-
-/* A number every value of the integer expression e is a multiple of (1 when unknown, 0 for
- * the constant 0), at most 2^20: a larger divisor d is replaced by gcd(d, 2^20), which still
- * divides every value. */
-static int64_t known_divisor(const tirx_expr *e) {
-  const int64_t cap = (int64_t)1 << 20;
+/*
+ * What every value of the integer expression e is known to be a multiple of (lower.h). The
+ * one divisor analysis of dispatch: region layouts (the alignment of a region's start) and
+ * TMA's split form (begins that must be multiples of a box factor) both use it.
+ *
+ * It used to be two: region layouts capped every divisor at 2^20 (gcd(d, 2^20)), which loses
+ * the odd part of large divisors (block_idx * 3 * 2^21 read as a multiple of 2^20 only) and
+ * so understates what TMA's split form may take, while TMA's copy gave up (1) on a negation, a
+ * shift by a non-constant, an overflowing product or INT64_MIN, each of which has a divisor.
+ * This one keeps exact divisors; its callers handle a product with a stride that overflows.
+ */
+int64_t tirx__known_divisor(const tirx_expr *e) {
+  if (!e) return 1;
   int64_t x, y, v;
   switch (e->kind) {
   case TIRX__EX_INT:
-    if (e->i == INT64_MIN) return cap;
-    v = e->i < 0 ? -e->i : e->i;
-    return v > cap ? gcd64(v, cap) : v;
-  case TIRX__EX_CAST: return tirx__dtype_is_int(e->a->dtype) ? known_divisor(e->a) : 1;
-  case TIRX__EX_UNARY: return e->op == TIRX__OP_NEG ? known_divisor(e->a) : 1;
+    if (e->i == INT64_MIN) return INT64_C(1) << 62; /* |INT64_MIN| / 2 divides it */
+    return e->i < 0 ? -e->i : e->i;
+  case TIRX__EX_CAST: /* between integers: the value is kept (no overflow, as below) */
+    return tirx__dtype_is_int(e->dtype) && tirx__dtype_is_int(e->a->dtype)
+               ? tirx__known_divisor(e->a)
+               : 1;
+  case TIRX__EX_UNARY: return e->op == TIRX__OP_NEG ? tirx__known_divisor(e->a) : 1;
   case TIRX__EX_BINARY:
-    x = known_divisor(e->a);
-    y = known_divisor(e->b);
+    x = tirx__known_divisor(e->a);
+    y = tirx__known_divisor(e->b);
     switch (e->op) {
-    case TIRX__OP_ADD: case TIRX__OP_SUB: return gcd64(x, y);
+    case TIRX__OP_ADD:
+    case TIRX__OP_SUB: return gcd64(x, y);
     case TIRX__OP_MUL:
-      if (!tirx__mul_ok(x, y, &v)) return gcd64(x, cap); /* x divides the product */
-      return v > cap ? gcd64(v, cap) : v;
-    case TIRX__OP_SHL:
-      if (e->b->kind != TIRX__EX_INT || e->b->i < 0 || e->b->i > 20) return x;
-      v = x << e->b->i;
-      return v > cap ? gcd64(v, cap) : v;
+      if (x == 0 || y == 0) return 0;
+      return tirx__mul_ok(x, y, &v) ? v : x > y ? x : y; /* each factor divides the product */
+    case TIRX__OP_SHL: /* a * 2^s: a's divisor divides it for any shift s >= 0 */
+      if (e->b->kind != TIRX__EX_INT || e->b->i < 0 || e->b->i > 62) return x;
+      return tirx__mul_ok(x, INT64_C(1) << e->b->i, &v) ? v : x;
     default: return 1;
     }
   default: return 1;
   }
 }
 
+/* ---- shared regions with non-constant begins ---- */
+
 /*
  * The layout for dispatch of a region of a laid-out tensor with non-constant begins: sliced
  * at begin 0 on those dims, whose layout must be one iter (e):(s@m). The start then moves by
- * begin * s, a multiple of g * s (g: known_divisor of the begin). Rules care about the start
+ * begin * s, a multiple of g * s (g: tirx__known_divisor of the begin). Rules care about the start
  * modulo 1024 bytes at most (vector alignment, the swizzle atom): when every such move is a
  * multiple of 1024 bytes the slice at 0 is exact; otherwise an unswizzled layout gets the
  * start's known alignment as its m offset (as for global tensors), and a swizzled one is
@@ -104,8 +114,8 @@ static const tirx_layout *dynamic_start(tirx_arena *a, const tirx_region *r,
                   k, t->decl.name, (long long)n);
       return NULL;
     }
-    int64_t unit;
-    if (!tirx__mul_ok(known_divisor(r->begin[k]), stride, &unit)) unit = 0;
+    int64_t unit; /* a product that overflows: the begin as a multiple of 1 */
+    if (!tirx__mul_ok(tirx__known_divisor(r->begin[k]), stride, &unit)) unit = stride;
     align = gcd64(align, unit);
   }
   int64_t bytes;
@@ -158,8 +168,10 @@ static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
     /* A non-constant begin moves the start by multiples of its known divisor (block_idx *
      * 64: 64) times the stride. */
     int64_t term;
-    if (!tirx__mul_ok(cbegin ? r->begin[k]->i : known_divisor(r->begin[k]), s, &term))
-      unknown = true;
+    if (!tirx__mul_ok(cbegin ? r->begin[k]->i : tirx__known_divisor(r->begin[k]), s, &term)) {
+      if (cbegin) unknown = true;
+      else term = s; /* the product overflows: the begin as a multiple of 1 */
+    }
     align = gcd64(align, term);
   }
   for (int k = 0; k + 1 < rank; k++)
@@ -170,28 +182,6 @@ static const tirx_layout *region_layout(tirx_arena *a, const tirx_region *r) {
   return flat ? tirx_layout_group(a, flat, rank, r->extent) : NULL;
 }
 
-/* A divisor of every value e can take (0: e is always 0), for the TMA split form. */
-static int64_t tma_known_divisor(const tirx_expr *e) {
-  int64_t x, y, r;
-  switch (e->kind) {
-  case TIRX__EX_INT: return e->i == INT64_MIN ? 1 : e->i < 0 ? -e->i : e->i;
-  case TIRX__EX_CAST: return tirx__dtype_is_int(e->a->dtype) ? tma_known_divisor(e->a) : 1;
-  case TIRX__EX_BINARY:
-    x = tma_known_divisor(e->a);
-    y = tma_known_divisor(e->b);
-    switch (e->op) {
-    case TIRX__OP_ADD:
-    case TIRX__OP_SUB: return gcd64(x, y);
-    case TIRX__OP_MUL: return x == 0 || y == 0 ? 0 : tirx__mul_ok(x, y, &r) ? r : 1;
-    case TIRX__OP_SHL:
-      if (e->b->kind != TIRX__EX_INT || e->b->i < 0 || e->b->i > 32) return 1;
-      return tirx__mul_ok(x, INT64_C(1) << e->b->i, &r) ? r : 1;
-    default: return 1;
-    }
-  default: return 1;
-  }
-}
-
 /* What the build knows of a strided global tensor's region, for copy_async.tma. */
 static void tma_global_of(const tirx_region *r, tirx__tma_global *g) {
   const tirx_tensor *t = r->tensor;
@@ -199,7 +189,7 @@ static void tma_global_of(const tirx_region *r, tirx__tma_global *g) {
     g->stride[k] =
         tirx__stride_kind(t, k) == TIRX__STRIDE_CONST ? t->stride[k]->i : TIRX__TMA_UNKNOWN;
     g->size[k] = t->shape[k]->kind == TIRX__EX_INT ? t->shape[k]->i : TIRX__TMA_UNKNOWN;
-    g->begin_div[k] = tma_known_divisor(r->begin[k]);
+    g->begin_div[k] = tirx__known_divisor(r->begin[k]);
   }
 }
 
