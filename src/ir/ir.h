@@ -133,7 +133,7 @@ typedef enum tirx__st_kind {
    * address; vec matrices (1, 2, 4); regs[i] (a load of the local array) the first of the two
    * 16-bit elements of matrix i's register; flags TIRX__MX_STORE for stmatrix. */
   TIRX__ST_MATRIX,
-  /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; dispatch/lower.c, prelude tirx_x2_*):
+  /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; dispatch/families/pointwise_vec.c, prelude tirx_x2_*):
    * tensor[index] and the next element of its last dim = op(a, b, c) on pairs (f16 or bf16);
    * flags the tirx__prim_op; source i (a, b, c; NULL past the last) is the pair starting at
    * that load when bit i of vec is set, else a value broadcast to both. */
@@ -146,7 +146,7 @@ typedef enum tirx__st_kind {
 } tirx__st_kind;
 
 /*
- * TIRX__ST_NATIVE statements (builder/sync.c; the gemm lowerings in dispatch/lower_gemm.c), each
+ * TIRX__ST_NATIVE statements (builder/sync.c; the gemm lowerings in dispatch/families/gemm_*.c), each
  * one inline-PTX helper of the prelude. tensor[index] is the mbarrier of the mbarrier
  * statements; regs, a, b, c and imm as listed.
  */
@@ -220,7 +220,7 @@ struct tirx_region {
   int64_t extent[TIRX_BUILDER_MAX_RANK];
 };
 
-/* A tile primitive statement (src/builder/prim.c), lowered by src/dispatch/lower.c. */
+/* A tile primitive statement (src/builder/prim.c), lowered by src/dispatch/lower_driver.c and the rules. */
 typedef struct tirx__prim_stmt {
   uint8_t prim;       /* tirx__prim (dispatch.h) */
   uint8_t op;         /* tirx__prim_op */

@@ -1148,7 +1148,7 @@ Test(gpu, membound_row_max, .timeout = 300) { check_membound_kind(MEMBOUND_ROW_M
 Test(gpu, membound_silu_mul, .timeout = 300) { check_membound_kind(MEMBOUND_SILU_MUL); }
 Test(gpu, membound_chain, .timeout = 300) { check_membound_kind(MEMBOUND_CHAIN); }
 
-/* ---- copy.ldmatrix / copy.stmatrix (src/dispatch/lower.c): exact round trips ---- */
+/* ---- copy.ldmatrix / copy.stmatrix (families/copy_ldmatrix.c): exact round trips ---- */
 
 /* The mma.sync m16n8k16 A fragment: 16x16 in four 8x8 ldmatrix blocks. */
 #define LDM_MMA_A "((2,8),(2,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))"

@@ -1,4 +1,4 @@
-/* reduce.dsmem (src/dispatch/lower.c: tirx__lower_reduce_dsmem): a cluster of CTAs reduces a
+/* reduce.dsmem (src/dispatch/families/reduce_cluster.c, reduce_cta.c): a cluster of CTAs reduces a
  * register tile whose iters span the cluster on cbx; the CTA partial as reduce.smem, then the
  * partials pushed into every peer through DSMEM and a cluster barrier. Generated code, the IR
  * text, PTX for sm_90a (mapa, st.shared::cluster, barrier.cluster), every error with its

@@ -1,4 +1,4 @@
-/* Packed f16x2/bf16x2 math (families/pointwise_vec.c, lower.c packed_pair, prelude tirx_x2_*):
+/* Packed f16x2/bf16x2 math (families/pointwise_vec.c, packed_pair, prelude tirx_x2_*):
  * all-bf16 (all-f16) pointwise ops run on pairs (pack=2), NVRTC compiles them for sm_90a to
  * the packed PTX instructions; odd widths fall back to pointwise.scalar with the reason;
  * forcing the scalar family works; f32 kernels keep per-element math. */

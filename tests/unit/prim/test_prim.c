@@ -1,4 +1,4 @@
-/* Tile primitives (src/builder/prim.c, src/dispatch/lower.c): the scope rules of paper 4.1 with
+/* Tile primitives (src/builder/prim.c, src/dispatch/): the scope rules of paper 4.1 with
  * their exact messages, dispatch and lowering of copy, pointwise and reduce (rule comments in
  * the generated code, NVRTC for sm_90a), forced fallbacks, and dispatch report goldens. */
 #include <string.h>
