@@ -9,12 +9,16 @@
 
 #include "builder_internal.h"
 
-static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASYNC);
+static tirx__stmt *async_stmt_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_ASYNC, blk);
   b->uses_tma = true;
   tirx__b_need(b, 90, false, fn); /* the helpers of tirx__prelude_tma are sm_90 */
   if (s) s->flags = (uint8_t)op;
   return s;
+}
+
+static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
+  return async_stmt_in(b, fn, op, NULL);
 }
 
 void tirx_bulk_commit(tirx_builder *b) {
@@ -162,8 +166,8 @@ void tirx__cluster_sync(tirx_builder *b) {
   if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_CLUSTER_SYNC);
 }
 
-void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
-                       tirx_expr *rank, tirx_expr *value) {
+void tirx__dsmem_store(tirx_builder *b, tirx__block *blk, tirx_tensor *t,
+                       tirx_expr *const *index, tirx_expr *rank, tirx_expr *value) {
   static const char fn[] = "tirx__dsmem_store";
   if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t") || !tirx__b_expr(b, fn, rank, "rank") ||
       !tirx__b_expr(b, fn, value, "value"))
@@ -173,7 +177,7 @@ void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
     return;
   }
   tirx_expr **ix = tirx__b_node(b, fn, sizeof *ix * (size_t)t->rank);
-  tirx__stmt *s = ix ? async_stmt(b, fn, TIRX__AS_DSMEM_ST) : NULL;
+  tirx__stmt *s = ix ? async_stmt_in(b, fn, TIRX__AS_DSMEM_ST, blk) : NULL;
   if (!s) return;
   for (int k = 0; k < t->rank; k++) {
     if (!tirx__b_expr(b, fn, index[k], "index")) return;

@@ -183,20 +183,22 @@ tirx_expr *tirx__lower_add_term(tirx_builder *b, tirx_expr *sum, tirx_expr *term
  * codegen gives clashing names deterministic suffixes (i, i_1, ...), so the generated source
  * depends only on the kernel, never on what else the process built before (a counter here
  * made two builds of one kernel differ, and so miss the cache). */
-tirx_expr *tirx__lower_loop(tirx_builder *b, int64_t n, tirx_loop_kind kind) {
-  return tirx_for_begin(b, "i", tirx_int(b, 0), tirx_int(b, n), NULL, kind);
+tirx_expr *tirx__lower_loop(tirx__emit *e, int64_t n, tirx_loop_kind kind) {
+  tirx_builder *b = e->b;
+  return tirx__emit_for_begin(e, "i", tirx_int(b, 0), tirx_int(b, n), NULL, kind);
 }
 
 /* Walks the iters of plan pl whose dim is in the mask dims: a loop iter opens an unrolled loop,
  * another is its thread digit of layout l; each, times its inner step, is added to idx of its
  * dim. Returns the loops opened (the caller closes them). */
-int tirx__lower_walk(tirx_builder *b, const tirx_layout *l, const tirx__plan *pl, uint32_t dims,
+int tirx__lower_walk(tirx__emit *e, const tirx_layout *l, const tirx__plan *pl, uint32_t dims,
                       tirx_expr **idx) {
+  tirx_builder *b = e->b;
   int opened = 0;
   for (int i = 0; i < pl->n; i++) {
     const tirx__plan_iter *it = &pl->it[i];
     if (!(dims >> it->dim & 1)) continue;
-    tirx_expr *d = it->loop ? tirx__lower_loop(b, it->extent, TIRX_LOOP_UNROLL) : digit_of(b, l, it);
+    tirx_expr *d = it->loop ? tirx__lower_loop(e, it->extent, TIRX_LOOP_UNROLL) : digit_of(b, l, it);
     opened += it->loop;
     if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
     idx[it->dim] = tirx__lower_add_term(b, idx[it->dim], d);
@@ -231,9 +233,10 @@ tirx_expr *tirx__lower_load(tirx__lower *lw, const tirx_region *r, tirx_expr *co
 
 void tirx__lower_store(tirx__lower *lw, const tirx_region *r, tirx_expr *const *idx, int64_t j,
                      tirx_expr *v) {
+  tirx__emit *e = lw->e;
   tirx_expr *ix[TIRX_BUILDER_MAX_RANK];
   tirx__lower_tensor_index(lw, r, idx, j, ix);
-  tirx_store(lw->b, r->tensor, r->tensor->rank, ix, v);
+  tirx__emit_store(e, r->tensor, r->tensor->rank, ix, v);
 }
 
 /* A vector move of vec elements: dst at didx (or index 0 of a temporary) from src. */
@@ -253,7 +256,7 @@ static void vcopy(tirx__lower *lw, tirx_tensor *dt, tirx_expr *const *dix, tirx_
     if (hint == TIRX__HINT_LAST_USE) flags |= TIRX__VC_LD_LU;
   }
   if (dt->storage == TIRX__GLOBAL && hint == TIRX__HINT_STREAM) flags |= TIRX__VC_ST_CS;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_VCOPY);
+  tirx__stmt *s = tirx__emit_stmt(lw->e, TIRX__ST_VCOPY);
   if (!s) return;
   int32_t bytes = (int32_t)vec * tirx_dtype_size((tirx_dtype)dt->dtype);
   if (st->storage == TIRX__GLOBAL && bytes > st->vec_bytes) st->vec_bytes = bytes;
@@ -368,6 +371,7 @@ static bool same_placement(const tirx_layout *a, const tirx_layout *b) {
 /* The work for one vector (or element) at logical idx. */
 static void element_body(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *dst = p->ops[0];
   int hint = p->hint;
@@ -394,8 +398,8 @@ static void element_body(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
   for (int i = 0; i < p->nops; i++) {
     const tirx_region *r = p->ops[i];
     if (!r->tensor || r->tensor->storage == TIRX__LOCAL) continue;
-    tmp[i] = tirx_alloc_local(b, i ? "src" : "out", (tirx_dtype)r->tensor->dtype, 1,
-                              (int64_t[]){vec}, NULL);
+    tmp[i] = tirx__emit_alloc_local(e, i ? "src" : "out", (tirx_dtype)r->tensor->dtype, 1,
+                              (int64_t[]){vec});
     if (!tmp[i]) return;
     if (i == 0) continue;
     tirx_expr *si[TIRX_BUILDER_MAX_RANK];
@@ -413,7 +417,7 @@ static void element_body(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
       v[i - 1] = tmp[i] ? tirx_load(b, tmp[i], 1, &jx) : tirx__lower_load(lw, p->ops[i], idx, j);
     tirx_expr *val = compute(lw, v);
     if (tmp[0])
-      tirx_store(b, tmp[0], 1, &jx, val);
+      tirx__emit_store(e, tmp[0], 1, &jx, val);
     else
       tirx__lower_store(lw, dst, idx, j, val);
   }
@@ -451,6 +455,7 @@ bool tirx__lower_team_share(tirx__lower *lw, tirx_expr **rank, int64_t *size) {
 
 tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx__call *c = lw->call;
   int rank = rank_of(lw);
@@ -466,7 +471,7 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
     if (!tirx__lower_team_share(lw, &r, &size)) return b->status;
     int64_t nlast = ext[rank - 1] / vec, total = nlast;
     for (int k = 0; k + 1 < rank; k++) total *= ext[k];
-    tirx_expr *f = tirx_for_begin(b, "v", r, tirx_int(b, total), tirx_int(b, size),
+    tirx_expr *f = tirx__emit_for_begin(e, "v", r, tirx_int(b, total), tirx_int(b, size),
                                   TIRX_LOOP_SERIAL);
     if (!f) return b->status;
     tirx_expr *rest = f;
@@ -477,7 +482,7 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
       rest = tirx_div(b, rest, tirx_int(b, ext[k]));
     }
     element_body(lw, idx, vec);
-    tirx_for_end(b);
+    tirx__emit_for_end(e);
     return b->status;
   }
   const tirx_layout *dl = c->operands[drv].layout;
@@ -507,7 +512,7 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
     memory |= c->operands[i].role == TIRX__ROLE_GLOBAL || c->operands[i].role == TIRX__ROLE_SHARED;
   tirx_expr *guard;
   if (tirx__lower_thread_digits(lw, &pl, memory, &guard) != TIRX_OK) return b->status;
-  if (guard) tirx_if_begin(b, guard);
+  if (guard) tirx__emit_if_begin(e, guard);
   int opened = 0;
   for (int i = 0; i < pl.n; i++) {
     const tirx__plan_iter *it = &pl.it[i];
@@ -515,10 +520,10 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
     if (!it->loop) {
       d = digit_of(b, dl, it);
     } else if (i == vi && vec > 1) {
-      d = tirx_mul(b, tirx__lower_loop(b, it->extent / vec, TIRX_LOOP_UNROLL), tirx_int(b, vec));
+      d = tirx_mul(b, tirx__lower_loop(e, it->extent / vec, TIRX_LOOP_UNROLL), tirx_int(b, vec));
       opened++;
     } else {
-      d = tirx__lower_loop(b, it->extent, TIRX_LOOP_UNROLL);
+      d = tirx__lower_loop(e, it->extent, TIRX_LOOP_UNROLL);
       opened++;
     }
     if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
@@ -526,8 +531,8 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
   }
   if (b->status != TIRX_OK) return b->status;
   element_body(lw, idx, vec);
-  for (int i = 0; i < opened; i++) tirx_for_end(b);
-  if (guard) tirx_if_end(b);
+  for (int i = 0; i < opened; i++) tirx__emit_for_end(e);
+  if (guard) tirx__emit_if_end(e);
   return b->status;
 }
 

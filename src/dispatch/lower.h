@@ -1,9 +1,10 @@
 /*
  * Lowering of tile primitives to native IR: the helpers shared by the emit hooks of the rules in
- * families/. An emit hook receives a tirx__lower as its opaque emitter: the builder, whose
- * insertion point is the primitive statement's body, and the primitive's operands. Lowering
- * writes ordinary builder IR (for loops, lets, loads, stores, shuffles) plus TIRX__ST_VCOPY
- * vector moves, so codegen, the printer and validation need nothing else.
+ * families/. An emit hook receives a tirx__lower as its opaque emitter: the builder (for
+ * expressions), the IR-level emitter (emit.h) whose target is the primitive statement's body,
+ * and the primitive's operands. Lowering writes ordinary IR (for loops, lets, loads, stores,
+ * shuffles) plus the rules' own statements (vector moves, ldmatrix, native statements), so
+ * codegen, the printer and validation need nothing else.
  *
  * What the lowerings support (each returns TIRX_E_NOT_SUPPORTED with a message otherwise):
  *   - register operands: a local tensor's layout places logical elements on reg/m slots and on
@@ -24,9 +25,11 @@
 
 #include "../builder/builder_internal.h"
 #include "dispatch.h"
+#include "emit.h"
 
 typedef struct tirx__lower {
-  tirx_builder *b;
+  tirx_builder *b;   /* expressions (statements go through e) */
+  tirx__emit *e;     /* writes into the primitive statement's body */
   tirx__prim_stmt *p;
   const tirx__call *call;
   const char *rule;  /* the rule's name, for messages and comments */
@@ -79,12 +82,12 @@ tirx_status tirx__lower_thread_digits(tirx__lower *lw, const tirx__plan *p, bool
 tirx_expr *tirx__lower_add_term(tirx_builder *b, tirx_expr *sum, tirx_expr *term);
 
 /* Opens a loop "i" over [0, n) and returns its variable. */
-tirx_expr *tirx__lower_loop(tirx_builder *b, int64_t n, tirx_loop_kind kind);
+tirx_expr *tirx__lower_loop(tirx__emit *e, int64_t n, tirx_loop_kind kind);
 
 /* Walks the iters of pl whose dim is in the mask dims (loops opened, digits of layout l), adding
  * each times its inner step to idx of its dim; returns the loops opened (the caller closes
  * them). */
-int tirx__lower_walk(tirx_builder *b, const tirx_layout *l, const tirx__plan *pl, uint32_t dims,
+int tirx__lower_walk(tirx__emit *e, const tirx_layout *l, const tirx__plan *pl, uint32_t dims,
                      tirx_expr **idx);
 
 /* The tensor index of region r's element at logical index idx (NULL entries: 0), plus j on the

@@ -247,17 +247,15 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   free(shape);
   p->comment = tirx__arena_strdup(b->arena, text, FN);
   if (!p->comment) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
-  /* The rule writes native IR at the insertion point: the statement's body. */
+  /* The rule writes native IR into the statement's body through its own emitter; the
+   * builder's insertion stack is not touched. */
   s->body.first = s->body.last = NULL;
-  tirx__block *saved = b->frames[0].block;
-  int saved_depth = b->depth;
-  b->frames[0].block = &s->body;
-  b->depth = 0;
-  tirx__lower lw = {.b = b, .p = p, .call = &call, .rule = res.rule->name, .arena = a,
+  tirx__emit em;
+  tirx__emit_init(&em, b, &s->body);
+  tirx__lower lw = {.b = b, .e = &em, .p = p, .call = &call, .rule = res.rule->name, .arena = a,
                     .loops = loops};
   st = res.rule->emit(res.rule, &call, &res.shape, &lw);
-  b->frames[0].block = saved;
-  b->depth = saved_depth;
+  if (st == TIRX_OK) st = tirx__emit_finish(&em, res.rule->name);
   if (st != TIRX_OK && b->status == TIRX_OK)
     return tirx__b_fail(b, st, "%s: [%s] %s: %s", FN, where, res.rule->name,
                         strip_fn(tirx_last_error()));

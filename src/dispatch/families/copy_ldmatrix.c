@@ -242,6 +242,7 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
  */
 tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *reg = p->ops[store ? 1 : 0], *sm = p->ops[store ? 0 : 1];
   if (!reg->tensor || !sm->tensor || reg->tensor->rank != 2 || sm->tensor->rank != 2)
@@ -254,8 +255,8 @@ tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
   if (nblk % num) return tirx__lower_fail(lw, "%lld matrices are not a multiple of %lld", (long long)nblk,
                               (long long)num);
   int64_t ninstr = nblk / num;
-  tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
-  tirx_expr *g = ninstr > 1 ? tirx__lower_loop(b, ninstr, TIRX_LOOP_UNROLL) : NULL;
+  tirx_expr *lane = tirx__emit_let(e, "lane", tirx_lane_id(b));
+  tirx_expr *g = ninstr > 1 ? tirx__lower_loop(e, ninstr, TIRX_LOOP_UNROLL) : NULL;
   if (b->status != TIRX_OK) return b->status;
   tirx_expr *base = g && num > 1 ? tirx_mul(b, g, tirx_int(b, num)) : g;
   /* This lane's row address: row lane%8 of block base + (lane/8)%num. */
@@ -292,14 +293,14 @@ tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
     regs[i] = tirx__lower_load(lw, reg, ridx, 0);
     if (!regs[i]) return b->status;
   }
-  tirx__stmt *s = tirx__b_stmt(b, FN, TIRX__ST_MATRIX);
+  tirx__stmt *s = tirx__emit_stmt(e, TIRX__ST_MATRIX);
   if (!s) return b->status;
   s->tensor = sm->tensor;
   s->index = index;
   s->regs = regs;
   s->vec = (int32_t)num;
   s->flags = store ? TIRX__MX_STORE : 0;
-  if (g) tirx_for_end(b);
+  if (g) tirx__emit_for_end(e);
   return b->status;
 }
 
@@ -341,6 +342,7 @@ static tirx_expr *wg_coord(tirx_builder *b, tirx_expr *q, const tirx__matrix_blo
 
 static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   int ri = store ? 1 : 0;
   const tirx_region *reg = p->ops[ri], *sm = p->ops[1 - ri];
@@ -351,9 +353,9 @@ static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
   if (!blk || !tirx__matrix_wg_blocks(lw->arena, lw->call->operands[ri].layout, blk, cap, &n,
                                       &step, &why))
     return tirx__lower_fail(lw, "%s", why ? why : "out of memory");
-  tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
+  tirx_expr *lane = tirx__emit_let(e, "lane", tirx_lane_id(b));
   tirx_expr *wid = tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG);
-  tirx_expr *wrow = tirx_let(b, "wrow", tirx_mul(b, wid, tirx_int(b, step)));
+  tirx_expr *wrow = tirx__emit_let(e, "wrow", tirx_mul(b, wid, tirx_int(b, step)));
   tirx_expr *q =
       num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1)) : NULL;
   tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
@@ -372,7 +374,7 @@ static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
       tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
       regs[i] = tirx__lower_load(lw, reg, ridx, 0);
     }
-    tirx__stmt *s = b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_MATRIX) : NULL;
+    tirx__stmt *s = b->status == TIRX_OK ? tirx__emit_stmt(e, TIRX__ST_MATRIX) : NULL;
     if (!s) return b->status;
     s->tensor = sm->tensor;
     s->index = index;

@@ -164,8 +164,9 @@ tirx_expr *tirx__gemm_at(tirx_builder *b, const tirx_region *r, int64_t i, int64
   return tirx_load(b, r->tensor, 2, idx);
 }
 
-tirx__stmt *tirx__gemm_native(tirx_builder *b, int op, int nregs) {
-  tirx__stmt *s = tirx__b_stmt(b, FN, TIRX__ST_NATIVE);
+tirx__stmt *tirx__gemm_native(tirx__emit *e, int op, int nregs) {
+  tirx_builder *b = e->b;
+  tirx__stmt *s = tirx__emit_stmt(e, TIRX__ST_NATIVE);
   if (!s) return NULL;
   s->native = (uint8_t)op;
   b->uses_native = true;
@@ -177,8 +178,8 @@ tirx__stmt *tirx__gemm_native(tirx_builder *b, int op, int nregs) {
 }
 
 /* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
-void tirx__gemm_fence_regs(tirx_builder *b, tirx_tensor *t) {
-  tirx__stmt *s = tirx__gemm_native(b, TIRX__NV_FENCE_REGS, 0);
+void tirx__gemm_fence_regs(tirx__emit *e, tirx_tensor *t) {
+  tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_FENCE_REGS, 0);
   if (!s) return;
   s->tensor = t;
   s->vec = (int32_t)t->elems;

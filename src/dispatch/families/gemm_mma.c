@@ -68,8 +68,9 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
 /* ---- gemm.mma ---- */
 
 /* ldmatrix.x<num> (TIRX__ST_MATRIX) from sm at (row, col) into frag[first + 2i], i < num. */
-static void ldmatrix(tirx_builder *b, const tirx_region *sm, tirx_expr *row, tirx_expr *col,
+static void ldmatrix(tirx__emit *e, const tirx_region *sm, tirx_expr *row, tirx_expr *col,
                      tirx_tensor *frag, int64_t first, int num) {
+  tirx_builder *b = e->b;
   tirx_expr *six[2] = {tirx_add(b, sm->begin[0], row), tirx_add(b, sm->begin[1], col)};
   tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
   tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
@@ -81,7 +82,7 @@ static void ldmatrix(tirx_builder *b, const tirx_region *sm, tirx_expr *row, tir
     tirx_expr *x = tirx_int(b, first + 2 * i);
     regs[i] = tirx_load(b, frag, 1, &x);
   }
-  tirx__stmt *s = b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_MATRIX) : NULL;
+  tirx__stmt *s = b->status == TIRX_OK ? tirx__emit_stmt(e, TIRX__ST_MATRIX) : NULL;
   if (!s) return;
   s->tensor = sm->tensor;
   s->index = index;
@@ -103,30 +104,31 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   (void)shape;
   tirx__lower *lw = emitter;
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
   int64_t m = d->extent[0], n = d->extent[1], k = a->extent[1];
   tirx_dtype dt = call->operands[1].dtype;
-  tirx_expr *lane = tirx_let(b, "lane", tirx_lane_id(b));
+  tirx_expr *lane = tirx__emit_let(e, "lane", tirx_lane_id(b));
   tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
   tirx_expr *half = tirx_mul(b, tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, 1)),
                              tirx_int(b, 8));
-  tirx_tensor *af = tirx_alloc_local(b, "afrag", dt, 1, (int64_t[]){8}, NULL);
-  tirx_tensor *bf = tirx_alloc_local(b, "bfrag", dt, 1, (int64_t[]){n / 8 * 4}, NULL);
-  tirx_expr *ki = tirx_for_begin(b, "kstep", tirx_int(b, 0), tirx_int(b, k / 16), NULL,
+  tirx_tensor *af = tirx__emit_alloc_local(e, "afrag", dt, 1, (int64_t[]){8});
+  tirx_tensor *bf = tirx__emit_alloc_local(e, "bfrag", dt, 1, (int64_t[]){n / 8 * 4});
+  tirx_expr *ki = tirx__emit_for_begin(e, "kstep", tirx_int(b, 0), tirx_int(b, k / 16), NULL,
                                  TIRX_LOOP_SERIAL);
   if (!ki || !af || !bf) return b->status;
   tirx_expr *k0 = tirx_mul(b, ki, tirx_int(b, 16));
   /* B fragments of the step: column n0 + lane % 8, K k0 + (lane / 8 % 2) * 8. */
   for (int64_t nb = 0; nb < n / 8; nb++)
-    ldmatrix(b, bm, tirx_add(b, k0, half), tirx_add(b, r8, tirx_int(b, 8 * nb)), bf, 4 * nb, 2);
+    ldmatrix(e, bm, tirx_add(b, k0, half), tirx_add(b, r8, tirx_int(b, 8 * nb)), bf, 4 * nb, 2);
   tirx_expr *acc = p->scale_d ? tirx_or(b, p->scale_d, tirx_gt(b, ki, tirx_int(b, 0)))
                               : tirx_bool(b, true);
   tirx_expr *acol = tirx_add(b, k0, tirx_mul(b, tirx_shr(b, lane, tirx_int(b, 4)), tirx_int(b, 8)));
   for (int64_t mb = 0; mb < m / 16; mb++) {
-    ldmatrix(b, a, tirx_add(b, tirx_add(b, r8, half), tirx_int(b, 16 * mb)), acol, af, 0, 4);
+    ldmatrix(e, a, tirx_add(b, tirx_add(b, r8, half), tirx_int(b, 16 * mb)), acol, af, 0, 4);
     for (int64_t nb = 0; nb < n / 8; nb++) {
-      tirx__stmt *s = tirx__gemm_native(b, TIRX__NV_MMA, 3);
+      tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_MMA, 3);
       if (!s) return b->status;
       tirx_expr *zero = tirx_int(b, 0), *bx = tirx_int(b, 4 * nb);
       s->regs[0] = tirx__gemm_at(b, d, 16 * mb, 8 * nb);
@@ -136,7 +138,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
       s->imm[0] = dt;
     }
   }
-  tirx_for_end(b);
+  tirx__emit_for_end(e);
   return b->status;
 }
 

@@ -159,6 +159,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   (void)rule;
   tirx__lower *lw = emitter;
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
   bool rs = call->operands[1].role == TIRX__ROLE_LOCAL;
@@ -169,13 +170,13 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
     return tirx__b_fail(b, TIRX_E_INTERNAL, "%s: gemm_async.wgmma: %s", FN, why);
   int64_t m = d->extent[0], n = d->extent[1], k = a->extent[1], in = shape->v[1];
   tirx_expr *yes = tirx_bool(b, true), *first = p->scale_d ? p->scale_d : yes;
-  tirx__gemm_fence_regs(b, d->tensor);
-  if (rs) tirx__gemm_fence_regs(b, a->tensor);
-  tirx__gemm_native(b, TIRX__NV_WGMMA_FENCE, 0);
+  tirx__gemm_fence_regs(e, d->tensor);
+  if (rs) tirx__gemm_fence_regs(e, a->tensor);
+  tirx__gemm_native(e, TIRX__NV_WGMMA_FENCE, 0);
   for (int64_t ks = 0; ks < k / 16; ks++)
     for (int64_t s = 0; s < m / 64; s++)
       for (int64_t nb = 0; nb < n / in; nb++) {
-        tirx__stmt *w = tirx__gemm_native(b, TIRX__NV_WGMMA, 1);
+        tirx__stmt *w = tirx__gemm_native(e, TIRX__NV_WGMMA, 1);
         if (!w) return b->status;
         w->regs[0] = tirx__gemm_at(b, d, 64 * s, nb * in);
         w->a = tirx__gemm_at(b, a, 64 * s, 16 * ks);
@@ -192,8 +193,8 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
         im[TIRX__WG_SBO_B] = (int32_t)db.sbo;
         im[TIRX__WG_SWZ_B] = db.swizzle;
       }
-  tirx__gemm_fence_regs(b, d->tensor);
-  if (rs) tirx__gemm_fence_regs(b, a->tensor);
+  tirx__gemm_fence_regs(e, d->tensor);
+  if (rs) tirx__gemm_fence_regs(e, a->tensor);
   return b->status;
 }
 

@@ -107,6 +107,7 @@ static bool packed_op(int op) {
 static bool packed_pair(tirx__lower *lw, tirx_tensor *const *tmp, tirx_expr *const *idx,
                         int64_t j) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *dst = p->ops[0];
   int dt = dst->tensor->dtype;
@@ -134,7 +135,7 @@ static bool packed_pair(tirx__lower *lw, tirx_tensor *const *tmp, tirx_expr *con
   tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {jx};
   if (!tmp[0]) tirx__lower_tensor_index(lw, dst, idx, j, di);
   tirx_expr **index = tirx__b_index_list(b, FN, t, t->rank, di);
-  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_PACKED) : NULL;
+  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__emit_stmt(e, TIRX__ST_PACKED) : NULL;
   if (!s) return true; /* the error is recorded */
   s->tensor = t;
   s->index = index;

@@ -67,6 +67,7 @@ tirx_expr *tirx__reduce_combine(tirx_builder *b, int op, tirx_expr *x, tirx_expr
 
 tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx__call *c = lw->call;
   const tirx_region *dst = p->ops[0], *src = p->ops[1];
@@ -88,16 +89,16 @@ tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
   int opened = 0;
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1) {
-      tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, tirx__reduce_identity(b, op, at));
+      tirx_expr *acc = tirx__emit_var(e, "acc", (tirx_dtype)at, tirx__reduce_identity(b, op, at));
       if (!acc) return b->status;
-      int inner = tirx__lower_walk(b, sl, &pl, p->axes, idx);
+      int inner = tirx__lower_walk(e, sl, &pl, p->axes, idx);
       tirx_expr *v = tirx__lower_as_type(b, tirx__lower_load(lw, src, idx, 0), at);
       if (op == TIRX__PRIM_OP_SUMSQ) v = tirx_mul(b, v, v);
-      tirx_assign(b, acc, tirx__reduce_combine(b, op, acc, v));
-      for (int i = 0; i < inner; i++) tirx_for_end(b);
+      tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, v));
+      for (int i = 0; i < inner; i++) tirx__emit_for_end(e);
       for (int bit = 1; bit < 32; bit <<= 1)
         if (lane_mask & bit)
-          tirx_assign(b, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
+          tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
       /* The result at the kept index of dst (reduced dims at 0, or dropped). */
       tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {NULL};
       int drank = dst->tensor->rank;
@@ -113,8 +114,8 @@ tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
       tirx__lower_store(lw, dst, di, 0, tirx__lower_as_type(b, res, dst->tensor->dtype));
       break;
     }
-    opened += tirx__lower_walk(b, sl, &pl, ~p->axes, idx);
+    opened += tirx__lower_walk(e, sl, &pl, ~p->axes, idx);
   }
-  for (int i = 0; i < opened; i++) tirx_for_end(b);
+  for (int i = 0; i < opened; i++) tirx__emit_for_end(e);
   return b->status;
 }

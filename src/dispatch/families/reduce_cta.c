@@ -38,6 +38,16 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
 
 /* ---- reduce through shared memory (reduce.smem) ---- */
 
+/* barrier.cluster.arrive.release + wait.acquire by every thread: the DSMEM exchange's barrier
+ * (TIRX__AS_CLUSTER_SYNC, printed tirx_cluster_sync_all() from tirx__prelude_tma). */
+static void cluster_barrier(tirx__emit *e) {
+  tirx__stmt *s = tirx__emit_stmt(e, TIRX__ST_ASYNC);
+  if (!s) return;
+  s->flags = TIRX__AS_CLUSTER_SYNC;
+  e->b->uses_tma = true;
+  tirx__b_need(e->b, 90, false, "reduce.dsmem");
+}
+
 /* Bit positions of a thread axis inside the team's linear thread index (tid), or -1. */
 static int64_t tid_scale(tirx_axis ax) {
   switch (ax) {
@@ -81,13 +91,14 @@ static void store_result(tirx__lower *lw, tirx_expr *const *idx, tirx_expr *acc,
  * kept index flattened over src's kept extents; returns the loops opened. */
 static int open_kept(tirx__lower *lw, const tirx__plan *pl, tirx_expr **idx, tirx_expr **kflat) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *src = p->ops[1];
   int opened = 0;
   for (int i = 0; i < pl->n; i++) {
     const tirx__plan_iter *it = &pl->it[i];
     if (p->axes >> it->dim & 1) continue;
-    tirx_expr *d = tirx__lower_loop(b, it->extent, TIRX_LOOP_UNROLL);
+    tirx_expr *d = tirx__lower_loop(e, it->extent, TIRX_LOOP_UNROLL);
     opened++;
     if (it->inner != 1) d = tirx_mul(b, d, tirx_int(b, it->inner));
     idx[it->dim] = tirx__lower_add_term(b, idx[it->dim], d);
@@ -104,6 +115,7 @@ tirx_status tirx__lower_reduce_smem(tirx__lower *lw) { return tirx__reduce_smem(
 
 tirx_status tirx__reduce_smem(tirx__lower *lw, bool cluster) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   tirx__prim_stmt *p = lw->p;
   const tirx__call *c = lw->call;
   const tirx_region *dst = p->ops[0], *src = p->ops[1];
@@ -178,10 +190,10 @@ tirx_status tirx__reduce_smem(tirx__lower *lw, bool cluster) {
                                    TIRX_DIMS(wg ? threads / 128 : 1, nkept, nwarps), NULL);
     if (!p->scratch) return b->status;
   }
-  tirx_expr *lane = cross ? tirx_let(b, "lane", tirx_lane_id(b)) : NULL;
-  tirx_expr *grp = cross && wg ? tirx_let(b, "wg", tirx__lower_axis_coord(b, TIRX_AXIS_WGID))
+  tirx_expr *lane = cross ? tirx__emit_let(e, "lane", tirx_lane_id(b)) : NULL;
+  tirx_expr *grp = cross && wg ? tirx__emit_let(e, "wg", tirx__lower_axis_coord(b, TIRX_AXIS_WGID))
                                : tirx_int(b, 0);
-  tirx_expr *wslot = cross ? tirx_let(b, "wslot", wg ? tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG)
+  tirx_expr *wslot = cross ? tirx__emit_let(e, "wslot", wg ? tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG)
                                                      : tirx_warp_id(b))
                            : NULL;
   if (cluster && !p->dscratch) {
@@ -190,64 +202,64 @@ tirx_status tirx__reduce_smem(tirx__lower *lw, bool cluster) {
     p->dscratch = tirx_alloc_shared(b, name, TIRX_F32, TIRX_DIMS(nkept, csize), NULL);
     if (!p->dscratch) return b->status;
   }
-  tirx_expr *rank = cluster ? tirx_let(b, "rank", tirx_cluster_ctarank(b)) : NULL;
+  tirx_expr *rank = cluster ? tirx__emit_let(e, "rank", tirx_cluster_ctarank(b)) : NULL;
   for (int pass = 0; pass < (cross ? 2 : 1); pass++) {
     tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL}, *kflat; /* the kept index: unrolled loops */
     int opened = open_kept(lw, &pl, idx, &kflat);
-    tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, tirx__reduce_identity(b, op, at));
+    tirx_expr *acc = tirx__emit_var(e, "acc", (tirx_dtype)at, tirx__reduce_identity(b, op, at));
     if (!acc) return b->status;
     if (pass == 0) {
-      if (guard) tirx_if_begin(b, guard);
+      if (guard) tirx__emit_if_begin(e, guard);
       tirx_expr *ridx[TIRX_BUILDER_MAX_RANK];
       memcpy(ridx, idx, sizeof ridx);
-      int inner = tirx__lower_walk(b, c->operands[1].layout, &pl, p->axes, ridx);
+      int inner = tirx__lower_walk(e, c->operands[1].layout, &pl, p->axes, ridx);
       tirx_expr *v = tirx__lower_as_type(b, tirx__lower_load(lw, src, ridx, 0), at);
       if (op == TIRX__PRIM_OP_SUMSQ) v = tirx_mul(b, v, v);
-      tirx_assign(b, acc, tirx__reduce_combine(b, op, acc, v));
-      for (int i = 0; i < inner; i++) tirx_for_end(b);
-      if (guard) tirx_if_end(b);
+      tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, v));
+      for (int i = 0; i < inner; i++) tirx__emit_for_end(e);
+      if (guard) tirx__emit_if_end(e);
       for (int bit = 1; bit < 32; bit <<= 1)
         if (lane_bits & bit)
-          tirx_assign(b, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
+          tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
     } else { /* lane w folds warp w's partial */
-      tirx_if_begin(b, tirx_lt(b, lane, tirx_int(b, nwarps)));
-      tirx_assign(b, acc, tirx_load(b, p->scratch, TIRX_EXPRS(grp, kflat, lane)));
-      tirx_if_end(b);
+      tirx__emit_if_begin(e, tirx_lt(b, lane, tirx_int(b, nwarps)));
+      tirx__emit_assign(e, acc, tirx_load(b, p->scratch, TIRX_EXPRS(grp, kflat, lane)));
+      tirx__emit_if_end(e);
       for (int bit = 1; bit < 32; bit <<= 1) /* lanes past nwarps hold the identity */
-        tirx_assign(b, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
+        tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
     }
     if (pass == 0 && cross) {
-      tirx_if_begin(b, tirx_eq(b, lane, tirx_int(b, 0)));
-      tirx_store(b, p->scratch, TIRX_EXPRS(grp, kflat, wslot), acc);
-      tirx_if_end(b);
+      tirx__emit_if_begin(e, tirx_eq(b, lane, tirx_int(b, 0)));
+      tirx__emit_store(e, p->scratch, TIRX_EXPRS(grp, kflat, wslot), acc);
+      tirx__emit_if_end(e);
     } else if (cluster) { /* the CTA's partial into slot [kept][rank] of every CTA */
-      tirx_if_begin(b, tirx_eq(b, tirx_thread_linear(b), tirx_int(b, 0)));
-      tirx_expr *r = tirx__lower_loop(b, csize, TIRX_LOOP_UNROLL);
-      tirx__dsmem_store(b, p->dscratch, (tirx_expr *[]){kflat, rank}, r, acc);
-      tirx_for_end(b);
-      tirx_if_end(b);
+      tirx__emit_if_begin(e, tirx_eq(b, tirx_thread_linear(b), tirx_int(b, 0)));
+      tirx_expr *r = tirx__lower_loop(e, csize, TIRX_LOOP_UNROLL);
+      tirx__dsmem_store(b, tirx__emit_block(e), p->dscratch, (tirx_expr *[]){kflat, rank}, r, acc);
+      tirx__emit_for_end(e);
+      tirx__emit_if_end(e);
     } else {
       store_result(lw, idx, acc, at);
     }
-    for (int i = 0; i < opened; i++) tirx_for_end(b);
-    if (cross && !(cluster && pass == 1)) tirx_sync_threads(b); /* cluster: its barrier */
+    for (int i = 0; i < opened; i++) tirx__emit_for_end(e);
+    if (cross && !(cluster && pass == 1)) tirx__emit_sync_threads(e); /* cluster: its barrier */
   }
   if (!cluster) return b->status;
-  tirx__cluster_sync(b); /* the peers' stores are visible */
+  cluster_barrier(e); /* the peers' stores are visible */
   tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL}, *kflat;
   int opened = open_kept(lw, &pl, idx, &kflat);
-  tirx_expr *acc = tirx_var(b, "acc", (tirx_dtype)at, tirx__reduce_identity(b, op, at));
+  tirx_expr *acc = tirx__emit_var(e, "acc", (tirx_dtype)at, tirx__reduce_identity(b, op, at));
   if (!acc) return b->status;
   for (int64_t r = 0; r < csize; r++) /* rank order: every CTA folds the same bits */
-    tirx_assign(b, acc, tirx__reduce_combine(b, op, acc, tirx_load(b, p->dscratch,
+    tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, tirx_load(b, p->dscratch,
                                                       TIRX_EXPRS(kflat, tirx_int(b, r)))));
   store_result(lw, idx, acc, at);
-  for (int i = 0; i < opened; i++) tirx_for_end(b);
+  for (int i = 0; i < opened; i++) tirx__emit_for_end(e);
   /* In a loop, every CTA must have read its slots before a peer writes them again. Run once,
    * the call needs no second barrier: every DSMEM store into a CTA precedes its peer's
    * arrive.release, so it is done when that CTA's wait returns, and no CTA touches a peer
    * afterwards (push, not pull), so each may go on or exit; each call has its own scratch. */
-  if (lw->loops) tirx__cluster_sync(b);
+  if (lw->loops) cluster_barrier(e);
   return b->status;
 }
 
