@@ -95,16 +95,6 @@ int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d);
 bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *r,
                             const char *arg);
 
-/* Minimal mbarrier statements for TMA loads (internal; the TMA tests use them, the public
- * mbarrier API supersedes them): mbarrier.init with count, arrive.expect_tx of bytes,
- * try_wait.parity until the phase with parity completes, fence.mbarrier_init. */
-void tirx__mbar_init(tirx_builder *b, tirx_region *bar, int count);
-void tirx__mbar_arrive_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes);
-void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity);
-void tirx__fence_mbar_init(tirx_builder *b);
-/* barrier.cluster.arrive.release + barrier.cluster.wait.acquire, by every thread (internal, as
- * above: the public cluster_sync supersedes it). */
-void tirx__cluster_sync(tirx_builder *b);
 /* ---- cp.async (cp_async.c) ---- */
 
 /* The most groups tirx_cp_async_wait may leave pending. */
