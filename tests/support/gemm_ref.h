@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <tirx.h>
 
 typedef struct gemm_spec {
@@ -23,12 +24,36 @@ static inline tirx_gemm_options gemm_options(const gemm_spec *s) {
   return o;
 }
 
-/* tirx_kernels_gemm_build for s; NULL with the message in err. */
+/*
+ * tirx_kernels_gemm_build for s; NULL with the reason in err. A case description that is not
+ * a GEMM (NULL, a dtype other than f16/bf16, an empty shape, an epilogue or family out of
+ * range) is refused here with this function's own message, as the golden cases record it;
+ * otherwise err holds the library's message without its "tirx_kernels_gemm_build: " prefix
+ * (the builder's error).
+ */
 static inline tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
+  static const char prefix[] = "tirx_kernels_gemm_build: ";
+  if (!s || (s->dtype != TIRX_F16 && s->dtype != TIRX_BF16) || s->m < 1 || s->n < 1 || s->k < 1) {
+    snprintf(err, cap, "gemm_build: spec must have dtype f16 or bf16 and m, n, k >= 1");
+    return NULL;
+  }
+  if (s->epilogue < TIRX_EPILOGUE_NONE || s->epilogue > TIRX_EPILOGUE_BIAS_GELU) {
+    snprintf(err, cap, "gemm_build: spec->epilogue is %d, expected a tirx_epilogue (0 to 3)",
+             (int)s->epilogue);
+    return NULL;
+  }
+  if (s->family && strcmp(s->family, "wgmma") && strcmp(s->family, "mma") &&
+      strcmp(s->family, "scalar")) {
+    snprintf(err, cap, "gemm_build: spec->family is \"%s\", expected NULL, \"wgmma\", \"mma\" "
+             "or \"scalar\"", s->family);
+    return NULL;
+  }
   tirx_gemm_options o = gemm_options(s);
   tirx_kernel *k = NULL;
-  if (tirx_kernels_gemm_build(&o, s->dtype, s->m, s->n, s->k, &k) != TIRX_OK && err)
-    snprintf(err, cap, "%s", tirx_last_error());
+  if (tirx_kernels_gemm_build(&o, s->dtype, s->m, s->n, s->k, &k) != TIRX_OK && err) {
+    const char *m = tirx_last_error();
+    snprintf(err, cap, "%s", strncmp(m, prefix, sizeof prefix - 1) ? m : m + sizeof prefix - 1);
+  }
   return k;
 }
 
