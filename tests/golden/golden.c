@@ -7,6 +7,8 @@
  *   golden update [DIR]   rewrites DIR to match, printing which cases changed, were added and
  *                         were removed (run it, then read `git diff tests/golden`)
  *   golden list           the case names
+ *   --unit RECORDING      also the kernels a unit-suite run recorded there (tests/unit/
+ *                         golden_capture.c); tests/golden/golden.sh makes the recording
  *
  * DIR defaults to the source tree's tests/golden/expected. No GPU and no NVRTC are needed:
  * the sources are those tirx_kernel_build generates.
@@ -179,7 +181,7 @@ static char **list_dir(const char *dir, size_t *n) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: golden check|update [DIR] | golden list\n");
+  fprintf(stderr, "usage: golden check|update [DIR] [--unit RECORDING] | golden list\n");
   return 2;
 }
 
@@ -295,14 +297,41 @@ static char *stored_form(const char *text, preludes *ps) {
   return out;
 }
 
+/* The kernels a unit-suite run recorded (tests/unit/golden_capture.c): every DIR/<name>.cu. */
+static void unit_cases(golden_set *g, const char *dir) {
+  size_t n = 0;
+  char **names = list_dir(dir, &n);
+  if (!names) {
+    golden_fail(g, "cannot read the unit-suite recording %s", dir);
+    return;
+  }
+  if (n == 0) golden_fail(g, "the unit-suite recording %s holds no kernel", dir);
+  for (size_t i = 0; i < n; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.cu", dir, names[i]);
+    char *text = read_file(path);
+    if (text) golden_add_text(g, names[i], text);
+    else golden_fail(g, "cannot read %s", path);
+    free(text);
+    free(names[i]);
+  }
+  free(names);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return usage();
   bool update = strcmp(argv[1], "update") == 0, list = strcmp(argv[1], "list") == 0;
   if (!update && !list && strcmp(argv[1], "check") != 0) return usage();
-  const char *dir = argc > 2 ? argv[2] : TIRX_GOLDEN_DIR;
+  const char *dir = TIRX_GOLDEN_DIR, *unit = NULL;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "--unit") == 0 && i + 1 < argc) unit = argv[++i];
+    else if (argv[i][0] != '-') dir = argv[i];
+    else return usage();
+  }
 
   static golden_set g;
   golden_cases(&g);
+  if (unit) unit_cases(&g, unit);
   if (g.problems) {
     fprintf(stderr, "golden: the case list has %d problem(s) (above)\n", g.problems);
     return 1;
@@ -380,7 +409,7 @@ int main(int argc, char **argv) {
   int failed = changed + added + removed;
   if (failed)
     printf("golden: the generated code differs from %s; if that is intended, run "
-           "`build/tests/golden/golden update` and commit the change on its own\n",
+           "`sh tests/golden/golden.sh update` and commit the change on its own\n",
            dir);
   printf("golden: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -28,7 +28,7 @@ static int64_t smem_of(tirx_gemm_tiles t) {
          (int64_t)t.block_m * t.block_n * 2 + (int64_t)t.block_n * 4 + 2048;
 }
 
-Test(kernels_gemm, pick_keeps_128x256_for_large_m) {
+Test(example_gemm, pick_keeps_128x256_for_large_m) {
   static const int64_t nk[][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336},
                                   {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
   for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++) {
@@ -44,7 +44,7 @@ Test(kernels_gemm, pick_keeps_128x256_for_large_m) {
 /* Decode-like M: 64 rows (one consumer) up to M = 64, else 128 (two); BLOCK_N a multiple of
  * 16 that keeps at least 120 of the 132 SMs busy on the LLaMA shapes (their N are multiples
  * of 128 * 16); stages filling shared memory. */
-Test(kernels_gemm, pick_fills_the_sms_at_decode_m) {
+Test(example_gemm, pick_fills_the_sms_at_decode_m) {
   static const int64_t nk[][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336},
                                   {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
   static const int64_t ms[] = {1, 16, 64, 128, 256};
@@ -71,7 +71,7 @@ Test(kernels_gemm, pick_fills_the_sms_at_decode_m) {
 }
 
 /* The SM count of the spec is the one filled. */
-Test(kernels_gemm, pick_follows_sms) {
+Test(example_gemm, pick_follows_sms) {
   gemm_spec s = {.dtype = TIRX_BF16, .m = 1, .n = 4096, .k = 4096, .sms = 64};
   tirx_gemm_tiles t = gemm_pick(&s);
   int64_t tiles = tiles_of(&s, t);
@@ -212,7 +212,7 @@ static void build_and_compile(tirx_runtime *rt, gemm_spec s, const char *const *
 
 /* A decode variant (64 rows, one consumer, a 32-byte swizzled C tile for BLOCK_N 48) and the
  * fused epilogues: the bias row is added to the accumulators on the consumers' registers. */
-Test(kernels_gemm, decode_and_epilogues_compile, .timeout = 300) {
+Test(example_gemm, decode_and_epilogues_compile, .timeout = 300) {
   tirx_runtime *rt = compile_only_runtime();
   gemm_spec s = {.dtype = TIRX_BF16, .m = 1, .n = 6144, .k = 4096};
   cr_assert_eq(gemm_pick(&s).block_n, 48);
@@ -231,7 +231,7 @@ Test(kernels_gemm, decode_and_epilogues_compile, .timeout = 300) {
 }
 
 /* Families mma and scalar through gemm_build, with and without an epilogue. */
-Test(kernels_gemm, forced_families_compile, .timeout = 300) {
+Test(example_gemm, forced_families_compile, .timeout = 300) {
   tirx_runtime *rt = compile_only_runtime();
   build_and_compile(rt, (gemm_spec){.dtype = TIRX_BF16, .m = 129, .n = 130, .k = 65, .family = "mma"},
                     (const char *[]){"gemm.mma m=16,n=8,k=16 (forced)", NULL},
@@ -245,7 +245,7 @@ Test(kernels_gemm, forced_families_compile, .timeout = 300) {
 /* The launch arguments as the GPU test and bench/gemm pass them (B as its (K, N) view, odd
  * leading dimensions padded to 8 elements, bias [1, N]) pass the launch checks: prepared on a
  * compile-only runtime (the pointers are checked, never read). */
-Test(kernels_gemm, launch_arguments_pass_the_checks, .timeout = 300) {
+Test(example_gemm, launch_arguments_pass_the_checks, .timeout = 300) {
   static const gemm_spec specs[] = {
       {.dtype = TIRX_BF16, .m = 129, .n = 130, .k = 65},
       {.dtype = TIRX_F16, .m = 1, .n = 4096, .k = 4096, .epilogue = TIRX_EPILOGUE_BIAS_GELU},

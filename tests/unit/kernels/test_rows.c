@@ -15,7 +15,7 @@ static void assert_has(const char *text, const char *want) {
   cr_assert_not_null(strstr(text, want), "no '%s' in:\n%s", want, text);
 }
 
-Test(kernels_rows, wide_rows_of_the_norms_and_softmax_are_staged) {
+Test(example_membound, wide_rows_of_the_norms_and_softmax_are_staged) {
   /* 64 KiB rows: one CTA of 1024 threads a SM, at most two stages beside the weight rows */
   cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).stages, 2);
   cr_assert_eq(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_F16, 32768).stages, 1); /* + w, bias */
@@ -50,7 +50,7 @@ Test(kernels_rows, wide_rows_of_the_norms_and_softmax_are_staged) {
   ro.cluster = 0;
 }
 
-Test(kernels_rows, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeout = 300) {
+Test(example_membound, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeout = 300) {
   tirx_runtime *rt = NULL;
   tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
   cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
@@ -83,7 +83,7 @@ Test(kernels_rows, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeout =
 /* Every case of the GPU suite's membound_staged_* builds (staged or not, as membound_stages
  * says): rows of 5000 and 20000 elements are TMA boxes of 200 x 25 and 200 x 100, and the
  * ring's rows start 128 bytes apart. */
-Test(kernels_rows, the_gpu_suites_staged_cases_build) {
+Test(example_membound, the_gpu_suites_staged_cases_build) {
   static const tirx_row_op kinds[] = {TIRX_ROW_OP_SOFTMAX, TIRX_ROW_OP_LAYERNORM, TIRX_ROW_OP_RMSNORM};
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
   static const struct { int64_t width; int flags; } cases[] = {

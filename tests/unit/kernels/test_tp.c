@@ -29,7 +29,7 @@ static void expect_local(const tirx_dtensor *d, int64_t r, int64_t c, int64_t s0
 }
 
 /* Odd shapes over meshes of 1 to 8 ranks: local parts, the collective, who holds what. */
-Test(kernels_tp, layouts_and_the_collective) {
+Test(tp_linear, layouts_and_the_collective) {
   static const int meshes[] = {1, 2, 3, 4, 8};
   for (size_t q = 0; q < sizeof meshes / sizeof meshes[0]; q++) {
     int P = meshes[q];
@@ -74,7 +74,7 @@ Test(kernels_tp, layouts_and_the_collective) {
 
 /* The arguments tp_linear_forward launches the GEMM with pass the launch checks (the B view of
  * W_r above all), and each rank's buffers pass their dtensors' checks. */
-Test(kernels_tp, the_gemm_arguments_pass_the_launch_checks) {
+Test(tp_linear, the_gemm_arguments_pass_the_launch_checks) {
   tirx__launch_plan *plan = malloc(sizeof *plan);
   static const int64_t shapes[][4] = {{2048, 4096, 14336, 1}, {1000, 3000, 4000, 4},
                                       {129, 136, 65, 1},      {96, 264, 200, 8},
@@ -102,7 +102,7 @@ Test(kernels_tp, the_gemm_arguments_pass_the_launch_checks) {
   free(plan);
 }
 
-Test(kernels_tp, spec_errors) {
+Test(tp_linear, spec_errors) {
   struct {
     tirx_tp_spec s;
     const char *msg;
@@ -138,7 +138,7 @@ Test(kernels_tp, spec_errors) {
 /* The checker accepts each rank's rows computed on the host (float64 sums of the shards, each
  * rounded to the dtype, added and rounded again as NCCL would) and rejects a wrong corner and
  * a NaN. */
-Test(kernels_tp, the_checker_accepts_right_rows_and_rejects_wrong_ones) {
+Test(tp_linear, the_checker_accepts_right_rows_and_rejects_wrong_ones) {
   for (int d = 0; d < 2; d++) {
     tirx_dtype dt = d ? TIRX_F16 : TIRX_BF16;
     const int P = 3;
@@ -184,7 +184,7 @@ Test(kernels_tp, the_checker_accepts_right_rows_and_rejects_wrong_ones) {
   }
 }
 
-Test(kernels_tp, sixteen_bit_conversions) {
+Test(tp_linear, sixteen_bit_conversions) {
   static const float v[] = {0.0f, 1.0f, -1.0f, 0.5f, 0.333333f, -0.999f, 65504.0f, 1e-3f};
   for (int d = 0; d < 2; d++) {
     tirx_dtype dt = d ? TIRX_F16 : TIRX_BF16;
