@@ -10,8 +10,8 @@
  */
 #include "builder_internal.h"
 
-static tirx__stmt *cp_stmt(tirx_builder *b, const char *fn, int op) {
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASYNC);
+static tirx__stmt *cp_stmt(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_ASYNC, blk);
   if (!s) return NULL;
   s->flags = (uint8_t)op;
   b->uses_cp_async = true;
@@ -21,7 +21,7 @@ static tirx__stmt *cp_stmt(tirx_builder *b, const char *fn, int op) {
 
 void tirx_cp_async_commit(tirx_builder *b) {
   static const char fn[] = "tirx_cp_async_commit";
-  if (tirx__b_ok(b, fn)) cp_stmt(b, fn, TIRX__AS_CP_COMMIT);
+  if (tirx__b_ok(b, fn)) cp_stmt(b, fn, TIRX__AS_CP_COMMIT, NULL);
 }
 
 void tirx_cp_async_wait(tirx_builder *b, int n) {
@@ -32,23 +32,24 @@ void tirx_cp_async_wait(tirx_builder *b, int n) {
                  fn, n, TIRX__CP_ASYNC_MAX_PENDING);
     return;
   }
-  tirx__stmt *s = cp_stmt(b, fn, TIRX__AS_CP_WAIT);
+  tirx__stmt *s = cp_stmt(b, fn, TIRX__AS_CP_WAIT, NULL);
   if (s) s->vec = n;
 }
 
 void tirx_cp_async_wait_all(tirx_builder *b) {
   static const char fn[] = "tirx_cp_async_wait_all";
   if (!tirx__b_ok(b, fn)) return;
-  tirx__stmt *s = cp_stmt(b, fn, TIRX__AS_CP_WAIT);
+  tirx__stmt *s = cp_stmt(b, fn, TIRX__AS_CP_WAIT, NULL);
   if (s) s->loop = 1;
 }
 
-tirx__stmt *tirx__cp_async(tirx_builder *b, tirx_tensor *dst, tirx_expr *const *index,
-                           tirx_expr *src, int bytes, tirx_expr *src_bytes) {
+tirx__stmt *tirx__cp_async(tirx_builder *b, tirx__block *blk, tirx_tensor *dst,
+                           tirx_expr *const *index, tirx_expr *src, int bytes,
+                           tirx_expr *src_bytes) {
   static const char fn[] = "tirx_kernel_build";
   tirx_expr **ix = tirx__b_index_list(b, fn, dst, dst->rank, index);
   if (!ix || b->status != TIRX_OK) return NULL;
-  tirx__stmt *s = cp_stmt(b, fn, TIRX__AS_CP_ASYNC);
+  tirx__stmt *s = cp_stmt(b, fn, TIRX__AS_CP_ASYNC, blk);
   if (!s) return NULL;
   s->tensor = dst;
   s->index = ix;

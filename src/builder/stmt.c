@@ -3,17 +3,21 @@
 
 #include "builder_internal.h"
 
-tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
+tirx__stmt *tirx__b_stmt_in(tirx_builder *b, const char *fn, int kind, tirx__block *blk) {
   tirx__stmt *s = tirx__b_node(b, fn, sizeof *s);
   if (!s) return NULL;
   s->kind = (uint8_t)kind;
-  tirx__block *blk = b->frames[b->depth].block;
+  if (!blk) blk = b->frames[b->depth].block;
   if (blk->last)
     blk->last->next = s;
   else
     blk->first = s;
   blk->last = s;
   return s;
+}
+
+tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
+  return tirx__b_stmt_in(b, fn, kind, NULL);
 }
 
 static bool push(tirx_builder *b, const char *fn, int kind, tirx__stmt *s, tirx__block *blk) {
@@ -68,8 +72,8 @@ static tirx__decl *new_var(tirx_builder *b, const char *fn, const char *name, in
   return d;
 }
 
-tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx_expr *hi,
-                          tirx_expr *step, tirx_loop_kind kind) {
+tirx__stmt *tirx__b_for_in(tirx_builder *b, tirx__block *blk, const char *name, tirx_expr *lo,
+                           tirx_expr *hi, tirx_expr *step, tirx_loop_kind kind) {
   static const char fn[] = "tirx_for_begin";
   if (!tirx__b_ok(b, fn)) return NULL;
   if (!tirx__b_expr(b, fn, lo, "lo") || !tirx__b_expr(b, fn, hi, "hi")) return NULL;
@@ -107,11 +111,7 @@ tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx
   if (!lo || !hi || !step) return NULL;
   tirx__decl *d = new_var(b, fn, name, TIRX__DECL_LOOP, (tirx_dtype)t);
   if (!d) return NULL;
-  if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
-    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
-    return NULL;
-  }
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_FOR);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_FOR, blk);
   if (!s) return NULL;
   s->decl = d;
   s->a = lo;
@@ -120,8 +120,20 @@ tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx
   s->loop = (uint8_t)kind;
   if (lo->kind == TIRX__EX_INT && hi->kind == TIRX__EX_INT && lo->i < hi->i) /* for codegen */
     d->ranged = true, d->lo = lo->i, d->hi = hi->i - 1;
-  if (!push(b, fn, TIRX__FRAME_FOR, s, &s->body)) return NULL;
-  return d->ref;
+  return s;
+}
+
+tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx_expr *hi,
+                          tirx_expr *step, tirx_loop_kind kind) {
+  static const char fn[] = "tirx_for_begin";
+  if (!tirx__b_ok(b, fn)) return NULL;
+  if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
+    return NULL;
+  }
+  tirx__stmt *s = tirx__b_for_in(b, NULL, name, lo, hi, step, kind);
+  if (!s || !push(b, fn, TIRX__FRAME_FOR, s, &s->body)) return NULL;
+  return s->decl->ref;
 }
 
 void tirx_for_end(tirx_builder *b) {
@@ -138,22 +150,29 @@ void tirx_for_end(tirx_builder *b) {
   b->depth--;
 }
 
-void tirx_if_begin(tirx_builder *b, tirx_expr *cond) {
+tirx__stmt *tirx__b_if_in(tirx_builder *b, tirx__block *blk, tirx_expr *cond) {
   static const char fn[] = "tirx_if_begin";
-  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, cond, "cond")) return;
+  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, cond, "cond")) return NULL;
   if (cond->dtype != TIRX_BOOL) {
     tirx__b_fail(b, TIRX_E_TYPE, "%s: cond has dtype %s, expected bool", fn,
                  tirx_dtype_name((tirx_dtype)cond->dtype));
-    return;
+    return NULL;
   }
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_IF, blk);
+  if (!s) return NULL;
+  s->a = cond;
+  return s;
+}
+
+void tirx_if_begin(tirx_builder *b, tirx_expr *cond) {
+  static const char fn[] = "tirx_if_begin";
+  if (!tirx__b_ok(b, fn)) return;
   if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
     tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
     return;
   }
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_IF);
-  if (!s) return;
-  s->a = cond;
-  push(b, fn, TIRX__FRAME_THEN, s, &s->body);
+  tirx__stmt *s = tirx__b_if_in(b, NULL, cond);
+  if (s) push(b, fn, TIRX__FRAME_THEN, s, &s->body);
 }
 
 void tirx_else(tirx_builder *b) {
@@ -185,21 +204,27 @@ void tirx_if_end(tirx_builder *b) {
   b->depth--;
 }
 
-tirx_expr *tirx_let(tirx_builder *b, const char *name, tirx_expr *value) {
+tirx_expr *tirx__b_let_in(tirx_builder *b, tirx__block *blk, const char *name,
+                          tirx_expr *value) {
   static const char fn[] = "tirx_let";
   if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, value, "value")) return NULL;
   if (value->weak) value = tirx__b_convert(b, fn, value, TIRX_I64);
   if (!value) return NULL;
   tirx__decl *d = new_var(b, fn, name, TIRX__DECL_LET, (tirx_dtype)value->dtype);
   if (!d) return NULL;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_LET);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_LET, blk);
   if (!s) return NULL;
   s->decl = d;
   s->a = value;
   return d->ref;
 }
 
-tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype, tirx_expr *init) {
+tirx_expr *tirx_let(tirx_builder *b, const char *name, tirx_expr *value) {
+  return tirx__b_let_in(b, NULL, name, value);
+}
+
+tirx_expr *tirx__b_var_in(tirx_builder *b, tirx__block *blk, const char *name, tirx_dtype dtype,
+                          tirx_expr *init) {
   static const char fn[] = "tirx_var";
   if (!tirx__b_ok(b, fn) || !tirx__b_dtype(b, fn, dtype, "dtype")) return NULL;
   if (init && (!tirx__b_expr(b, fn, init, "init") ||
@@ -207,14 +232,18 @@ tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype, tirx_ex
     return NULL;
   tirx__decl *d = new_var(b, fn, name, TIRX__DECL_VAR, dtype);
   if (!d) return NULL;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_VAR);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_VAR, blk);
   if (!s) return NULL;
   s->decl = d;
   s->a = init;
   return d->ref;
 }
 
-void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
+tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype, tirx_expr *init) {
+  return tirx__b_var_in(b, NULL, name, dtype, init);
+}
+
+void tirx__b_assign_in(tirx_builder *b, tirx__block *blk, tirx_expr *var, tirx_expr *value) {
   static const char fn[] = "tirx_assign";
   if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, var, "var") ||
       !tirx__b_expr(b, fn, value, "value"))
@@ -224,14 +253,18 @@ void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
     return;
   }
   if (!value_of(b, fn, &value, (tirx_dtype)var->dtype, "value", "the dtype of var")) return;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASSIGN);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_ASSIGN, blk);
   if (!s) return;
   s->decl = var->decl;
   s->a = value;
 }
 
+void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
+  tirx__b_assign_in(b, NULL, var, value);
+}
+
 static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int n,
-                  tirx_expr *const *index, tirx_expr *value) {
+                  tirx_expr *const *index, tirx_expr *value, tirx__block *blk) {
   if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t")) return;
   char what[96];
   snprintf(what, sizeof what, "the dtype of %s", t->decl.name);
@@ -252,7 +285,7 @@ static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int
     }
   }
   if (!value_of(b, fn, &value, (tirx_dtype)t->dtype, "value", what)) return;
-  tirx__stmt *s = tirx__b_stmt(b, fn, kind);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, kind, blk);
   if (!s) return;
   s->tensor = t;
   s->index = idx;
@@ -262,12 +295,17 @@ static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int
 
 void tirx_store(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *index,
                 tirx_expr *value) {
-  store(b, "tirx_store", TIRX__ST_STORE, t, n, index, value);
+  store(b, "tirx_store", TIRX__ST_STORE, t, n, index, value, NULL);
+}
+
+void tirx__b_store_in(tirx_builder *b, tirx__block *blk, tirx_tensor *t, int n,
+                      tirx_expr *const *index, tirx_expr *value) {
+  store(b, "tirx_store", TIRX__ST_STORE, t, n, index, value, blk);
 }
 
 void tirx_atomic_add(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *index,
                      tirx_expr *value) {
-  store(b, "tirx_atomic_add", TIRX__ST_ATOMIC_ADD, t, n, index, value);
+  store(b, "tirx_atomic_add", TIRX__ST_ATOMIC_ADD, t, n, index, value, NULL);
 }
 
 void tirx_sync_threads(tirx_builder *b) {

@@ -133,7 +133,7 @@ typedef enum tirx__st_kind {
    * address; vec matrices (1, 2, 4); regs[i] (a load of the local array) the first of the two
    * 16-bit elements of matrix i's register; flags TIRX__MX_STORE for stmatrix. */
   TIRX__ST_MATRIX,
-  /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; dispatch/lower.c, prelude tirx_x2_*):
+  /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; dispatch/families/pointwise_vec.c, prelude tirx_x2_*):
    * tensor[index] and the next element of its last dim = op(a, b, c) on pairs (f16 or bf16);
    * flags the tirx__prim_op; source i (a, b, c; NULL past the last) is the pair starting at
    * that load when bit i of vec is set, else a value broadcast to both. */
@@ -146,7 +146,7 @@ typedef enum tirx__st_kind {
 } tirx__st_kind;
 
 /*
- * TIRX__ST_NATIVE statements (builder/sync.c; the gemm lowerings in dispatch/lower_gemm.c), each
+ * TIRX__ST_NATIVE statements (builder/sync.c; the gemm lowerings in dispatch/families/gemm_*.c), each
  * one inline-PTX helper of the prelude. tensor[index] is the mbarrier of the mbarrier
  * statements; regs, a, b, c and imm as listed.
  */
@@ -220,7 +220,7 @@ struct tirx_region {
   int64_t extent[TIRX_BUILDER_MAX_RANK];
 };
 
-/* A tile primitive statement (src/builder/prim.c), lowered by src/dispatch/lower.c. */
+/* A tile primitive statement (src/builder/prim.c), lowered by src/dispatch/lower_driver.c and the rules. */
 typedef struct tirx__prim_stmt {
   uint8_t prim;       /* tirx__prim (dispatch.h) */
   uint8_t op;         /* tirx__prim_op */
@@ -307,20 +307,19 @@ typedef struct tirx__tmap_desc {
   tirx__tmap_dim d[TIRX__TMAP_MAX_RANK];
 } tirx__tmap_desc;
 
-/* TIRX__ST_ASYNC operations (flags): TMA copies, bulk groups, and the minimal mbarrier
- * statements the TMA tests need (tirx__mbar_* in src/builder/tma.c; the public mbarrier API
- * supersedes them). */
+/* TIRX__ST_ASYNC operations (flags): TMA copies, bulk groups, reduce.dsmem's exchange and
+ * cp.async. The mbarrier statements are TIRX__ST_NATIVE (builder/sync.c). Values 6 to 9 were
+ * the internal mbarrier statements the public API replaced. */
 enum {
   TIRX__AS_TMA_LOAD = 1,   /* tensor[index] <- map vec at coords regs, barrier a, mask b */
   TIRX__AS_TMA_STORE = 2,  /* map vec at coords regs <- tensor[index] */
   TIRX__AS_COMMIT = 3,     /* cp.async.bulk.commit_group */
   TIRX__AS_WAIT = 4,       /* cp.async.bulk.wait_group[.read] vec (loop: 1 = .read) */
   TIRX__AS_PREFETCH = 5,   /* prefetch.tensormap of map vec */
-  TIRX__AS_MBAR_INIT = 6,  /* mbarrier a: init with count vec */
-  TIRX__AS_MBAR_EXPECT = 7,/* mbarrier a: arrive.expect_tx b bytes */
-  TIRX__AS_MBAR_WAIT = 8,  /* mbarrier a: try_wait.parity b until done */
-  TIRX__AS_FENCE_INIT = 9, /* fence.mbarrier_init.release.cluster */
-  TIRX__AS_CLUSTER_SYNC = 10,/* barrier.cluster.arrive.release + wait.acquire (all threads) */
+  /* reduce.dsmem's cluster barrier: barrier.cluster.arrive.release + wait.acquire by every
+   * thread, printed tirx_cluster_sync_all() (tirx__prelude_tma) so that its kernels keep
+   * their source; TIRX__NV_CLUSTER_SYNC is the public statement's */
+  TIRX__AS_CLUSTER_SYNC = 10,
   TIRX__AS_DSMEM_ST = 11,    /* f32 a into shared element tensor[index] of cluster CTA b
                               * (mapa + st.shared::cluster; reduce.dsmem) */
   /* cp.async (copy_async.cp_async, src/builder/cp_async.c; prelude tirx__prelude_cp_async) */

@@ -34,9 +34,6 @@ tirx__features tirx__async_features(int op) {
   case TIRX__AS_TMA_LOAD: return TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER);
   case TIRX__AS_TMA_STORE: case TIRX__AS_COMMIT: case TIRX__AS_WAIT: case TIRX__AS_PREFETCH:
     return TIRX__FEAT(TMA);
-  case TIRX__AS_MBAR_INIT: case TIRX__AS_MBAR_EXPECT: case TIRX__AS_MBAR_WAIT:
-  case TIRX__AS_FENCE_INIT:
-    return TIRX__FEAT(MBARRIER);
   case TIRX__AS_CLUSTER_SYNC: case TIRX__AS_DSMEM_ST: return TIRX__FEAT(CLUSTER);
   case TIRX__AS_CP_ASYNC: case TIRX__AS_CP_COMMIT: case TIRX__AS_CP_WAIT:
     return TIRX__FEAT(CP_ASYNC);

@@ -219,7 +219,6 @@ static void async_stmt(tirx__strbuf *sb, const tirx__stmt *s) {
   case TIRX__AS_COMMIT: tirx__sb_append(sb, "bulk_commit\n"); break;
   case TIRX__AS_WAIT: tirx__sb_printf(sb, "bulk_wait%s %d\n", s->loop ? ".read" : "", (int)s->vec); break;
   case TIRX__AS_PREFETCH: tirx__sb_printf(sb, "tmap_prefetch %s\n", s->tensor->decl.name); break;
-  case TIRX__AS_FENCE_INIT: tirx__sb_append(sb, "fence.mbarrier_init\n"); break;
   case TIRX__AS_CLUSTER_SYNC: tirx__sb_append(sb, "cluster_sync\n"); break;
   case TIRX__AS_DSMEM_ST:
     tirx__sb_printf(sb, "dsmem_store %s[", s->tensor->decl.name);
@@ -233,19 +232,7 @@ static void async_stmt(tirx__strbuf *sb, const tirx__stmt *s) {
     expr(sb, s->a, true);
     tirx__sb_append(sb, "\n");
     break;
-  default:
-    tirx__sb_append(sb, s->flags == TIRX__AS_MBAR_INIT ? "mbarrier_init "
-                        : s->flags == TIRX__AS_MBAR_EXPECT ? "mbarrier_arrive_expect_tx "
-                                                           : "mbarrier_wait ");
-    element(sb, s->a->tensor, s->a->index);
-    if (s->flags == TIRX__AS_MBAR_INIT) {
-      tirx__sb_printf(sb, " count %d\n", (int)s->vec);
-    } else {
-      tirx__sb_append(sb, " ");
-      expr(sb, s->b, true);
-      tirx__sb_append(sb, "\n");
-    }
-    break;
+  default: tirx__sb_printf(sb, "async %d\n", (int)s->flags); break; /* not made */
   }
 }
 

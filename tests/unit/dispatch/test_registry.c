@@ -42,7 +42,7 @@ Test(dispatch_registry, the_table_in_order) {
     cr_assert_not_null(t[i]->summary);
     cr_assert_not_null(t[i]->shape_dims[0], "%s has no shape dims", t[i]->name);
     cr_assert(t[i]->prims && t[i]->flows && t[i]->teams, "%s matches nothing", t[i]->name);
-    /* Lowered rules (src/dispatch/lower.c) have an emitter; the others must not pretend. */
+    /* Lowered rules (src/dispatch/families/) have an emitter; the others must not pretend. */
     bool lowered = strcmp(t[i]->name, "copy.vec") == 0 || strcmp(t[i]->name, "copy.scalar") == 0 ||
                    strcmp(t[i]->name, "pointwise.vec") == 0 ||
                    strcmp(t[i]->name, "pointwise.scalar") == 0 ||
@@ -154,8 +154,8 @@ Test(dispatch_registry, names) {
 /* ---- every rule's declared features cover the code its lowering writes ---- */
 
 #include "cp_async_tiles.h"
-#include "membound.h"
 #include "mma_tiles.h"
+#include "rows_ref.h"
 
 /* Marks the rules a kernel's dispatch report names ("-> copy.vec vec=4"). */
 static void mark_rules(const tirx_kernel *k, bool *seen, int n, const tirx__rule *const *t) {
@@ -188,7 +188,7 @@ static tirx_kernel *thread_sum(void) {
 
 /*
  * Issue 13: gemm_async.wgmma_rs declared no sm_90a need, so dispatch chose it on sm_90 and
- * sm_100a and NVRTC failed. The lowering driver (src/builder/prim.c, lower_one) now checks,
+ * sm_100a and NVRTC failed. The lowering driver (src/dispatch/lower_driver.c, lower_one) now checks,
  * for every call, that the features of the statements the rule wrote (src/ir/needs.c) are
  * among the rule's declared ones, and fails the build with TIRX_E_INTERNAL otherwise. Here
  * every rule of the registry is chosen by at least one kernel built for sm_90a (where every
@@ -202,16 +202,16 @@ Test(dispatch_registry, every_rule_declares_the_features_its_lowering_needs, .ti
   char err[1024];
   tirx_kernel *ks[32];
   int nk = 0;
-  static const membound_kind kinds[] = {MEMBOUND_RMSNORM, MEMBOUND_LAYERNORM, MEMBOUND_SOFTMAX};
+  static const tirx_row_op kinds[] = {TIRX_ROW_OP_RMSNORM, TIRX_ROW_OP_LAYERNORM,
+                                      TIRX_ROW_OP_SOFTMAX};
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-    ks[nk++] = membound_build(kinds[i], TIRX_BF16, 4096, false, err, sizeof err); /* smem */
-    ks[nk++] = membound_build(kinds[i], TIRX_BF16, 512, false, err, sizeof err);  /* shuffle */
-    ks[nk++] = membound_build(kinds[i], TIRX_F32, 512, true, err, sizeof err);    /* scalar */
-    ks[nk++] = membound_build(kinds[i], TIRX_BF16, 32768, false, err, sizeof err); /* TMA */
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_BF16, 4096, false, err, sizeof err); /* smem */
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_BF16, 512, false, err, sizeof err);  /* shuffle */
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_F32, 512, true, err, sizeof err);    /* scalar */
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_BF16, 32768, false, err, sizeof err); /* TMA */
   }
-  cr_assert(membound_set_cluster(2));
-  ks[nk++] = membound_build(MEMBOUND_RMSNORM, TIRX_BF16, 32768, false, err, sizeof err);
-  cr_assert(membound_set_cluster(0));
+  ks[nk++] = row_kernel(TIRX_ROW_OP_RMSNORM, &(tirx_row_options){.cluster = 2}, TIRX_BF16, 32768,
+                        false, err, sizeof err); /* dsmem */
   ks[nk++] = example_cp_async_tile(
       &(cp_async_tile){.dtype = TIRX_F32, .tm = 16, .tn = 64, .ld = 64, .stages = 2,
                        .threads = 128},
