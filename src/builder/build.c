@@ -44,79 +44,91 @@ static bool check_expr(tirx_builder *b, const tirx_expr *e) {
 
 static bool check_block(tirx_builder *b, const tirx__block *blk);
 
+static bool check_elem(tirx_builder *b, const tirx__elem *e) {
+  if (!check_decl(b, &e->tensor->decl)) return false;
+  for (int k = 0; k < e->tensor->rank; k++)
+    if (!check_expr(b, e->index[k])) return false;
+  return true;
+}
+
+/* A native statement's operands, as its row of the native table lists them. */
+static bool check_native(tirx_builder *b, const tirx__stmt *s) {
+  const tirx__native_info *r = tirx__native_row(s->native.op);
+  if (!r) return true;
+  for (int i = 0; i < TIRX__NATIVE_MAX_OPS && r->ops[i].kind != TIRX__OPND_NONE; i++) {
+    const tirx__opnd *o = &r->ops[i];
+    const void *p = (const char *)&s->native + o->at;
+    bool ok = true;
+    switch (o->kind) {
+    case TIRX__OPND_ELEM: ok = check_elem(b, p); break;
+    case TIRX__OPND_LOAD:
+    case TIRX__OPND_EXPR: ok = check_expr(b, *(tirx_expr *const *)p); break;
+    case TIRX__OPND_TENSOR: ok = check_decl(b, &(*(tirx_tensor *const *)p)->decl); break;
+    case TIRX__OPND_LOADS: {
+      tirx_expr *const *v = *(tirx_expr **const *)p;
+      int32_t n = *(const int32_t *)((const char *)&s->native + o->count);
+      for (int j = 0; ok && j < n; j++) ok = check_expr(b, v[j]);
+      break;
+    }
+    default: break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 static bool check_stmt(tirx_builder *b, tirx__stmt *s) {
   switch (s->kind) {
   case TIRX__ST_FOR:
-    if (!check_expr(b, s->a) || !check_expr(b, s->b) || !check_expr(b, s->c)) return false;
-    s->decl->live = true;
-    if (!check_block(b, &s->body)) return false;
-    s->decl->live = false;
+    if (!check_expr(b, s->loop.lo) || !check_expr(b, s->loop.hi) ||
+        !check_expr(b, s->loop.step))
+      return false;
+    s->loop.var->live = true;
+    if (!check_block(b, &s->loop.body)) return false;
+    s->loop.var->live = false;
     return true;
   case TIRX__ST_IF:
-    return check_expr(b, s->a) && check_block(b, &s->body) && check_block(b, &s->orelse);
+    return check_expr(b, s->branch.cond) && check_block(b, &s->branch.then) &&
+           check_block(b, &s->branch.orelse);
   case TIRX__ST_LET:
   case TIRX__ST_VAR:
-    if (!check_expr(b, s->a)) return false;
-    s->decl->live = true;
+    if (!check_expr(b, s->var.value)) return false;
+    s->var.decl->live = true;
     return true;
   case TIRX__ST_ASSIGN:
-    return check_decl(b, s->decl) && check_expr(b, s->a);
+    return check_decl(b, s->var.decl) && check_expr(b, s->var.value);
   case TIRX__ST_STORE:
   case TIRX__ST_ATOMIC_ADD:
-    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a)) return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    return true;
+    if (!check_decl(b, &s->store.dst.tensor->decl) || !check_expr(b, s->store.value))
+      return false;
+    return check_elem(b, &s->store.dst);
   case TIRX__ST_LOCAL:
-    s->decl->live = true;
+    s->local.tensor->decl.live = true;
     return true;
   case TIRX__ST_PRIM: /* its lowering (prim.c) reads the operands */
-    return check_block(b, &s->body);
-  case TIRX__ST_VCOPY:
-    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a)) return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    return true;
-  case TIRX__ST_PACKED: /* packed f16x2/bf16x2 math */
-    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a) || !check_expr(b, s->b) ||
-        !check_expr(b, s->c))
-      return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    return true;
-  case TIRX__ST_ASYNC: /* TMA copies, bulk groups, mbarriers */
-    if (s->tensor && s->index) {
-      if (!check_decl(b, &s->tensor->decl)) return false;
-      for (int k = 0; k < s->tensor->rank; k++)
-        if (!check_expr(b, s->index[k])) return false;
-    }
-    for (int i = 0; s->regs && i < s->loop; i++)
-      if (!check_expr(b, s->regs[i])) return false;
-    return check_expr(b, s->a) && check_expr(b, s->b);
-  case TIRX__ST_NATIVE: { /* synchronisation and tensor cores (ir.h, tirx__native) */
-    if (s->tensor && !check_decl(b, &s->tensor->decl)) return false;
-    for (int k = 0; s->index && k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    int nregs = s->native == TIRX__NV_WGMMA ? 1 : s->native == TIRX__NV_MMA ? 3 : 0;
-    for (int i = 0; i < nregs; i++)
-      if (!check_expr(b, s->regs[i])) return false;
-    return check_expr(b, s->a) && check_expr(b, s->b) && check_expr(b, s->c);
-  }
-  case TIRX__ST_MATRIX:
-    if (!check_decl(b, &s->tensor->decl)) return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    for (int i = 0; i < s->vec; i++)
-      if (!check_expr(b, s->regs[i])) return false;
-    return true;
+    return check_block(b, &s->prim.body);
+  case TIRX__ST_NATIVE: return check_native(b, s);
   default:
     return true;
   }
 }
 
+/* The declaration statement s makes (a let, var or local), else NULL. */
+static tirx__decl *declared(tirx__stmt *s) {
+  switch (s->kind) {
+  case TIRX__ST_FOR: return s->loop.var;
+  case TIRX__ST_LET:
+  case TIRX__ST_VAR: return s->var.decl;
+  case TIRX__ST_LOCAL: return &s->local.tensor->decl;
+  default: return NULL;
+  }
+}
+
 static void kill_block(const tirx__block *blk) {
-  for (tirx__stmt *s = blk->first; s; s = s->next)
-    if (s->decl && s->kind != TIRX__ST_ASSIGN) s->decl->live = false;
+  for (tirx__stmt *s = blk->first; s; s = s->next) {
+    tirx__decl *d = declared(s);
+    if (d) d->live = false;
+  }
 }
 
 static bool check_block(tirx_builder *b, const tirx__block *blk) {
@@ -302,7 +314,7 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     const tirx__frame *f = &b->frames[b->depth];
     if (f->kind == TIRX__FRAME_FOR)
       return tirx__b_fail(b, TIRX_E_BUILD, "%s: tirx_for_begin (%s) is not closed by tirx_for_end",
-                          fn, f->stmt->decl->name);
+                          fn, f->stmt->loop.var->name);
     return tirx__b_fail(b, TIRX_E_BUILD, "%s: tirx_if_begin is not closed by tirx_if_end", fn);
   }
   if (!b->block_set)

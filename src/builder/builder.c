@@ -642,8 +642,7 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
     }
     tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_LOCAL);
     if (!s) return NULL;
-    s->tensor = t;
-    s->decl = &t->decl;
+    s->local.tensor = t;
   }
   return t;
 }
@@ -711,7 +710,7 @@ void tirx_set_block(tirx_builder *b, int x, int y, int z) {
   }
   /* Tile primitives (and their scopes) and native statements are checked against the block
    * when they are built: it cannot change under them. */
-  if (b->block_set && (b->nprims > 0 || b->uses_native) &&
+  if (b->block_set && (b->nprims > 0 || (b->preludes & TIRX__PRE_SYNC)) &&
       (b->block[0] != x || b->block[1] != y || b->block[2] != z)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG,
                  "%s: the block is already %d x %d x %d and tile primitives or native statements "

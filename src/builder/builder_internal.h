@@ -37,6 +37,15 @@ tirx_expr *tirx__b_expr_new(tirx_builder *b, const char *fn, int kind, int op, t
 /* Appends a statement at the insertion point. */
 tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind);
 
+/* Appends the native statement op (a row of the native table, native.h) with its payload
+ * zeroed, and records the prelude fragment and the need of its row (in fn's name). NULL with
+ * the error recorded. */
+tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op);
+
+/* The same for a statement a rule's lowering writes: the row's need is not recorded, the
+ * rule's (min_arch, needs.sm90a, recorded by the lowering driver) stands for it. */
+tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op);
+
 /* A typed integer constant (not weak). */
 tirx_expr *tirx__b_const(tirx_builder *b, const char *fn, int64_t v, tirx_dtype dtype);
 

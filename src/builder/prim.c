@@ -319,7 +319,7 @@ static tirx__prim_stmt *add_prim(tirx_builder *b, const char *fn, int prim, int 
   }
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_PRIM);
   if (!s) return NULL;
-  s->prim = p;
+  s->prim.call = p;
   ops[0]->tensor->written = true;
   return p;
 }
@@ -725,7 +725,7 @@ static tirx__role role_of(const tirx_region *r) {
 
 static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int loops,
                              tirx__dispatch_report *rep) {
-  tirx__prim_stmt *p = s->prim;
+  tirx__prim_stmt *p = s->prim.call;
   char where[TIRX_BUILDER_MAX_NAME + 24];
   snprintf(where, sizeof where, "%s:%d", b->name, (int)p->number);
   tirx__call call = {.prim = (tirx__prim)p->prim, .arch = b->target,
@@ -771,10 +771,10 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   p->comment = tirx__arena_strdup(b->arena, text, FN);
   if (!p->comment) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
   /* The rule writes native IR at the insertion point: the statement's body. */
-  s->body.first = s->body.last = NULL;
+  s->prim.body.first = s->prim.body.last = NULL;
   tirx__block *saved = b->frames[0].block;
   int saved_depth = b->depth;
-  b->frames[0].block = &s->body;
+  b->frames[0].block = &s->prim.body;
   b->depth = 0;
   tirx__lower lw = {.b = b, .p = p, .call = &call, .rule = res.rule->name, .arena = a,
                     .loops = loops};
@@ -795,10 +795,12 @@ static tirx_status lower_block(tirx_builder *b, tirx_arena *a, tirx__block *blk,
     int in = loops + (s->kind == TIRX__ST_FOR);
     if (s->kind == TIRX__ST_PRIM)
       st = lower_one(b, a, s, loops, rep);
-    else if (s->kind == TIRX__ST_FOR || s->kind == TIRX__ST_IF)
-      st = lower_block(b, a, &s->body, in, rep) != TIRX_OK
+    else if (s->kind == TIRX__ST_FOR)
+      st = lower_block(b, a, &s->loop.body, in, rep);
+    else if (s->kind == TIRX__ST_IF)
+      st = lower_block(b, a, &s->branch.then, in, rep) != TIRX_OK
                ? b->status
-               : lower_block(b, a, &s->orelse, in, rep);
+               : lower_block(b, a, &s->branch.orelse, in, rep);
     if (st != TIRX_OK) return st;
   }
   return TIRX_OK;
@@ -842,5 +844,5 @@ tirx__prim_stmt *tirx__b_add_prim(tirx_builder *b, const char *fn, int prim, int
                                   uint32_t axes, bool accumulate) {
   add_prim(b, fn, prim, op, n, ops, cfg, axes, accumulate);
   const tirx__stmt *s = b->status == TIRX_OK ? b->frames[b->depth].block->last : NULL;
-  return s && s->kind == TIRX__ST_PRIM ? s->prim : NULL;
+  return s && s->kind == TIRX__ST_PRIM ? s->prim.call : NULL;
 }

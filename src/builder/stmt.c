@@ -16,6 +16,24 @@ tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
   return s;
 }
 
+static tirx__stmt *native(tirx_builder *b, const char *fn, int op, bool need) {
+  const tirx__native_info *r = tirx__native_row(op);
+  tirx__stmt *s = r ? tirx__b_stmt(b, fn, TIRX__ST_NATIVE) : NULL;
+  if (!s) return NULL;
+  s->native.op = (uint8_t)op;
+  b->preludes |= r->prelude;
+  if (need) tirx__b_need(b, r->need.arch, r->need.sm90a, fn);
+  return s;
+}
+
+tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op) {
+  return native(b, fn, op, true);
+}
+
+tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op) {
+  return native(b, fn, op, false);
+}
+
 static bool push(tirx_builder *b, const char *fn, int kind, tirx__stmt *s, tirx__block *blk) {
   if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
     tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
@@ -113,14 +131,14 @@ tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx
   }
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_FOR);
   if (!s) return NULL;
-  s->decl = d;
-  s->a = lo;
-  s->b = hi;
-  s->c = step;
-  s->loop = (uint8_t)kind;
+  s->loop.var = d;
+  s->loop.lo = lo;
+  s->loop.hi = hi;
+  s->loop.step = step;
+  s->loop.kind = (uint8_t)kind;
   if (lo->kind == TIRX__EX_INT && hi->kind == TIRX__EX_INT && lo->i < hi->i) /* for codegen */
     d->ranged = true, d->lo = lo->i, d->hi = hi->i - 1;
-  if (!push(b, fn, TIRX__FRAME_FOR, s, &s->body)) return NULL;
+  if (!push(b, fn, TIRX__FRAME_FOR, s, &s->loop.body)) return NULL;
   return d->ref;
 }
 
@@ -152,8 +170,8 @@ void tirx_if_begin(tirx_builder *b, tirx_expr *cond) {
   }
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_IF);
   if (!s) return;
-  s->a = cond;
-  push(b, fn, TIRX__FRAME_THEN, s, &s->body);
+  s->branch.cond = cond;
+  push(b, fn, TIRX__FRAME_THEN, s, &s->branch.then);
 }
 
 void tirx_else(tirx_builder *b) {
@@ -168,8 +186,8 @@ void tirx_else(tirx_builder *b) {
     return;
   }
   f->kind = TIRX__FRAME_ELSE;
-  f->stmt->has_else = true;
-  f->block = &f->stmt->orelse;
+  f->stmt->branch.has_else = true;
+  f->block = &f->stmt->branch.orelse;
 }
 
 void tirx_if_end(tirx_builder *b) {
@@ -194,8 +212,8 @@ tirx_expr *tirx_let(tirx_builder *b, const char *name, tirx_expr *value) {
   if (!d) return NULL;
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_LET);
   if (!s) return NULL;
-  s->decl = d;
-  s->a = value;
+  s->var.decl = d;
+  s->var.value = value;
   return d->ref;
 }
 
@@ -209,8 +227,8 @@ tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype, tirx_ex
   if (!d) return NULL;
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_VAR);
   if (!s) return NULL;
-  s->decl = d;
-  s->a = init;
+  s->var.decl = d;
+  s->var.value = init;
   return d->ref;
 }
 
@@ -226,8 +244,8 @@ void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
   if (!value_of(b, fn, &value, (tirx_dtype)var->dtype, "value", "the dtype of var")) return;
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASSIGN);
   if (!s) return;
-  s->decl = var->decl;
-  s->a = value;
+  s->var.decl = var->decl;
+  s->var.value = value;
 }
 
 static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int n,
@@ -254,9 +272,9 @@ static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int
   if (!value_of(b, fn, &value, (tirx_dtype)t->dtype, "value", what)) return;
   tirx__stmt *s = tirx__b_stmt(b, fn, kind);
   if (!s) return;
-  s->tensor = t;
-  s->index = idx;
-  s->a = value;
+  s->store.dst.tensor = t;
+  s->store.dst.index = idx;
+  s->store.value = value;
   t->written = true;
 }
 

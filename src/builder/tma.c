@@ -9,17 +9,14 @@
 
 #include "builder_internal.h"
 
+/* The row's need and prelude (native.h): the helpers of tirx__prelude_tma are sm_90. */
 static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASYNC);
-  b->uses_tma = true;
-  tirx__b_need(b, 90, false, fn); /* the helpers of tirx__prelude_tma are sm_90 */
-  if (s) s->flags = (uint8_t)op;
-  return s;
+  return tirx__b_native(b, fn, op);
 }
 
 void tirx_bulk_commit(tirx_builder *b) {
   static const char fn[] = "tirx_bulk_commit";
-  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_COMMIT);
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__NV_BULK_COMMIT);
 }
 
 void tirx_bulk_wait(tirx_builder *b, int n, bool read_only) {
@@ -29,10 +26,8 @@ void tirx_bulk_wait(tirx_builder *b, int n, bool read_only) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: n is %d, expected 0 to 63", fn, n);
     return;
   }
-  tirx__stmt *s = async_stmt(b, fn, TIRX__AS_WAIT);
-  if (!s) return;
-  s->vec = n;
-  s->loop = read_only;
+  tirx__stmt *s = async_stmt(b, fn, read_only ? TIRX__NV_BULK_WAIT_READ : TIRX__NV_BULK_WAIT);
+  if (s) s->native.wait.n = n;
 }
 
 void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t) {
@@ -43,8 +38,8 @@ void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t) {
                  t->decl.name);
     return;
   }
-  tirx__stmt *s = async_stmt(b, fn, TIRX__AS_PREFETCH);
-  if (s) s->tensor = t;
+  tirx__stmt *s = async_stmt(b, fn, TIRX__NV_TMAP_PREFETCH);
+  if (s) s->native.prefetch.tensor = t;
 }
 
 void tirx_set_cluster(tirx_builder *b, int x, int y, int z) {
@@ -76,7 +71,7 @@ static tirx_expr *cluster_reg(tirx_builder *b, const char *fn, int sp, int dim) 
   if (!e) return NULL;
   e->i = dim;
   e->host = false;
-  b->uses_tma = true;
+  b->preludes |= TIRX__PRE_TMA;
   tirx__b_need(b, 90, false, fn);
   return e;
 }
@@ -131,35 +126,35 @@ void tirx__mbar_init(tirx_builder *b, tirx_region *bar, int count) {
   static const char fn[] = "tirx__mbar_init";
   if (!tirx__b_ok(b, fn)) return;
   tirx_expr *e = bar_element(b, fn, bar);
-  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__AS_MBAR_INIT) : NULL;
+  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__NV_TMA_MBAR_INIT) : NULL;
   if (!s) return;
-  s->a = e;
-  s->vec = count;
+  s->native.tma_mbar.bar = e;
+  s->native.tma_mbar.count = count;
 }
 
 void tirx__mbar_arrive_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes) {
   static const char fn[] = "tirx__mbar_arrive_expect_tx";
   if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, bytes, "bytes")) return;
   tirx_expr *e = bar_element(b, fn, bar);
-  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__AS_MBAR_EXPECT) : NULL;
+  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__NV_TMA_MBAR_EXPECT_TX) : NULL;
   if (!s) return;
-  s->a = e;
-  s->b = bytes;
+  s->native.tma_mbar.bar = e;
+  s->native.tma_mbar.value = bytes;
 }
 
 void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity) {
   static const char fn[] = "tirx__mbar_wait";
   if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, parity, "parity")) return;
   tirx_expr *e = bar_element(b, fn, bar);
-  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__AS_MBAR_WAIT) : NULL;
+  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__NV_TMA_MBAR_WAIT) : NULL;
   if (!s) return;
-  s->a = e;
-  s->b = parity;
+  s->native.tma_mbar.bar = e;
+  s->native.tma_mbar.value = parity;
 }
 
 void tirx__cluster_sync(tirx_builder *b) {
   static const char fn[] = "tirx__cluster_sync";
-  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_CLUSTER_SYNC);
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__NV_TMA_CLUSTER_SYNC);
 }
 
 void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
@@ -173,19 +168,19 @@ void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
     return;
   }
   tirx_expr **ix = tirx__b_node(b, fn, sizeof *ix * (size_t)t->rank);
-  tirx__stmt *s = ix ? async_stmt(b, fn, TIRX__AS_DSMEM_ST) : NULL;
+  tirx__stmt *s = ix ? async_stmt(b, fn, TIRX__NV_DSMEM_STORE) : NULL;
   if (!s) return;
   for (int k = 0; k < t->rank; k++) {
     if (!tirx__b_expr(b, fn, index[k], "index")) return;
     ix[k] = index[k];
   }
-  s->tensor = t;
-  s->index = ix;
-  s->a = value;
-  s->b = rank;
+  s->native.dsmem.dst.tensor = t;
+  s->native.dsmem.dst.index = ix;
+  s->native.dsmem.value = value;
+  s->native.dsmem.cta = rank;
 }
 
 void tirx__fence_mbar_init(tirx_builder *b) {
   static const char fn[] = "tirx__fence_mbar_init";
-  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_FENCE_INIT);
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__NV_TMA_FENCE_INIT);
 }

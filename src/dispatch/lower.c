@@ -270,16 +270,16 @@ static void vcopy(tirx__lower *lw, tirx_tensor *dt, tirx_expr *const *dix, tirx_
     if (hint == TIRX__HINT_LAST_USE) flags |= TIRX__VC_LD_LU;
   }
   if (dt->storage == TIRX__GLOBAL && hint == TIRX__HINT_STREAM) flags |= TIRX__VC_ST_CS;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_VCOPY);
+  tirx__stmt *s = tirx__b_lowered_native(b, fn, TIRX__NV_VCOPY);
   if (!s) return;
   int32_t bytes = (int32_t)vec * tirx_dtype_size((tirx_dtype)dt->dtype);
   if (st->storage == TIRX__GLOBAL && bytes > st->vec_bytes) st->vec_bytes = bytes;
   if (dt->storage == TIRX__GLOBAL && bytes > dt->vec_bytes) dt->vec_bytes = bytes;
-  s->tensor = dt;
-  s->index = idx;
-  s->a = src;
-  s->vec = (int32_t)vec;
-  s->flags = (uint8_t)flags;
+  s->native.vcopy.dst.tensor = dt;
+  s->native.vcopy.dst.index = idx;
+  s->native.vcopy.src = src;
+  s->native.vcopy.n = (int32_t)vec;
+  s->native.vcopy.hints = flags;
 }
 
 /* ---- element operations ---- */
@@ -432,15 +432,14 @@ static bool packed_pair(tirx__lower *lw, tirx_tensor *const *tmp, tirx_expr *con
   tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {jx};
   if (!tmp[0]) tensor_index(lw, dst, idx, j, di);
   tirx_expr **index = tirx__b_index_list(b, FN, t, t->rank, di);
-  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_PACKED) : NULL;
+  tirx__stmt *s =
+      index && b->status == TIRX_OK ? tirx__b_lowered_native(b, FN, TIRX__NV_PACKED) : NULL;
   if (!s) return true; /* the error is recorded */
-  s->tensor = t;
-  s->index = index;
-  s->a = src[0];
-  s->b = src[1];
-  s->c = src[2];
-  s->vec = pairs;
-  s->flags = (uint8_t)p->op;
+  s->native.packed.dst.tensor = t;
+  s->native.packed.dst.index = index;
+  for (int i = 0; i < 3; i++) s->native.packed.src[i] = src[i];
+  s->native.packed.pairs = pairs;
+  s->native.packed.op = p->op;
   return true;
 }
 
@@ -1038,13 +1037,13 @@ tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
     regs[i] = load_at(lw, reg, ridx, 0);
     if (!regs[i]) return b->status;
   }
-  tirx__stmt *s = tirx__b_stmt(b, FN, TIRX__ST_MATRIX);
+  tirx__stmt *s =
+      tirx__b_lowered_native(b, FN, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX);
   if (!s) return b->status;
-  s->tensor = sm->tensor;
-  s->index = index;
-  s->regs = regs;
-  s->vec = (int32_t)num;
-  s->flags = store ? TIRX__MX_STORE : 0;
+  s->native.matrix.row.tensor = sm->tensor;
+  s->native.matrix.row.index = index;
+  s->native.matrix.regs = regs;
+  s->native.matrix.n = (int32_t)num;
   if (g) tirx_for_end(b);
   return b->status;
 }
@@ -1118,13 +1117,14 @@ static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
       tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
       regs[i] = load_at(lw, reg, ridx, 0);
     }
-    tirx__stmt *s = b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_MATRIX) : NULL;
+    tirx__stmt *s = b->status == TIRX_OK ? tirx__b_lowered_native(
+                                               b, FN, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX)
+                                         : NULL;
     if (!s) return b->status;
-    s->tensor = sm->tensor;
-    s->index = index;
-    s->regs = regs;
-    s->vec = (int32_t)num;
-    s->flags = store ? TIRX__MX_STORE : 0;
+    s->native.matrix.row.tensor = sm->tensor;
+    s->native.matrix.row.index = index;
+    s->native.matrix.regs = regs;
+    s->native.matrix.n = (int32_t)num;
   }
   return b->status;
 }

@@ -1,6 +1,6 @@
 /*
  * Lowering of gemm.mma and gemm_async.wgmma (the rules in families/gemm_*.c say what is
- * legal). Both write TIRX__ST_NATIVE statements (ir.h: TIRX__NV_WGMMA, TIRX__NV_MMA) whose
+ * legal). Both write native statements (native.h: TIRX__NV_WGMMA, TIRX__NV_MMA) whose
  * operands are loads of the tiles at the elements the instruction starts from: codegen turns
  * the local ones into register pointers (constant slots once loops are unrolled) and the shared
  * ones into addresses. Regions of shared tensors may begin at a non-constant index (stage s):
@@ -26,24 +26,16 @@ static tirx_expr *at(tirx_builder *b, const tirx_region *r, int64_t i, int64_t j
   return tirx_load(b, r->tensor, 2, idx);
 }
 
-static tirx__stmt *native(tirx_builder *b, int op, int nregs) {
-  tirx__stmt *s = tirx__b_stmt(b, FN, TIRX__ST_NATIVE);
-  if (!s) return NULL;
-  s->native = (uint8_t)op;
-  b->uses_native = true;
-  if (nregs && !(s->regs = tirx__arena_array(b->arena, (size_t)nregs, sizeof *s->regs, FN))) {
-    tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
-    return NULL;
-  }
-  return s;
+static tirx__stmt *native(tirx_builder *b, int op) {
+  return tirx__b_lowered_native(b, FN, op);
 }
 
 /* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
 static void fence_regs(tirx_builder *b, tirx_tensor *t) {
-  tirx__stmt *s = native(b, TIRX__NV_FENCE_REGS, 0);
+  tirx__stmt *s = native(b, TIRX__NV_FENCE_REGS);
   if (!s) return;
-  s->tensor = t;
-  s->vec = (int32_t)t->elems;
+  s->native.fence_regs.regs = t;
+  s->native.fence_regs.n = (int32_t)t->elems;
 }
 
 /* ---- gemm_async.wgmma, gemm_async.wgmma_rs ---- */
@@ -77,26 +69,20 @@ tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
   tirx_expr *yes = tirx_bool(b, true), *first = p->scale_d ? p->scale_d : yes;
   fence_regs(b, d->tensor);
   if (rs) fence_regs(b, a->tensor);
-  native(b, TIRX__NV_WGMMA_FENCE, 0);
+  native(b, TIRX__NV_WGMMA_FENCE);
   for (int64_t ks = 0; ks < k / 16; ks++)
     for (int64_t s = 0; s < m / 64; s++)
       for (int64_t nb = 0; nb < n / in; nb++) {
-        tirx__stmt *w = native(b, TIRX__NV_WGMMA, 1);
+        tirx__stmt *w = native(b, TIRX__NV_WGMMA);
         if (!w) return b->status;
-        w->regs[0] = at(b, d, 64 * s, nb * in);
-        w->a = at(b, a, 64 * s, 16 * ks);
-        w->b = at(b, bm, 16 * ks, nb * in);
-        w->c = ks ? yes : first;
-        int32_t *im = w->imm;
-        im[TIRX__WG_N] = (int32_t)in;
-        im[TIRX__WG_DTYPE] = call->operands[1].dtype;
-        im[TIRX__WG_RS] = rs;
-        im[TIRX__WG_LBO_A] = (int32_t)da.lbo;
-        im[TIRX__WG_SBO_A] = (int32_t)da.sbo;
-        im[TIRX__WG_SWZ_A] = da.swizzle;
-        im[TIRX__WG_LBO_B] = (int32_t)db.lbo;
-        im[TIRX__WG_SBO_B] = (int32_t)db.sbo;
-        im[TIRX__WG_SWZ_B] = db.swizzle;
+        w->native.wgmma.acc = at(b, d, 64 * s, nb * in);
+        w->native.wgmma.a = at(b, a, 64 * s, 16 * ks);
+        w->native.wgmma.b = at(b, bm, 16 * ks, nb * in);
+        w->native.wgmma.scale_d = ks ? yes : first;
+        w->native.wgmma.in = (tirx__wgmma_instr){
+            .n = (int32_t)in, .dtype = call->operands[1].dtype, .rs = rs,
+            .lbo_a = (int32_t)da.lbo, .sbo_a = (int32_t)da.sbo, .swz_a = da.swizzle,
+            .lbo_b = (int32_t)db.lbo, .sbo_b = (int32_t)db.sbo, .swz_b = db.swizzle};
       }
   fence_regs(b, d->tensor);
   if (rs) fence_regs(b, a->tensor);
@@ -105,7 +91,7 @@ tirx_status tirx__emit_wgmma(const tirx__rule *rule, const tirx__call *call,
 
 /* ---- gemm.mma ---- */
 
-/* ldmatrix.x<num> (TIRX__ST_MATRIX) from sm at (row, col) into frag[first + 2i], i < num. */
+/* ldmatrix.x<num> (TIRX__NV_LDMATRIX) from sm at (row, col) into frag[first + 2i], i < num. */
 static void ldmatrix(tirx_builder *b, const tirx_region *sm, tirx_expr *row, tirx_expr *col,
                      tirx_tensor *frag, int64_t first, int num) {
   tirx_expr *six[2] = {tirx_add(b, sm->begin[0], row), tirx_add(b, sm->begin[1], col)};
@@ -119,12 +105,12 @@ static void ldmatrix(tirx_builder *b, const tirx_region *sm, tirx_expr *row, tir
     tirx_expr *x = tirx_int(b, first + 2 * i);
     regs[i] = tirx_load(b, frag, 1, &x);
   }
-  tirx__stmt *s = b->status == TIRX_OK ? tirx__b_stmt(b, FN, TIRX__ST_MATRIX) : NULL;
+  tirx__stmt *s = b->status == TIRX_OK ? tirx__b_lowered_native(b, FN, TIRX__NV_LDMATRIX) : NULL;
   if (!s) return;
-  s->tensor = sm->tensor;
-  s->index = index;
-  s->regs = regs;
-  s->vec = num;
+  s->native.matrix.row.tensor = sm->tensor;
+  s->native.matrix.row.index = index;
+  s->native.matrix.regs = regs;
+  s->native.matrix.n = num;
 }
 
 /*
@@ -164,14 +150,14 @@ tirx_status tirx__emit_mma(const tirx__rule *rule, const tirx__call *call,
   for (int64_t mb = 0; mb < m / 16; mb++) {
     ldmatrix(b, a, tirx_add(b, tirx_add(b, r8, half), tirx_int(b, 16 * mb)), acol, af, 0, 4);
     for (int64_t nb = 0; nb < n / 8; nb++) {
-      tirx__stmt *s = native(b, TIRX__NV_MMA, 3);
+      tirx__stmt *s = native(b, TIRX__NV_MMA);
       if (!s) return b->status;
       tirx_expr *zero = tirx_int(b, 0), *bx = tirx_int(b, 4 * nb);
-      s->regs[0] = at(b, d, 16 * mb, 8 * nb);
-      s->regs[1] = tirx_load(b, af, 1, &zero);
-      s->regs[2] = tirx_load(b, bf, 1, &bx);
-      s->c = acc;
-      s->imm[0] = dt;
+      s->native.mma.c = at(b, d, 16 * mb, 8 * nb);
+      s->native.mma.a = tirx_load(b, af, 1, &zero);
+      s->native.mma.b = tirx_load(b, bf, 1, &bx);
+      s->native.mma.accumulate = acc;
+      s->native.mma.dtype = dt;
     }
   }
   tirx_for_end(b);

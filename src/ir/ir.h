@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 
 #include "../core/internal.h"
+#include "native.h"
 
 /* ---- Expressions ---------------------------------------------------------------------------- */
 
@@ -117,90 +118,27 @@ struct tirx_tensor {
 /* ---- Statements ----------------------------------------------------------------------------- */
 
 typedef enum tirx__st_kind {
-  TIRX__ST_FOR = 0, /* decl = a; hi = b; step = c; body */
-  TIRX__ST_IF,      /* cond = a; body; orelse when has_else */
-  TIRX__ST_LET,     /* decl = a */
-  TIRX__ST_VAR,     /* decl = a (NULL: zero) */
-  TIRX__ST_ASSIGN,  /* decl = a */
-  TIRX__ST_STORE,   /* tensor[index] = a */
-  TIRX__ST_ATOMIC_ADD,
-  TIRX__ST_SYNC,
-  TIRX__ST_SYNCWARP,
-  TIRX__ST_LOCAL,   /* tensor declared */
-  TIRX__ST_PRIM,    /* a tile primitive: prim; body = its lowering (filled at build time) */
-  TIRX__ST_VCOPY,   /* vector move of vec elements: tensor[index] = a (a load); flags */
-  /* ldmatrix/stmatrix (copy.ldmatrix, copy.stmatrix): tensor[index] is this lane's shared row
-   * address; vec matrices (1, 2, 4); regs[i] (a load of the local array) the first of the two
-   * 16-bit elements of matrix i's register; flags TIRX__MX_STORE for stmatrix. */
-  TIRX__ST_MATRIX,
-  /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; dispatch/lower.c, prelude tirx_x2_*):
-   * tensor[index] and the next element of its last dim = op(a, b, c) on pairs (f16 or bf16);
-   * flags the tirx__prim_op; source i (a, b, c; NULL past the last) is the pair starting at
-   * that load when bit i of vec is set, else a value broadcast to both. */
-  TIRX__ST_PACKED,
-  /* ---- TMA and bulk async copies (copy_async.tma; flags: TIRX__AS_*, see below) ---- */
-  TIRX__ST_ASYNC,
-  /* ---- synchronisation and tensor cores: native (tirx__native) says which; the operands
-   * are listed there ---- */
-  TIRX__ST_NATIVE
+  TIRX__ST_FOR = 0,   /* loop */
+  TIRX__ST_IF,        /* branch */
+  TIRX__ST_LET,       /* var: decl = value */
+  TIRX__ST_VAR,       /* var: decl = value (NULL: zero) */
+  TIRX__ST_ASSIGN,    /* var: decl = value */
+  TIRX__ST_STORE,     /* store: dst = value */
+  TIRX__ST_ATOMIC_ADD,/* store: dst += value */
+  TIRX__ST_SYNC,      /* no payload */
+  TIRX__ST_SYNCWARP,  /* no payload */
+  TIRX__ST_LOCAL,     /* local: the tensor declared */
+  TIRX__ST_PRIM,      /* prim: a tile primitive and its lowering (filled at build time) */
+  TIRX__ST_NATIVE     /* native: one row of the native table (native.h) */
 } tirx__st_kind;
 
-/*
- * TIRX__ST_NATIVE statements (builder/sync.c; the gemm lowerings in dispatch/lower_gemm.c), each
- * one inline-PTX helper of the prelude. tensor[index] is the mbarrier of the mbarrier
- * statements; regs, a, b, c and imm as listed.
- */
-typedef enum tirx__native {
-  TIRX__NV_MBAR_INIT = 0,       /* a: the arrival count (i32) */
-  TIRX__NV_MBAR_ARRIVE,         /* mbarrier.arrive.release.cta */
-  TIRX__NV_MBAR_ARRIVE_CLUSTER, /* a: the CTA rank (mapa + mbarrier.arrive.shared::cluster) */
-  TIRX__NV_MBAR_EXPECT_TX,      /* a: bytes (mbarrier.arrive.expect_tx) */
-  TIRX__NV_MBAR_WAIT,           /* a: the phase parity (mbarrier.try_wait.parity loop) */
-  TIRX__NV_FENCE_PROXY_ASYNC,   /* fence.proxy.async.shared::cta */
-  TIRX__NV_FENCE_MBAR_INIT,     /* fence.mbarrier_init.release.cluster */
-  TIRX__NV_CLUSTER_SYNC,        /* barrier.cluster.arrive.release + wait.acquire */
-  TIRX__NV_SETMAXNREG,          /* imm[0]: registers, imm[1]: 1 inc, 0 dec */
-  TIRX__NV_NAMED_BAR_SYNC,      /* imm[0]: barrier id, imm[1]: threads (bar.sync) */
-  TIRX__NV_NAMED_BAR_ARRIVE,    /* as above (bar.arrive) */
-  TIRX__NV_WGMMA_FENCE,         /* wgmma.fence.sync.aligned */
-  TIRX__NV_WGMMA_COMMIT,        /* wgmma.commit_group.sync.aligned */
-  TIRX__NV_WGMMA_WAIT,          /* imm[0]: groups left in flight (wgmma.wait_group) */
-  /* wgmma.mma_async m64nNk16 (gemm_async.wgmma, gemm_async.wgmma_rs): regs[0] the
-   * accumulator's first register (a load of the local array at the slab's corner); b a load of
-   * the B element whose shared address starts its descriptor; a the same for A, or with
-   * imm[TIRX__WG_RS] (A in registers) a load of the local A array at the corner of the
-   * fragment (the first of its 8 registers); c the scale-d predicate (bool); imm: TIRX__WG_* */
-  TIRX__NV_WGMMA,
-  /* mma.sync m16n8k16 (gemm.mma): regs[0] the C fragment's first register, regs[1] the A
-   * fragment (8 16-bit values), regs[2] the B fragment (4); c accumulate (bool); imm[0] dtype */
-  TIRX__NV_MMA,
-  /* An empty asm that reads and writes tensor's vec registers (DeepGEMM's
-   * warpgroup_fence_operand: "+f" on f32, "+r" on pairs of 16-bit values): the compiler cannot
-   * move their reads or writes across it. */
-  TIRX__NV_FENCE_REGS,
-  TIRX__NV_COUNT
-} tirx__native;
+/* An element operand: tensor[index], index an arena array of the tensor's rank. */
+typedef struct tirx__elem {
+  tirx_tensor *tensor;
+  tirx_expr **index;
+} tirx__elem;
 
-/* imm[] of TIRX__NV_WGMMA. */
-enum {
-  TIRX__WG_N = 0,      /* the instruction's N */
-  TIRX__WG_DTYPE,      /* TIRX_F16 or TIRX_BF16 */
-  TIRX__WG_TRANS_A,    /* transpose bits: 0 K-major, 1 MN-major */
-  TIRX__WG_TRANS_B,
-  TIRX__WG_LBO_A,      /* descriptor fields in bytes, and the swizzle code (0 none, 1 128B, */
-  TIRX__WG_SBO_A,      /* 2 64B, 3 32B) */
-  TIRX__WG_SWZ_A,
-  TIRX__WG_LBO_B,
-  TIRX__WG_SBO_B,
-  TIRX__WG_SWZ_B,
-  TIRX__WG_RS,         /* 1: A from registers (the RS form; TRANS_A and the A fields unused) */
-  TIRX__WG_COUNT
-};
-
-/* TIRX__ST_MATRIX flags. */
-enum { TIRX__MX_STORE = 1 };
-
-/* TIRX__ST_VCOPY flags (the tirx_vcopy template's H argument, prelude.c). */
+/* TIRX__NV_VCOPY hints (the tirx_vcopy template's H argument, prelude.c). */
 enum {
   TIRX__VC_LD_CS = 1,    /* the source is global: ld.global.cs */
   TIRX__VC_ST_CS = 2,    /* the destination is global: st.global.cs */
@@ -209,6 +147,72 @@ enum {
   TIRX__VC_LD_NC = 16,   /* ld.global.nc */
   TIRX__VC_LD_LU = 32    /* ld.global.lu */
 };
+
+/* The instruction of a wgmma.mma_async m64nNk16 (all int32_t: statements compare it with
+ * memcmp to join k16 steps into one asm statement). */
+typedef struct tirx__wgmma_instr {
+  int32_t n;                /* the instruction's N */
+  int32_t dtype;            /* TIRX_F16 or TIRX_BF16 */
+  int32_t trans_a, trans_b; /* transpose bits: 0 K-major, 1 MN-major */
+  int32_t lbo_a, sbo_a, swz_a; /* descriptor fields in bytes, and the swizzle code (0 none, */
+  int32_t lbo_b, sbo_b, swz_b; /* 1 128B, 2 64B, 3 32B) */
+  int32_t rs;               /* 1: A from registers (the RS form; trans_a and the A fields unused) */
+} tirx__wgmma_instr;
+
+/*
+ * A native statement: op is its row of the native table (native.h), which names the member of
+ * the union that holds its operands.
+ */
+typedef struct tirx__native_stmt {
+  uint8_t op; /* tirx__native */
+  union {
+    /* MBAR_INIT (value: the arrival count, i32), MBAR_ARRIVE (no value), MBAR_ARRIVE_CLUSTER
+     * (the CTA rank), MBAR_EXPECT_TX (bytes), MBAR_WAIT (the phase parity) */
+    struct { tirx__elem bar; tirx_expr *value; } mbar;
+    /* TMA_MBAR_*: the internal mbarrier statements; bar a load of the mbarrier element */
+    struct { tirx_expr *bar; tirx_expr *value; int32_t count; } tma_mbar;
+    struct { int32_t regs; } setmaxnreg;              /* SETMAXNREG_INC, _DEC */
+    struct { int32_t id, threads; } named_bar;        /* NAMED_BAR_SYNC, _ARRIVE */
+    struct { int32_t n; } wait;       /* WGMMA_WAIT, BULK_WAIT[_READ], CP_ASYNC_WAIT: groups left */
+    /* WGMMA: acc a load of the local accumulator at the slab's corner (its first register); b
+     * a load of the B element whose shared address starts its descriptor; a the same for A,
+     * or in the RS form a load of the local A array at the fragment's corner (the first of
+     * its 8 registers); scale_d the scale-d predicate (bool) */
+    struct { tirx_expr *acc, *a, *b, *scale_d; tirx__wgmma_instr in; } wgmma;
+    /* MMA (m16n8k16): loads of the C fragment's first register, the A fragment (8 16-bit
+     * values), the B fragment (4); accumulate (bool); dtype of A and B */
+    struct { tirx_expr *c, *a, *b, *accumulate; int32_t dtype; } mma;
+    /* FENCE_REGS: an empty asm that reads and writes the first n registers of the local array
+     * regs (DeepGEMM's warpgroup_fence_operand): no read or write of them moves across it */
+    struct { tirx_tensor *regs; int32_t n; } fence_regs;
+    /* TMA_LOAD: smem <- map at coords (rank loads... of the coordinates), mbarrier bar (a
+     * load), multicast the u16 CTA mask (NULL: none); TMA_STORE: map at coords <- smem */
+    struct {
+      tirx__elem smem;
+      tirx_expr **coords;
+      int32_t rank;
+      int32_t map; /* the kernel's tensor-map index */
+      tirx_expr *bar, *multicast;
+    } tma;
+    struct { tirx_tensor *tensor; } prefetch;         /* TMAP_PREFETCH: its tensor maps */
+    /* DSMEM_STORE: the f32 value into shared element dst of the cluster's CTA cta (mapa +
+     * st.shared::cluster; reduce.dsmem) */
+    struct { tirx__elem dst; tirx_expr *cta, *value; } dsmem;
+    /* CP_ASYNC: shared dst <- bytes at the address of the global load src; src_bytes the
+     * bytes to read (the rest zero-filled), NULL: all */
+    struct { tirx__elem dst; tirx_expr *src, *src_bytes; int32_t bytes; } cp_async;
+    /* VCOPY: a vector move of n elements, dst = src (a load); hints TIRX__VC_* */
+    struct { tirx__elem dst; tirx_expr *src; int32_t n; int32_t hints; } vcopy;
+    /* LDMATRIX, STMATRIX: row is this lane's shared row address; n matrices (1, 2, 4);
+     * regs[i] (a load of the local array) the first of the two 16-bit elements of matrix i's
+     * register */
+    struct { tirx__elem row; tirx_expr **regs; int32_t n; } matrix;
+    /* PACKED (f16x2/bf16x2 math; pointwise.vec pack=2, prelude tirx_x2_*): dst and the next
+     * element of its last dim = op(src...) on pairs; src[i] (NULL past the last) is the pair
+     * starting at that load when bit i of pairs is set, else a value broadcast to both */
+    struct { tirx__elem dst; tirx_expr *src[3]; int32_t op; int32_t pairs; } packed;
+  };
+} tirx__native_stmt;
 
 /* A region operand of a primitive (builder.h: tirx_region): tensor and begin/extent per
  * dimension, or a broadcast scalar (tensor NULL, value set). */
@@ -248,23 +252,37 @@ typedef struct tirx__block {
   tirx__stmt *first, *last;
 } tirx__block;
 
+/* A statement: kind says which member of the union is its payload. */
 struct tirx__stmt {
-  uint8_t kind;
-  uint8_t loop;   /* tirx_loop_kind */
-  bool has_else;
+  uint8_t kind; /* tirx__st_kind */
   tirx__stmt *next;
-  tirx__decl *decl;
-  tirx_tensor *tensor;
-  tirx_expr *a, *b, *c;
-  tirx_expr **index;
-  tirx__block body, orelse;
-  tirx__prim_stmt *prim; /* TIRX__ST_PRIM */
-  int32_t vec;           /* TIRX__ST_VCOPY: elements */
-  uint8_t flags;         /* TIRX__ST_VCOPY: TIRX__VC_*; TIRX__ST_MATRIX: TIRX__MX_* */
-  tirx_expr **regs;      /* TIRX__ST_MATRIX: vec loads of the local array */
-  /* ---- synchronisation and tensor cores ---- */
-  uint8_t native;                 /* TIRX__ST_NATIVE: tirx__native */
-  int32_t imm[TIRX__WG_COUNT];    /* TIRX__ST_NATIVE: constant operands */
+  union {
+    struct {                  /* FOR: var in [lo, hi) by step */
+      tirx__decl *var;
+      tirx_expr *lo, *hi, *step;
+      uint8_t kind;           /* tirx_loop_kind */
+      tirx__block body;
+    } loop;
+    struct {                  /* IF */
+      tirx_expr *cond;
+      bool has_else;
+      tirx__block then, orelse;
+    } branch;
+    struct {                  /* LET, VAR, ASSIGN */
+      tirx__decl *decl;
+      tirx_expr *value;
+    } var;
+    struct {                  /* STORE, ATOMIC_ADD */
+      tirx__elem dst;
+      tirx_expr *value;
+    } store;
+    struct { tirx_tensor *tensor; } local; /* LOCAL */
+    struct {                  /* PRIM */
+      tirx__prim_stmt *call;
+      tirx__block body;       /* its lowering */
+    } prim;
+    tirx__native_stmt native; /* NATIVE */
+  };
 };
 
 /* ---- TMA tensor maps (copy_async.tma; derived by src/dispatch/tma.c, encoded at launch) ---- */
@@ -297,29 +315,6 @@ typedef struct tirx__tmap_desc {
   int16_t swizzle; /* 0, 32, 64, 128 (bytes) */
   tirx__tmap_dim d[TIRX__TMAP_MAX_RANK];
 } tirx__tmap_desc;
-
-/* TIRX__ST_ASYNC operations (flags): TMA copies, bulk groups, and the minimal mbarrier
- * statements the TMA tests need (tirx__mbar_* in src/builder/tma.c; the public mbarrier API
- * supersedes them). */
-enum {
-  TIRX__AS_TMA_LOAD = 1,   /* tensor[index] <- map vec at coords regs, barrier a, mask b */
-  TIRX__AS_TMA_STORE = 2,  /* map vec at coords regs <- tensor[index] */
-  TIRX__AS_COMMIT = 3,     /* cp.async.bulk.commit_group */
-  TIRX__AS_WAIT = 4,       /* cp.async.bulk.wait_group[.read] vec (loop: 1 = .read) */
-  TIRX__AS_PREFETCH = 5,   /* prefetch.tensormap of map vec */
-  TIRX__AS_MBAR_INIT = 6,  /* mbarrier a: init with count vec */
-  TIRX__AS_MBAR_EXPECT = 7,/* mbarrier a: arrive.expect_tx b bytes */
-  TIRX__AS_MBAR_WAIT = 8,  /* mbarrier a: try_wait.parity b until done */
-  TIRX__AS_FENCE_INIT = 9, /* fence.mbarrier_init.release.cluster */
-  TIRX__AS_CLUSTER_SYNC = 10,/* barrier.cluster.arrive.release + wait.acquire (all threads) */
-  TIRX__AS_DSMEM_ST = 11,    /* f32 a into shared element tensor[index] of cluster CTA b
-                              * (mapa + st.shared::cluster; reduce.dsmem) */
-  /* cp.async (copy_async.cp_async, src/builder/cp_async.c; prelude tirx__prelude_cp_async) */
-  TIRX__AS_CP_ASYNC = 12,    /* shared tensor[index] <- vec bytes at the address of the global
-                              * load a; b: the bytes to read (the rest zero-filled), NULL: all */
-  TIRX__AS_CP_COMMIT = 13,   /* cp.async.commit_group */
-  TIRX__AS_CP_WAIT = 14      /* cp.async.wait_group vec, or (loop 1) cp.async.wait_all */
-};
 
 /* ---- The builder's state, read by the printer and codegen ---------------------------------- */
 
@@ -374,9 +369,8 @@ struct tirx_builder {
   /* ---- synchronisation and tensor cores ---- */
   bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
   int min_blocks;                    /* tirx_set_min_blocks; 0: none */
-  bool uses_native;                  /* codegen: the prelude's sync section (tirx__prelude_sync) */
-  bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
-  bool uses_cp_async;                /* codegen: tirx__prelude_cp_async (cp.async, groups) */
+  uint8_t preludes;                  /* codegen: TIRX__PRE_* fragments the kernel's native
+                                      * statements and expressions need (native.h) */
   /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
    * (tirx__b_need: the chosen rules' min_arch, the native statements' architectures) ---- */
   int target;                        /* compute capability * 10 + minor: 90 */
@@ -506,15 +500,15 @@ tirx_status tirx__prim_lower_all(tirx_builder *b);
 /* The prelude every generated translation unit starts with (prelude.c). */
 extern const char tirx__prelude[];
 /* TMA, bulk groups and cluster registers (with tirx_cluster_ctarank), emitted after
- * tirx__prelude for kernels with b->uses_tma or b->uses_native (prelude.c). */
+ * tirx__prelude for kernels that need TIRX__PRE_TMA or TIRX__PRE_SYNC (prelude.c). */
 extern const char tirx__prelude_tma[];
-/* cp.async copies and groups (TIRX__AS_CP_*), emitted after tirx__prelude for kernels with
- * b->uses_cp_async (prelude.c). */
+/* cp.async copies and groups (TIRX__NV_CP_ASYNC*), emitted after tirx__prelude for kernels
+ * that need TIRX__PRE_CP_ASYNC (prelude.c). */
 extern const char tirx__prelude_cp_async[];
 
 /* ---- synchronisation and tensor cores ---- */
-/* The prelude's section for TIRX__ST_NATIVE and the cluster/elect expressions, appended after
- * tirx__prelude when the kernel uses them (prelude.c). */
+/* The prelude's section for the TIRX__PRE_SYNC native statements and the cluster/elect
+ * expressions, appended after tirx__prelude when the kernel uses them (prelude.c). */
 extern const char tirx__prelude_sync[];
 /* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (SS form; prelude.c), for
  * group > 1 tirx_wgmma_m64n<n>k16_<f16|bf16>_x<group><TA, TB>: group wgmma.mma_async on the
@@ -522,6 +516,52 @@ extern const char tirx__prelude_sync[];
  * first only), or with rs tirx_wgmma_rs_m64n<n>k16_<f16|bf16><TB> (A from registers; group 1).
  * A kernel carries the variants it uses only. */
 void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs, int group);
+
+/* ---- The native table (native.c) ---- */
+
+/* One row of the table (native.h, TIRX__NATIVE_OPS). */
+typedef struct tirx__writer tirx__writer;
+typedef struct tirx__native_info {
+  const char *name;   /* as the IR prints it */
+  const char *helper; /* the prelude helper codegen calls */
+  tirx__arch_need need;
+  uint8_t prelude;    /* TIRX__PRE_* */
+  tirx__opnd ops[TIRX__NATIVE_MAX_OPS]; /* ending at the first TIRX__OPND_NONE */
+  const char *print_fmt;
+  void (*print)(tirx__writer *w, const tirx__stmt *s);
+  const char *emit_fmt;
+  void (*emit)(tirx__writer *w, const tirx__stmt *s);
+} tirx__native_info;
+
+/* The row of op, NULL when op is not one. */
+const tirx__native_info *tirx__native_row(int op);
+
+/*
+ * Where printing (the IR printer) and emitting (codegen) write a native statement: the
+ * callbacks spell the operands; the rows' formats and functions write the rest. An IR writer
+ * prints an element as t[i, j], C++ as &t[offset].
+ */
+struct tirx__writer {
+  tirx__strbuf *sb;
+  int depth; /* the statement's indentation (two spaces a level) */
+  void *ctx; /* the writer's own */
+  void (*expr)(tirx__writer *w, const tirx_expr *e);
+  void (*elem)(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *index);
+  const char *(*tensor)(tirx__writer *w, const tirx_tensor *t); /* its name */
+  /* C++ only: the C++ type of a dtype; the i-th tensor map of t's (NULL past the last, map -1)
+   * or the tensor map of index map (t NULL); after wgmma_wait, fence the live accumulators. */
+  const char *(*ctype)(int dtype);
+  const char *(*tmap)(tirx__writer *w, const tirx_tensor *t, int map, int i);
+  void (*wgmma_wait_fences)(tirx__writer *w);
+};
+
+/* Prints (IR) or emits (C++) native statement s, without the final newline. */
+void tirx__native_print(tirx__writer *w, const tirx__stmt *s);
+void tirx__native_emit(tirx__writer *w, const tirx__stmt *s);
+
+/* The number of wgmma statements from s on that one asm statement issues (1: s alone): the
+ * statements that follow with the same accumulator and instruction and scale-d true. */
+int tirx__wgmma_run(const tirx__stmt *s);
 
 /* Evaluates host expression idx of k with integer parameter values vals (by param index).
  * Returns false and writes a reason ("division by zero", "overflow") on failure. */

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "../builder/builder_internal.h"
-#include "../dispatch/dispatch.h" /* tirx__prim_op_name: packed math (TIRX__ST_PACKED) */
 #include "../layout/layout_internal.h"
 
 static const char fn[] = "tirx_kernel_build";
@@ -599,8 +598,7 @@ static void indent(cg *c, int depth) {
 
 static void block(cg *c, const tirx__block *blk, int depth);
 
-/* ---- TMA and bulk async copies (TIRX__ST_ASYNC; prelude: tirx_tma_*, tirx_bulk_*) ---- */
-/* ---- synchronisation and tensor cores (TIRX__ST_NATIVE; helpers in tirx__prelude_sync) ---- */
+/* ---- native statements (native.c writes them through these) ---- */
 
 /* &t[index] */
 static void element_ptr(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
@@ -609,226 +607,49 @@ static void element_ptr(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   tirx__sb_append(&c->sb, "]");
 }
 
-static void async_stmt(cg *c, const tirx__stmt *s) {
-  tirx__strbuf *sb = &c->sb;
-  const tirx_builder *b = c->b;
-  switch (s->flags) {
-  case TIRX__AS_TMA_LOAD:
-    tirx__sb_printf(sb, "tirx_tma_load_%s%dd(", s->b ? "mc_" : "", (int)s->loop);
-    element_ptr(c, s->tensor, s->index);
-    tirx__sb_printf(sb, ", &%s, ", b->tmap_cname[s->vec]);
-    element_ptr(c, s->a->tensor, s->a->index);
-    if (s->b) {
-      tirx__sb_append(sb, ", (unsigned short)(");
-      expr(c, s->b);
-      tirx__sb_append(sb, ")");
-    }
-    break;
-  case TIRX__AS_TMA_STORE:
-    tirx__sb_printf(sb, "tirx_tma_store_%dd(&%s, ", (int)s->loop, b->tmap_cname[s->vec]);
-    element_ptr(c, s->tensor, s->index);
-    break;
-  case TIRX__AS_CP_ASYNC: /* tirx_cp_async<bytes>(dst, src[, bytes to read]) */
-    tirx__sb_printf(sb, "tirx_cp_async<%d>(", (int)s->vec);
-    element_ptr(c, s->tensor, s->index);
-    tirx__sb_append(sb, ", ");
-    element_ptr(c, s->a->tensor, s->a->index);
-    if (s->b) {
-      tirx__sb_append(sb, ", (unsigned)(");
-      expr(c, s->b);
-      tirx__sb_append(sb, ")");
-    }
-    tirx__sb_append(sb, ");\n");
-    return;
-  case TIRX__AS_CP_COMMIT: tirx__sb_append(sb, "tirx_cp_async_commit();\n"); return;
-  case TIRX__AS_CP_WAIT:
-    if (s->loop)
-      tirx__sb_append(sb, "tirx_cp_async_wait_all();\n");
-    else
-      tirx__sb_printf(sb, "tirx_cp_async_wait<%d>();\n", (int)s->vec);
-    return;
-  case TIRX__AS_COMMIT: tirx__sb_append(sb, "tirx_bulk_commit();\n"); return;
-  case TIRX__AS_WAIT:
-    tirx__sb_printf(sb, "tirx_bulk_wait<%d, %d>();\n", (int)s->vec, s->loop ? 1 : 0);
-    return;
-  case TIRX__AS_PREFETCH: {
-    int n = 0;
-    for (int i = 0; i < b->ntmaps; i++)
-      if (b->tmap_tensor[i] == s->tensor)
-        tirx__sb_printf(sb, "%stirx_tmap_prefetch(&%s);", n++ ? " " : "", b->tmap_cname[i]);
-    if (!n) tirx__sb_printf(sb, "/* %s has no tensor map to prefetch */", s->tensor->decl.name);
-    tirx__sb_append(sb, "\n");
-    return;
-  }
-  case TIRX__AS_FENCE_INIT: tirx__sb_append(sb, "tirx_fence_mbar_init();\n"); return;
-  case TIRX__AS_CLUSTER_SYNC: tirx__sb_append(sb, "tirx_cluster_sync_all();\n"); return;
-  case TIRX__AS_DSMEM_ST:
-    tirx__sb_append(sb, "tirx_dsmem_st_f32(");
-    element_ptr(c, s->tensor, s->index);
-    tirx__sb_append(sb, ", (unsigned)(");
-    expr(c, s->b);
-    tirx__sb_append(sb, "), ");
-    expr(c, s->a);
-    tirx__sb_append(sb, ");\n");
-    return;
-  default: /* the minimal mbarrier statements */
-    tirx__sb_append(sb, s->flags == TIRX__AS_MBAR_INIT     ? "tirx_mbar_init("
-                        : s->flags == TIRX__AS_MBAR_EXPECT ? "tirx_mbar_expect_tx("
-                                                           : "tirx_mbar_wait(");
-    element_ptr(c, s->a->tensor, s->a->index);
-    if (s->flags == TIRX__AS_MBAR_INIT) {
-      tirx__sb_printf(sb, ", %du);\n", (int)s->vec);
-    } else {
-      tirx__sb_append(sb, ", (unsigned)(");
-      expr(c, s->b);
-      tirx__sb_append(sb, "));\n");
-    }
-    return;
-  }
-  for (int i = 0; i < s->loop; i++) {
-    tirx__sb_append(sb, ", ");
-    expr(c, s->regs[i]);
-  }
-  tirx__sb_append(sb, ");\n");
-}
-
-/* tirx_wgmma_desc(tirx_smem_addr(&t[index]), lbo, sbo, swz) for the load e */
-static void wgmma_desc(cg *c, const tirx_expr *e, int lbo, int sbo, int swz) {
-  tirx__sb_append(&c->sb, "tirx_wgmma_desc(tirx_smem_addr(");
-  element_ptr(c, e->tensor, e->index);
-  tirx__sb_printf(&c->sb, "), %d, %d, %d)", lbo, sbo, swz);
-}
-
-/* tirx_fence_regs<n>(t) for an f32 array, tirx_fence_regs16<n>(t) for a 16-bit one. */
-static void fence_regs(cg *c, const tirx_tensor *t, int64_t n) {
-  tirx__sb_printf(&c->sb, "tirx_fence_regs%s<%lld>(%s);\n",
-                  t->dtype == TIRX_F32 ? "" : "16", (long long)n, t->decl.cname);
-}
-
 static bool visible(const cg *c, const char *cname) {
   for (int i = 0; i < c->nnames; i++)
     if (c->names[i] == cname) return true;
   return false;
 }
 
-/* ---- one asm statement for the k16 steps of a wgmma tile primitive ---- */
-
-enum { WGMMA_GROUP_MAX = 8 };
-
-static bool same_index(const tirx_expr *x, const tirx_expr *y) {
-  return x == y || (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && x->i == y->i);
+static void w_expr(tirx__writer *w, const tirx_expr *e) { expr(w->ctx, e); }
+static void w_elem(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *index) {
+  element_ptr(w->ctx, t, index);
+}
+static const char *w_tensor(tirx__writer *w, const tirx_tensor *t) {
+  (void)w;
+  return t->decl.cname;
 }
 
-/* Whether wgmma t can join the asm statement of wgmma s: the same accumulator registers, the
- * same instruction and descriptor fields, and scale-d the constant true. */
-static bool wgmma_joins(const tirx__stmt *s, const tirx__stmt *t) {
-  if (!t || t->kind != TIRX__ST_NATIVE || t->native != TIRX__NV_WGMMA) return false;
-  const tirx_expr *ds = s->regs[0], *dt = t->regs[0];
-  if (ds->tensor != dt->tensor || !same_index(ds->index[0], dt->index[0]) ||
-      !same_index(ds->index[1], dt->index[1]))
-    return false;
-  if (memcmp(s->imm, t->imm, sizeof s->imm) != 0 || s->imm[TIRX__WG_RS]) return false;
-  return t->c->kind == TIRX__EX_INT && t->c->i == 1;
+/* The tensor map of index map, or (t non-NULL) the i-th of t's; NULL past the last. */
+static const char *w_tmap(tirx__writer *w, const tirx_tensor *t, int map, int i) {
+  const tirx_builder *b = ((cg *)w->ctx)->b;
+  if (!t) return map >= 0 && map < b->ntmaps ? b->tmap_cname[map] : "?";
+  for (int j = 0; j < b->ntmaps; j++)
+    if (b->tmap_tensor[j] == t && i-- == 0) return b->tmap_cname[j];
+  return NULL;
 }
 
-/* The number of wgmma statements from s on that one asm statement issues (1: s alone). The
- * lowering emits a primitive's k16 steps back to back; with one accumulator block (one m64
- * slab, one n block) they all join. */
-static int wgmma_run(const tirx__stmt *s) {
-  int g = 1;
-  for (const tirx__stmt *t = s->next; g < WGMMA_GROUP_MAX && wgmma_joins(s, t); t = t->next) g++;
-  return g;
+/* After tirx_wgmma_wait: a register fence on each wgmma register operand in scope. */
+static void w_fences(tirx__writer *w) {
+  cg *c = w->ctx;
+  for (int i = 0; i < c->naccs; i++) {
+    const tirx_tensor *t = c->accs[i];
+    if (!visible(c, t->decl.cname)) continue;
+    tirx__sb_append(&c->sb, "\n");
+    indent(c, w->depth);
+    tirx__sb_printf(&c->sb, "tirx_fence_regs%s<%lld>(%s);", t->dtype == TIRX_F32 ? "" : "16",
+                    (long long)t->elems, t->decl.cname);
+  }
 }
 
 static void native(cg *c, const tirx__stmt *s, int depth) {
-  static const char *const plain[TIRX__NV_COUNT] = {
-      [TIRX__NV_MBAR_INIT] = "tirx_mbar_init", [TIRX__NV_MBAR_ARRIVE] = "tirx_mbar_arrive",
-      [TIRX__NV_MBAR_ARRIVE_CLUSTER] = "tirx_mbar_arrive_cluster",
-      [TIRX__NV_MBAR_EXPECT_TX] = "tirx_mbar_expect_tx", [TIRX__NV_MBAR_WAIT] = "tirx_mbar_wait",
-      [TIRX__NV_FENCE_PROXY_ASYNC] = "tirx_fence_proxy_async",
-      [TIRX__NV_FENCE_MBAR_INIT] = "tirx_fence_mbarrier_init",
-      [TIRX__NV_CLUSTER_SYNC] = "tirx_cluster_sync", [TIRX__NV_WGMMA_FENCE] = "tirx_wgmma_fence",
-      [TIRX__NV_WGMMA_COMMIT] = "tirx_wgmma_commit"};
-  tirx__strbuf *sb = &c->sb;
-  const int32_t *im = s->imm;
-  switch (s->native) {
-  case TIRX__NV_SETMAXNREG:
-    tirx__sb_printf(sb, "tirx_setmaxnreg_%s<%d>();\n", im[1] ? "inc" : "dec", (int)im[0]);
-    return;
-  case TIRX__NV_NAMED_BAR_SYNC:
-  case TIRX__NV_NAMED_BAR_ARRIVE:
-    tirx__sb_printf(sb, "tirx_named_bar_%s(%d, %d);\n",
-                    s->native == TIRX__NV_NAMED_BAR_SYNC ? "sync" : "arrive", (int)im[0],
-                    (int)im[1]);
-    return;
-  case TIRX__NV_WGMMA_WAIT:
-    /* The accumulators in scope are fenced after the wait, so that no read of them moves
-     * above it (CUTLASS: warpgroup_wait; warpgroup_fence_operand). */
-    tirx__sb_printf(sb, "tirx_wgmma_wait<%d>();\n", (int)im[0]);
-    for (int i = 0; i < c->naccs; i++)
-      if (visible(c, c->accs[i]->decl.cname)) {
-        indent(c, depth);
-        fence_regs(c, c->accs[i], c->accs[i]->elems);
-      }
-    return;
-  case TIRX__NV_FENCE_REGS:
-    fence_regs(c, s->tensor, s->vec);
-    return;
-  case TIRX__NV_WGMMA: { /* with the statements that join it (block() skips them) */
-    if (im[TIRX__WG_RS]) { /* RS: the A fragment's first register, one instruction */
-      tirx__sb_printf(sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)im[TIRX__WG_N],
-                      im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_B]);
-      element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      element_ptr(c, s->a->tensor, s->a->index);
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      wgmma_desc(c, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
-      tirx__sb_append(sb, ", ");
-      expr(c, s->c);
-      tirx__sb_append(sb, ");\n");
-      return;
-    }
-    int g = wgmma_run(s);
-    tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s", (int)im[TIRX__WG_N],
-                    im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16");
-    if (g > 1) tirx__sb_printf(sb, "_x%d", g);
-    tirx__sb_printf(sb, "<%d, %d>(", (int)im[TIRX__WG_TRANS_A], (int)im[TIRX__WG_TRANS_B]);
-    element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
-    const tirx__stmt *t = s;
-    for (int j = 0; j < g; j++, t = t->next) {
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      wgmma_desc(c, t->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      wgmma_desc(c, t->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
-    }
-    tirx__sb_append(sb, ", ");
-    expr(c, s->c);
-    tirx__sb_append(sb, ");\n");
-    return;
-  }
-  case TIRX__NV_MMA:
-    tirx__sb_append(sb, "tirx_mma_m16n8k16(");
-    for (int i = 0; i < 3; i++) {
-      element_ptr(c, s->regs[i]->tensor, s->regs[i]->index);
-      tirx__sb_append(sb, ", ");
-    }
-    expr(c, s->c);
-    tirx__sb_append(sb, ");\n");
-    return;
-  default: break;
-  }
-  tirx__sb_printf(sb, "%s(", s->native < TIRX__NV_COUNT && plain[s->native] ? plain[s->native]
-                                                                            : "?");
-  if (s->tensor) element_ptr(c, s->tensor, s->index);
-  if (s->a) {
-    tirx__sb_append(sb, ", ");
-    expr(c, s->a);
-  }
-  tirx__sb_append(sb, ");\n");
+  tirx__writer w = {.sb = &c->sb, .depth = depth, .ctx = c, .expr = w_expr, .elem = w_elem,
+                    .tensor = w_tensor, .ctype = ctype, .tmap = w_tmap,
+                    .wgmma_wait_fences = w_fences};
+  tirx__native_emit(&w, s);
+  tirx__sb_append(&c->sb, "\n");
 }
 
 /* The wgmma helpers a kernel uses: N (8..256), dtype, form and group size as
@@ -852,19 +673,29 @@ static void add_operand(cg *c, const tirx_tensor *t) {
   c->accs[c->naccs++] = t;
 }
 
+/* The blocks nested in s (NULL past the last). */
+static const tirx__block *sub_block(const tirx__stmt *s, int i) {
+  switch (s->kind) {
+  case TIRX__ST_FOR: return i == 0 ? &s->loop.body : NULL;
+  case TIRX__ST_IF: return i == 0 ? &s->branch.then : i == 1 ? &s->branch.orelse : NULL;
+  case TIRX__ST_PRIM: return i == 0 ? &s->prim.body : NULL;
+  default: return NULL;
+  }
+}
+
 static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
   for (const tirx__stmt *s = blk->first; s; s = s->next) {
-    collect_native(c, u, &s->body);
-    collect_native(c, u, &s->orelse);
-    if (s->kind != TIRX__ST_NATIVE || s->native != TIRX__NV_WGMMA) continue;
-    int g = wgmma_run(s);
-    int v = ((s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE]) * 2 + (s->imm[TIRX__WG_RS] != 0)) * 16 + g;
+    for (int i = 0; sub_block(s, i); i++) collect_native(c, u, sub_block(s, i));
+    if (s->kind != TIRX__ST_NATIVE || s->native.op != TIRX__NV_WGMMA) continue;
+    const tirx__wgmma_instr *in = &s->native.wgmma.in;
+    int g = tirx__wgmma_run(s);
+    int v = ((in->n * 32 + in->dtype) * 2 + (in->rs != 0)) * 16 + g;
     int known = 0;
     for (int j = 1; j < g; j++) s = s->next; /* the statements that joined s */
     for (int i = 0; i < u->nvariants; i++) known |= u->variants[i] == v;
     if (!known && u->nvariants < 64) u->variants[u->nvariants++] = v;
-    add_operand(c, s->regs[0]->tensor);
-    if (s->imm[TIRX__WG_RS]) add_operand(c, s->a->tensor);
+    add_operand(c, s->native.wgmma.acc->tensor);
+    if (s->native.wgmma.in.rs) add_operand(c, s->native.wgmma.a->tensor);
   }
 }
 
@@ -872,7 +703,7 @@ static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
 
 static void stmt(cg *c, const tirx__stmt *s, int depth) {
   tirx__strbuf *sb = &c->sb;
-  if (s->kind == TIRX__ST_FOR && s->loop == TIRX_LOOP_UNROLL) {
+  if (s->kind == TIRX__ST_FOR && s->loop.kind == TIRX_LOOP_UNROLL) {
     indent(c, depth);
     tirx__sb_append(sb, "#pragma unroll\n");
   }
@@ -880,19 +711,20 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   switch (s->kind) {
   case TIRX__ST_FOR: {
     int mark = c->nnames;
-    const char *v = declare(c, s->decl, s->decl->name);
-    tirx__sb_printf(sb, "for (%s %s = ", ctype(s->decl->dtype), v);
-    expr(c, s->a);
+    tirx__decl *d = s->loop.var;
+    const char *v = declare(c, d, d->name);
+    tirx__sb_printf(sb, "for (%s %s = ", ctype(d->dtype), v);
+    expr(c, s->loop.lo);
     tirx__sb_printf(sb, "; %s < ", v);
-    expr(c, s->b);
-    if (s->c->kind == TIRX__EX_INT && s->c->i == 1) {
+    expr(c, s->loop.hi);
+    if (s->loop.step->kind == TIRX__EX_INT && s->loop.step->i == 1) {
       tirx__sb_printf(sb, "; ++%s) {\n", v);
     } else {
       tirx__sb_printf(sb, "; %s += ", v);
-      expr(c, s->c);
+      expr(c, s->loop.step);
       tirx__sb_append(sb, ") {\n");
     }
-    block(c, &s->body, depth + 1);
+    block(c, &s->loop.body, depth + 1);
     c->nnames = mark;
     indent(c, depth);
     tirx__sb_append(sb, "}\n");
@@ -900,13 +732,13 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   }
   case TIRX__ST_IF:
     tirx__sb_append(sb, "if (");
-    expr(c, s->a);
+    expr(c, s->branch.cond);
     tirx__sb_append(sb, ") {\n");
-    block(c, &s->body, depth + 1);
+    block(c, &s->branch.then, depth + 1);
     indent(c, depth);
-    if (s->has_else) {
+    if (s->branch.has_else) {
       tirx__sb_append(sb, "} else {\n");
-      block(c, &s->orelse, depth + 1);
+      block(c, &s->branch.orelse, depth + 1);
       indent(c, depth);
     }
     tirx__sb_append(sb, "}\n");
@@ -914,103 +746,60 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   case TIRX__ST_LET:
   case TIRX__ST_VAR: {
     /* Visible names are unique, so the value cannot be captured by the new one. */
-    const char *v = declare(c, s->decl, s->decl->name);
-    tirx__sb_printf(sb, "%s%s %s = ", s->kind == TIRX__ST_LET ? "const " : "",
-                    ctype(s->decl->dtype), v);
-    if (s->a)
-      expr(c, s->a);
-    else if (is_half(s->decl->dtype))
-      float_const(sb, 0.0, s->decl->dtype);
+    tirx__decl *d = s->var.decl;
+    const char *v = declare(c, d, d->name);
+    tirx__sb_printf(sb, "%s%s %s = ", s->kind == TIRX__ST_LET ? "const " : "", ctype(d->dtype),
+                    v);
+    if (s->var.value)
+      expr(c, s->var.value);
+    else if (is_half(d->dtype))
+      float_const(sb, 0.0, d->dtype);
     else
       tirx__sb_append(sb, "0");
     tirx__sb_append(sb, ";\n");
     break;
   }
   case TIRX__ST_ASSIGN:
-    tirx__sb_printf(sb, "%s = ", s->decl->cname);
-    expr(c, s->a);
+    tirx__sb_printf(sb, "%s = ", s->var.decl->cname);
+    expr(c, s->var.value);
     tirx__sb_append(sb, ";\n");
     break;
   case TIRX__ST_STORE:
-  case TIRX__ST_ATOMIC_ADD:
+  case TIRX__ST_ATOMIC_ADD: {
+    const tirx_tensor *t = s->store.dst.tensor;
     if (s->kind == TIRX__ST_ATOMIC_ADD) {
-      bool i64 = s->tensor->dtype == TIRX_I64;
+      bool i64 = t->dtype == TIRX_I64;
       tirx__sb_printf(sb, "atomicAdd(%s&%s[", i64 ? "(unsigned long long *)" : "",
-                      s->tensor->decl.cname);
-      address(c, s->tensor, s->index);
+                      t->decl.cname);
+      address(c, t, s->store.dst.index);
       tirx__sb_printf(sb, "], %s", i64 ? "(unsigned long long)" : "");
-      expr(c, s->a);
+      expr(c, s->store.value);
       tirx__sb_append(sb, ");\n");
       break;
     }
-    tirx__sb_printf(sb, "%s[", s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
+    tirx__sb_printf(sb, "%s[", t->decl.cname);
+    address(c, t, s->store.dst.index);
     tirx__sb_append(sb, "] = ");
-    expr(c, s->a);
+    expr(c, s->store.value);
     tirx__sb_append(sb, ";\n");
     break;
+  }
   case TIRX__ST_SYNC: tirx__sb_append(sb, "__syncthreads();\n"); break;
   case TIRX__ST_SYNCWARP: tirx__sb_append(sb, "__syncwarp();\n"); break;
   case TIRX__ST_PRIM: /* a tile primitive: the rule that lowered it, then its native code */
-    tirx__sb_printf(sb, "{ /* tirx: %s */\n", s->prim->comment ? s->prim->comment : "?");
-    block(c, &s->body, depth + 1);
+    tirx__sb_printf(sb, "{ /* tirx: %s */\n",
+                    s->prim.call->comment ? s->prim.call->comment : "?");
+    block(c, &s->prim.body, depth + 1);
     indent(c, depth);
     tirx__sb_append(sb, "}\n");
     break;
-  case TIRX__ST_VCOPY: { /* a vector move (prelude: tirx_vcopy) */
-    const tirx_tensor *src = s->a->tensor;
-    tirx__sb_printf(sb, "tirx_vcopy<%s, %d, %d>(&%s[", ctype(s->tensor->dtype), (int)s->vec,
-                    (int)s->flags, s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
-    tirx__sb_printf(sb, "], &%s[", src->decl.cname);
-    address(c, src, s->a->index);
-    tirx__sb_append(sb, "]);\n");
-    break;
-  }
-  case TIRX__ST_MATRIX: { /* ldmatrix / stmatrix (prelude: tirx_ldmatrix_xN, tirx_stmatrix_xN) */
-    tirx__sb_printf(sb, "tirx_%smatrix_x%d(&%s[", s->flags & TIRX__MX_STORE ? "st" : "ld",
-                    (int)s->vec, s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
-    tirx__sb_append(sb, "]");
-    for (int i = 0; i < s->vec; i++) {
-      const tirx_expr *r = s->regs[i];
-      tirx__sb_printf(sb, ", &%s[", r->tensor->decl.cname);
-      address(c, r->tensor, r->index);
-      tirx__sb_append(sb, "]");
-    }
-    tirx__sb_append(sb, ");\n");
-    break;
-  }
-  /* ---- packed f16x2/bf16x2 math (TIRX__ST_PACKED; prelude: tirx_x2_*) ---- */
-  case TIRX__ST_PACKED: {
-    const tirx_expr *src[3] = {s->a, s->b, s->c};
-    tirx__sb_printf(sb, "tirx_x2_st(&%s[", s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
-    tirx__sb_printf(sb, "], tirx_x2_%s_%s(", s->tensor->dtype == TIRX_F16 ? "f16x2" : "bf16x2",
-                    tirx__prim_op_name((tirx__prim_op)s->flags));
-    for (int i = 0; i < 3 && src[i]; i++) {
-      if (i) tirx__sb_append(sb, ", ");
-      if (s->vec >> i & 1) { /* the pair at a load */
-        tirx__sb_printf(sb, "tirx_x2_ld(&%s[", src[i]->tensor->decl.cname);
-        address(c, src[i]->tensor, src[i]->index);
-        tirx__sb_append(sb, "])");
-      } else { /* a value broadcast to both halves */
-        tirx__sb_append(sb, "tirx_x2_dup(");
-        expr(c, src[i]);
-        tirx__sb_append(sb, ")");
-      }
-    }
-    tirx__sb_append(sb, "));\n");
-    break;
-  }
-  /* ---- end packed math ---- */
-  case TIRX__ST_ASYNC: async_stmt(c, s); break;
   case TIRX__ST_NATIVE: native(c, s, depth); break;
   case TIRX__ST_LOCAL: {
-    const char *v = declare(c, s->decl, s->tensor->decl.name);
-    char *l = tirx_layout_str(s->tensor->layout);
-    tirx__sb_printf(sb, "%s %s[%lld]; /* %s */\n", ctype(s->tensor->dtype), v,
-                    (long long)s->tensor->elems, l ? l : "?");
+    tirx_tensor *t = s->local.tensor;
+    const char *v = declare(c, &t->decl, t->decl.name);
+    char *l = tirx_layout_str(t->layout);
+    tirx__sb_printf(sb, "%s %s[%lld]; /* %s */\n", ctype(t->dtype), v, (long long)t->elems,
+                    l ? l : "?");
     free(l);
     break;
   }
@@ -1022,8 +811,7 @@ static void block(cg *c, const tirx__block *blk, int depth) {
   int mark = c->nnames;
   for (const tirx__stmt *s = blk->first; s; s = s->next) {
     stmt(c, s, depth);
-    if (s->kind == TIRX__ST_NATIVE && s->native == TIRX__NV_WGMMA) /* joined it: emitted */
-      for (int g = wgmma_run(s); g > 1; g--) s = s->next;
+    for (int g = tirx__wgmma_run(s); g > 1; g--) s = s->next; /* joined it: emitted */
   }
   c->nnames = mark;
 }
@@ -1063,9 +851,10 @@ char *tirx__codegen(tirx_builder *b) {
   tirx__strbuf *sb = &c.sb;
   tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), b->name);
   tirx__sb_append(sb, tirx__prelude);
-  if (b->uses_tma || b->uses_native || b->ntmaps) tirx__sb_append(sb, tirx__prelude_tma);
-  if (b->uses_cp_async) tirx__sb_append(sb, tirx__prelude_cp_async);
-  if (b->uses_native) { /* synchronisation and tensor cores */
+  if ((b->preludes & (TIRX__PRE_TMA | TIRX__PRE_SYNC)) || b->ntmaps)
+    tirx__sb_append(sb, tirx__prelude_tma);
+  if (b->preludes & TIRX__PRE_CP_ASYNC) tirx__sb_append(sb, tirx__prelude_cp_async);
+  if (b->preludes & TIRX__PRE_SYNC) { /* synchronisation and tensor cores */
     wgmma_uses u = {.nvariants = 0};
     tirx__sb_append(sb, tirx__prelude_sync);
     collect_native(&c, &u, &b->body);
