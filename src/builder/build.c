@@ -181,7 +181,8 @@ static char *k_strdup(tirx_kernel *k, const char *s) {
   return tirx__arena_strdup(k->arena, s, fn);
 }
 
-static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char *ir) {
+static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char *ir,
+                               const char *const *param_names) {
   tirx_kernel *k = calloc(1, sizeof *k);
   hx_buf hb = {0};
   if (!k || !(k->arena = tirx_arena_create())) goto oom;
@@ -199,16 +200,12 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
                                 sizeof *k->params, fn);
   k->slots = tirx__arena_array(k->arena, TIRX__MAX_PARAMS, sizeof *k->slots, fn);
   if (!k->params || !k->slots) goto oom;
-  /* Declared parameters, then hidden strides. */
   for (int i = 0; i < b->nparams; i++) {
     const tirx__decl *d = b->params[i];
     tirx__kparam *p = &k->params[i];
     p->name = k_strdup(k, d->name);
     if (!p->name) goto oom;
     p->dtype = d->dtype;
-    tirx__slot *sl = &k->slots[k->nslots++];
-    sl->param = i;
-    sl->dtype = d->dtype;
     if (d->kind == TIRX__DECL_PARAM_TENSOR) {
       const tirx_tensor *t = d->tensor;
       p->kind = TIRX__KP_TENSOR;
@@ -223,13 +220,11 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
         p->shape[kk] = flatten(&hb, t->shape[kk]);
         p->stride[kk] = t->stride[kk] ? flatten(&hb, t->stride[kk]) : -1;
       }
-      sl->kind = TIRX__SLOT_POINTER;
     } else {
       p->kind = d->kind == TIRX__DECL_PARAM_INT ? TIRX__KP_INT : TIRX__KP_SCALAR;
-      sl->kind = TIRX__SLOT_VALUE;
       if (p->kind == TIRX__KP_INT && d->policy != TIRX_SPECIALIZE_DYNAMIC) {
         p->policy = d->policy;
-        p->cname = k_strdup(k, d->cname);
+        p->cname = k_strdup(k, param_names[i]);
         if (!p->cname) goto oom;
         k->spec[k->nspec++] = i;
       }
@@ -244,26 +239,14 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       if (bp && bp->kind == TIRX__DECL_PARAM_INT) k->params[bp->param_index].bindable = true;
       bp = tirx__bare_param(t->stride[kk]);
       if (bp && bp->kind == TIRX__DECL_PARAM_INT) k->params[bp->param_index].bindable = true;
-      if (t->layout || tirx__stride_kind(t, kk) != TIRX__STRIDE_HIDDEN) continue;
-      tirx__slot *sl = &k->slots[k->nslots++];
-      sl->kind = TIRX__SLOT_STRIDE;
-      sl->dtype = TIRX_I64;
-      sl->param = i;
-      sl->dim = kk;
     }
   }
-  /* TMA tensor maps, after the hidden strides. */
+  /* The entry point's parameters (the kernel ABI) and the TMA tensor maps. */
+  k->nslots = tirx__kernel_slots(b, k->slots, TIRX__MAX_PARAMS);
   k->ntmaps = b->ntmaps;
   k->tmaps = tirx__arena_array(k->arena, (size_t)(b->ntmaps ? b->ntmaps : 1), sizeof *k->tmaps, fn);
   if (!k->tmaps) goto oom;
-  for (int i = 0; i < b->ntmaps; i++) {
-    k->tmaps[i] = b->tmap[i];
-    tirx__slot *sl = &k->slots[k->nslots++];
-    sl->kind = TIRX__SLOT_TMAP;
-    sl->dtype = b->tmap[i].dtype;
-    sl->param = b->tmap[i].param;
-    sl->dim = i;
-  }
+  for (int i = 0; i < b->ntmaps; i++) k->tmaps[i] = b->tmap[i];
   for (int i = 0; i < 3; i++) k->cluster[i] = (uint32_t)b->cluster[i];
   k->target = k_strdup(k, b->target_name);
   k->need_arch = b->need_arch;
@@ -292,16 +275,8 @@ oom:
   return NULL;
 }
 
-static int count_slots(const tirx_builder *b) {
-  int n = b->nparams;
-  for (int i = 0; i < b->nparams; i++) {
-    const tirx__decl *d = b->params[i];
-    if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
-    for (int k = 0; k < d->tensor->rank; k++)
-      n += tirx__stride_kind(d->tensor, k) == TIRX__STRIDE_HIDDEN;
-  }
-  return n;
-}
+/* The entry point's parameters but the TMA tensor maps (the lowering adds those). */
+static int count_slots(const tirx_builder *b) { return tirx__kernel_slots(b, NULL, 0) - b->ntmaps; }
 
 tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
   if (out) *out = NULL;
@@ -351,15 +326,16 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the parameters and %d TMA tensor maps would exceed "
                         "%d bytes", fn, b->ntmaps, TIRX__PARAM_STORAGE);
   if (!check_block(b, &b->body)) return b->status;
-  char *source = tirx__codegen(b);
-  if (!source) return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY,
-                                                                      "%s: out of memory", fn);
+  char *source;
+  const char *param_names[TIRX_BUILDER_MAX_PARAMS];
+  tirx_status st = tirx__codegen(b, b->arena, param_names, &source);
+  if (st != TIRX_OK) return tirx__b_fail(b, st, "%s", tirx_last_error());
   char *ir = tirx__ir_print(b);
   if (!ir) {
     free(source);
     return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   }
-  tirx_kernel *k = make_kernel(b, source, ir);
+  tirx_kernel *k = make_kernel(b, source, ir, param_names);
   free(source);
   free(ir);
   if (!k) return b->status;

@@ -242,8 +242,11 @@ static tirx__decl *new_param(tirx_builder *b, const char *fn, const char *name, 
                  TIRX_BUILDER_MAX_PARAMS);
     return NULL;
   }
-  if (!decl) decl = tirx__b_node(b, fn, sizeof *decl);
-  if (!decl) return NULL;
+  if (!decl) {
+    decl = tirx__b_node(b, fn, sizeof *decl);
+    if (!decl) return NULL;
+    decl->id = b->ndecls++;
+  }
   decl->name = b_strdup(b, fn, name);
   if (!decl->name) return NULL;
   decl->kind = (uint8_t)kind;
@@ -446,6 +449,7 @@ static tirx_tensor *new_tensor(tirx_builder *b, const char *fn, int storage, tir
   t->decl.tensor = t;
   t->decl.dtype = (uint8_t)dtype;
   t->decl.param_index = -1;
+  t->decl.id = b->ndecls++;
   return t;
 }
 

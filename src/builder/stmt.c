@@ -78,6 +78,7 @@ static tirx__decl *new_var(tirx_builder *b, const char *fn, const char *name, in
   d->kind = (uint8_t)kind;
   d->dtype = (uint8_t)dtype;
   d->param_index = -1;
+  d->id = b->ndecls++;
   tirx_expr *e = tirx__b_expr_new(b, fn, TIRX__EX_VAR, 0, dtype, NULL, NULL, NULL);
   if (!e) return NULL;
   e->decl = d;

@@ -82,9 +82,8 @@ struct tirx__decl {
   bool declared;         /* validation: its declaration has been seen */
   uint8_t policy;        /* integer parameters: tirx_specialize */
   int32_t param_index;   /* parameters: position in declaration order; else -1 */
+  int32_t id;            /* 0, 1, ... in creation order (codegen's names are by id) */
   const char *name;      /* as given */
-  const char *cname;     /* codegen: the unique C++ name */
-  const char *arg_cname; /* codegen: the entry point's parameter when policy is VALUE */
   tirx_expr *ref;        /* the expression that reads it (params, variables) */
   bool ranged;           /* loops with constant bounds: the variable lies in [lo, hi] */
   int64_t lo, hi;
@@ -112,7 +111,6 @@ struct tirx_tensor {
   bool written;                  /* global: stored to (non-const pointer) */
   int32_t vec_bytes;             /* global: the widest vector access the lowering wrote (bytes,
                                   * 0: none); the launch requires a base aligned to it */
-  const char *stride_cname[TIRX_BUILDER_MAX_RANK]; /* codegen: hidden stride parameters */
 };
 
 /* ---- Statements ----------------------------------------------------------------------------- */
@@ -341,6 +339,7 @@ struct tirx_builder {
   char error[TIRX__ERROR_MAX];        /* the first error's message */
   int nparams;
   tirx__decl *params[TIRX_BUILDER_MAX_PARAMS];
+  int32_t ndecls;                    /* declarations made (tirx__decl.id) */
   int nshared;
   tirx_tensor **shared;              /* arena array, grown by doubling */
   int shared_cap;
@@ -364,7 +363,6 @@ struct tirx_builder {
   int ntmaps;
   tirx_tensor *tmap_tensor[TIRX__MAX_TMAPS];
   tirx__tmap_desc tmap[TIRX__MAX_TMAPS];
-  const char *tmap_cname[TIRX__MAX_TMAPS]; /* codegen */
   int cluster[3];
   /* ---- synchronisation and tensor cores ---- */
   bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
@@ -486,9 +484,26 @@ char *tirx__ir_print(const tirx_builder *b);
 /* Prints one expression into sb (used by error messages and the printer). */
 void tirx__ir_print_expr(tirx__strbuf *sb, const tirx_expr *e);
 
-/* The CUDA C++ translation unit of the builder's kernel, malloc'ed (caller frees). NULL with
- * the error recorded (TIRX_E_NO_MEMORY, TIRX_E_LIMIT) on failure. Deterministic. */
-char *tirx__codegen(tirx_builder *b);
+/*
+ * The CUDA C++ translation unit of b's kernel, lowered and validated: codegen reads the IR and
+ * writes nothing into it (its C++ names are its own, by declaration id). Deterministic. On
+ * success *out is malloc'ed (caller frees) and param_names[i] (b->nparams entries) is the C++
+ * name of parameter i, allocated in names. Errors (the thread's last error set):
+ * TIRX_E_NO_MEMORY, TIRX_E_LIMIT (the source is too long), TIRX_E_OVERFLOW (a constant
+ * offset).
+ */
+tirx_status tirx__codegen(const tirx_builder *b, tirx_arena *names, const char **param_names,
+                          char **out);
+
+/*
+ * The kernel ABI: the generated entry point's parameters in order, the one place that orders
+ * them (codegen declares them, tirx_kernel_build records them, the launch plan fills them):
+ * the declared parameters (a pointer for a tensor, else its value), then the hidden strides of
+ * the tensors without a layout (a stride no parameter or constant gives), then the TMA tensor
+ * maps. Writes at most cap slots to out (out may be NULL with cap 0) and returns how many
+ * there are.
+ */
+int tirx__kernel_slots(const tirx_builder *b, tirx__slot *out, int cap);
 
 /* True for C++ keywords and names the generated code uses (codegen.c). */
 bool tirx__cpp_reserved(const char *name);

@@ -7,11 +7,13 @@
  * and kept clear of C++ keywords and of the functions the generated code calls.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../builder/builder_internal.h"
+#include "../ir/kernel_abi.h" /* TIRX__MAX_PARAMS */
 #include "../layout/layout_internal.h"
 
 static const char fn[] = "tirx_kernel_build";
@@ -64,17 +66,46 @@ bool tirx__cpp_reserved(const char *name) {
 }
 
 typedef struct cg {
-  tirx_builder *b;
+  const tirx_builder *b;
+  tirx_arena *arena; /* the names' */
   tirx__strbuf sb;
   /* Names visible at the current point: a stack, popped at the end of each block. */
   const char **names;
   int nnames, cap;
+  /* The naming table: the C++ name of each declaration (by id), of each parameter's entry
+   * point argument (policy VALUE: the body reads a local of the declaration's name), of the
+   * hidden stride parameters (by parameter and dimension) and of the tensor maps. */
+  const char **decl_name;
+  const char **arg_name;
+  const char *(*stride_name)[TIRX_BUILDER_MAX_RANK];
+  const char *tmap_name[TIRX__MAX_TMAPS];
+  /* The first error (the IR stays untouched: the caller records it). */
   bool failed;
+  tirx_status status;
+  char error[TIRX__ERROR_MAX];
   /* ---- synchronisation and tensor cores: the wgmma register operands, accumulators and RS
    * A tiles (fenced after a wait) ---- */
   const tirx_tensor **accs;
   int naccs;
 } cg;
+
+static void fail(cg *c, tirx_status st, const char *fmt, ...) TIRX_PRINTF(3, 4);
+static void fail(cg *c, tirx_status st, const char *fmt, ...) {
+  if (c->status == TIRX_OK) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof c->error, fmt, ap);
+    va_end(ap);
+    c->status = st;
+  }
+  c->failed = true;
+}
+
+/* The C++ name of d ("?" before its declaration: validation rules that out). */
+static const char *cname(const cg *c, const tirx__decl *d) {
+  const char *s = d->id >= 0 && d->id < c->b->ndecls ? c->decl_name[d->id] : NULL;
+  return s ? s : "?";
+}
 
 static bool name_taken(const cg *c, const char *s) {
   if (tirx__cpp_reserved(s) || strcmp(s, c->b->name) == 0) return true;
@@ -83,27 +114,28 @@ static bool name_taken(const cg *c, const char *s) {
   return false;
 }
 
-/* Gives d a C++ name that no visible declaration uses and pushes it. */
-static const char *declare(cg *c, tirx__decl *d, const char *base) {
+/* Gives d (NULL: a name of codegen's own) a C++ name that no visible declaration uses and
+ * pushes it. */
+static const char *declare(cg *c, const tirx__decl *d, const char *base) {
   char pre[TIRX_BUILDER_MAX_NAME + 40], buf[TIRX_BUILDER_MAX_NAME + 56];
   /* A reserved name stays reserved with a suffix: it gets the prefix v_ (v___CUDA_ARCH__,
    * v_NV_IS_HOST), which no reserved_prefix() matches. Keywords and macros get a suffix. */
   snprintf(pre, sizeof pre, reserved_prefix(base) ? "v_%s" : "%s", base);
   snprintf(buf, sizeof buf, "%s", pre);
   for (int n = 1; name_taken(c, buf); n++) snprintf(buf, sizeof buf, "%s_%d", pre, n);
-  char *s = tirx__arena_strdup(c->b->arena, buf, fn);
+  char *s = tirx__arena_strdup(c->arena, buf, fn);
   if (!s || c->nnames == c->cap) {
     int cap = c->cap ? 2 * c->cap : 64;
     const char **n = s ? realloc(c->names, (size_t)cap * sizeof *n) : NULL;
     if (!n) {
-      c->failed = true;
+      fail(c, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
       return "?";
     }
     c->names = n;
     c->cap = cap;
   }
   c->names[c->nnames++] = s;
-  if (d) d->cname = s;
+  if (d && d->id >= 0 && d->id < c->b->ndecls) c->decl_name[d->id] = s;
   return s;
 }
 
@@ -425,10 +457,15 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
         break;
       case TIRX__STRIDE_PARAM: {
         const tirx__decl *p = tirx__bare_param(t->stride[k]);
-        tirx__sb_printf(sb, " * %s%s", p->dtype == TIRX_I64 ? "" : "(long long)", p->cname);
+        tirx__sb_printf(sb, " * %s%s", p->dtype == TIRX_I64 ? "" : "(long long)",
+                        cname(c, p));
         break;
       }
-      default: tirx__sb_printf(sb, " * %s", t->stride_cname[k]); break;
+      default: {
+        const char *v = t->decl.param_index >= 0 ? c->stride_name[t->decl.param_index][k] : NULL;
+        tirx__sb_printf(sb, " * %s", v ? v : "?");
+        break;
+      }
       }
     }
     return;
@@ -477,9 +514,8 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   for (int i = 0; i < l->no; i++)
     if (storage_axis[l->o[i].axis] && !tirx__add_ok(off, l->o[i].value, &off)) overflow = true;
   if (overflow) {
-    tirx__b_fail(c->b, TIRX_E_OVERFLOW, "%s: the constant offset of an element of %s overflows",
-                 fn, t->decl.name);
-    c->failed = true;
+    fail(c, TIRX_E_OVERFLOW, "%s: the constant offset of an element of %s overflows", fn,
+         t->decl.name);
     off = 0;
   }
   if (off || !terms) tirx__sb_printf(sb, "%s%lld", terms ? " + " : "", (long long)off);
@@ -495,7 +531,7 @@ static void expr(cg *c, const tirx_expr *e) {
   case TIRX__EX_INT: int_const(sb, e->i, e->dtype); break;
   case TIRX__EX_FLOAT: float_const(sb, e->f, e->dtype); break;
   case TIRX__EX_PARAM:
-  case TIRX__EX_VAR: tirx__sb_append(sb, e->decl->cname); break;
+  case TIRX__EX_VAR: tirx__sb_append(sb, cname(c, e->decl)); break;
   case TIRX__EX_SPECIAL: special(c, e); break;
   case TIRX__EX_UNARY:
     half_open(c, e->dtype);
@@ -575,7 +611,7 @@ static void expr(cg *c, const tirx_expr *e) {
     half_close(c, e->dtype);
     break;
   case TIRX__EX_LOAD:
-    tirx__sb_printf(sb, "%s[", e->tensor->decl.cname);
+    tirx__sb_printf(sb, "%s[", cname(c, &e->tensor->decl));
     address(c, e->tensor, e->index);
     tirx__sb_append(sb, "]");
     break;
@@ -602,7 +638,7 @@ static void block(cg *c, const tirx__block *blk, int depth);
 
 /* &t[index] */
 static void element_ptr(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
-  tirx__sb_printf(&c->sb, "&%s[", t->decl.cname);
+  tirx__sb_printf(&c->sb, "&%s[", cname(c, &t->decl));
   address(c, t, index);
   tirx__sb_append(&c->sb, "]");
 }
@@ -618,16 +654,16 @@ static void w_elem(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *inde
   element_ptr(w->ctx, t, index);
 }
 static const char *w_tensor(tirx__writer *w, const tirx_tensor *t) {
-  (void)w;
-  return t->decl.cname;
+  return cname(w->ctx, &t->decl);
 }
 
 /* The tensor map of index map, or (t non-NULL) the i-th of t's; NULL past the last. */
 static const char *w_tmap(tirx__writer *w, const tirx_tensor *t, int map, int i) {
-  const tirx_builder *b = ((cg *)w->ctx)->b;
-  if (!t) return map >= 0 && map < b->ntmaps ? b->tmap_cname[map] : "?";
+  const cg *c = w->ctx;
+  const tirx_builder *b = c->b;
+  if (!t) return map >= 0 && map < b->ntmaps && c->tmap_name[map] ? c->tmap_name[map] : "?";
   for (int j = 0; j < b->ntmaps; j++)
-    if (b->tmap_tensor[j] == t && i-- == 0) return b->tmap_cname[j];
+    if (b->tmap_tensor[j] == t && i-- == 0) return c->tmap_name[j];
   return NULL;
 }
 
@@ -636,11 +672,11 @@ static void w_fences(tirx__writer *w) {
   cg *c = w->ctx;
   for (int i = 0; i < c->naccs; i++) {
     const tirx_tensor *t = c->accs[i];
-    if (!visible(c, t->decl.cname)) continue;
+    if (!visible(c, cname(c, &t->decl))) continue;
     tirx__sb_append(&c->sb, "\n");
     indent(c, w->depth);
     tirx__sb_printf(&c->sb, "tirx_fence_regs%s<%lld>(%s);", t->dtype == TIRX_F32 ? "" : "16",
-                    (long long)t->elems, t->decl.cname);
+                    (long long)t->elems, cname(c, &t->decl));
   }
 }
 
@@ -760,7 +796,7 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
     break;
   }
   case TIRX__ST_ASSIGN:
-    tirx__sb_printf(sb, "%s = ", s->var.decl->cname);
+    tirx__sb_printf(sb, "%s = ", cname(c, s->var.decl));
     expr(c, s->var.value);
     tirx__sb_append(sb, ";\n");
     break;
@@ -770,14 +806,14 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
     if (s->kind == TIRX__ST_ATOMIC_ADD) {
       bool i64 = t->dtype == TIRX_I64;
       tirx__sb_printf(sb, "atomicAdd(%s&%s[", i64 ? "(unsigned long long *)" : "",
-                      t->decl.cname);
+                      cname(c, &t->decl));
       address(c, t, s->store.dst.index);
       tirx__sb_printf(sb, "], %s", i64 ? "(unsigned long long)" : "");
       expr(c, s->store.value);
       tirx__sb_append(sb, ");\n");
       break;
     }
-    tirx__sb_printf(sb, "%s[", t->decl.cname);
+    tirx__sb_printf(sb, "%s[", cname(c, &t->decl));
     address(c, t, s->store.dst.index);
     tirx__sb_append(sb, "] = ");
     expr(c, s->store.value);
@@ -828,7 +864,7 @@ static void specialisations(cg *c) {
   for (int i = 0; i < c->b->nparams; i++) {
     const tirx__decl *d = c->b->params[i];
     if (d->kind != TIRX__DECL_PARAM_INT) continue;
-    const char *t = ctype(d->dtype);
+    const char *t = ctype(d->dtype), *v = cname(c, d);
     if (d->policy == TIRX_SPECIALIZE_VALUE)
       tirx__sb_printf(sb,
                       "#ifdef TIRX_SPEC_%s\n"
@@ -836,106 +872,132 @@ static void specialisations(cg *c) {
                       "#else\n"
                       "  const %s %s = %s;\n"
                       "#endif\n",
-                      d->cname, t, d->cname, d->cname, t, d->cname, d->arg_cname);
+                      v, t, v, v, t, v, c->arg_name[i]);
     else if (d->policy == TIRX_SPECIALIZE_DIV16)
       tirx__sb_printf(sb,
                       "#ifdef TIRX_DIV16_%s\n"
                       "  __builtin_assume(%s %% 16 == 0); /* specialised: a multiple of 16 */\n"
                       "#endif\n",
-                      d->cname, d->cname);
+                      v, v);
   }
 }
 
-char *tirx__codegen(tirx_builder *b) {
-  cg c = {.b = b};
-  tirx__strbuf *sb = &c.sb;
-  tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), b->name);
-  tirx__sb_append(sb, tirx__prelude);
-  if ((b->preludes & (TIRX__PRE_TMA | TIRX__PRE_SYNC)) || b->ntmaps)
-    tirx__sb_append(sb, tirx__prelude_tma);
-  if (b->preludes & TIRX__PRE_CP_ASYNC) tirx__sb_append(sb, tirx__prelude_cp_async);
-  if (b->preludes & TIRX__PRE_SYNC) { /* synchronisation and tensor cores */
-    wgmma_uses u = {.nvariants = 0};
-    tirx__sb_append(sb, tirx__prelude_sync);
-    collect_native(&c, &u, &b->body);
-    for (int i = 0; i < u.nvariants; i++)
-      tirx__prelude_wgmma(sb, u.variants[i] / 32 / 32, u.variants[i] / 32 % 32,
-                          u.variants[i] / 16 % 2 != 0, u.variants[i] % 16);
+/* The entry point's parameter list, in the kernel ABI's order (tirx__kernel_slots). */
+static void parameters(cg *c) {
+  const tirx_builder *b = c->b;
+  tirx__strbuf *sb = &c->sb;
+  tirx__slot slots[TIRX__MAX_PARAMS];
+  int n = tirx__kernel_slots(b, slots, TIRX__MAX_PARAMS);
+  if (n > TIRX__MAX_PARAMS) { /* tirx_kernel_build checks the limit first */
+    fail(c, TIRX_E_LIMIT, "%s: the entry point would have %d parameters, limit %d", fn, n,
+         TIRX__MAX_PARAMS);
+    return;
   }
-  int threads = b->block[0] * b->block[1] * b->block[2];
-  /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
-  int min_blocks = b->uses_setmaxnreg ? 1 : b->min_blocks; /* tirx_set_min_blocks */
-  char minb[16] = "";
-  if (min_blocks) snprintf(minb, sizeof minb, ", %d", min_blocks);
-  tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d%s) %s(", threads,
-                  minb, b->name);
-  /* Declared parameters, then hidden strides (the order of tirx__launch_plan's params). */
-  int np = 0;
-  for (int i = 0; i < b->nparams; i++) {
-    tirx__decl *d = b->params[i];
-    const char *v = declare(&c, d, d->name);
-    tirx__sb_append(sb, np++ ? ", " : "");
-    if (d->kind == TIRX__DECL_PARAM_INT && d->policy == TIRX_SPECIALIZE_VALUE) {
-      /* The body reads d through a local that a specialised variant makes a constant; the
-       * entry point's parameter keeps its place (every variant has one parameter list). */
-      char base[TIRX_BUILDER_MAX_NAME + 32];
-      snprintf(base, sizeof base, "tirx_arg_%s", v);
-      d->arg_cname = declare(&c, NULL, base);
-      tirx__sb_printf(sb, "%s %s", ctype(d->dtype), d->arg_cname);
-    } else if (d->kind == TIRX__DECL_PARAM_TENSOR)
+  char base[TIRX_BUILDER_MAX_NAME + 32];
+  for (int i = 0; i < n; i++) {
+    const tirx__slot *sl = &slots[i];
+    const tirx__decl *d = b->params[sl->param];
+    tirx__sb_append(sb, i ? ", " : "");
+    switch (sl->kind) {
+    case TIRX__SLOT_VALUE: {
+      const char *v = declare(c, d, d->name);
+      if (d->kind == TIRX__DECL_PARAM_INT && d->policy == TIRX_SPECIALIZE_VALUE) {
+        /* The body reads d through a local that a specialised variant makes a constant; the
+         * entry point's parameter keeps its place (every variant has one parameter list). */
+        snprintf(base, sizeof base, "tirx_arg_%s", v);
+        c->arg_name[sl->param] = declare(c, NULL, base);
+        tirx__sb_printf(sb, "%s %s", ctype(d->dtype), c->arg_name[sl->param]);
+      } else {
+        tirx__sb_printf(sb, "%s %s", ctype(d->dtype), v);
+      }
+      break;
+    }
+    case TIRX__SLOT_POINTER: {
+      const char *v = declare(c, d, d->name);
       tirx__sb_printf(sb, "%s%s *%s", d->tensor->written ? "" : "const ", ctype(d->dtype), v);
-    else
-      tirx__sb_printf(sb, "%s %s", ctype(d->dtype), v);
-  }
-  for (int i = 0; i < b->nparams; i++) {
-    tirx__decl *d = b->params[i];
-    if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
-    for (int k = 0; k < d->tensor->rank; k++) {
-      if (tirx__stride_kind(d->tensor, k) != TIRX__STRIDE_HIDDEN) continue;
-      char base[TIRX_BUILDER_MAX_NAME + 32];
-      snprintf(base, sizeof base, "%s_stride%d", d->cname, k);
-      const char *v = declare(&c, NULL, base);
-      d->tensor->stride_cname[k] = v;
-      tirx__sb_printf(sb, "%slong long %s", np++ ? ", " : "", v);
+      break;
+    }
+    case TIRX__SLOT_STRIDE:
+      snprintf(base, sizeof base, "%s_stride%d", cname(c, d), (int)sl->dim);
+      c->stride_name[sl->param][sl->dim] = declare(c, NULL, base);
+      tirx__sb_printf(sb, "long long %s", c->stride_name[sl->param][sl->dim]);
+      break;
+    default: /* TMA tensor maps (copy_async.tma), by value in the parameter space */
+      snprintf(base, sizeof base, "%s_tmap", cname(c, &b->tmap_tensor[sl->dim]->decl));
+      c->tmap_name[sl->dim] = declare(c, NULL, base);
+      tirx__sb_printf(sb, "const __grid_constant__ tirx_tmap %s", c->tmap_name[sl->dim]);
+      break;
     }
   }
-  /* TMA tensor maps (copy_async.tma), by value in the parameter space. */
-  for (int i = 0; i < b->ntmaps; i++) {
-    char base[TIRX_BUILDER_MAX_NAME + 32];
-    snprintf(base, sizeof base, "%s_tmap", b->tmap_tensor[i]->decl.cname);
-    b->tmap_cname[i] = declare(&c, NULL, base);
-    tirx__sb_printf(sb, "%sconst __grid_constant__ tirx_tmap %s", np++ ? ", " : "",
-                    b->tmap_cname[i]);
-  }
-  tirx__sb_append(sb, ") {\n");
-  specialisations(&c);
-  if (b->nshared) {
-    tirx__sb_append(sb, "  extern __shared__ __align__(1024) unsigned char tirx_smem[];\n");
-    for (int i = 0; i < b->nshared; i++) {
-      tirx_tensor *t = b->shared[i];
-      const char *v = declare(&c, &t->decl, t->decl.name);
-      char *l = tirx_layout_str(t->layout);
-      tirx__sb_printf(sb, "  %s *%s = (%s *)(tirx_smem + %lld); /* %s */\n", ctype(t->dtype), v,
-                      ctype(t->dtype), (long long)t->smem_offset, l ? l : "?");
-      free(l);
+}
+
+tirx_status tirx__codegen(const tirx_builder *b, tirx_arena *names, const char **param_names,
+                          char **out) {
+  *out = NULL;
+  int np = b->nparams ? b->nparams : 1;
+  cg c = {.b = b, .arena = names};
+  c.decl_name = calloc((size_t)(b->ndecls ? b->ndecls : 1), sizeof *c.decl_name);
+  c.arg_name = calloc((size_t)np, sizeof *c.arg_name);
+  c.stride_name = calloc((size_t)np, sizeof *c.stride_name);
+  if (!c.decl_name || !c.arg_name || !c.stride_name)
+    fail(&c, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  tirx__strbuf *sb = &c.sb;
+  if (!c.failed) {
+    tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), b->name);
+    tirx__sb_append(sb, tirx__prelude);
+    if ((b->preludes & (TIRX__PRE_TMA | TIRX__PRE_SYNC)) || b->ntmaps)
+      tirx__sb_append(sb, tirx__prelude_tma);
+    if (b->preludes & TIRX__PRE_CP_ASYNC) tirx__sb_append(sb, tirx__prelude_cp_async);
+    if (b->preludes & TIRX__PRE_SYNC) { /* synchronisation and tensor cores */
+      wgmma_uses u = {.nvariants = 0};
+      tirx__sb_append(sb, tirx__prelude_sync);
+      collect_native(&c, &u, &b->body);
+      for (int i = 0; i < u.nvariants; i++)
+        tirx__prelude_wgmma(sb, u.variants[i] / 32 / 32, u.variants[i] / 32 % 32,
+                            u.variants[i] / 16 % 2 != 0, u.variants[i] % 16);
     }
+    int threads = b->block[0] * b->block[1] * b->block[2];
+    /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
+    int min_blocks = b->uses_setmaxnreg ? 1 : b->min_blocks; /* tirx_set_min_blocks */
+    char minb[16] = "";
+    if (min_blocks) snprintf(minb, sizeof minb, ", %d", min_blocks);
+    tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d%s) %s(", threads,
+                    minb, b->name);
+    parameters(&c);
+    tirx__sb_append(sb, ") {\n");
+    specialisations(&c);
+    if (b->nshared) {
+      tirx__sb_append(sb, "  extern __shared__ __align__(1024) unsigned char tirx_smem[];\n");
+      for (int i = 0; i < b->nshared; i++) {
+        const tirx_tensor *t = b->shared[i];
+        const char *v = declare(&c, &t->decl, t->decl.name);
+        char *l = tirx_layout_str(t->layout);
+        tirx__sb_printf(sb, "  %s *%s = (%s *)(tirx_smem + %lld); /* %s */\n", ctype(t->dtype),
+                        v, ctype(t->dtype), (long long)t->smem_offset, l ? l : "?");
+        free(l);
+      }
+    }
+    block(&c, &b->body, 1);
+    tirx__sb_append(sb, "}\n");
   }
-  block(&c, &b->body, 1);
-  tirx__sb_append(sb, "}\n");
+  for (int i = 0; !c.failed && i < b->nparams; i++) param_names[i] = cname(&c, b->params[i]);
   free(c.names);
   free(c.accs);
+  free(c.decl_name);
+  free(c.arg_name);
+  free(c.stride_name);
   char *src = tirx__sb_finish(sb);
   if (!src || c.failed) {
     free(src);
-    tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-    return NULL;
+    if (c.status != TIRX_OK) return tirx__error(c.status, "%s", c.error);
+    return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   }
   if (strlen(src) > TIRX_BUILDER_MAX_SOURCE) {
     size_t n = strlen(src);
     free(src);
-    tirx__b_fail(b, TIRX_E_LIMIT, "%s: the generated source is %zu bytes, limit %d", fn, n,
-                 TIRX_BUILDER_MAX_SOURCE);
-    return NULL;
+    return tirx__error(TIRX_E_LIMIT, "%s: the generated source is %zu bytes, limit %d", fn, n,
+                       TIRX_BUILDER_MAX_SOURCE);
   }
-  return src;
+  *out = src;
+  return TIRX_OK;
 }
