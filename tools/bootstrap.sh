@@ -52,8 +52,10 @@ ninja -C "$build"
 if [ "$mode" = main ]; then
   exec meson test -C "$build" --suite examples --print-errorlogs --verbose
 else
-  # The GPU suite first (it skips without a device), then the CPU suite, whose Criterion
-  # summary is the last line printed.
+  # The GPU suite first (it skips without a device), the golden tests, then the CPU suite,
+  # whose Criterion summary is the last line printed.
   meson test -C "$build" --suite gpu --print-errorlogs --verbose
+  # The golden tests: the generated CUDA of every kernel, byte for byte (tests/golden).
+  meson test -C "$build" --suite golden --print-errorlogs --verbose
   exec meson test -C "$build" --suite unit --print-errorlogs --verbose
 fi

@@ -218,6 +218,11 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#ifdef TIRX_FUZZ_GOLDEN
+/* The golden tests (tests/golden/cases.c) replay the seed corpus through this harness and
+ * record the source of every kernel that run 1 accepts. */
+void tirx_fuzz_golden_kernel(const char *source);
+#endif
 
 enum {
   POOL = 256,       /* live expressions the byte stream can refer to */
@@ -987,6 +992,9 @@ static void check_kernel(run *r, tirx_kernel *k) {
   INVARIANT(tirx_kernel_retain(k) == k, "tirx_kernel_retain did not return k");
   tirx_kernel_release(k);
   if (print_src) fprintf(stderr, "---- accepted kernel (run %d) ----\n%s\n", r->which, src);
+#ifdef TIRX_FUZZ_GOLDEN
+  if (r->which == 1) tirx_fuzz_golden_kernel(src);
+#endif
 }
 
 static void do_build(run *r) {

@@ -1,0 +1,374 @@
+/*
+ * The golden cases: every kernel the library, the examples, the benches and the fuzz corpus
+ * build, each under a stable name that says what it is. Variants that produce the same source
+ * as their group's default kernel are left out (they measure nothing the default does not); a
+ * variant that starts or stops applying shows as an added or removed case.
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cp_async_tiles.h"
+#include "gemm.h"
+#include "golden.h"
+#include "kernels.h"
+#include "membound.h"
+#include "mma_tiles.h"
+#include "tp.h"
+
+static const char *dt_name(tirx_dtype dt) { return tirx_dtype_name(dt); }
+
+static const tirx_dtype DTYPES16[] = {TIRX_BF16, TIRX_F16};
+static const tirx_dtype DTYPES[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+
+/* ---- examples/kernels.c ---- */
+
+static void example_cases(golden_set *g) {
+  for (int i = 0; i < example_kernel_count; i++)
+    golden_add_kernel(g, golden_name(g, "example.%s", example_kernels[i].name),
+                      example_kernels[i].make(), "example kernel failed to build");
+}
+
+/* ---- the row kernels (examples/membound.c, bench/membound.c) ---- */
+
+/* The knobs of one variant (membound.h setters; 0: the default), as bench/membound.c's tables. */
+typedef struct mb_variant {
+  const char *name;
+  int threads, ctas, flags, stages, min_blocks, sms;
+} mb_variant;
+
+static const mb_variant MB_VARIANTS[] = {
+    {"T128", .threads = 128},
+    {"T256", .threads = 256},
+    {"T512", .threads = 512},
+    {"T1024", .threads = 1024},
+    {"c2", .ctas = 2},
+    {"c2-T256", .threads = 256, .ctas = 2},
+    {"c2-T1024", .threads = 1024, .ctas = 2},
+    {"c4", .ctas = 4},
+    {"c4-T128", .threads = 128, .ctas = 4},
+    {"c4-T512", .threads = 512, .ctas = 4},
+    {"c4-T1024", .threads = 1024, .ctas = 4},
+    {"wcs", .flags = MEMBOUND_V_WEIGHTS_STREAM},
+    {"wearly", .flags = MEMBOUND_V_WEIGHTS_EARLY},
+    {"wcs-early", .flags = MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY},
+    {"unstaged", .flags = MEMBOUND_V_UNSTAGED},
+    {"staged", .flags = MEMBOUND_V_STAGED},
+    {"S1", .stages = 1},
+    {"S2", .stages = 2},
+    {"S3", .stages = 3},
+    {"wglobal", .flags = MEMBOUND_V_WEIGHTS_GLOBAL},
+    {"wglobal-S3", .flags = MEMBOUND_V_WEIGHTS_GLOBAL, .stages = 3},
+    {"minb4", .min_blocks = 4},
+    {"minb5", .min_blocks = 5},
+    {"minb6", .min_blocks = 6},
+    {"minb8", .min_blocks = 8},
+    {"sms2", .sms = 2},
+    {"sms1", .sms = 1},
+};
+
+static void mb_set(const mb_variant *v) {
+  membound_set_threads(v ? v->threads : 0);
+  membound_set_cluster(v ? v->ctas : 0);
+  membound_set_variant(v ? v->flags : 0);
+  membound_set_stages(v ? v->stages : 0);
+  membound_set_min_blocks(v ? v->min_blocks : 0);
+  membound_set_sms(v && v->sms ? v->sms : 132);
+}
+
+/* The source of the kernel, or "build failed: ..." (malloc'ed). */
+static char *mb_text(membound_kind kind, tirx_dtype dt, int64_t width, bool scalar) {
+  char err[2048] = "";
+  tirx_kernel *k = membound_build(kind, dt, width, scalar, err, sizeof err);
+  char *text;
+  if (k) {
+    text = strdup(tirx_kernel_source(k));
+    tirx_kernel_release(k);
+  } else {
+    size_t n = strlen(err) + 32;
+    text = malloc(n);
+    if (text) snprintf(text, n, "build failed: %s\n", err);
+  }
+  return text;
+}
+
+static void membound_cases(golden_set *g) {
+  /* Every kernel, dtype and a spread of widths (warp per row, CTA per row, staged rows, odd
+   * widths and common hidden sizes), with the default knobs. */
+  static const int64_t widths[] = {64, 256, 1000, 1024, 2048, 3072, 4096, 5000, 8192, 20000, 32768};
+  mb_set(NULL);
+  for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++)
+    for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        char *text = mb_text((membound_kind)kind, DTYPES[d], widths[w], false);
+        golden_add_text(g,
+                        golden_name(g, "membound.%s.%s.w%lld", membound_name((membound_kind)kind),
+                                    dt_name(DTYPES[d]), (long long)widths[w]),
+                        text ? text : "out of memory\n");
+        free(text);
+      }
+  /* The scalar families. */
+  static const int64_t scalar_widths[] = {256, 1000, 5000, 8192};
+  for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++)
+    for (size_t w = 0; w < sizeof scalar_widths / sizeof scalar_widths[0]; w++) {
+      char *text = mb_text((membound_kind)kind, TIRX_BF16, scalar_widths[w], true);
+      golden_add_text(g,
+                      golden_name(g, "membound.%s.bf16.w%lld.scalar",
+                                  membound_name((membound_kind)kind), (long long)scalar_widths[w]),
+                      text ? text : "out of memory\n");
+      free(text);
+    }
+  /* The bench's variants at its shapes (bf16 16384x8192, 16384x5000, 4096x32768) and the GPU
+   * tests' small grids (staged rows in every dtype), where they change the kernel. */
+  static const int64_t bench_widths[] = {5000, 8192, 20000, 32768};
+  for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++)
+    for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++)
+      for (size_t w = 0; w < sizeof bench_widths / sizeof bench_widths[0]; w++) {
+        bool bench = DTYPES[d] == TIRX_BF16 && bench_widths[w] != 20000;
+        mb_set(NULL);
+        char *base = mb_text((membound_kind)kind, DTYPES[d], bench_widths[w], false);
+        for (size_t v = 0; v < sizeof MB_VARIANTS / sizeof MB_VARIANTS[0]; v++) {
+          if (!bench && !MB_VARIANTS[v].sms) continue;
+          mb_set(&MB_VARIANTS[v]);
+          char *text = mb_text((membound_kind)kind, DTYPES[d], bench_widths[w], false);
+          if (text && base && strcmp(text, base) != 0)
+            golden_add_text(g,
+                            golden_name(g, "membound.%s.%s.w%lld.%s",
+                                        membound_name((membound_kind)kind), dt_name(DTYPES[d]),
+                                        (long long)bench_widths[w], MB_VARIANTS[v].name),
+                            text);
+          free(text);
+        }
+        free(base);
+      }
+  mb_set(NULL);
+}
+
+/* ---- the Hopper GEMM (examples/gemm.c, bench/gemm.c, tests) ---- */
+
+static const char *const EPILOGUES[] = {"plain", "bias", "bias_silu", "bias_gelu"};
+
+static void gemm_case(golden_set *g, gemm_spec s) {
+  char err[4096] = "";
+  gemm_tiles t = gemm_pick(&s);
+  const char *fam = s.family ? s.family : "wgmma";
+  tirx_kernel *k = gemm_build(&s, err, sizeof err);
+  /* The kernel depends on the tiles the shape picks, not on the shape: name it by them. */
+  golden_add_kernel(g,
+                    golden_name(g, "gemm.%s.%s.%s.%dx%dx%d.s%d.c%d%s", dt_name(s.dtype),
+                                EPILOGUES[s.epilogue], fam, t.block_m, t.block_n, t.block_k,
+                                t.stages, t.consumers, s.sms ? golden_name(g, ".sms%d", s.sms) : ""),
+                    k, err);
+}
+
+static void gemm_cases(golden_set *g) {
+  static const int64_t nk[][2] = {{6144, 4096},  {4096, 4096},  {28672, 4096}, {4096, 14336},
+                                  {10240, 8192}, {8192, 8192},  {57344, 8192}, {8192, 28672},
+                                  {1000, 300},   {130, 65},     {77, 40}};
+  static const int64_t ms[] = {1, 16, 64, 128, 129, 256, 1024, 8192};
+  for (size_t d = 0; d < 2; d++)
+    for (int e = 0; e < 4; e++)
+      for (size_t m = 0; m < sizeof ms / sizeof ms[0]; m++)
+        for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
+          gemm_case(g, (gemm_spec){.dtype = DTYPES16[d], .m = ms[m], .n = nk[i][0],
+                                   .k = nk[i][1], .epilogue = (gemm_epilogue)e});
+  gemm_case(g, (gemm_spec){.dtype = TIRX_BF16, .m = 1, .n = 4096, .k = 4096, .sms = 64});
+  /* The test families, one CTA per 64x64 tile. */
+  static const char *const fams[] = {"mma", "scalar"};
+  for (size_t f = 0; f < 2; f++)
+    for (size_t d = 0; d < 2; d++)
+      for (int e = 0; e < 4; e++)
+        gemm_case(g, (gemm_spec){.dtype = DTYPES16[d], .m = 129, .n = 130, .k = 65,
+                                 .epilogue = (gemm_epilogue)e, .family = fams[f]});
+  /* Refused specs. */
+  char err[4096] = "";
+  golden_add_kernel(g, "gemm.refused.f32",
+                    gemm_build(&(gemm_spec){.dtype = TIRX_F32, .m = 1, .n = 1, .k = 1}, err,
+                               sizeof err),
+                    err);
+  golden_add_kernel(g, "gemm.refused.tcgen05",
+                    gemm_build(&(gemm_spec){.dtype = TIRX_BF16, .m = 1, .n = 1, .k = 1,
+                                            .family = "tcgen05"},
+                               err, sizeof err),
+                    err);
+}
+
+/* ---- the tensor-parallel linear layer (examples/tp.c) ---- */
+
+static void tp_cases(golden_set *g) {
+  static const tp_spec specs[] = {{TIRX_BF16, 256, 512, 1024, 1}, {TIRX_F16, 512, 256, 1024, 2},
+                                  {TIRX_BF16, 8192, 4096, 4096, 4}};
+  for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    tp_linear t;
+    char err[4096] = "";
+    const char *name = golden_name(g, "tp.%s.m%lld.n%lld.k%lld.p%d", dt_name(specs[i].dtype),
+                                   (long long)specs[i].m, (long long)specs[i].n,
+                                   (long long)specs[i].k, specs[i].nranks);
+    if (!tp_linear_create(&specs[i], &t, err, sizeof err)) {
+      golden_add_kernel(g, name, NULL, err);
+      continue;
+    }
+    golden_add_kernel(g, name, tirx_kernel_retain(t.gemm), "");
+    tp_linear_destroy(&t);
+  }
+}
+
+/* ---- mma/wgmma tiles, cp.async tiles (examples/mma_tiles.c, cp_async_tiles.c) ---- */
+
+static void tile_cases(golden_set *g) {
+  static const mma_tile tiles[] = {
+      {"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, false},
+      {"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, false},
+      {"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, false},
+      {"wgmma", TIRX_BF16, 64, 64, 64, 1, 64, true, false},
+      {"wgmma", TIRX_BF16, 64, 32, 64, 1, 32, false, false},
+      {"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, false},
+      {"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, false},
+      {"mma", TIRX_BF16, 64, 128, 64, 0, 0, false, false},
+      {"mma", TIRX_F16, 32, 24, 32, 0, 0, true, false},
+      {"mma", TIRX_BF16, 16, 8, 16, 0, 0, false, false},
+      {"scalar", TIRX_BF16, 64, 128, 64, 0, 0, false, false},
+      {"scalar", TIRX_F16, 32, 24, 32, 0, 0, true, false},
+      {"scalar", TIRX_BF16, 128, 64, 32, 2, 0, true, false},
+      {"wgmma", TIRX_BF16, 64, 64, 16, 1, 32, false, true},
+      {"wgmma", TIRX_F16, 64, 128, 16, 1, 32, false, true},
+      {"wgmma", TIRX_BF16, 64, 128, 64, 1, 128, false, true},
+      {"wgmma", TIRX_F16, 128, 64, 128, 1, 128, true, true},
+      {"wgmma", TIRX_BF16, 128, 256, 64, 2, 128, false, true},
+      {"wgmma", TIRX_BF16, 64, 48, 64, 1, 0, true, true},
+      {"wgmma", TIRX_F16, 64, 24, 32, 1, 64, false, true},
+      {"wgmma", TIRX_BF16, 64, 8, 48, 1, 32, false, true},
+      {"wgmma", TIRX_BF16, 64, 64, 16, 1, 32, false, true},
+      {"wgmma", TIRX_BF16, 64, 128, 16, 1, 32, false, true},
+      {"wgmma", TIRX_F16, 64, 64, 16, 1, 32, false, true},
+  };
+  for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+    const mma_tile *t = &tiles[i];
+    char err[4096] = "";
+    const char *name = golden_name(g, "tile.%s.%s.%dx%dx%d.wg%d.sw%d%s%s", t->family,
+                                   dt_name(t->dtype), t->m, t->n, t->k, t->warpgroups,
+                                   t->swizzle, t->split_k ? ".splitk" : "",
+                                   t->a_regs ? ".rs" : "");
+    golden_add_kernel(g, name, example_mma_tile(t, err, sizeof err), err);
+  }
+  static const int a_loads[][3] = {{64, 16, 32},  {64, 64, 128}, {128, 32, 64},
+                                   {64, 48, 32},  {192, 16, 0},  {256, 64, 128},
+                                   {64, 24, 0}};
+  for (size_t d = 0; d < 2; d++)
+    for (size_t c = 0; c < sizeof a_loads / sizeof a_loads[0]; c++) {
+      char err[4096] = "";
+      golden_add_kernel(g,
+                        golden_name(g, "wgmma_a_load.%s.%dx%d.sw%d", dt_name(DTYPES16[d]),
+                                    a_loads[c][0], a_loads[c][1], a_loads[c][2]),
+                        example_wgmma_a_load(DTYPES16[d], a_loads[c][0], a_loads[c][1],
+                                             a_loads[c][2], err, sizeof err),
+                        err);
+    }
+  static const int ns[] = {16, 48, 64, 80, 112, 128, 256};
+  for (size_t d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+      for (int rs = 0; rs < 2; rs++) {
+        char err[4096] = "";
+        golden_add_kernel(g,
+                          golden_name(g, "wgmma_gemm.%s.n%d.%s", dt_name(DTYPES16[d]), ns[i],
+                                      rs ? "rs" : "ss"),
+                          example_wgmma_gemm(&(wgmma_gemm){DTYPES16[d], ns[i], rs}, err,
+                                             sizeof err),
+                          err);
+      }
+  {
+    char err[4096] = "";
+    golden_add_kernel(g, "mbarrier_ring.37", example_mbarrier_ring(37, err, sizeof err), err);
+  }
+  for (int i = 0; i < cp_async_tile_suite_count; i++) {
+    const cp_async_tile *t = &cp_async_tile_suite[i];
+    char err[4096] = "";
+    golden_add_kernel(g,
+                      golden_name(g, "cp_async_tile.%s.%dx%d.ld%lld.st%d.t%d.%s.%s",
+                                  dt_name(t->dtype), t->tm, t->tn, (long long)t->ld, t->stages,
+                                  t->threads, t->target ? t->target : "default",
+                                  t->family ? t->family : "any"),
+                      example_cp_async_tile(t, err, sizeof err), err);
+  }
+}
+
+/* ---- the fuzz corpus (tests/fuzz/corpus/builder, replayed through fuzz_builder.c) ---- */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static golden_set *fuzz_set;
+static const char *fuzz_seed;
+static int fuzz_count;
+
+/* Called by fuzz_builder.c (built with -DTIRX_FUZZ_GOLDEN) for every kernel run 1 accepts. */
+void tirx_fuzz_golden_kernel(const char *source);
+void tirx_fuzz_golden_kernel(const char *source) {
+  if (!fuzz_set) return;
+  golden_add_text(fuzz_set, golden_name(fuzz_set, "fuzz.%s.%d", fuzz_seed, fuzz_count++), source);
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void fuzz_cases(golden_set *g) {
+  DIR *dir = opendir(TIRX_FUZZ_CORPUS);
+  if (!dir) {
+    golden_fail(g, "cannot open the fuzz corpus %s", TIRX_FUZZ_CORPUS);
+    return;
+  }
+  size_t n = 0, cap = 64;
+  char **names = malloc(cap * sizeof *names);
+  for (struct dirent *e; names && (e = readdir(dir));) {
+    if (e->d_name[0] == '.') continue;
+    if (n == cap) {
+      char **grown = realloc(names, 2 * cap * sizeof *names);
+      if (!grown) break;
+      names = grown, cap *= 2;
+    }
+    names[n++] = strdup(e->d_name);
+  }
+  closedir(dir);
+  if (!names) {
+    golden_fail(g, "out of memory");
+    return;
+  }
+  qsort(names, n, sizeof *names, cmp_str);
+  setenv("TIRX_FUZZ_NVRTC_EVERY", "0", 1); /* sources only: no NVRTC */
+  int argc = 0;
+  char **argv = NULL;
+  LLVMFuzzerInitialize(&argc, &argv);
+  fuzz_set = g;
+  for (size_t i = 0; i < n; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", TIRX_FUZZ_CORPUS, names[i]);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+      golden_fail(g, "cannot read the fuzz seed %s", path);
+      continue;
+    }
+    static uint8_t buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    fuzz_seed = names[i];
+    fuzz_count = 0;
+    LLVMFuzzerTestOneInput(buf, len);
+    if (fuzz_count == 0)
+      golden_add_text(g, golden_name(g, "fuzz.%s.none", names[i]), "no kernel accepted\n");
+  }
+  fuzz_set = NULL;
+  for (size_t i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
+void golden_cases(golden_set *g) {
+  example_cases(g);
+  membound_cases(g);
+  gemm_cases(g);
+  tp_cases(g);
+  tile_cases(g);
+  fuzz_cases(g);
+}

@@ -1,0 +1,1 @@
+build failed: tirx_kernel_build: [add_rmsnorm:5] reduce.smem: reduced iters on tid with extent 384, stride 1 are not lowered yet
