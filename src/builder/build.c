@@ -138,6 +138,18 @@ static bool check_block(tirx_builder *b, const tirx__block *blk) {
   return ok;
 }
 
+/* ---- the kernel IR ---- */
+
+void tirx__b_ir_kernel(const tirx_builder *b, tirx__ir_kernel *out) {
+  *out = (tirx__ir_kernel){
+      .name = b->name, .nparams = b->nparams, .params = b->params, .ndecls = b->ndecls,
+      .nshared = b->nshared, .shared = b->shared, .shared_bytes = b->shared_bytes,
+      .shared_extra = b->shared_extra, .body = &b->body, .min_blocks = b->min_blocks,
+      .uses_setmaxnreg = b->uses_setmaxnreg, .preludes = b->preludes, .ntmaps = b->ntmaps,
+      .tmap_tensor = b->tmap_tensor, .tmap = b->tmap};
+  for (int i = 0; i < 3; i++) out->grid[i] = b->grid[i], out->block[i] = b->block[i];
+}
+
 /* ---- the kernel's launch information ---- */
 
 typedef struct hx_buf {
@@ -242,7 +254,9 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
     }
   }
   /* The entry point's parameters (the kernel ABI) and the TMA tensor maps. */
-  k->nslots = tirx__kernel_slots(b, k->slots, TIRX__MAX_PARAMS);
+  tirx__ir_kernel kir;
+  tirx__b_ir_kernel(b, &kir);
+  k->nslots = tirx__kernel_slots(&kir, k->slots, TIRX__MAX_PARAMS);
   k->ntmaps = b->ntmaps;
   k->tmaps = tirx__arena_array(k->arena, (size_t)(b->ntmaps ? b->ntmaps : 1), sizeof *k->tmaps, fn);
   if (!k->tmaps) goto oom;
@@ -276,7 +290,11 @@ oom:
 }
 
 /* The entry point's parameters but the TMA tensor maps (the lowering adds those). */
-static int count_slots(const tirx_builder *b) { return tirx__kernel_slots(b, NULL, 0) - b->ntmaps; }
+static int count_slots(const tirx_builder *b) {
+  tirx__ir_kernel k;
+  tirx__b_ir_kernel(b, &k);
+  return tirx__kernel_slots(&k, NULL, 0) - b->ntmaps;
+}
 
 tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
   if (out) *out = NULL;
@@ -328,9 +346,11 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
   if (!check_block(b, &b->body)) return b->status;
   char *source;
   const char *param_names[TIRX_BUILDER_MAX_PARAMS];
-  tirx_status st = tirx__codegen(b, b->arena, param_names, &source);
+  tirx__ir_kernel kir;
+  tirx__b_ir_kernel(b, &kir);
+  tirx_status st = tirx__codegen(&kir, b->arena, param_names, &source);
   if (st != TIRX_OK) return tirx__b_fail(b, st, "%s", tirx_last_error());
-  char *ir = tirx__ir_print(b);
+  char *ir = tirx__ir_print(&kir);
   if (!ir) {
     free(source);
     return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);

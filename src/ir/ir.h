@@ -2,7 +2,8 @@
  * The kernel IR: expressions, statements, tensors and the built kernel object.
  *
  * The builder (src/builder) creates these nodes in its arena; the printer (printer.c) and the
- * CUDA code generator (src/jit/codegen.c) read them at tirx_kernel_build time. The built
+ * CUDA code generator (src/jit/codegen.c) read them at tirx_kernel_build time, as a
+ * tirx__ir_kernel (the builder's own state is in src/builder/builder_internal.h). The built
  * kernel keeps no pointer into the builder: it owns its strings and a flattened copy of the
  * expressions it needs at launch (host expressions: shapes, strides, grid, shared bytes).
  */
@@ -314,70 +315,32 @@ typedef struct tirx__tmap_desc {
   tirx__tmap_dim d[TIRX__TMAP_MAX_RANK];
 } tirx__tmap_desc;
 
-/* ---- The builder's state, read by the printer and codegen ---------------------------------- */
+/* ---- The kernel IR: what the printer, codegen and the kernel ABI read --------------------- */
 
-enum { TIRX__FRAME_ROOT = 0, TIRX__FRAME_FOR, TIRX__FRAME_THEN, TIRX__FRAME_ELSE,
-       TIRX__FRAME_FILTER /* tirx_filter_begin's runtime guard (an if) */ };
-
-/* An open tirx_team_begin / tirx_filter_begin (prim.c). */
-typedef struct tirx__scope_frame {
-  bool filter;
-  int depth;                 /* b->depth when opened (after the filter's own frame) */
-  const tirx_scope *outer;   /* the scope to restore */
-} tirx__scope_frame;
-
-typedef struct tirx__frame {
-  int kind;
-  tirx__stmt *stmt;   /* the for/if statement; NULL for the root */
-  tirx__block *block; /* where statements go */
-} tirx__frame;
-
-struct tirx_builder {
-  tirx_arena *arena;
+/*
+ * A finished kernel (src/builder/build.c fills it from the builder after lowering and
+ * validation: a view of the builder's arena, valid while the builder lives). Read-only to
+ * everything downstream.
+ */
+typedef struct tirx__ir_kernel {
   const char *name;
-  tirx_status status;
-  char error[TIRX__ERROR_MAX];        /* the first error's message */
   int nparams;
-  tirx__decl *params[TIRX_BUILDER_MAX_PARAMS];
-  int32_t ndecls;                    /* declarations made (tirx__decl.id) */
+  tirx__decl *const *params;         /* in declaration order */
+  int32_t ndecls;                    /* declarations (tirx__decl.id < ndecls) */
   int nshared;
-  tirx_tensor **shared;              /* arena array, grown by doubling */
-  int shared_cap;
+  tirx_tensor *const *shared;        /* the shared tensors, in allocation order */
   int64_t shared_bytes;              /* sum of shared buffers, aligned */
-  tirx__block body;
-  int depth;                         /* open frames above the root */
-  tirx__frame frames[TIRX_BUILDER_MAX_NESTING + 1];
+  tirx_expr *shared_extra;           /* dynamic shared bytes added at launch; NULL: none */
+  const tirx__block *body;
   tirx_expr *grid[3];                /* NULL: 1 */
   int block[3];
-  bool block_set;
-  tirx_expr *shared_extra;           /* NULL: none */
-  int64_t nodes;
-  /* Execution scopes and primitives (prim.c). */
-  const tirx_scope *scope;           /* at the insertion point; NULL until first needed */
-  int nscopes;
-  tirx__scope_frame scopes[TIRX_BUILDER_MAX_NESTING];
-  int nprims;
-  const char *dispatch_report;       /* the last build's, arena */
-  /* TMA tensor maps registered by the lowering (one hidden parameter each) and the cluster
-   * shape (tirx_set_cluster; 0: no cluster launch). */
-  int ntmaps;
-  tirx_tensor *tmap_tensor[TIRX__MAX_TMAPS];
-  tirx__tmap_desc tmap[TIRX__MAX_TMAPS];
-  int cluster[3];
-  /* ---- synchronisation and tensor cores ---- */
-  bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
-  int min_blocks;                    /* tirx_set_min_blocks; 0: none */
-  uint8_t preludes;                  /* codegen: TIRX__PRE_* fragments the kernel's native
-                                      * statements and expressions need (native.h) */
-  /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
-   * (tirx__b_need: the chosen rules' min_arch, the native statements' architectures) ---- */
-  int target;                        /* compute capability * 10 + minor: 90 */
-  char target_suffix;                /* 'a', 'f' or 0 */
-  const char *target_name;           /* "sm_90a" */
-  int need_arch;                     /* 0: any */
-  const char *need_what;             /* the first use that needs need_arch */
-  const char *need_sm90a;            /* the first use of an sm_90a-only instruction, or NULL */
-};
+  int min_blocks;                    /* __launch_bounds__'s second argument; 0: none */
+  bool uses_setmaxnreg;              /* then __launch_bounds__(threads, 1) */
+  uint8_t preludes;                  /* TIRX__PRE_* the native statements and expressions need */
+  int ntmaps;                        /* TMA tensor maps (one hidden parameter each) */
+  tirx_tensor *const *tmap_tensor;
+  const tirx__tmap_desc *tmap;
+} tirx__ir_kernel;
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
 
@@ -472,27 +435,34 @@ static inline int tirx__stride_kind(const tirx_tensor *t, int k) {
 
 /* ---- Functions ------------------------------------------------------------------------------ */
 
+static inline bool tirx__dtype_is_int(int t) {
+  return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
+}
+static inline bool tirx__dtype_is_float(int t) {
+  return t == TIRX_F32 || t == TIRX_F64 || t == TIRX_F16 || t == TIRX_BF16;
+}
+
 /* Names and C++ spellings of operators (tables in printer.c). */
 const char *tirx__op_name(int op);      /* "+", "min", "ceildiv", ... */
 const char *tirx__math_name(int op);    /* "exp", "rsqrt", ... */
 const char *tirx__special_name(int sp); /* "thread_idx", ... */
 bool tirx__op_is_compare(int op);
 
-/* The readable IR of the builder's kernel, malloc'ed (caller frees); NULL when out of memory. */
-char *tirx__ir_print(const tirx_builder *b);
+/* The readable IR of kernel k, malloc'ed (caller frees); NULL when out of memory. */
+char *tirx__ir_print(const tirx__ir_kernel *k);
 
 /* Prints one expression into sb (used by error messages and the printer). */
 void tirx__ir_print_expr(tirx__strbuf *sb, const tirx_expr *e);
 
 /*
- * The CUDA C++ translation unit of b's kernel, lowered and validated: codegen reads the IR and
- * writes nothing into it (its C++ names are its own, by declaration id). Deterministic. On
- * success *out is malloc'ed (caller frees) and param_names[i] (b->nparams entries) is the C++
- * name of parameter i, allocated in names. Errors (the thread's last error set):
+ * The CUDA C++ translation unit of kernel k: codegen reads the IR and writes nothing into it
+ * (its C++ names are its own, by declaration id). Deterministic. On success *out is malloc'ed
+ * (caller frees) and param_names[i] (k->nparams entries) is the C++ name of parameter i,
+ * allocated in names. Errors (the thread's last error set):
  * TIRX_E_NO_MEMORY, TIRX_E_LIMIT (the source is too long), TIRX_E_OVERFLOW (a constant
  * offset).
  */
-tirx_status tirx__codegen(const tirx_builder *b, tirx_arena *names, const char **param_names,
+tirx_status tirx__codegen(const tirx__ir_kernel *k, tirx_arena *names, const char **param_names,
                           char **out);
 
 /*
@@ -503,14 +473,11 @@ tirx_status tirx__codegen(const tirx_builder *b, tirx_arena *names, const char *
  * maps. Writes at most cap slots to out (out may be NULL with cap 0) and returns how many
  * there are.
  */
-int tirx__kernel_slots(const tirx_builder *b, tirx__slot *out, int cap);
+int tirx__kernel_slots(const tirx__ir_kernel *k, tirx__slot *out, int cap);
 
 /* True for C++ keywords and names the generated code uses (codegen.c). */
 bool tirx__cpp_reserved(const char *name);
 
-/* Tile primitives (src/builder/prim.c): dispatches and lowers every TIRX__ST_PRIM of the
- * builder into its body and sets b->dispatch_report. TIRX_OK or the error recorded on b. */
-tirx_status tirx__prim_lower_all(tirx_builder *b);
 
 /* The prelude every generated translation unit starts with (prelude.c). */
 extern const char tirx__prelude[];

@@ -207,27 +207,27 @@ overflow:
 
 /* ---- the kernel ABI: the entry point's parameters ---- */
 
-int tirx__kernel_slots(const tirx_builder *b, tirx__slot *out, int cap) {
+int tirx__kernel_slots(const tirx__ir_kernel *k, tirx__slot *out, int cap) {
   int n = 0;
 #define SLOT(...)                                                                              \
   do {                                                                                         \
     if (n < cap) out[n] = (tirx__slot){__VA_ARGS__};                                           \
     n++;                                                                                       \
   } while (0)
-  for (int i = 0; i < b->nparams; i++) {
-    const tirx__decl *d = b->params[i];
+  for (int i = 0; i < k->nparams; i++) {
+    const tirx__decl *d = k->params[i];
     SLOT(.kind = d->kind == TIRX__DECL_PARAM_TENSOR ? TIRX__SLOT_POINTER : TIRX__SLOT_VALUE,
          .dtype = d->dtype, .param = i);
   }
-  for (int i = 0; i < b->nparams; i++) {
-    const tirx__decl *d = b->params[i];
+  for (int i = 0; i < k->nparams; i++) {
+    const tirx__decl *d = k->params[i];
     if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
-    for (int k = 0; k < d->tensor->rank; k++)
-      if (tirx__stride_kind(d->tensor, k) == TIRX__STRIDE_HIDDEN)
-        SLOT(.kind = TIRX__SLOT_STRIDE, .dtype = TIRX_I64, .param = i, .dim = k);
+    for (int j = 0; j < d->tensor->rank; j++)
+      if (tirx__stride_kind(d->tensor, j) == TIRX__STRIDE_HIDDEN)
+        SLOT(.kind = TIRX__SLOT_STRIDE, .dtype = TIRX_I64, .param = i, .dim = j);
   }
-  for (int i = 0; i < b->ntmaps; i++)
-    SLOT(.kind = TIRX__SLOT_TMAP, .dtype = b->tmap[i].dtype, .param = b->tmap[i].param, .dim = i);
+  for (int i = 0; i < k->ntmaps; i++)
+    SLOT(.kind = TIRX__SLOT_TMAP, .dtype = k->tmap[i].dtype, .param = k->tmap[i].param, .dim = i);
 #undef SLOT
   return n;
 }

@@ -274,11 +274,11 @@ static const char *policy_note(const tirx__decl *d) {
                                                 : "";
 }
 
-char *tirx__ir_print(const tirx_builder *b) {
+char *tirx__ir_print(const tirx__ir_kernel *k) {
   tirx__strbuf sb = {0};
-  tirx__sb_printf(&sb, "kernel %s(", b->name);
-  for (int i = 0; i < b->nparams; i++) {
-    const tirx__decl *d = b->params[i];
+  tirx__sb_printf(&sb, "kernel %s(", k->name);
+  for (int i = 0; i < k->nparams; i++) {
+    const tirx__decl *d = k->params[i];
     tirx__sb_printf(&sb, "%s%s: ", i ? ", " : "", d->name);
     if (d->kind == TIRX__DECL_PARAM_TENSOR)
       tensor_type(&sb, d->tensor);
@@ -289,26 +289,26 @@ char *tirx__ir_print(const tirx_builder *b) {
   tirx__sb_append(&sb, ")\n  grid (");
   for (int i = 0; i < 3; i++) {
     if (i) tirx__sb_append(&sb, ", ");
-    if (b->grid[i])
-      expr(&sb, b->grid[i], true);
+    if (k->grid[i])
+      expr(&sb, k->grid[i], true);
     else
       tirx__sb_append(&sb, "1");
   }
-  tirx__sb_printf(&sb, ") block (%d, %d, %d) shared %lld", b->block[0], b->block[1], b->block[2],
-                  (long long)b->shared_bytes);
-  if (b->shared_extra) {
+  tirx__sb_printf(&sb, ") block (%d, %d, %d) shared %lld", k->block[0], k->block[1], k->block[2],
+                  (long long)k->shared_bytes);
+  if (k->shared_extra) {
     tirx__sb_append(&sb, " + ");
-    expr(&sb, b->shared_extra, false);
+    expr(&sb, k->shared_extra, false);
   }
   tirx__sb_append(&sb, "\n");
-  for (int i = 0; i < b->nshared; i++) {
-    const tirx_tensor *t = b->shared[i];
+  for (int i = 0; i < k->nshared; i++) {
+    const tirx_tensor *t = k->shared[i];
     tirx__sb_printf(&sb, "  shared %s: ", t->decl.name);
     tensor_type(&sb, t);
     tirx__sb_printf(&sb, " at %lld\n", (long long)t->smem_offset);
   }
   tirx__sb_append(&sb, "{\n");
-  block(&sb, &b->body, 1);
+  block(&sb, k->body, 1);
   tirx__sb_append(&sb, "}\n");
   return tirx__sb_finish(&sb);
 }

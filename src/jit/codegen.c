@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../builder/builder_internal.h"
+#include "../ir/ir.h"
 #include "../ir/kernel_abi.h" /* TIRX__MAX_PARAMS */
 #include "../layout/layout_internal.h"
 
@@ -66,7 +66,7 @@ bool tirx__cpp_reserved(const char *name) {
 }
 
 typedef struct cg {
-  const tirx_builder *b;
+  const tirx__ir_kernel *k;
   tirx_arena *arena; /* the names' */
   tirx__strbuf sb;
   /* Names visible at the current point: a stack, popped at the end of each block. */
@@ -103,12 +103,12 @@ static void fail(cg *c, tirx_status st, const char *fmt, ...) {
 
 /* The C++ name of d ("?" before its declaration: validation rules that out). */
 static const char *cname(const cg *c, const tirx__decl *d) {
-  const char *s = d->id >= 0 && d->id < c->b->ndecls ? c->decl_name[d->id] : NULL;
+  const char *s = d->id >= 0 && d->id < c->k->ndecls ? c->decl_name[d->id] : NULL;
   return s ? s : "?";
 }
 
 static bool name_taken(const cg *c, const char *s) {
-  if (tirx__cpp_reserved(s) || strcmp(s, c->b->name) == 0) return true;
+  if (tirx__cpp_reserved(s) || strcmp(s, c->k->name) == 0) return true;
   for (int i = 0; i < c->nnames; i++)
     if (strcmp(c->names[i], s) == 0) return true;
   return false;
@@ -135,7 +135,7 @@ static const char *declare(cg *c, const tirx__decl *d, const char *base) {
     c->cap = cap;
   }
   c->names[c->nnames++] = s;
-  if (d && d->id >= 0 && d->id < c->b->ndecls) c->decl_name[d->id] = s;
+  if (d && d->id >= 0 && d->id < c->k->ndecls) c->decl_name[d->id] = s;
   return s;
 }
 
@@ -274,7 +274,7 @@ static const char *math_fn(int op, int t) {
 
 static void special(cg *c, const tirx_expr *e) {
   static const char *const vars[4] = {"threadIdx", "blockIdx", "blockDim", "gridDim"};
-  const int *blk = c->b->block;
+  const int *blk = c->k->block;
   const char *lin = blk[1] == 1 && blk[2] == 1 ? "(int)threadIdx.x"
                     : blk[2] == 1 ? "(int)(threadIdx.x + blockDim.x * threadIdx.y)"
                                   : "(int)(threadIdx.x + blockDim.x * (threadIdx.y + "
@@ -660,10 +660,10 @@ static const char *w_tensor(tirx__writer *w, const tirx_tensor *t) {
 /* The tensor map of index map, or (t non-NULL) the i-th of t's; NULL past the last. */
 static const char *w_tmap(tirx__writer *w, const tirx_tensor *t, int map, int i) {
   const cg *c = w->ctx;
-  const tirx_builder *b = c->b;
-  if (!t) return map >= 0 && map < b->ntmaps && c->tmap_name[map] ? c->tmap_name[map] : "?";
-  for (int j = 0; j < b->ntmaps; j++)
-    if (b->tmap_tensor[j] == t && i-- == 0) return c->tmap_name[j];
+  const tirx__ir_kernel *k = c->k;
+  if (!t) return map >= 0 && map < k->ntmaps && c->tmap_name[map] ? c->tmap_name[map] : "?";
+  for (int j = 0; j < k->ntmaps; j++)
+    if (k->tmap_tensor[j] == t && i-- == 0) return c->tmap_name[j];
   return NULL;
 }
 
@@ -861,8 +861,8 @@ static void block(cg *c, const tirx__block *blk, int depth) {
  */
 static void specialisations(cg *c) {
   tirx__strbuf *sb = &c->sb;
-  for (int i = 0; i < c->b->nparams; i++) {
-    const tirx__decl *d = c->b->params[i];
+  for (int i = 0; i < c->k->nparams; i++) {
+    const tirx__decl *d = c->k->params[i];
     if (d->kind != TIRX__DECL_PARAM_INT) continue;
     const char *t = ctype(d->dtype), *v = cname(c, d);
     if (d->policy == TIRX_SPECIALIZE_VALUE)
@@ -884,10 +884,10 @@ static void specialisations(cg *c) {
 
 /* The entry point's parameter list, in the kernel ABI's order (tirx__kernel_slots). */
 static void parameters(cg *c) {
-  const tirx_builder *b = c->b;
+  const tirx__ir_kernel *k = c->k;
   tirx__strbuf *sb = &c->sb;
   tirx__slot slots[TIRX__MAX_PARAMS];
-  int n = tirx__kernel_slots(b, slots, TIRX__MAX_PARAMS);
+  int n = tirx__kernel_slots(k, slots, TIRX__MAX_PARAMS);
   if (n > TIRX__MAX_PARAMS) { /* tirx_kernel_build checks the limit first */
     fail(c, TIRX_E_LIMIT, "%s: the entry point would have %d parameters, limit %d", fn, n,
          TIRX__MAX_PARAMS);
@@ -896,7 +896,7 @@ static void parameters(cg *c) {
   char base[TIRX_BUILDER_MAX_NAME + 32];
   for (int i = 0; i < n; i++) {
     const tirx__slot *sl = &slots[i];
-    const tirx__decl *d = b->params[sl->param];
+    const tirx__decl *d = k->params[sl->param];
     tirx__sb_append(sb, i ? ", " : "");
     switch (sl->kind) {
     case TIRX__SLOT_VALUE: {
@@ -923,7 +923,7 @@ static void parameters(cg *c) {
       tirx__sb_printf(sb, "long long %s", c->stride_name[sl->param][sl->dim]);
       break;
     default: /* TMA tensor maps (copy_async.tma), by value in the parameter space */
-      snprintf(base, sizeof base, "%s_tmap", cname(c, &b->tmap_tensor[sl->dim]->decl));
+      snprintf(base, sizeof base, "%s_tmap", cname(c, &k->tmap_tensor[sl->dim]->decl));
       c->tmap_name[sl->dim] = declare(c, NULL, base);
       tirx__sb_printf(sb, "const __grid_constant__ tirx_tmap %s", c->tmap_name[sl->dim]);
       break;
@@ -931,45 +931,45 @@ static void parameters(cg *c) {
   }
 }
 
-tirx_status tirx__codegen(const tirx_builder *b, tirx_arena *names, const char **param_names,
+tirx_status tirx__codegen(const tirx__ir_kernel *k, tirx_arena *names, const char **param_names,
                           char **out) {
   *out = NULL;
-  int np = b->nparams ? b->nparams : 1;
-  cg c = {.b = b, .arena = names};
-  c.decl_name = calloc((size_t)(b->ndecls ? b->ndecls : 1), sizeof *c.decl_name);
+  int np = k->nparams ? k->nparams : 1;
+  cg c = {.k = k, .arena = names};
+  c.decl_name = calloc((size_t)(k->ndecls ? k->ndecls : 1), sizeof *c.decl_name);
   c.arg_name = calloc((size_t)np, sizeof *c.arg_name);
   c.stride_name = calloc((size_t)np, sizeof *c.stride_name);
   if (!c.decl_name || !c.arg_name || !c.stride_name)
     fail(&c, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   tirx__strbuf *sb = &c.sb;
   if (!c.failed) {
-    tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), b->name);
+    tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), k->name);
     tirx__sb_append(sb, tirx__prelude);
-    if ((b->preludes & (TIRX__PRE_TMA | TIRX__PRE_SYNC)) || b->ntmaps)
+    if ((k->preludes & (TIRX__PRE_TMA | TIRX__PRE_SYNC)) || k->ntmaps)
       tirx__sb_append(sb, tirx__prelude_tma);
-    if (b->preludes & TIRX__PRE_CP_ASYNC) tirx__sb_append(sb, tirx__prelude_cp_async);
-    if (b->preludes & TIRX__PRE_SYNC) { /* synchronisation and tensor cores */
+    if (k->preludes & TIRX__PRE_CP_ASYNC) tirx__sb_append(sb, tirx__prelude_cp_async);
+    if (k->preludes & TIRX__PRE_SYNC) { /* synchronisation and tensor cores */
       wgmma_uses u = {.nvariants = 0};
       tirx__sb_append(sb, tirx__prelude_sync);
-      collect_native(&c, &u, &b->body);
+      collect_native(&c, &u, k->body);
       for (int i = 0; i < u.nvariants; i++)
         tirx__prelude_wgmma(sb, u.variants[i] / 32 / 32, u.variants[i] / 32 % 32,
                             u.variants[i] / 16 % 2 != 0, u.variants[i] % 16);
     }
-    int threads = b->block[0] * b->block[1] * b->block[2];
+    int threads = k->block[0] * k->block[1] * k->block[2];
     /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
-    int min_blocks = b->uses_setmaxnreg ? 1 : b->min_blocks; /* tirx_set_min_blocks */
+    int min_blocks = k->uses_setmaxnreg ? 1 : k->min_blocks; /* tirx_set_min_blocks */
     char minb[16] = "";
     if (min_blocks) snprintf(minb, sizeof minb, ", %d", min_blocks);
     tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d%s) %s(", threads,
-                    minb, b->name);
+                    minb, k->name);
     parameters(&c);
     tirx__sb_append(sb, ") {\n");
     specialisations(&c);
-    if (b->nshared) {
+    if (k->nshared) {
       tirx__sb_append(sb, "  extern __shared__ __align__(1024) unsigned char tirx_smem[];\n");
-      for (int i = 0; i < b->nshared; i++) {
-        const tirx_tensor *t = b->shared[i];
+      for (int i = 0; i < k->nshared; i++) {
+        const tirx_tensor *t = k->shared[i];
         const char *v = declare(&c, &t->decl, t->decl.name);
         char *l = tirx_layout_str(t->layout);
         tirx__sb_printf(sb, "  %s *%s = (%s *)(tirx_smem + %lld); /* %s */\n", ctype(t->dtype),
@@ -977,10 +977,10 @@ tirx_status tirx__codegen(const tirx_builder *b, tirx_arena *names, const char *
         free(l);
       }
     }
-    block(&c, &b->body, 1);
+    block(&c, k->body, 1);
     tirx__sb_append(sb, "}\n");
   }
-  for (int i = 0; !c.failed && i < b->nparams; i++) param_names[i] = cname(&c, b->params[i]);
+  for (int i = 0; !c.failed && i < k->nparams; i++) param_names[i] = cname(&c, k->params[i]);
   free(c.names);
   free(c.accs);
   free(c.decl_name);
