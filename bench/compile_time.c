@@ -37,7 +37,7 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "gemm.h"
+#include "gemm_ref.h"
 #include "jit/jit.h"
 
 enum { MAX_CONFIGS = 8, MAX_REPS = 64, MAX_EXTRA = 16 };
@@ -50,7 +50,7 @@ typedef struct gemm_case {
 static const gemm_case cases[] = {
     {"bf16", {.dtype = TIRX_BF16, .m = 8192, .n = 8192, .k = 8192}},
     {"f16", {.dtype = TIRX_F16, .m = 8192, .n = 8192, .k = 8192}},
-    {"silu", {.dtype = TIRX_BF16, .m = 8192, .n = 8192, .k = 8192, .epilogue = GEMM_BIAS_SILU}},
+    {"silu", {.dtype = TIRX_BF16, .m = 8192, .n = 8192, .k = 8192, .epilogue = TIRX_EPILOGUE_BIAS_SILU}},
     {"decode", {.dtype = TIRX_BF16, .m = 1, .n = 4096, .k = 14336}},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
@@ -94,7 +94,7 @@ static char *variant_source(const tirx_kernel *k, const gemm_spec *s) {
       tirx_arg_tensor(fake, s->dtype, 2, (int64_t[]){1, s->n}, NULL)};
   static tirx__launch_plan plan;
   char *src = NULL;
-  if (tirx__kernel_plan(k, "compile_time", args, s->epilogue == GEMM_PLAIN ? 6 : 7, &plan) !=
+  if (tirx__kernel_plan(k, "compile_time", args, s->epilogue == TIRX_EPILOGUE_NONE ? 6 : 7, &plan) !=
           TIRX_OK ||
       tirx__kernel_variant_source(k, plan.nspec, plan.spec, &src) != TIRX_OK) {
     fprintf(stderr, "compile_time: %s\n", tirx_last_error());

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "tp.h"
+#include "tp_ref.h"
 
 static int my_rank;
 
@@ -206,23 +206,23 @@ static bool exchange_ids(const options *o, tirx_comm_id ids[2]) {
 /* ---- the two paths ---- */
 
 typedef struct bench_ctx {
-  const tp_linear *t;
+  const tirx_tp_linear *t;
   tirx_runtime *rt;
   tirx_comm *comm;
-  tp_buffers b;
+  tirx_tp_buffers b;
 } bench_ctx;
 
 enum { WHOLE = 0, GEMM_ONLY = 1, RS_ONLY = 2 };
 
 static void tirx_pass(const bench_ctx *c, int part) {
   if (part == WHOLE) {
-    CHECK(tp_linear_forward(c->t, c->rt, c->comm, &c->b, NULL));
+    CHECK(tirx_op_tp_linear(c->rt, c->t, c->comm, &c->b, NULL));
   } else if (part == GEMM_ONLY) {
     tirx_arg args[6];
-    tp_linear_gemm_args(c->t, &c->b, args);
+    tirx_kernels_tp_linear_gemm_args(c->t, &c->b, args);
     CHECK(tirx_launch(c->rt, c->t->gemm, args, 6, NULL));
   } else {
-    const tp_linear *t = c->t;
+    const tirx_tp_linear *t = c->t;
     tirx_tensor_arg yp = {c->b.y_partial, t->spec.dtype, 2, t->yp_shape, t->yp_strides};
     tirx_tensor_arg y = {c->b.y, t->spec.dtype, 2, t->y_shape, t->y_strides};
     CHECK(tirx_collective_run(t->reduce, c->comm, &yp, &y, NULL));
@@ -231,7 +231,7 @@ static void tirx_pass(const bench_ctx *c, int part) {
 
 /* cuBLAS on the shards (C^T = B A^T in its column-major terms), then ncclReduceScatter. */
 static void base_pass(const bench_ctx *c, int part) {
-  const tp_linear *t = c->t;
+  const tirx_tp_linear *t = c->t;
   const int dt = t->spec.dtype == TIRX_BF16 ? CUDA_R_16BF : CUDA_R_16F;
   if (part != RS_ONLY) {
     float one = 1.0f, zero = 0.0f;
@@ -277,13 +277,13 @@ static double time_pass(const bench_ctx *c, bool tirx_side, int part, int reps) 
 /* One pass of a path on poisoned outputs, then this rank's rows against float64. */
 static tp_check_result verify(const bench_ctx *c, bool tirx_side, const uint16_t *hx,
                               const uint16_t *hw, uint16_t *hy, uint64_t seed) {
-  const tp_linear *t = c->t;
+  const tirx_tp_linear *t = c->t;
   CHECK(tirx_runtime_fill32(c->rt, c->b.y_partial, 0xffffffffu,
-                            tp_linear_bytes(t, TP_Y_PARTIAL) / 4));
-  CHECK(tirx_runtime_fill32(c->rt, c->b.y, 0xffffffffu, tp_linear_bytes(t, TP_Y) / 4));
+                            tirx_kernels_tp_linear_bytes(t, TIRX_TP_BUFFER_Y_PARTIAL) / 4));
+  CHECK(tirx_runtime_fill32(c->rt, c->b.y, 0xffffffffu, tirx_kernels_tp_linear_bytes(t, TIRX_TP_BUFFER_Y) / 4));
   (tirx_side ? tirx_pass : base_pass)(c, WHOLE);
   sync_all(c, tirx_side);
-  CHECK(tirx_runtime_copy(c->rt, hy, c->b.y, tp_linear_bytes(t, TP_Y), TIRX_COPY_DEVICE_TO_HOST));
+  CHECK(tirx_runtime_copy(c->rt, hy, c->b.y, tirx_kernels_tp_linear_bytes(t, TIRX_TP_BUFFER_Y), TIRX_COPY_DEVICE_TO_HOST));
   return tp_linear_check(t, c->comm ? tirx_comm_rank(c->comm) : 0, hx, hw, hy, 512, &seed);
 }
 
@@ -356,22 +356,21 @@ int main(int argc, char **argv) {
   int counted = 0, failures = 0;
   for (int s = 0; s < (o.quick ? 2 : 8); s++) {
     const int64_t N = nk[s][0], K = nk[s][1];
-    tp_spec spec = {.dtype = dt, .m = M, .n = N, .k = K, .nranks = o.size};
-    tp_linear t;
-    char err[4096];
-    if (!tp_linear_create(&spec, &t, err, sizeof err)) {
+    tirx_tp_spec spec = {.dtype = dt, .m = M, .n = N, .k = K, .nranks = o.size};
+    tirx_tp_linear t;
+    if (tirx_kernels_tp_linear_create(&spec, &t) != TIRX_OK) {
       fprintf(stderr, "bench_dist: %lldx%lldx%lld: %s\n", (long long)M, (long long)N,
-              (long long)K, err);
+              (long long)K, tirx_last_error());
       failures++;
       continue;
     }
     bench_ctx c = {.t = &t, .rt = rt, .comm = comm};
-    CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_X), &c.b.x));
-    CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_W), &c.b.w));
-    CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y_PARTIAL), &c.b.y_partial));
-    CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y), &c.b.y));
+    CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_X), &c.b.x));
+    CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_W), &c.b.w));
+    CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y_PARTIAL), &c.b.y_partial));
+    CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y), &c.b.y));
     size_t nx = (size_t)(M * K), nw = (size_t)(N * K);
-    uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2), *hy = malloc(tp_linear_bytes(&t, TP_Y));
+    uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2), *hy = malloc(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y));
     if (!hx || !hw || !hy) {
       fprintf(stderr, "bench_dist: out of host memory\n");
       return 1;
@@ -380,7 +379,7 @@ int main(int argc, char **argv) {
     tp_random16(dt, hx, nx, &ds);
     tp_random16(dt, hw, nw, &ds);
     CHECK(tp_linear_upload(&t, rt, o.rank, hx, hw, &c.b));
-    CHECK(tp_linear_prepare(&t, rt, &c.b));
+    CHECK(tirx_kernels_tp_linear_prepare(&t, rt, &c.b));
     tp_check_result rt_res = verify(&c, true, hx, hw, hy, seed ^ 0x51ull);
     tp_check_result rb_res = verify(&c, false, hx, hw, hy, seed ^ 0x52ull);
     if (rt_res.wrong)
@@ -412,7 +411,7 @@ int main(int argc, char **argv) {
     free(hx), free(hw), free(hy);
     tirx_runtime_free(rt, c.b.x), tirx_runtime_free(rt, c.b.w);
     tirx_runtime_free(rt, c.b.y_partial), tirx_runtime_free(rt, c.b.y);
-    tp_linear_destroy(&t);
+    tirx_kernels_tp_linear_destroy(&t);
   }
   if (talk && counted)
     printf("geomean ratio (cuBLAS + NCCL time / tirx time), M=8192 bf16 over %d rank%s: %.3f "

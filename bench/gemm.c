@@ -33,7 +33,7 @@
 
 #include "bench_util.h"
 #include "example_util.h"
-#include "gemm.h"
+#include "gemm_ref.h"
 
 #define CHECK(call)                                                                                \
   do {                                                                                             \
@@ -132,7 +132,7 @@ static double check(tirx_runtime *rt, tirx_dtype dt, const gemm_spec *s, const d
       double p = ex_from16(dt, a->host[i * k + q]) * ex_from16(dt, b->host[j * k + q]);
       acc += p, mag += fabs(p);
     }
-    if (s->epilogue != GEMM_PLAIN) acc += ex_from16(dt, bias->host[j]);
+    if (s->epilogue != TIRX_EPILOGUE_NONE) acc += ex_from16(dt, bias->host[j]);
     double want = gemm_epilogue_ref(s->epilogue, acc);
     double got = ex_from16(dt, hc[i * n + j]);
     /* f32 accumulation plus one rounding to the output type: relative to the magnitude. */
@@ -289,7 +289,7 @@ static void cold_compile(const gemm_spec *s, const char *what) {
                       tirx_arg_tensor(fake, s->dtype, 2, (int64_t[]){1, s->n}, NULL)};
   tirx_future *f = NULL;
   t0 = now_us();
-  tirx_status st = tirx_prepare_async(rt, k, args, s->epilogue == GEMM_PLAIN ? 6 : 7, &f);
+  tirx_status st = tirx_prepare_async(rt, k, args, s->epilogue == TIRX_EPILOGUE_NONE ? 6 : 7, &f);
   if (st == TIRX_OK) st = tirx_future_wait(f, -1);
   double miss_ms = (now_us() - t0) / 1e3;
   tirx_future_release(f);
@@ -314,7 +314,7 @@ typedef struct row {
   const char *name;
   int64_t m, n, k;
   tirx_dtype dt;
-  gemm_epilogue ep;
+  tirx_epilogue ep;
 } row;
 
 int main(int argc, char **argv) {
@@ -326,7 +326,7 @@ int main(int argc, char **argv) {
   printf("cold compile of one GEMM variant (target: launch miss <= 150 ms):\n");
   cold_compile(&(gemm_spec){.dtype = TIRX_BF16, .m = 8192, .n = 8192, .k = 8192}, "M=8192");
   cold_compile(&(gemm_spec){.dtype = TIRX_BF16, .m = 8192, .n = 8192, .k = 8192,
-                            .epilogue = GEMM_BIAS_SILU}, "M=8192 bias+silu");
+                            .epilogue = TIRX_EPILOGUE_BIAS_SILU}, "M=8192 bias+silu");
   cold_compile(&(gemm_spec){.dtype = TIRX_BF16, .m = 1, .n = 4096, .k = 14336}, "M=1");
   fflush(stdout);
   tirx_runtime *rt = NULL;
@@ -351,12 +351,12 @@ int main(int argc, char **argv) {
   int nrows = 0;
   for (int d = 0; d < 2; d++)
     for (int s = 0; s < 8; s++)
-      rows[nrows++] = (row){"llama", 8192, nk[s][0], nk[s][1], d ? TIRX_F16 : TIRX_BF16, GEMM_PLAIN};
+      rows[nrows++] = (row){"llama", 8192, nk[s][0], nk[s][1], d ? TIRX_F16 : TIRX_BF16, TIRX_EPILOGUE_NONE};
   for (int mi = 0; mi < 5 && !quick; mi++)
     for (int s = 0; s < 8; s++)
-      rows[nrows++] = (row){"decode", decode_m[mi], nk[s][0], nk[s][1], TIRX_BF16, GEMM_PLAIN};
+      rows[nrows++] = (row){"decode", decode_m[mi], nk[s][0], nk[s][1], TIRX_BF16, TIRX_EPILOGUE_NONE};
   for (int s = 0; s < (quick ? 1 : 3); s++)
-    rows[nrows++] = (row){"bias_silu", 8192, nk[s][0], nk[s][1], TIRX_BF16, GEMM_BIAS_SILU};
+    rows[nrows++] = (row){"bias_silu", 8192, nk[s][0], nk[s][1], TIRX_BF16, TIRX_EPILOGUE_BIAS_SILU};
 
   double lg[3] = {0}, cnt[3] = {0}, worst_ratio[3] = {1e9, 1e9, 1e9};
   int failures = 0;
@@ -386,7 +386,7 @@ int main(int argc, char **argv) {
         tirx_arg_tensor(bm.dev, w->dt, 2, (int64_t[]){w->k, w->n}, (int64_t[]){1, w->k}),
         tirx_arg_tensor(c, w->dt, 2, (int64_t[]){w->m, w->n}, NULL),
         tirx_arg_tensor(bias.dev, w->dt, 2, (int64_t[]){1, w->n}, NULL)};
-    int na = w->ep == GEMM_PLAIN ? 6 : 7;
+    int na = w->ep == TIRX_EPILOGUE_NONE ? 6 : 7;
     if (tirx_launch(rt, kern, args, na, NULL) != TIRX_OK ||
         tirx_runtime_synchronize(rt, NULL) != TIRX_OK) {
       printf("%s %lldx%lldx%lld: launch failed: %s\n", w->name, (long long)w->m, (long long)w->n,
@@ -401,7 +401,7 @@ int main(int argc, char **argv) {
     tirx_arg pargs[4] = {tirx_arg_i32((int32_t)w->m), tirx_arg_i32((int32_t)w->n),
                          tirx_arg_tensor(c, w->dt, 2, (int64_t[]){w->m, w->n}, NULL),
                          tirx_arg_tensor(bias.dev, w->dt, 2, (int64_t[]){1, w->n}, NULL)};
-    if (w->ep == GEMM_BIAS_SILU) post = bias_silu_kernel(w->dt);
+    if (w->ep == TIRX_EPILOGUE_BIAS_SILU) post = bias_silu_kernel(w->dt);
     double cus = time_cublas(rt, w->dt, &spec, a.dev, bm.dev, c, post, pargs, 4, reps);
     tirx_kernel_release(post);
     double flops = 2.0 * (double)w->m * (double)w->n * (double)w->k;

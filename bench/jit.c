@@ -35,7 +35,7 @@
 
 #include "cache/store.h"
 #include "jit/jit.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 static FILE *csv;
 

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "jit/jit.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 enum { BLOCK = 256, WARMUP = 2000 };
 

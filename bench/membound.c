@@ -41,7 +41,10 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "membound.h"
+#include "rows_ref.h"
+
+/* The row kernels' options of the current test (each test runs in its own process). */
+static tirx_row_options ro;
 
 #define CHECK(call)                                                                                \
   do {                                                                                             \
@@ -90,23 +93,23 @@ static const variant CLUSTER[] = {{.name = "tirx"},
                                   {.name = "tirx-c4-T1024", .threads = 1024, .ctas = 4}};
 static const variant WEIGHTS[] = {
     {.name = "tirx"},
-    {.name = "tirx-wcs", .flags = MEMBOUND_V_WEIGHTS_STREAM},
-    {.name = "tirx-wearly", .flags = MEMBOUND_V_WEIGHTS_EARLY},
-    {.name = "tirx-wcs-early", .flags = MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY}};
+    {.name = "tirx-wcs", .flags = TIRX_ROW_VARIANT_WEIGHTS_STREAM},
+    {.name = "tirx-wearly", .flags = TIRX_ROW_VARIANT_WEIGHTS_EARLY},
+    {.name = "tirx-wcs-early", .flags = TIRX_ROW_VARIANT_WEIGHTS_STREAM | TIRX_ROW_VARIANT_WEIGHTS_EARLY}};
 static const variant STAGED[] = {{.name = "tirx"},
-                                 {.name = "tirx-unstaged", .flags = MEMBOUND_V_UNSTAGED},
+                                 {.name = "tirx-unstaged", .flags = TIRX_ROW_VARIANT_UNSTAGED},
                                  {.name = "tirx-S1", .stages = 1},
                                  {.name = "tirx-S2", .stages = 2},
                                  {.name = "tirx-S3", .stages = 3},
-                                 {.name = "tirx-wglobal", .flags = MEMBOUND_V_WEIGHTS_GLOBAL},
-                                 {.name = "tirx-wglobal-S3", .flags = MEMBOUND_V_WEIGHTS_GLOBAL, .stages = 3}};
+                                 {.name = "tirx-wglobal", .flags = TIRX_ROW_VARIANT_WEIGHTS_GLOBAL},
+                                 {.name = "tirx-wglobal-S3", .flags = TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, .stages = 3}};
 static const variant OCCUPANCY[] = {{.name = "tirx"},
                                     {.name = "tirx-minb4", .min_blocks = 4},
                                     {.name = "tirx-minb5", .min_blocks = 5},
                                     {.name = "tirx-minb6", .min_blocks = 6},
                                     {.name = "tirx-minb8", .min_blocks = 8}};
 
-static bool is(membound_kind kind, membound_kind a, membound_kind b, membound_kind c) {
+static bool is(tirx_row_op kind, tirx_row_op a, tirx_row_op b, tirx_row_op c) {
   return kind == a || kind == b || kind == c;
 }
 
@@ -114,50 +117,50 @@ static bool is(membound_kind kind, membound_kind a, membound_kind b, membound_ki
  * not: a cluster that applies, weight variants of the kernels with weight rows, staged
  * variants of the kernels that stage (each only where it builds a staged kernel; "unstaged"
  * only where the default is staged), occupancy floors that fit and are not staged. */
-static bool applies(const variant *v, membound_kind kind, tirx_dtype dt, int64_t W) {
+static bool applies(const variant *v, tirx_row_op kind, tirx_dtype dt, int64_t W) {
   if (v->ctas > 1) { /* with the variant's threads per CTA, which decide the split */
-    membound_set_threads(v->threads);
-    membound_set_cluster(v->ctas);
-    bool ok = membound_cluster(kind, dt, W) == v->ctas;
-    membound_set_threads(0);
-    membound_set_cluster(0);
+    ro.threads = v->threads;
+    ro.cluster = v->ctas;
+    bool ok = row_plan(kind, &ro, dt, W).cluster == v->ctas;
+    ro.threads = 0;
+    ro.cluster = 0;
     return ok;
   }
-  if (v->flags & (MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY))
-    return is(kind, MEMBOUND_RMSNORM, MEMBOUND_ADD_RMSNORM, MEMBOUND_LAYERNORM);
+  if (v->flags & (TIRX_ROW_VARIANT_WEIGHTS_STREAM | TIRX_ROW_VARIANT_WEIGHTS_EARLY))
+    return is(kind, TIRX_ROW_OP_RMSNORM, TIRX_ROW_OP_ADD_RMSNORM, TIRX_ROW_OP_LAYERNORM);
   if (v->min_blocks) {
-    int T = (int)(W <= MEMBOUND_WARP_MAX_WIDTH ? 32 * MEMBOUND_RMSNORM_WARPS
-                                               : (membound_threads(dt, W) + 31) / 32 * 32);
-    return v->min_blocks * T <= 2048 && membound_stages(kind, dt, W) == 0;
+    int T = (int)(W <= TIRX_ROW_WARP_MAX_WIDTH ? 32 * TIRX_ROW_WARPS
+                                               : (row_threads(&ro, dt, W) + 31) / 32 * 32);
+    return v->min_blocks * T <= 2048 && row_plan(kind, &ro, dt, W).stages == 0;
   }
-  if (v->stages || (v->flags & (MEMBOUND_V_UNSTAGED | MEMBOUND_V_WEIGHTS_GLOBAL))) {
-    if (!is(kind, MEMBOUND_RMSNORM, MEMBOUND_LAYERNORM, MEMBOUND_SOFTMAX)) return false;
-    if ((v->flags & MEMBOUND_V_WEIGHTS_GLOBAL) && kind == MEMBOUND_SOFTMAX) return false;
-    if (v->flags & MEMBOUND_V_UNSTAGED) return membound_stages(kind, dt, W) > 0; /* default */
-    membound_set_variant(v->flags);
-    membound_set_stages(v->stages);
-    bool staged = membound_stages(kind, dt, W) > 0;
-    membound_set_variant(0);
-    membound_set_stages(0);
+  if (v->stages || (v->flags & (TIRX_ROW_VARIANT_UNSTAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL))) {
+    if (!is(kind, TIRX_ROW_OP_RMSNORM, TIRX_ROW_OP_LAYERNORM, TIRX_ROW_OP_SOFTMAX)) return false;
+    if ((v->flags & TIRX_ROW_VARIANT_WEIGHTS_GLOBAL) && kind == TIRX_ROW_OP_SOFTMAX) return false;
+    if (v->flags & TIRX_ROW_VARIANT_UNSTAGED) return row_plan(kind, &ro, dt, W).stages > 0; /* default */
+    ro.variant = v->flags;
+    ro.stages = v->stages;
+    bool staged = row_plan(kind, &ro, dt, W).stages > 0;
+    ro.variant = 0;
+    ro.stages = 0;
     return staged;
   }
   return true;
 }
 
 /* kind's kernel over rows of W with v's knobs (reset afterwards); NULL with err on failure. */
-static tirx_kernel *build_variant(const variant *v, membound_kind kind, tirx_dtype dt,
+static tirx_kernel *build_variant(const variant *v, tirx_row_op kind, tirx_dtype dt,
                                   int64_t W, char *err, size_t cap) {
-  membound_set_threads(v->threads);
-  membound_set_cluster(v->ctas);
-  membound_set_variant(v->flags);
-  membound_set_stages(v->stages);
-  membound_set_min_blocks(v->min_blocks);
-  tirx_kernel *k = membound_build(kind, dt, W, false, err, cap);
-  membound_set_threads(0);
-  membound_set_cluster(0);
-  membound_set_variant(0);
-  membound_set_stages(0);
-  membound_set_min_blocks(0);
+  ro.threads = v->threads;
+  ro.cluster = v->ctas;
+  ro.variant = v->flags;
+  ro.stages = v->stages;
+  ro.min_blocks = v->min_blocks;
+  tirx_kernel *k = row_kernel(kind, &ro, dt, W, false, err, cap);
+  ro.threads = 0;
+  ro.cluster = 0;
+  ro.variant = 0;
+  ro.stages = 0;
+  ro.min_blocks = 0;
   return k;
 }
 
@@ -206,28 +209,28 @@ int main(int argc, char **argv) {
       CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out));
       CHECK(tirx_runtime_alloc(rt, n * 2 + 16, &out2));
     }
-    for (int run = 0; run < nvariants * MEMBOUND_KIND_COUNT; run++) {
-      membound_kind kind = (membound_kind)(run % MEMBOUND_KIND_COUNT);
-      const variant *v = &variants[run / MEMBOUND_KIND_COUNT];
-      if (only && strcmp(only, membound_name(kind)) != 0) continue;
+    for (int run = 0; run < nvariants * TIRX_ROW_OP_COUNT; run++) {
+      tirx_row_op kind = (tirx_row_op)(run % TIRX_ROW_OP_COUNT);
+      const variant *v = &variants[run / TIRX_ROW_OP_COUNT];
+      if (only && strcmp(only, tirx_kernels_row_name(kind)) != 0) continue;
       if (v != variants && !applies(v, kind, dt, W)) continue;
       char err[2048] = "";
       const char *impl = v->name;
       tirx_kernel *k = build_variant(v, kind, dt, W, err, sizeof err);
       if (!k) {
-        fprintf(stderr, "%s: %s\n", membound_name(kind), err);
+        fprintf(stderr, "%s: %s\n", tirx_kernels_row_name(kind), err);
         continue;
       }
       if (plan) { /* FNV-1a of the source */
         uint64_t h = 1469598103934665603ull;
         for (const char *c = tirx_kernel_source(k); *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
-        printf("%s %s %lld %lld %016llx\n", membound_name(kind), impl, (long long)rows,
+        printf("%s %s %lld %lld %016llx\n", tirx_kernels_row_name(kind), impl, (long long)rows,
                (long long)W, (unsigned long long)h);
         tirx_kernel_release(k);
         continue;
       }
-      bool red = kind == MEMBOUND_ROW_SUM || kind == MEMBOUND_ROW_MAX;
-      int64_t win = kind == MEMBOUND_SILU_MUL ? 2 * W : W;
+      bool red = kind == TIRX_ROW_OP_SUM || kind == TIRX_ROW_OP_MAX;
+      int64_t win = kind == TIRX_ROW_OP_SILU_MUL ? 2 * W : W;
       tirx_arg t_x = tirx_arg_tensor(x, dt, 2, (int64_t[]){rows, win}, NULL);
       tirx_arg t_r = tirx_arg_tensor(res, dt, 2, (int64_t[]){rows, W}, NULL);
       tirx_arg t_w = tirx_arg_tensor(w, dt, 2, (int64_t[]){1, W}, NULL);
@@ -240,12 +243,12 @@ int main(int argc, char **argv) {
       args[na++] = tirx_arg_i32((int32_t)rows);
       args[na++] = t_x;
       switch (kind) {
-      case MEMBOUND_RMSNORM: args[na++] = t_w, args[na++] = t_o, args[na++] = eps; break;
-      case MEMBOUND_LAYERNORM: args[na++] = t_w, args[na++] = t_b, args[na++] = t_o, args[na++] = eps; break;
-      case MEMBOUND_ADD_RMSNORM:
+      case TIRX_ROW_OP_RMSNORM: args[na++] = t_w, args[na++] = t_o, args[na++] = eps; break;
+      case TIRX_ROW_OP_LAYERNORM: args[na++] = t_w, args[na++] = t_b, args[na++] = t_o, args[na++] = eps; break;
+      case TIRX_ROW_OP_ADD_RMSNORM:
         args[na++] = t_r, args[na++] = t_w, args[na++] = t_o, args[na++] = t_o2, args[na++] = eps;
         break;
-      case MEMBOUND_CHAIN: args[na++] = t_o, args[na++] = tirx_arg_f32(0.75f), args[na++] = tirx_arg_f32(0.25f); break;
+      case TIRX_ROW_OP_CHAIN: args[na++] = t_o, args[na++] = tirx_arg_f32(0.75f), args[na++] = tirx_arg_f32(0.25f); break;
       default: args[na++] = t_o;
       }
       for (int i = 0; i < 5; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
@@ -257,7 +260,7 @@ int main(int argc, char **argv) {
         CHECK(tirx_runtime_synchronize(rt, NULL));
         t[r] = (now_us() - t0) / 10;
       }
-      double bytes = membound_bytes(kind, dt, rows, W);
+      double bytes = row_bytes(kind, dt, rows, W);
       for (int r = 0; r < reps; r++) { /* the copy: half the bytes, read + written */
         double t0 = now_us();
         for (int i = 0; i < 10; i++)
@@ -267,10 +270,10 @@ int main(int argc, char **argv) {
       }
       double us = median(t, reps), cus = median(c, reps);
       double gbps = bytes / us / 1e3, cgbps = bytes / cus / 1e3;
-      printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", membound_name(kind),
+      printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", tirx_kernels_row_name(kind),
              impl, (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
       if (f)
-        fprintf(f, "%s,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", impl, membound_name(kind),
+        fprintf(f, "%s,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", impl, tirx_kernels_row_name(kind),
                 (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
       free(t);
       free(c);

@@ -7,7 +7,7 @@
  * the generated CUDA.
  */
 #include "example_util.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 static bool run(tirx_runtime *rt, const tirx_kernel *k, uint64_t *seed, int64_t m, int64_t n,
                 bool transposed) {

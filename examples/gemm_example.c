@@ -1,19 +1,19 @@
 /*
- * gemm_example: the builder's Hopper GEMM (gemm.h) for a few shapes.
+ * gemm_example: the kernel library's Hopper GEMM (tirx/kernels.h) for a few shapes.
  *
- * For each case: builds the kernel for the shape (tile shape picked by gemm_pick), prints its
- * dispatch report (the first case; --print-source prints its CUDA too), compiles it with NVRTC
- * for sm_90a; on a GPU launches it on fresh random bf16/f16 inputs with C poisoned (NaN) and
- * checks 2048 sampled elements and the corners against a float64 reference. Without a GPU it
- * says so and exits 0. TIRX_SEED replays a run.
+ * For each case: builds the kernel for the shape (tirx_kernels_gemm_build; tile shape from
+ * tirx_kernels_gemm_tiles), prints its dispatch report (the first case; --print-source prints
+ * its CUDA too), compiles it with NVRTC for sm_90a; on a GPU runs tirx_op_gemm on fresh random
+ * bf16/f16 inputs with C poisoned (NaN) and checks 2048 sampled elements and the corners
+ * against a float64 reference. Without a GPU it says so and exits 0. TIRX_SEED replays a run.
  */
 #include "example_util.h"
-#include "gemm.h"
+#include "gemm_ref.h"
 
 typedef struct gcase {
   tirx_dtype dt;
   int64_t m, n, k;
-  gemm_epilogue ep;
+  tirx_epilogue ep;
 } gcase;
 
 static void *upload16(tirx_runtime *rt, const uint16_t *h, size_t n) {
@@ -26,7 +26,7 @@ static void *upload16(tirx_runtime *rt, const uint16_t *h, size_t n) {
   return d;
 }
 
-static bool run(tirx_runtime *rt, const tirx_kernel *k, const gcase *c, uint64_t *seed) {
+static bool run(tirx_runtime *rt, const gcase *c, uint64_t *seed) {
   int64_t m = c->m, n = c->n, kk = c->k;
   size_t na = (size_t)(m * kk), nb = (size_t)(n * kk), nc = (size_t)(m * n);
   uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2), *hbias = malloc((size_t)n * 2);
@@ -43,14 +43,13 @@ static bool run(tirx_runtime *rt, const tirx_kernel *k, const gcase *c, uint64_t
   if (!ex_ok(tirx_runtime_alloc(rt, nc * 2 + 4, &dc), "tirx_runtime_alloc") ||
       !ex_ok(tirx_runtime_fill32(rt, dc, 0xffffffffu, (nc * 2 + 3) / 4), "tirx_runtime_fill32"))
     goto done;
-  tirx_arg args[7] = {tirx_arg_i32((int32_t)m), tirx_arg_i32((int32_t)n),
-                      tirx_arg_i32((int32_t)kk),
-                      tirx_arg_tensor(da, c->dt, 2, (int64_t[]){m, kk}, NULL),
-                      /* B [N, K] as its (K, N) view */
-                      tirx_arg_tensor(db, c->dt, 2, (int64_t[]){kk, n}, (int64_t[]){1, kk}),
-                      tirx_arg_tensor(dc, c->dt, 2, (int64_t[]){m, n}, NULL),
-                      tirx_arg_tensor(dbias, c->dt, 2, (int64_t[]){1, n}, NULL)};
-  if (!ex_ok(tirx_launch(rt, k, args, c->ep == GEMM_PLAIN ? 6 : 7, NULL), "tirx_launch") ||
+  tirx_tensor_arg a = {da, c->dt, 2, (int64_t[]){m, kk}, NULL};
+  tirx_tensor_arg b = {db, c->dt, 2, (int64_t[]){n, kk}, NULL};
+  tirx_tensor_arg cc = {dc, c->dt, 2, (int64_t[]){m, n}, NULL};
+  tirx_tensor_arg bias = {dbias, c->dt, 1, (int64_t[]){n}, NULL};
+  tirx_gemm_options o = {.epilogue = c->ep};
+  if (!ex_ok(tirx_op_gemm(rt, &o, &a, &b, c->ep == TIRX_EPILOGUE_NONE ? NULL : &bias, &cc, NULL),
+             "tirx_op_gemm") ||
       !ex_ok(tirx_runtime_synchronize(rt, NULL), "tirx_runtime_synchronize") ||
       !ex_ok(tirx_runtime_copy(rt, hc, dc, nc * 2, TIRX_COPY_DEVICE_TO_HOST), "tirx_runtime_copy"))
     goto done;
@@ -64,7 +63,7 @@ static bool run(tirx_runtime *rt, const tirx_kernel *k, const gcase *c, uint64_t
       double p = ex_from16(c->dt, ha[i * kk + q]) * ex_from16(c->dt, hb[j * kk + q]);
       acc += p, mag += fabs(p);
     }
-    if (c->ep != GEMM_PLAIN) acc += ex_from16(c->dt, hbias[j]), mag += fabs(ex_from16(c->dt, hbias[j]));
+    if (c->ep != TIRX_EPILOGUE_NONE) acc += ex_from16(c->dt, hbias[j]), mag += fabs(ex_from16(c->dt, hbias[j]));
     double want = gemm_epilogue_ref(c->ep, acc), got = ex_from16(c->dt, hc[i * n + j]);
     /* f32 accumulation, one rounding to the output type */
     double tol = (c->dt == TIRX_BF16 ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1e-5 * mag + 1e-6;
@@ -93,10 +92,10 @@ done:
 
 int main(int argc, char **argv) {
   bool print_source = argc > 1 && strcmp(argv[1], "--print-source") == 0;
-  static const gcase cases[] = {{TIRX_BF16, 2048, 4096, 4096, GEMM_PLAIN},
-                                {TIRX_F16, 1000, 3000, 4000, GEMM_BIAS_SILU},
-                                {TIRX_BF16, 1, 4096, 4096, GEMM_PLAIN},
-                                {TIRX_BF16, 129, 136, 72, GEMM_BIAS_GELU}}; /* row strides: multiples of 16 bytes */
+  static const gcase cases[] = {{TIRX_BF16, 2048, 4096, 4096, TIRX_EPILOGUE_NONE},
+                                {TIRX_F16, 1000, 3000, 4000, TIRX_EPILOGUE_BIAS_SILU},
+                                {TIRX_BF16, 1, 4096, 4096, TIRX_EPILOGUE_NONE},
+                                {TIRX_BF16, 129, 136, 72, TIRX_EPILOGUE_BIAS_GELU}}; /* row strides: multiples of 16 bytes */
   tirx_runtime *rt = NULL;
   if (!ex_ok(tirx_runtime_create(NULL, &rt), "tirx_runtime_create")) return 1;
   bool gpu = tirx_runtime_has_device(rt);
@@ -105,12 +104,12 @@ int main(int argc, char **argv) {
   int failed = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const gcase *c = &cases[i];
-    gemm_spec spec = {.dtype = c->dt, .m = c->m, .n = c->n, .k = c->k, .epilogue = c->ep};
-    gemm_tiles t = gemm_pick(&spec);
-    char err[4096] = "";
-    tirx_kernel *k = gemm_build(&spec, err, sizeof err);
-    if (!k) {
-      fprintf(stderr, "gemm_build: %s\n", err);
+    tirx_gemm_options o = {.epilogue = c->ep};
+    tirx_gemm_tiles t;
+    tirx_kernel *k = NULL;
+    if (tirx_kernels_gemm_tiles(&o, c->m, c->n, c->k, &t) != TIRX_OK ||
+        tirx_kernels_gemm_build(&o, c->dt, c->m, c->n, c->k, &k) != TIRX_OK) {
+      fprintf(stderr, "%s\n", tirx_last_error());
       failed++;
       continue;
     }
@@ -123,7 +122,7 @@ int main(int argc, char **argv) {
       failed++;
     } else {
       tirx_compiled_destroy(cc);
-      if (gpu && !run(rt, k, c, &seed)) failed++;
+      if (gpu && !run(rt, c, &seed)) failed++;
     }
     tirx_kernel_release(k);
   }

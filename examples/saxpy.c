@@ -7,7 +7,7 @@
  * it says so and exits 0. --print-source prints the generated CUDA.
  */
 #include "example_util.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 static bool run(tirx_runtime *rt, const tirx_kernel *k, uint64_t *seed, int64_t n, int64_t sx,
                 int64_t sy) {

@@ -42,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tp.h"
+#include "tp_ref.h"
 
 typedef struct options {
   int64_t m, n, k;
@@ -225,11 +225,10 @@ int main(int argc, char **argv) {
     printf("\n");
     return 0;
   }
-  tp_spec spec = {.dtype = o.dtype, .m = o.m, .n = o.n, .k = o.k, .nranks = o.size};
-  tp_linear t;
-  char err[4096];
-  if (!tp_linear_create(&spec, &t, err, sizeof err)) {
-    fprintf(stderr, "tp_linear: %s\n", err);
+  tirx_tp_spec spec = {.dtype = o.dtype, .m = o.m, .n = o.n, .k = o.k, .nranks = o.size};
+  tirx_tp_linear t;
+  if (tirx_kernels_tp_linear_create(&spec, &t) != TIRX_OK) {
+    fprintf(stderr, "tp_linear: %s\n", tirx_last_error());
     return 2;
   }
   bool talk = o.rank == 0;
@@ -241,7 +240,7 @@ int main(int argc, char **argv) {
     print_dtensor("W", t.w);
     print_dtensor("Y_r", t.y_partial);
     print_dtensor("Y", t.y);
-    printf("  per rank: GEMM %lld x %lld x %lld (examples/gemm.h, B = W_r as (%lld,%lld) with "
+    printf("  per rank: GEMM %lld x %lld x %lld (tirx_kernels_gemm_build, B = W_r as (%lld,%lld) with "
            "strides (%lld,%lld)), then\n%s",
            (long long)o.m, (long long)o.n, (long long)t.k_local, (long long)t.b_shape[0],
            (long long)t.b_shape[1], (long long)t.b_strides[0], (long long)t.b_strides[1],
@@ -251,7 +250,7 @@ int main(int argc, char **argv) {
   int version = 0, status = 1;
   if (tirx_nccl_version(NULL, &version) != TIRX_OK) {
     printf("tp_linear: no NCCL on this machine (%s): nothing to run\n", tirx_last_error());
-    tp_linear_destroy(&t);
+    tirx_kernels_tp_linear_destroy(&t);
     return 0;
   }
   /* Kernels load before collectives start (tirx/dist.h); the warm-up below does it, and eager
@@ -262,19 +261,19 @@ int main(int argc, char **argv) {
   if (tirx_runtime_create(&ro, &rt) != TIRX_OK) {
     printf("tp_linear: rank %d: no runtime on device %d (%s): nothing to run\n", o.rank, o.device,
            tirx_last_error());
-    tp_linear_destroy(&t);
+    tirx_kernels_tp_linear_destroy(&t);
     return 0;
   }
   if (!tirx_runtime_has_device(rt)) {
     printf("tp_linear: no GPU on this machine (%s): nothing to run\n",
            tirx_runtime_device_error(rt));
     tirx_runtime_destroy(rt);
-    tp_linear_destroy(&t);
+    tirx_kernels_tp_linear_destroy(&t);
     return 0;
   }
 
   tirx_comm *comm = NULL;
-  tp_buffers b = {0};
+  tirx_tp_buffers b = {0};
   uint16_t *hx = NULL, *hw = NULL, *hy = NULL;
   tirx_comm_id id;
   if (!exchange_id(&o, &id)) {
@@ -295,7 +294,7 @@ int main(int argc, char **argv) {
   if (talk) printf("seed %llu (TIRX_SEED=%llu replays it)\n", (unsigned long long)seed,
                    (unsigned long long)seed);
   size_t nx = (size_t)(o.m * o.k), nw = (size_t)(o.n * o.k);
-  hx = malloc(nx * 2), hw = malloc(nw * 2), hy = malloc(tp_linear_bytes(&t, TP_Y));
+  hx = malloc(nx * 2), hw = malloc(nw * 2), hy = malloc(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y));
   if (!hx || !hw || !hy) {
     fprintf(stderr, "tp_linear: out of host memory\n");
     goto done;
@@ -303,22 +302,22 @@ int main(int argc, char **argv) {
   uint64_t s = seed;
   tp_random16(o.dtype, hx, nx, &s);
   tp_random16(o.dtype, hw, nw, &s);
-  CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_X), &b.x));
-  CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_W), &b.w));
-  CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y_PARTIAL), &b.y_partial));
-  CHECK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y), &b.y));
+  CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_X), &b.x));
+  CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_W), &b.w));
+  CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y_PARTIAL), &b.y_partial));
+  CHECK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y), &b.y));
   CHECK(tp_linear_upload(&t, rt, o.rank, hx, hw, &b));
   /* NaN in both dtypes: an element nobody writes fails the check. */
-  CHECK(tirx_runtime_fill32(rt, b.y_partial, 0xffffffffu, tp_linear_bytes(&t, TP_Y_PARTIAL) / 4));
-  CHECK(tirx_runtime_fill32(rt, b.y, 0xffffffffu, tp_linear_bytes(&t, TP_Y) / 4));
+  CHECK(tirx_runtime_fill32(rt, b.y_partial, 0xffffffffu, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y_PARTIAL) / 4));
+  CHECK(tirx_runtime_fill32(rt, b.y, 0xffffffffu, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y) / 4));
 
-  CHECK(tp_linear_prepare(&t, rt, &b));
+  CHECK(tirx_kernels_tp_linear_prepare(&t, rt, &b));
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  CHECK(tp_linear_forward(&t, rt, comm, &b, NULL));
+  CHECK(tirx_op_tp_linear(rt, &t, comm, &b, NULL));
   CHECK(tirx_comm_synchronize(comm, NULL, -2));
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  CHECK(tirx_runtime_copy(rt, hy, b.y, tp_linear_bytes(&t, TP_Y), TIRX_COPY_DEVICE_TO_HOST));
+  CHECK(tirx_runtime_copy(rt, hy, b.y, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y), TIRX_COPY_DEVICE_TO_HOST));
   uint64_t cs = seed ^ (uint64_t)(o.rank + 1) * 0x9e3779b97f4a7c15ull;
   tp_check_result r = tp_linear_check(&t, o.rank, hx, hw, hy, o.samples, &cs);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -336,6 +335,6 @@ done:
   free(hx), free(hw), free(hy);
   tirx_comm_destroy(comm);
   tirx_runtime_destroy(rt);
-  tp_linear_destroy(&t);
+  tirx_kernels_tp_linear_destroy(&t);
   return status;
 }

@@ -7,7 +7,7 @@
  * $TIRX_SEED replays a run.
  */
 #include "example_util.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 static bool run(tirx_runtime *rt, const tirx_kernel *k, uint64_t *seed, int64_t n) {
   size_t len = (size_t)n;

@@ -13,6 +13,7 @@
  *   tirx/builder.h building kernels, and the built kernel
  *   tirx/runtime.h compiling (NVRTC), launching, device memory
  *   tirx/dist.h    distributed tensors and NCCL collectives
+ *   tirx/kernels.h the kernel library: GEMM, row kernels, tensor-parallel linear, tirx_op_*
  */
 #ifndef TIRX_H
 #define TIRX_H
@@ -24,6 +25,7 @@
 #include "tirx/builder.h"
 #include "tirx/runtime.h"
 #include "tirx/dist.h"
+#include "tirx/kernels.h"
 
 #define TIRX_VERSION_MAJOR 0
 #define TIRX_VERSION_MINOR 1

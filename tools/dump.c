@@ -6,7 +6,7 @@
  *   tirx dump DIR [NAME]    the kernels a runtime dumped into DIR (TIRX_DUMP_DIR): the files
  *                           <entry>-<hash>.{dispatch,cu,ir,ptx}, in file-name order; NAME
  *                           (a glob, or a full <entry>-<hash>) keeps the matching entries
- *   tirx dump --example E   builds example kernel E in-process (no GPU needed; --ptx compiles
+ *   tirx dump --example E   builds library row kernel or demo kernel E in-process (no GPU needed; --ptx compiles
  *                           it with NVRTC)
  *
  * Only regular files are read (symbolic links and the rest are skipped with a warning), and
@@ -25,8 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernels.h"
-#include "membound.h"
+#include "demo_kernels.h"
 #include "tirx.h"
 
 const char tirx_dump_usage[] =
@@ -38,11 +37,11 @@ const char tirx_dump_usage[] =
     "                           --max-bytes N prints at most N bytes of a file (64 MiB)\n"
     "  dump --example E [--dtype T] [--width W] [--scalar] [--ir] [--ptx] [--report-only]\n"
     "                           builds example kernel E in-process (no GPU; --ptx compiles it\n"
-    "                           with NVRTC): the membound row kernels (rmsnorm, layernorm,\n"
+    "                           with NVRTC): the library's row kernels (rmsnorm, layernorm,\n"
     "                           softmax, ...; dtype T, default bf16; row width W, default\n"
     "                           8192; --scalar forces the scalar families) and the kernels of\n"
-    "                           examples/kernels.h as kernels.NAME (vector_add, ... also\n"
-    "                           without the prefix where no membound kernel has the name).\n"
+    "                           tests/support/demo_kernels.h as kernels.NAME (vector_add, ...\n"
+    "                           also without the prefix where no row kernel has the name).\n"
     "                           --example list prints the names\n";
 
 enum { EXT_DISPATCH, EXT_CU, EXT_IR, EXT_PTX, EXT_COUNT };
@@ -287,8 +286,8 @@ static int dump_dir(const opts *o, FILE *out, FILE *err) {
 /* ---- an example built in-process ---- */
 
 static void list_examples(FILE *out) {
-  for (int k = 0; k < MEMBOUND_KIND_COUNT; k++)
-    fprintf(out, "%s\n", membound_name((membound_kind)k));
+  for (int k = 0; k < TIRX_ROW_OP_COUNT; k++)
+    fprintf(out, "%s\n", tirx_kernels_row_name((tirx_row_op)k));
   for (int i = 0; i < example_kernel_count; i++)
     fprintf(out, "kernels.%s\n", example_kernels[i].name);
 }
@@ -303,8 +302,8 @@ static int dump_example(const opts *o, FILE *out, FILE *err) {
   bool qualified = !strncmp(name, "kernels.", 8);
   if (qualified)
     name += 8;
-  for (int k = 0; !qualified && k < MEMBOUND_KIND_COUNT; k++)
-    if (!strcmp(name, membound_name((membound_kind)k)))
+  for (int k = 0; !qualified && k < TIRX_ROW_OP_COUNT; k++)
+    if (!strcmp(name, tirx_kernels_row_name((tirx_row_op)k)))
       mk = k;
   for (int i = 0; mk < 0 && i < example_kernel_count; i++)
     if (!strcmp(name, example_kernels[i].name))
@@ -333,10 +332,12 @@ static int dump_example(const opts *o, FILE *out, FILE *err) {
       return dump_usage(err, "--width needs a positive integer, not '%s'", o->width_arg);
     width = w;
   }
-  tirx_kernel *k;
+  tirx_kernel *k = NULL;
   char msg[512] = "";
   if (mk >= 0) {
-    k = membound_build((membound_kind)mk, dtype, width, o->scalar, msg, sizeof msg);
+    tirx_row_options ro = {.scalar = o->scalar};
+    if (tirx_kernels_row_build((tirx_row_op)mk, &ro, dtype, width, &k) != TIRX_OK)
+      snprintf(msg, sizeof msg, "%s", tirx_last_error());
   } else {
     k = example_kernels[ex].make(); /* prints the builder's error to stderr */
     snprintf(msg, sizeof msg, "%s", tirx_last_error());

@@ -554,7 +554,7 @@ tirx_tensor *tirx_param_tensor_strided(tirx_builder *b, const char *name, tirx_d
 
 static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, const char *name,
                                  tirx_dtype dtype, int rank, const int64_t *shape,
-                                 const tirx_layout *layout) {
+                                 const tirx_layout *layout, tirx__block *blk) {
   if (!tirx__b_ok(b, fn)) return NULL;
   if (!tirx__b_name(b, fn, name, "name") || !tirx__b_dtype(b, fn, dtype, "dtype") ||
       !check_rank(b, fn, rank))
@@ -644,27 +644,29 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
                    (long long)bytes, TIRX_BUILDER_MAX_LOCAL);
       return NULL;
     }
-    tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_LOCAL);
+    tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_LOCAL, blk);
     if (!s) return NULL;
     s->local.tensor = t;
   }
   return t;
 }
 
-tirx_tensor *tirx__b_alloc(tirx_builder *b, const char *fn, int storage, const char *name,
-                           tirx_dtype dtype, int rank, const int64_t *shape,
-                           const tirx_layout *layout) {
-  return alloc_tensor(b, fn, storage, name, dtype, rank, shape, layout);
+tirx_tensor *tirx__b_alloc_in(tirx_builder *b, tirx__block *blk, const char *fn, int storage,
+                              const char *name, tirx_dtype dtype, int rank, const int64_t *shape,
+                              const tirx_layout *layout) {
+  return alloc_tensor(b, fn, storage, name, dtype, rank, shape, layout, blk);
 }
 
 tirx_tensor *tirx_alloc_shared(tirx_builder *b, const char *name, tirx_dtype dtype, int rank,
                                const int64_t *shape, const tirx_layout *layout) {
-  return alloc_tensor(b, "tirx_alloc_shared", TIRX__SHARED, name, dtype, rank, shape, layout);
+  return alloc_tensor(b, "tirx_alloc_shared", TIRX__SHARED, name, dtype, rank, shape, layout,
+                      NULL);
 }
 
 tirx_tensor *tirx_alloc_local(tirx_builder *b, const char *name, tirx_dtype dtype, int rank,
                               const int64_t *shape, const tirx_layout *layout) {
-  return alloc_tensor(b, "tirx_alloc_local", TIRX__LOCAL, name, dtype, rank, shape, layout);
+  return alloc_tensor(b, "tirx_alloc_local", TIRX__LOCAL, name, dtype, rank, shape, layout,
+                      NULL);
 }
 
 int tirx_tensor_rank(const tirx_tensor *t) { return t ? t->rank : 0; }

@@ -119,6 +119,28 @@ tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op);
 /* The same for a statement a rule's lowering writes: the row's need is not recorded, the
  * rule's (min_arch, needs.sm90a, recorded by the lowering driver) stands for it. */
 tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op);
+/* The same two, appended to blk (NULL: the insertion point): for the emitter
+ * (src/dispatch/emit.c) and the statements lowerings write through it. */
+tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk);
+tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk);
+
+/* ---- statements into a given block (NULL: the insertion point) ----
+ * What the public statement functions do, without touching the builder's insertion stack:
+ * src/dispatch/emit.c writes a primitive's lowering into the primitive's body through these,
+ * with its own stack of open blocks. Errors are recorded under the public function's name. */
+tirx__stmt *tirx__b_stmt_in(tirx_builder *b, const char *fn, int kind, tirx__block *blk);
+/* tirx_for_begin's statement (its variable is s->decl->ref; the body is not opened). */
+tirx__stmt *tirx__b_for_in(tirx_builder *b, tirx__block *blk, const char *name, tirx_expr *lo,
+                           tirx_expr *hi, tirx_expr *step, tirx_loop_kind kind);
+/* tirx_if_begin's statement (the body is not opened). */
+tirx__stmt *tirx__b_if_in(tirx_builder *b, tirx__block *blk, tirx_expr *cond);
+tirx_expr *tirx__b_let_in(tirx_builder *b, tirx__block *blk, const char *name,
+                          tirx_expr *value);
+tirx_expr *tirx__b_var_in(tirx_builder *b, tirx__block *blk, const char *name, tirx_dtype dtype,
+                          tirx_expr *init);
+void tirx__b_assign_in(tirx_builder *b, tirx__block *blk, tirx_expr *var, tirx_expr *value);
+void tirx__b_store_in(tirx_builder *b, tirx__block *blk, tirx_tensor *t, int n,
+                      tirx_expr *const *index, tirx_expr *value);
 
 /* A typed integer constant (not weak). */
 tirx_expr *tirx__b_const(tirx_builder *b, const char *fn, int64_t v, tirx_dtype dtype);
@@ -160,16 +182,6 @@ int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d);
 bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *r,
                             const char *arg);
 
-/* Minimal mbarrier statements for TMA loads (internal; the TMA tests use them, the public
- * mbarrier API supersedes them): mbarrier.init with count, arrive.expect_tx of bytes,
- * try_wait.parity until the phase with parity completes, fence.mbarrier_init. */
-void tirx__mbar_init(tirx_builder *b, tirx_region *bar, int count);
-void tirx__mbar_arrive_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes);
-void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity);
-void tirx__fence_mbar_init(tirx_builder *b);
-/* barrier.cluster.arrive.release + barrier.cluster.wait.acquire, by every thread (internal, as
- * above: the public cluster_sync supersedes it). */
-void tirx__cluster_sync(tirx_builder *b);
 /* ---- cp.async (cp_async.c) ---- */
 
 /* The most groups tirx_cp_async_wait may leave pending. */
@@ -179,8 +191,9 @@ enum { TIRX__CP_ASYNC_MAX_PENDING = 63 };
  * element) into element index of the shared tensor dst; src_bytes (an integer expression,
  * NULL: all) says how many of them to read, the rest being zero-filled. Internal: the
  * copy_async.cp_async lowering writes it. NULL with the error recorded. */
-tirx__stmt *tirx__cp_async(tirx_builder *b, tirx_tensor *dst, tirx_expr *const *index,
-                           tirx_expr *src, int bytes, tirx_expr *src_bytes);
+tirx__stmt *tirx__cp_async(tirx_builder *b, tirx__block *blk, tirx_tensor *dst,
+                           tirx_expr *const *index, tirx_expr *src, int bytes,
+                           tirx_expr *src_bytes);
 
 /* ---- shared with the other files of src/builder ---- */
 
@@ -189,10 +202,11 @@ tirx__stmt *tirx__cp_async(tirx_builder *b, tirx_tensor *dst, tirx_expr *const *
 const tirx_scope *tirx__b_scope(tirx_builder *b, const char *fn);
 
 /* A shared (storage TIRX__SHARED) or local tensor as tirx_alloc_shared/_local make it, with
- * errors in fn's name (builder.c). */
-tirx_tensor *tirx__b_alloc(tirx_builder *b, const char *fn, int storage, const char *name,
-                           tirx_dtype dtype, int rank, const int64_t *shape,
-                           const tirx_layout *layout);
+ * errors in fn's name (builder.c); a local one's declaration goes into blk (NULL: the
+ * insertion point). */
+tirx_tensor *tirx__b_alloc_in(tirx_builder *b, tirx__block *blk, const char *fn, int storage,
+                              const char *name, tirx_dtype dtype, int rank, const int64_t *shape,
+                              const tirx_layout *layout);
 
 /* Appends a tile-primitive statement (prim.c): ops[0] is the destination; cfg may be NULL.
  * Returns it (NULL with the error recorded). */
@@ -207,8 +221,8 @@ bool tirx__b_region(tirx_builder *b, const char *fn, const tirx_region *r, const
 /* Stores the f32 value into element index of shared tensor t in the shared memory of the
  * cluster's CTA rank (mapa.shared::cluster + st.shared::cluster; internal: reduce.dsmem's
  * lowering). Visible to that CTA after a cluster barrier (arrive.release, wait.acquire). */
-void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
-                       tirx_expr *rank, tirx_expr *value);
+void tirx__dsmem_store(tirx_builder *b, tirx__block *blk, tirx_tensor *t,
+                       tirx_expr *const *index, tirx_expr *rank, tirx_expr *value);
 
 
 #endif

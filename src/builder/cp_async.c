@@ -10,14 +10,14 @@
  */
 #include "builder_internal.h"
 
-/* The row's need (sm_80) and prelude (native.h). */
-static tirx__stmt *cp_stmt(tirx_builder *b, const char *fn, int op) {
-  return tirx__b_native(b, fn, op);
+/* The row's need (sm_80) and prelude (native.h); blk NULL: the insertion point. */
+static tirx__stmt *cp_stmt(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  return tirx__b_native_in(b, fn, op, blk);
 }
 
 void tirx_cp_async_commit(tirx_builder *b) {
   static const char fn[] = "tirx_cp_async_commit";
-  if (tirx__b_ok(b, fn)) cp_stmt(b, fn, TIRX__NV_CP_ASYNC_COMMIT);
+  if (tirx__b_ok(b, fn)) cp_stmt(b, fn, TIRX__NV_CP_ASYNC_COMMIT, NULL);
 }
 
 void tirx_cp_async_wait(tirx_builder *b, int n) {
@@ -28,22 +28,23 @@ void tirx_cp_async_wait(tirx_builder *b, int n) {
                  fn, n, TIRX__CP_ASYNC_MAX_PENDING);
     return;
   }
-  tirx__stmt *s = cp_stmt(b, fn, TIRX__NV_CP_ASYNC_WAIT);
+  tirx__stmt *s = cp_stmt(b, fn, TIRX__NV_CP_ASYNC_WAIT, NULL);
   if (s) s->native.wait.n = n;
 }
 
 void tirx_cp_async_wait_all(tirx_builder *b) {
   static const char fn[] = "tirx_cp_async_wait_all";
   if (!tirx__b_ok(b, fn)) return;
-  cp_stmt(b, fn, TIRX__NV_CP_ASYNC_WAIT_ALL);
+  cp_stmt(b, fn, TIRX__NV_CP_ASYNC_WAIT_ALL, NULL);
 }
 
-tirx__stmt *tirx__cp_async(tirx_builder *b, tirx_tensor *dst, tirx_expr *const *index,
-                           tirx_expr *src, int bytes, tirx_expr *src_bytes) {
+tirx__stmt *tirx__cp_async(tirx_builder *b, tirx__block *blk, tirx_tensor *dst,
+                           tirx_expr *const *index, tirx_expr *src, int bytes,
+                           tirx_expr *src_bytes) {
   static const char fn[] = "tirx_kernel_build";
   tirx_expr **ix = tirx__b_index_list(b, fn, dst, dst->rank, index);
   if (!ix || b->status != TIRX_OK) return NULL;
-  tirx__stmt *s = cp_stmt(b, fn, TIRX__NV_CP_ASYNC);
+  tirx__stmt *s = cp_stmt(b, fn, TIRX__NV_CP_ASYNC, blk);
   if (!s) return NULL;
   s->native.cp_async.dst.tensor = dst;
   s->native.cp_async.dst.index = ix;

@@ -3,11 +3,11 @@
 
 #include "builder_internal.h"
 
-tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
+tirx__stmt *tirx__b_stmt_in(tirx_builder *b, const char *fn, int kind, tirx__block *blk) {
   tirx__stmt *s = tirx__b_node(b, fn, sizeof *s);
   if (!s) return NULL;
   s->kind = (uint8_t)kind;
-  tirx__block *blk = b->frames[b->depth].block;
+  if (!blk) blk = b->frames[b->depth].block;
   if (blk->last)
     blk->last->next = s;
   else
@@ -16,9 +16,13 @@ tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
   return s;
 }
 
-static tirx__stmt *native(tirx_builder *b, const char *fn, int op, bool need) {
+tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
+  return tirx__b_stmt_in(b, fn, kind, NULL);
+}
+
+static tirx__stmt *native(tirx_builder *b, const char *fn, int op, bool need, tirx__block *blk) {
   const tirx__native_info *r = tirx__native_row(op);
-  tirx__stmt *s = r ? tirx__b_stmt(b, fn, TIRX__ST_NATIVE) : NULL;
+  tirx__stmt *s = r ? tirx__b_stmt_in(b, fn, TIRX__ST_NATIVE, blk) : NULL;
   if (!s) return NULL;
   s->native.op = (uint8_t)op;
   b->preludes |= r->prelude;
@@ -27,11 +31,19 @@ static tirx__stmt *native(tirx_builder *b, const char *fn, int op, bool need) {
 }
 
 tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op) {
-  return native(b, fn, op, true);
+  return native(b, fn, op, true, NULL);
+}
+
+tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  return native(b, fn, op, true, blk);
 }
 
 tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op) {
-  return native(b, fn, op, false);
+  return native(b, fn, op, false, NULL);
+}
+
+tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  return native(b, fn, op, false, blk);
 }
 
 static bool push(tirx_builder *b, const char *fn, int kind, tirx__stmt *s, tirx__block *blk) {
@@ -87,8 +99,8 @@ static tirx__decl *new_var(tirx_builder *b, const char *fn, const char *name, in
   return d;
 }
 
-tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx_expr *hi,
-                          tirx_expr *step, tirx_loop_kind kind) {
+tirx__stmt *tirx__b_for_in(tirx_builder *b, tirx__block *blk, const char *name, tirx_expr *lo,
+                           tirx_expr *hi, tirx_expr *step, tirx_loop_kind kind) {
   static const char fn[] = "tirx_for_begin";
   if (!tirx__b_ok(b, fn)) return NULL;
   if (!tirx__b_expr(b, fn, lo, "lo") || !tirx__b_expr(b, fn, hi, "hi")) return NULL;
@@ -126,11 +138,7 @@ tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx
   if (!lo || !hi || !step) return NULL;
   tirx__decl *d = new_var(b, fn, name, TIRX__DECL_LOOP, (tirx_dtype)t);
   if (!d) return NULL;
-  if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
-    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
-    return NULL;
-  }
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_FOR);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_FOR, blk);
   if (!s) return NULL;
   s->loop.var = d;
   s->loop.lo = lo;
@@ -139,8 +147,20 @@ tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx
   s->loop.kind = (uint8_t)kind;
   if (lo->kind == TIRX__EX_INT && hi->kind == TIRX__EX_INT && lo->i < hi->i) /* for codegen */
     d->ranged = true, d->lo = lo->i, d->hi = hi->i - 1;
-  if (!push(b, fn, TIRX__FRAME_FOR, s, &s->loop.body)) return NULL;
-  return d->ref;
+  return s;
+}
+
+tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx_expr *hi,
+                          tirx_expr *step, tirx_loop_kind kind) {
+  static const char fn[] = "tirx_for_begin";
+  if (!tirx__b_ok(b, fn)) return NULL;
+  if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
+    return NULL;
+  }
+  tirx__stmt *s = tirx__b_for_in(b, NULL, name, lo, hi, step, kind);
+  if (!s || !push(b, fn, TIRX__FRAME_FOR, s, &s->loop.body)) return NULL;
+  return s->loop.var->ref;
 }
 
 void tirx_for_end(tirx_builder *b) {
@@ -157,22 +177,29 @@ void tirx_for_end(tirx_builder *b) {
   b->depth--;
 }
 
-void tirx_if_begin(tirx_builder *b, tirx_expr *cond) {
+tirx__stmt *tirx__b_if_in(tirx_builder *b, tirx__block *blk, tirx_expr *cond) {
   static const char fn[] = "tirx_if_begin";
-  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, cond, "cond")) return;
+  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, cond, "cond")) return NULL;
   if (cond->dtype != TIRX_BOOL) {
     tirx__b_fail(b, TIRX_E_TYPE, "%s: cond has dtype %s, expected bool", fn,
                  tirx_dtype_name((tirx_dtype)cond->dtype));
-    return;
+    return NULL;
   }
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_IF, blk);
+  if (!s) return NULL;
+  s->branch.cond = cond;
+  return s;
+}
+
+void tirx_if_begin(tirx_builder *b, tirx_expr *cond) {
+  static const char fn[] = "tirx_if_begin";
+  if (!tirx__b_ok(b, fn)) return;
   if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
     tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
     return;
   }
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_IF);
-  if (!s) return;
-  s->branch.cond = cond;
-  push(b, fn, TIRX__FRAME_THEN, s, &s->branch.then);
+  tirx__stmt *s = tirx__b_if_in(b, NULL, cond);
+  if (s) push(b, fn, TIRX__FRAME_THEN, s, &s->branch.then);
 }
 
 void tirx_else(tirx_builder *b) {
@@ -204,21 +231,27 @@ void tirx_if_end(tirx_builder *b) {
   b->depth--;
 }
 
-tirx_expr *tirx_let(tirx_builder *b, const char *name, tirx_expr *value) {
+tirx_expr *tirx__b_let_in(tirx_builder *b, tirx__block *blk, const char *name,
+                          tirx_expr *value) {
   static const char fn[] = "tirx_let";
   if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, value, "value")) return NULL;
   if (value->weak) value = tirx__b_convert(b, fn, value, TIRX_I64);
   if (!value) return NULL;
   tirx__decl *d = new_var(b, fn, name, TIRX__DECL_LET, (tirx_dtype)value->dtype);
   if (!d) return NULL;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_LET);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_LET, blk);
   if (!s) return NULL;
   s->var.decl = d;
   s->var.value = value;
   return d->ref;
 }
 
-tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype, tirx_expr *init) {
+tirx_expr *tirx_let(tirx_builder *b, const char *name, tirx_expr *value) {
+  return tirx__b_let_in(b, NULL, name, value);
+}
+
+tirx_expr *tirx__b_var_in(tirx_builder *b, tirx__block *blk, const char *name, tirx_dtype dtype,
+                          tirx_expr *init) {
   static const char fn[] = "tirx_var";
   if (!tirx__b_ok(b, fn) || !tirx__b_dtype(b, fn, dtype, "dtype")) return NULL;
   if (init && (!tirx__b_expr(b, fn, init, "init") ||
@@ -226,14 +259,18 @@ tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype, tirx_ex
     return NULL;
   tirx__decl *d = new_var(b, fn, name, TIRX__DECL_VAR, dtype);
   if (!d) return NULL;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_VAR);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_VAR, blk);
   if (!s) return NULL;
   s->var.decl = d;
   s->var.value = init;
   return d->ref;
 }
 
-void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
+tirx_expr *tirx_var(tirx_builder *b, const char *name, tirx_dtype dtype, tirx_expr *init) {
+  return tirx__b_var_in(b, NULL, name, dtype, init);
+}
+
+void tirx__b_assign_in(tirx_builder *b, tirx__block *blk, tirx_expr *var, tirx_expr *value) {
   static const char fn[] = "tirx_assign";
   if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, var, "var") ||
       !tirx__b_expr(b, fn, value, "value"))
@@ -243,14 +280,18 @@ void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
     return;
   }
   if (!value_of(b, fn, &value, (tirx_dtype)var->dtype, "value", "the dtype of var")) return;
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_ASSIGN);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_ASSIGN, blk);
   if (!s) return;
   s->var.decl = var->decl;
   s->var.value = value;
 }
 
+void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
+  tirx__b_assign_in(b, NULL, var, value);
+}
+
 static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int n,
-                  tirx_expr *const *index, tirx_expr *value) {
+                  tirx_expr *const *index, tirx_expr *value, tirx__block *blk) {
   if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t")) return;
   char what[96];
   snprintf(what, sizeof what, "the dtype of %s", t->decl.name);
@@ -271,7 +312,7 @@ static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int
     }
   }
   if (!value_of(b, fn, &value, (tirx_dtype)t->dtype, "value", what)) return;
-  tirx__stmt *s = tirx__b_stmt(b, fn, kind);
+  tirx__stmt *s = tirx__b_stmt_in(b, fn, kind, blk);
   if (!s) return;
   s->store.dst.tensor = t;
   s->store.dst.index = idx;
@@ -281,12 +322,17 @@ static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int
 
 void tirx_store(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *index,
                 tirx_expr *value) {
-  store(b, "tirx_store", TIRX__ST_STORE, t, n, index, value);
+  store(b, "tirx_store", TIRX__ST_STORE, t, n, index, value, NULL);
+}
+
+void tirx__b_store_in(tirx_builder *b, tirx__block *blk, tirx_tensor *t, int n,
+                      tirx_expr *const *index, tirx_expr *value) {
+  store(b, "tirx_store", TIRX__ST_STORE, t, n, index, value, blk);
 }
 
 void tirx_atomic_add(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *index,
                      tirx_expr *value) {
-  store(b, "tirx_atomic_add", TIRX__ST_ATOMIC_ADD, t, n, index, value);
+  store(b, "tirx_atomic_add", TIRX__ST_ATOMIC_ADD, t, n, index, value, NULL);
 }
 
 void tirx_sync_threads(tirx_builder *b) {

@@ -104,7 +104,7 @@ tirx_tensor *tirx_alloc_mbarrier(tirx_builder *b, const char *name, int64_t n) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: n is %lld, expected >= 1", fn, (long long)n);
     return NULL;
   }
-  return tirx__b_alloc(b, fn, TIRX__SHARED, name, TIRX_I64, 1, &n, NULL);
+  return tirx__b_alloc_in(b, NULL, fn, TIRX__SHARED, name, TIRX_I64, 1, &n, NULL);
 }
 
 void tirx_mbarrier_init(tirx_builder *b, tirx_region *bar, int64_t count) {

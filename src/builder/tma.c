@@ -1,8 +1,8 @@
 /*
  * TMA and clusters in the builder: bulk-group statements, tensor-map prefetch, the cluster
  * shape and cluster special registers, the registry of tensor maps the copy_async.tma
- * lowering asks for (one hidden entry-point parameter each), and minimal mbarrier statements
- * (internal: the TMA tests use them; the public mbarrier API supersedes them).
+ * lowering asks for (one hidden entry-point parameter each), the check of an mbarrier operand,
+ * and reduce.dsmem's DSMEM store. The mbarrier statements are sync.c's.
  * tirx_copy_async itself is in prim.c with the other primitives.
  */
 #include <string.h>
@@ -10,8 +10,12 @@
 #include "builder_internal.h"
 
 /* The row's need and prelude (native.h): the helpers of tirx__prelude_tma are sm_90. */
+static tirx__stmt *async_stmt_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  return tirx__b_native_in(b, fn, op, blk);
+}
+
 static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
-  return tirx__b_native(b, fn, op);
+  return async_stmt_in(b, fn, op, NULL);
 }
 
 void tirx_bulk_commit(tirx_builder *b) {
@@ -99,12 +103,7 @@ int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d) {
   return b->ntmaps++;
 }
 
-/* ---- minimal mbarriers (internal) ---- */
-
-static tirx_expr *bar_element(tirx_builder *b, const char *fn, tirx_region *bar) {
-  if (!tirx__b_region_barrier(b, fn, bar, "bar")) return NULL;
-  return tirx_load(b, bar->tensor, bar->tensor->rank, bar->begin);
-}
+/* ---- mbarrier operands, DSMEM stores ---- */
 
 bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *r,
                             const char *arg) {
@@ -122,43 +121,8 @@ bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *
   return true;
 }
 
-void tirx__mbar_init(tirx_builder *b, tirx_region *bar, int count) {
-  static const char fn[] = "tirx__mbar_init";
-  if (!tirx__b_ok(b, fn)) return;
-  tirx_expr *e = bar_element(b, fn, bar);
-  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__NV_TMA_MBAR_INIT) : NULL;
-  if (!s) return;
-  s->native.tma_mbar.bar = e;
-  s->native.tma_mbar.count = count;
-}
-
-void tirx__mbar_arrive_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes) {
-  static const char fn[] = "tirx__mbar_arrive_expect_tx";
-  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, bytes, "bytes")) return;
-  tirx_expr *e = bar_element(b, fn, bar);
-  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__NV_TMA_MBAR_EXPECT_TX) : NULL;
-  if (!s) return;
-  s->native.tma_mbar.bar = e;
-  s->native.tma_mbar.value = bytes;
-}
-
-void tirx__mbar_wait(tirx_builder *b, tirx_region *bar, tirx_expr *parity) {
-  static const char fn[] = "tirx__mbar_wait";
-  if (!tirx__b_ok(b, fn) || !tirx__b_expr(b, fn, parity, "parity")) return;
-  tirx_expr *e = bar_element(b, fn, bar);
-  tirx__stmt *s = e ? async_stmt(b, fn, TIRX__NV_TMA_MBAR_WAIT) : NULL;
-  if (!s) return;
-  s->native.tma_mbar.bar = e;
-  s->native.tma_mbar.value = parity;
-}
-
-void tirx__cluster_sync(tirx_builder *b) {
-  static const char fn[] = "tirx__cluster_sync";
-  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__NV_TMA_CLUSTER_SYNC);
-}
-
-void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
-                       tirx_expr *rank, tirx_expr *value) {
+void tirx__dsmem_store(tirx_builder *b, tirx__block *blk, tirx_tensor *t,
+                       tirx_expr *const *index, tirx_expr *rank, tirx_expr *value) {
   static const char fn[] = "tirx__dsmem_store";
   if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t") || !tirx__b_expr(b, fn, rank, "rank") ||
       !tirx__b_expr(b, fn, value, "value"))
@@ -168,7 +132,7 @@ void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
     return;
   }
   tirx_expr **ix = tirx__b_node(b, fn, sizeof *ix * (size_t)t->rank);
-  tirx__stmt *s = ix ? async_stmt(b, fn, TIRX__NV_DSMEM_STORE) : NULL;
+  tirx__stmt *s = ix ? async_stmt_in(b, fn, TIRX__NV_DSMEM_STORE, blk) : NULL;
   if (!s) return;
   for (int k = 0; k < t->rank; k++) {
     if (!tirx__b_expr(b, fn, index[k], "index")) return;
@@ -178,9 +142,4 @@ void tirx__dsmem_store(tirx_builder *b, tirx_tensor *t, tirx_expr *const *index,
   s->native.dsmem.dst.index = ix;
   s->native.dsmem.value = value;
   s->native.dsmem.cta = rank;
-}
-
-void tirx__fence_mbar_init(tirx_builder *b) {
-  static const char fn[] = "tirx__fence_mbar_init";
-  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__NV_TMA_FENCE_INIT);
 }

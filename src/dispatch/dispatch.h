@@ -33,7 +33,7 @@
  * Lowering. Each rule has an `emit` hook (tirx__emit_fn) that receives the builder's emitter
  * (a tirx__lower, lower.h: the insertion point is the primitive statement's body) and writes
  * the residual loops around the chosen instruction as native IR. Every rule of the table is
- * lowered (lower.c, lower_gemm.c, and copy_tma.c / copy_cp_async.c for copy_async); a rule
+ * lowered (each in its family file, with elementwise.c shared); a rule
  * with emit == NULL would make tirx_kernel_build report "rule X has no lowering yet" when
  * dispatch picks it. Dispatch itself stays a pure function of the call description (the CPU
  * tests use it on its own).

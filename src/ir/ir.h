@@ -168,8 +168,6 @@ typedef struct tirx__native_stmt {
     /* MBAR_INIT (value: the arrival count, i32), MBAR_ARRIVE (no value), MBAR_ARRIVE_CLUSTER
      * (the CTA rank), MBAR_EXPECT_TX (bytes), MBAR_WAIT (the phase parity) */
     struct { tirx__elem bar; tirx_expr *value; } mbar;
-    /* TMA_MBAR_*: the internal mbarrier statements; bar a load of the mbarrier element */
-    struct { tirx_expr *bar; tirx_expr *value; int32_t count; } tma_mbar;
     struct { int32_t regs; } setmaxnreg;              /* SETMAXNREG_INC, _DEC */
     struct { int32_t id, threads; } named_bar;        /* NAMED_BAR_SYNC, _ARRIVE */
     struct { int32_t n; } wait;       /* WGMMA_WAIT, BULK_WAIT[_READ], CP_ASYNC_WAIT: groups left */
@@ -223,7 +221,7 @@ struct tirx_region {
   int64_t extent[TIRX_BUILDER_MAX_RANK];
 };
 
-/* A tile primitive statement (src/builder/prim.c), lowered by src/dispatch/lower.c. */
+/* A tile primitive statement (src/builder/prim.c), lowered by src/dispatch/lower_driver.c and the rules. */
 typedef struct tirx__prim_stmt {
   uint8_t prim;       /* tirx__prim (dispatch.h) */
   uint8_t op;         /* tirx__prim_op */

@@ -125,18 +125,7 @@ enum { TIRX__NATIVE_MAX_OPS = 5 };
     OPS(IMM(wait.n)), "$n $0", NULL, "$h<$0, 1>();", NULL)                                     \
   X(TMAP_PREFETCH, "tmap_prefetch", "tirx_tmap_prefetch", TIRX__NEED(90, false),              \
     TIRX__PRE_TMA, OPS(TENSOR(prefetch.tensor)), "$n $0", NULL, NULL, emit_prefetch)          \
-  /* the minimal mbarrier statements of the TMA tests (builder/tma.c: tirx__mbar_*) */        \
-  X(TMA_MBAR_INIT, "mbarrier_init", "tirx_mbar_init", TIRX__NEED(90, false), TIRX__PRE_TMA,   \
-    OPS(LOAD(tma_mbar.bar) IMM(tma_mbar.count)), "$n $0 count $1", NULL, "$h($0, $1u);",      \
-    NULL)                                                                                      \
-  X(TMA_MBAR_EXPECT_TX, "mbarrier_arrive_expect_tx", "tirx_mbar_expect_tx",                   \
-    TIRX__NEED(90, false), TIRX__PRE_TMA, OPS(LOAD(tma_mbar.bar) EXPR(tma_mbar.value)),      \
-    "$n $0 $1", NULL, "$h($0, (unsigned)($1));", NULL)                                         \
-  X(TMA_MBAR_WAIT, "mbarrier_wait", "tirx_mbar_wait", TIRX__NEED(90, false), TIRX__PRE_TMA,   \
-    OPS(LOAD(tma_mbar.bar) EXPR(tma_mbar.value)), "$n $0 $1", NULL,                          \
-    "$h($0, (unsigned)($1));", NULL)                                                           \
-  X(TMA_FENCE_INIT, "fence.mbarrier_init", "tirx_fence_mbar_init", TIRX__NEED(90, false),     \
-    TIRX__PRE_TMA, OPS(), "$n", NULL, "$h();", NULL)                                           \
+  /* reduce.dsmem's cluster barrier and DSMEM store (families/reduce_cta.c, builder/tma.c) */\
   X(TMA_CLUSTER_SYNC, "cluster_sync", "tirx_cluster_sync_all", TIRX__NEED(90, false),         \
     TIRX__PRE_TMA, OPS(), "$n", NULL, "$h();", NULL)                                           \
   X(DSMEM_STORE, "dsmem_store", "tirx_dsmem_st_f32", TIRX__NEED(90, false), TIRX__PRE_TMA,    \

@@ -11,12 +11,11 @@
 #include <string.h>
 
 #include "cp_async_tiles.h"
-#include "gemm.h"
+#include "demo_kernels.h"
+#include "gemm_ref.h"
 #include "golden.h"
-#include "kernels.h"
-#include "membound.h"
 #include "mma_tiles.h"
-#include "tp.h"
+#include "rows_ref.h"
 
 static const char *dt_name(tirx_dtype dt) { return tirx_dtype_name(dt); }
 
@@ -31,9 +30,9 @@ static void example_cases(golden_set *g) {
                       example_kernels[i].make(), "example kernel failed to build");
 }
 
-/* ---- the row kernels (examples/membound.c, bench/membound.c) ---- */
+/* ---- the row kernels (src/kernels/rows.c, bench/membound.c) ---- */
 
-/* The knobs of one variant (membound.h setters; 0: the default), as bench/membound.c's tables. */
+/* The knobs of one variant (tirx_row_options; 0: the default), as bench/membound.c's tables. */
 typedef struct mb_variant {
   const char *name;
   int threads, ctas, flags, stages, min_blocks, sms;
@@ -51,16 +50,16 @@ static const mb_variant MB_VARIANTS[] = {
     {"c4-T128", .threads = 128, .ctas = 4},
     {"c4-T512", .threads = 512, .ctas = 4},
     {"c4-T1024", .threads = 1024, .ctas = 4},
-    {"wcs", .flags = MEMBOUND_V_WEIGHTS_STREAM},
-    {"wearly", .flags = MEMBOUND_V_WEIGHTS_EARLY},
-    {"wcs-early", .flags = MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY},
-    {"unstaged", .flags = MEMBOUND_V_UNSTAGED},
-    {"staged", .flags = MEMBOUND_V_STAGED},
+    {"wcs", .flags = TIRX_ROW_VARIANT_WEIGHTS_STREAM},
+    {"wearly", .flags = TIRX_ROW_VARIANT_WEIGHTS_EARLY},
+    {"wcs-early", .flags = TIRX_ROW_VARIANT_WEIGHTS_STREAM | TIRX_ROW_VARIANT_WEIGHTS_EARLY},
+    {"unstaged", .flags = TIRX_ROW_VARIANT_UNSTAGED},
+    {"staged", .flags = TIRX_ROW_VARIANT_STAGED},
     {"S1", .stages = 1},
     {"S2", .stages = 2},
     {"S3", .stages = 3},
-    {"wglobal", .flags = MEMBOUND_V_WEIGHTS_GLOBAL},
-    {"wglobal-S3", .flags = MEMBOUND_V_WEIGHTS_GLOBAL, .stages = 3},
+    {"wglobal", .flags = TIRX_ROW_VARIANT_WEIGHTS_GLOBAL},
+    {"wglobal-S3", .flags = TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, .stages = 3},
     {"minb4", .min_blocks = 4},
     {"minb5", .min_blocks = 5},
     {"minb6", .min_blocks = 6},
@@ -69,19 +68,22 @@ static const mb_variant MB_VARIANTS[] = {
     {"sms1", .sms = 1},
 };
 
-static void mb_set(const mb_variant *v) {
-  membound_set_threads(v ? v->threads : 0);
-  membound_set_cluster(v ? v->ctas : 0);
-  membound_set_variant(v ? v->flags : 0);
-  membound_set_stages(v ? v->stages : 0);
-  membound_set_min_blocks(v ? v->min_blocks : 0);
-  membound_set_sms(v && v->sms ? v->sms : 132);
+/* The options of variant v (NULL: the defaults). */
+static tirx_row_options mb_options(const mb_variant *v) {
+  tirx_row_options o = {0};
+  if (v)
+    o = (tirx_row_options){.threads = v->threads, .cluster = v->ctas, .variant = v->flags,
+                           .stages = v->stages, .min_blocks = v->min_blocks, .sms = v->sms};
+  return o;
 }
 
-/* The source of the kernel, or "build failed: ..." (malloc'ed). */
-static char *mb_text(membound_kind kind, tirx_dtype dt, int64_t width, bool scalar) {
-  char err[2048] = "";
-  tirx_kernel *k = membound_build(kind, dt, width, scalar, err, sizeof err);
+/* The source of the kernel, or "build failed: <the builder's message>" (malloc'ed). */
+static char *mb_text(const tirx_row_options *o, tirx_row_op kind, tirx_dtype dt, int64_t width,
+                     bool scalar) {
+  static const char prefix[] = "tirx_kernels_row_build: ";
+  char msg[2048] = "";
+  tirx_kernel *k = row_kernel(kind, o, dt, width, scalar, msg, sizeof msg);
+  const char *err = strncmp(msg, prefix, sizeof prefix - 1) ? msg : msg + sizeof prefix - 1;
   char *text;
   if (k) {
     text = strdup(tirx_kernel_source(k));
@@ -98,61 +100,59 @@ static void membound_cases(golden_set *g) {
   /* Every kernel, dtype and a spread of widths (warp per row, CTA per row, staged rows, odd
    * widths and common hidden sizes), with the default knobs. */
   static const int64_t widths[] = {64, 256, 1000, 1024, 2048, 3072, 4096, 5000, 8192, 20000, 32768};
-  mb_set(NULL);
-  for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++)
+  const tirx_row_options defaults = mb_options(NULL);
+  for (int kind = 0; kind < TIRX_ROW_OP_COUNT; kind++)
     for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++)
       for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
-        char *text = mb_text((membound_kind)kind, DTYPES[d], widths[w], false);
+        char *text = mb_text(&defaults, (tirx_row_op)kind, DTYPES[d], widths[w], false);
         golden_add_text(g,
-                        golden_name(g, "membound.%s.%s.w%lld", membound_name((membound_kind)kind),
+                        golden_name(g, "membound.%s.%s.w%lld", tirx_kernels_row_name((tirx_row_op)kind),
                                     dt_name(DTYPES[d]), (long long)widths[w]),
                         text ? text : "out of memory\n");
         free(text);
       }
   /* The scalar families. */
   static const int64_t scalar_widths[] = {256, 1000, 5000, 8192};
-  for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++)
+  for (int kind = 0; kind < TIRX_ROW_OP_COUNT; kind++)
     for (size_t w = 0; w < sizeof scalar_widths / sizeof scalar_widths[0]; w++) {
-      char *text = mb_text((membound_kind)kind, TIRX_BF16, scalar_widths[w], true);
+      char *text = mb_text(&defaults, (tirx_row_op)kind, TIRX_BF16, scalar_widths[w], true);
       golden_add_text(g,
                       golden_name(g, "membound.%s.bf16.w%lld.scalar",
-                                  membound_name((membound_kind)kind), (long long)scalar_widths[w]),
+                                  tirx_kernels_row_name((tirx_row_op)kind), (long long)scalar_widths[w]),
                       text ? text : "out of memory\n");
       free(text);
     }
   /* The bench's variants at its shapes (bf16 16384x8192, 16384x5000, 4096x32768) and the GPU
    * tests' small grids (staged rows in every dtype), where they change the kernel. */
   static const int64_t bench_widths[] = {5000, 8192, 20000, 32768};
-  for (int kind = 0; kind < MEMBOUND_KIND_COUNT; kind++)
+  for (int kind = 0; kind < TIRX_ROW_OP_COUNT; kind++)
     for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++)
       for (size_t w = 0; w < sizeof bench_widths / sizeof bench_widths[0]; w++) {
         bool bench = DTYPES[d] == TIRX_BF16 && bench_widths[w] != 20000;
-        mb_set(NULL);
-        char *base = mb_text((membound_kind)kind, DTYPES[d], bench_widths[w], false);
+        char *base = mb_text(&defaults, (tirx_row_op)kind, DTYPES[d], bench_widths[w], false);
         for (size_t v = 0; v < sizeof MB_VARIANTS / sizeof MB_VARIANTS[0]; v++) {
           if (!bench && !MB_VARIANTS[v].sms) continue;
-          mb_set(&MB_VARIANTS[v]);
-          char *text = mb_text((membound_kind)kind, DTYPES[d], bench_widths[w], false);
+          tirx_row_options o = mb_options(&MB_VARIANTS[v]);
+          char *text = mb_text(&o, (tirx_row_op)kind, DTYPES[d], bench_widths[w], false);
           if (text && base && strcmp(text, base) != 0)
             golden_add_text(g,
                             golden_name(g, "membound.%s.%s.w%lld.%s",
-                                        membound_name((membound_kind)kind), dt_name(DTYPES[d]),
+                                        tirx_kernels_row_name((tirx_row_op)kind), dt_name(DTYPES[d]),
                                         (long long)bench_widths[w], MB_VARIANTS[v].name),
                             text);
           free(text);
         }
         free(base);
       }
-  mb_set(NULL);
 }
 
-/* ---- the Hopper GEMM (examples/gemm.c, bench/gemm.c, tests) ---- */
+/* ---- the Hopper GEMM (src/kernels/gemm.c, bench/gemm.c, tests) ---- */
 
 static const char *const EPILOGUES[] = {"plain", "bias", "bias_silu", "bias_gelu"};
 
 static void gemm_case(golden_set *g, gemm_spec s) {
   char err[4096] = "";
-  gemm_tiles t = gemm_pick(&s);
+  tirx_gemm_tiles t = gemm_pick(&s);
   const char *fam = s.family ? s.family : "wgmma";
   tirx_kernel *k = gemm_build(&s, err, sizeof err);
   /* The kernel depends on the tiles the shape picks, not on the shape: name it by them. */
@@ -173,7 +173,7 @@ static void gemm_cases(golden_set *g) {
       for (size_t m = 0; m < sizeof ms / sizeof ms[0]; m++)
         for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
           gemm_case(g, (gemm_spec){.dtype = DTYPES16[d], .m = ms[m], .n = nk[i][0],
-                                   .k = nk[i][1], .epilogue = (gemm_epilogue)e});
+                                   .k = nk[i][1], .epilogue = (tirx_epilogue)e});
   gemm_case(g, (gemm_spec){.dtype = TIRX_BF16, .m = 1, .n = 4096, .k = 4096, .sms = 64});
   /* The test families, one CTA per 64x64 tile. */
   static const char *const fams[] = {"mma", "scalar"};
@@ -181,7 +181,7 @@ static void gemm_cases(golden_set *g) {
     for (size_t d = 0; d < 2; d++)
       for (int e = 0; e < 4; e++)
         gemm_case(g, (gemm_spec){.dtype = DTYPES16[d], .m = 129, .n = 130, .k = 65,
-                                 .epilogue = (gemm_epilogue)e, .family = fams[f]});
+                                 .epilogue = (tirx_epilogue)e, .family = fams[f]});
   /* Refused specs. */
   char err[4096] = "";
   golden_add_kernel(g, "gemm.refused.f32",
@@ -195,23 +195,24 @@ static void gemm_cases(golden_set *g) {
                     err);
 }
 
-/* ---- the tensor-parallel linear layer (examples/tp.c) ---- */
+/* ---- the tensor-parallel linear layer (src/kernels/tp.c) ---- */
 
 static void tp_cases(golden_set *g) {
-  static const tp_spec specs[] = {{TIRX_BF16, 256, 512, 1024, 1}, {TIRX_F16, 512, 256, 1024, 2},
-                                  {TIRX_BF16, 8192, 4096, 4096, 4}};
+  static const tirx_tp_spec specs[] = {
+      {.dtype = TIRX_BF16, .m = 256, .n = 512, .k = 1024, .nranks = 1},
+      {.dtype = TIRX_F16, .m = 512, .n = 256, .k = 1024, .nranks = 2},
+      {.dtype = TIRX_BF16, .m = 8192, .n = 4096, .k = 4096, .nranks = 4}};
   for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-    tp_linear t;
-    char err[4096] = "";
+    tirx_tp_linear t;
     const char *name = golden_name(g, "tp.%s.m%lld.n%lld.k%lld.p%d", dt_name(specs[i].dtype),
                                    (long long)specs[i].m, (long long)specs[i].n,
                                    (long long)specs[i].k, specs[i].nranks);
-    if (!tp_linear_create(&specs[i], &t, err, sizeof err)) {
-      golden_add_kernel(g, name, NULL, err);
+    if (tirx_kernels_tp_linear_create(&specs[i], &t) != TIRX_OK) {
+      golden_add_kernel(g, name, NULL, tirx_last_error());
       continue;
     }
     golden_add_kernel(g, name, tirx_kernel_retain(t.gemm), "");
-    tp_linear_destroy(&t);
+    tirx_kernels_tp_linear_destroy(&t);
   }
 }
 

@@ -23,7 +23,7 @@
 
 #include "dist/dist.h"
 #include "jit/jit.h"
-#include "tp.h"
+#include "tp_ref.h"
 
 #define DPOISON 0xdeadbeefu
 #define DOK(call) cr_assert_eq((call), TIRX_OK, "%s: %s", #call, tirx_last_error())
@@ -371,28 +371,29 @@ Test(gpu_dist, abort_all_and_buffer_checks, .timeout = 120) {
  */
 static void check_tp_linear(tirx_runtime *rt, tirx_comm *comm, tirx_dtype dt, int64_t m,
                             int64_t n, int64_t k) {
-  char what[96], err[4096] = "";
+  char what[96];
   snprintf(what, sizeof what, "tp_linear %s %lldx%lldx%lld", tirx_dtype_name(dt), (long long)m,
            (long long)n, (long long)k);
-  tp_spec spec = {.dtype = dt, .m = m, .n = n, .k = k, .nranks = 1};
-  tp_linear t;
-  cr_assert(tp_linear_create(&spec, &t, err, sizeof err), "%s: %s", what, err);
+  tirx_tp_spec spec = {.dtype = dt, .m = m, .n = n, .k = k, .nranks = 1};
+  tirx_tp_linear t;
+  cr_assert(tirx_kernels_tp_linear_create(&spec, &t) == TIRX_OK, "%s: %s", what,
+            tirx_last_error());
   cr_assert_str_eq(tirx_collective_rule(t.reduce), "reduce_scatter");
   size_t nx = (size_t)(m * k), nw = (size_t)(n * k), ny = (size_t)(m * n);
   uint16_t *hx = malloc(nx * 2), *hw = malloc(nw * 2), *hy = malloc(ny * 2), *hp = malloc(ny * 2);
   uint64_t s = drnd();
   tp_random16(dt, hx, nx, &s);
   tp_random16(dt, hw, nw, &s);
-  tp_buffers b = {0};
-  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_X), &b.x));
-  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_W), &b.w));
-  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y_PARTIAL), &b.y_partial));
-  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y), &b.y));
+  tirx_tp_buffers b = {0};
+  DOK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_X), &b.x));
+  DOK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_W), &b.w));
+  DOK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y_PARTIAL), &b.y_partial));
+  DOK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y), &b.y));
   DOK(tp_linear_upload(&t, rt, 0, hx, hw, &b));
   DOK(tirx_runtime_fill32(rt, b.y_partial, 0xffffffffu, ny / 2));
   DOK(tirx_runtime_fill32(rt, b.y, 0xffffffffu, ny / 2));
-  DOK(tp_linear_prepare(&t, rt, &b));
-  DOK(tp_linear_forward(&t, rt, comm, &b, NULL));
+  DOK(tirx_kernels_tp_linear_prepare(&t, rt, &b));
+  DOK(tirx_op_tp_linear(rt, &t, comm, &b, NULL));
   DOK(tirx_comm_synchronize(comm, NULL, 10000));
   DOK(tirx_runtime_copy(rt, hy, b.y, ny * 2, TIRX_COPY_DEVICE_TO_HOST));
   DOK(tirx_runtime_copy(rt, hp, b.y_partial, ny * 2, TIRX_COPY_DEVICE_TO_HOST));
@@ -425,7 +426,7 @@ static void check_tp_linear(tirx_runtime *rt, tirx_comm *comm, tirx_dtype dt, in
   free(hx), free(hw), free(hy), free(hp);
   tirx_runtime_free(rt, b.x), tirx_runtime_free(rt, b.w);
   tirx_runtime_free(rt, b.y_partial), tirx_runtime_free(rt, b.y);
-  tp_linear_destroy(&t);
+  tirx_kernels_tp_linear_destroy(&t);
 }
 
 Test(gpu_dist, tensor_parallel_linear_on_one_rank, .timeout = 600) {
@@ -447,24 +448,23 @@ Test(gpu_dist, tensor_parallel_linear_on_one_rank, .timeout = 600) {
 Test(gpu_dist, tensor_parallel_linear_checks_buffers_first, .timeout = 120) {
   tirx_runtime *rt = dist_runtime();
   tirx_comm *comm = one_rank(rt, 60000);
-  tp_spec spec = {.dtype = TIRX_BF16, .m = 64, .n = 64, .k = 64, .nranks = 1};
-  tp_linear t;
-  char err[1024] = "";
-  cr_assert(tp_linear_create(&spec, &t, err, sizeof err), "%s", err);
-  tp_buffers b = {0};
-  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_X), &b.x));
-  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y_PARTIAL), &b.y_partial));
-  DOK(tirx_runtime_alloc(rt, tp_linear_bytes(&t, TP_Y), &b.y));
+  tirx_tp_spec spec = {.dtype = TIRX_BF16, .m = 64, .n = 64, .k = 64, .nranks = 1};
+  tirx_tp_linear t;
+  cr_assert(tirx_kernels_tp_linear_create(&spec, &t) == TIRX_OK, "%s", tirx_last_error());
+  tirx_tp_buffers b = {0};
+  DOK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_X), &b.x));
+  DOK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y_PARTIAL), &b.y_partial));
+  DOK(tirx_runtime_alloc(rt, tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y), &b.y));
   DOK(tirx_runtime_fill32(rt, b.y, 0xffffffffu, 64 * 64 / 2));
-  cr_assert_eq(tp_linear_forward(&t, rt, comm, &b, NULL), TIRX_E_NULL_ARG); /* b.w is NULL */
+  cr_assert_eq(tirx_op_tp_linear(rt, &t, comm, &b, NULL), TIRX_E_NULL_ARG); /* b.w is NULL */
   cr_assert_str_eq(tirx_last_error(), "tirx_dtensor_check: rank 0: data is NULL");
-  cr_assert_eq(tp_linear_forward(&t, rt, NULL, &b, NULL), TIRX_E_NULL_ARG);
+  cr_assert_eq(tirx_op_tp_linear(rt, &t, NULL, &b, NULL), TIRX_E_NULL_ARG);
   DOK(tirx_runtime_synchronize(rt, NULL));
   uint16_t hy[64 * 64];
   DOK(tirx_runtime_copy(rt, hy, b.y, sizeof hy, TIRX_COPY_DEVICE_TO_HOST));
   for (size_t e = 0; e < 64 * 64; e++) cr_assert_eq(hy[e], 0xffff, "Y[%zu] was written", e);
   tirx_runtime_free(rt, b.x), tirx_runtime_free(rt, b.y_partial), tirx_runtime_free(rt, b.y);
-  tp_linear_destroy(&t);
+  tirx_kernels_tp_linear_destroy(&t);
   tirx_comm_destroy(comm);
   tirx_runtime_destroy(rt);
 }

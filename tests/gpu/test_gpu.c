@@ -17,8 +17,11 @@
 #include <time.h>
 
 #include "jit/jit.h"
-#include "kernels.h"
-#include "membound.h"
+#include "demo_kernels.h"
+#include "rows_ref.h"
+
+/* The row kernels' options of the current test (each test runs in its own process). */
+static tirx_row_options ro;
 
 /* ---- helpers ---- */
 
@@ -840,8 +843,8 @@ static float from_half_bits(uint16_t h, tirx_dtype dt) {
 
 static void check_rmsnorm(tirx_runtime *rt, tirx_dtype dt, int64_t width, bool scalar) {
   char err[1024] = "";
-  tirx_kernel *k = membound_rmsnorm(dt, width, scalar, err, sizeof err);
-  cr_assert_not_null(k, "membound_rmsnorm(%s, %lld): %s", tirx_dtype_name(dt), (long long)width,
+  tirx_kernel *k = row_kernel(TIRX_ROW_OP_RMSNORM, &ro, dt, width, scalar, err, sizeof err);
+  cr_assert_not_null(k, "row_kernel(TIRX_ROW_OP_RMSNORM, &ro, %s, %lld): %s", tirx_dtype_name(dt), (long long)width,
                      err);
   const int rows = 37;
   size_t n = (size_t)rows * (size_t)width, es = (size_t)tirx_dtype_size(dt);
@@ -959,12 +962,12 @@ static float *mb_download(tirx_runtime *rt, const void *d, tirx_dtype dt, size_t
 }
 
 /* The float64 reference of one row (membound.h); out2 for add_rmsnorm's res_out. */
-static void mb_ref_row(membound_kind kind, int64_t W, const float *x, const float *res,
+static void mb_ref_row(tirx_row_op kind, int64_t W, const float *x, const float *res,
                        const float *w, const float *bias, double *out, double *out2) {
   double s = 0, m = -INFINITY, mean = 0;
   switch (kind) {
-  case MEMBOUND_ADD_RMSNORM:
-  case MEMBOUND_RMSNORM:
+  case TIRX_ROW_OP_ADD_RMSNORM:
+  case TIRX_ROW_OP_RMSNORM:
     for (int64_t j = 0; j < W; j++) {
       double h = (double)x[j] + (res ? (double)res[j] : 0.0);
       if (out2) out2[j] = h;
@@ -973,27 +976,27 @@ static void mb_ref_row(membound_kind kind, int64_t W, const float *x, const floa
     for (int64_t j = 0; j < W; j++)
       out[j] = ((double)x[j] + (res ? (double)res[j] : 0.0)) / sqrt(s / (double)W + 1e-5) * w[j];
     break;
-  case MEMBOUND_LAYERNORM:
+  case TIRX_ROW_OP_LAYERNORM:
     for (int64_t j = 0; j < W; j++) mean += x[j];
     mean /= (double)W;
     for (int64_t j = 0; j < W; j++) s += (x[j] - mean) * (x[j] - mean);
     for (int64_t j = 0; j < W; j++)
       out[j] = (x[j] - mean) / sqrt(s / (double)W + 1e-5) * w[j] + bias[j];
     break;
-  case MEMBOUND_SOFTMAX:
+  case TIRX_ROW_OP_SOFTMAX:
     for (int64_t j = 0; j < W; j++) m = fmax(m, x[j]);
     for (int64_t j = 0; j < W; j++) s += exp(x[j] - m);
     for (int64_t j = 0; j < W; j++) out[j] = exp(x[j] - m) / s;
     break;
-  case MEMBOUND_ROW_SUM:
+  case TIRX_ROW_OP_SUM:
     for (int64_t j = 0; j < W; j++) s += x[j];
     out[0] = s;
     break;
-  case MEMBOUND_ROW_MAX:
+  case TIRX_ROW_OP_MAX:
     for (int64_t j = 0; j < W; j++) m = fmax(m, x[j]);
     out[0] = m;
     break;
-  case MEMBOUND_SILU_MUL:
+  case TIRX_ROW_OP_SILU_MUL:
     for (int64_t j = 0; j < W; j++) out[j] = x[j] / (1 + exp(-(double)x[j])) * x[W + j];
     break;
   default:
@@ -1001,15 +1004,15 @@ static void mb_ref_row(membound_kind kind, int64_t W, const float *x, const floa
   }
 }
 
-static void check_membound(tirx_runtime *rt, membound_kind kind, tirx_dtype dt, int64_t W,
+static void check_membound(tirx_runtime *rt, tirx_row_op kind, tirx_dtype dt, int64_t W,
                            bool scalar) {
   char err[2048] = "";
-  tirx_kernel *k = membound_build(kind, dt, W, scalar, err, sizeof err);
-  cr_assert_not_null(k, "membound_build(%s, %s, %lld): %s", membound_name(kind),
+  tirx_kernel *k = row_kernel(kind, &ro, dt, W, scalar, err, sizeof err);
+  cr_assert_not_null(k, "row_kernel(%s, &ro, %s, %lld): %s", tirx_kernels_row_name(kind),
                      tirx_dtype_name(dt), (long long)W, err);
   const int rows = 19;
-  bool red = kind == MEMBOUND_ROW_SUM || kind == MEMBOUND_ROW_MAX;
-  int64_t win = kind == MEMBOUND_SILU_MUL ? 2 * W : W, wout = red ? 1 : W;
+  bool red = kind == TIRX_ROW_OP_SUM || kind == TIRX_ROW_OP_MAX;
+  int64_t win = kind == TIRX_ROW_OP_SILU_MUL ? 2 * W : W, wout = red ? 1 : W;
   tirx_dtype odt = red ? TIRX_F32 : dt;
   size_t nin = (size_t)rows * (size_t)win, nout = (size_t)rows * (size_t)wout;
   float *hx, *hr = NULL, *hw, *hb;
@@ -1029,29 +1032,29 @@ static void check_membound(tirx_runtime *rt, membound_kind kind, tirx_dtype dt, 
   args[n++] = r;
   args[n++] = t_x;
   switch (kind) {
-  case MEMBOUND_RMSNORM: args[n++] = t_w, args[n++] = t_o, args[n++] = eps; break;
-  case MEMBOUND_LAYERNORM: args[n++] = t_w, args[n++] = t_b, args[n++] = t_o, args[n++] = eps; break;
-  case MEMBOUND_ADD_RMSNORM:
+  case TIRX_ROW_OP_RMSNORM: args[n++] = t_w, args[n++] = t_o, args[n++] = eps; break;
+  case TIRX_ROW_OP_LAYERNORM: args[n++] = t_w, args[n++] = t_b, args[n++] = t_o, args[n++] = eps; break;
+  case TIRX_ROW_OP_ADD_RMSNORM:
     args[n++] = t_r, args[n++] = t_w, args[n++] = t_o, args[n++] = t_o2, args[n++] = eps;
     break;
-  case MEMBOUND_CHAIN: args[n++] = t_o, args[n++] = tirx_arg_f32(0.75f), args[n++] = tirx_arg_f32(0.25f); break;
+  case TIRX_ROW_OP_CHAIN: args[n++] = t_o, args[n++] = tirx_arg_f32(0.75f), args[n++] = tirx_arg_f32(0.25f); break;
   default: args[n++] = t_o;
   }
   OK(tirx_launch(rt, k, args, n, NULL));
   OK(tirx_runtime_synchronize(rt, NULL));
   double *want = malloc(nout * sizeof *want), *want2 = malloc(nout * sizeof *want2);
   for (int i = 0; i < rows; i++)
-    mb_ref_row(kind, W, hx + (size_t)i * (size_t)win, kind == MEMBOUND_ADD_RMSNORM ? hr + (size_t)i * (size_t)W : NULL,
+    mb_ref_row(kind, W, hx + (size_t)i * (size_t)win, kind == TIRX_ROW_OP_ADD_RMSNORM ? hr + (size_t)i * (size_t)W : NULL,
                hw, hb, want + (size_t)i * (size_t)wout, want2 + (size_t)i * (size_t)wout);
   float *got = mb_download(rt, dout, odt, nout);
   char what[160];
-  snprintf(what, sizeof what, "%s %s width %lld%s", membound_name(kind), tirx_dtype_name(dt),
+  snprintf(what, sizeof what, "%s %s width %lld%s", tirx_kernels_row_name(kind), tirx_dtype_name(dt),
            (long long)W, scalar ? " (scalar forced)" : "");
   double tol = dt == TIRX_F32 ? 2e-5 : dt == TIRX_F16 ? 2e-3 : 1.6e-2;
-  double atol = red && kind == MEMBOUND_ROW_SUM ? 1e-5 * (double)W : tol;
+  double atol = red && kind == TIRX_ROW_OP_SUM ? 1e-5 * (double)W : tol;
   compare(what, got, want, nout, atol, tol);
   free(got);
-  if (kind == MEMBOUND_ADD_RMSNORM) {
+  if (kind == TIRX_ROW_OP_ADD_RMSNORM) {
     got = mb_download(rt, dout2, dt, nout);
     compare("add_rmsnorm res_out", got, want2, nout, tol, tol);
     free(got);
@@ -1064,7 +1067,7 @@ static void check_membound(tirx_runtime *rt, membound_kind kind, tirx_dtype dt, 
 
 /* Every dtype, width (1, 3, 127, 5000, 8191; the last two one CTA per row) and the forced
  * scalar fallback of one kernel; one Criterion test per kernel, so one failure hides no other. */
-static void check_membound_kind(membound_kind kind) {
+static void check_membound_kind(tirx_row_op kind) {
   tirx_runtime *rt = gpu_runtime();
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
   static const int64_t widths[] = {1, 3, 127, 5000, 8191};
@@ -1079,7 +1082,7 @@ static void check_membound_kind(membound_kind kind) {
  * and of 4 CTAs per row (membound_set_cluster), the reductions through DSMEM (reduce.dsmem;
  * 20000 in f16/bf16: 2 x 250 threads x 5 vectors, 4 x 125 x 5), every dtype, vector and
  * forced-scalar families. */
-static void check_membound_cluster(membound_kind kind) {
+static void check_membound_cluster(tirx_row_op kind) {
   tirx_runtime *rt = gpu_runtime();
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
   static const int64_t widths[] = {32768, 20000};
@@ -1087,12 +1090,12 @@ static void check_membound_cluster(membound_kind kind) {
     for (int scalar = 0; scalar < 2; scalar++)
       for (int d = 0; d < 3; d++)
         for (int w = 0; w < 2; w++) {
-          cr_assert(membound_set_cluster(ctas));
-          int got = membound_cluster(kind, dts[d], widths[w]);
-          cr_assert_eq(got, ctas, "%s %s %lld: %d CTAs per row, expected %d", membound_name(kind),
+          ro.cluster = ctas;
+          int got = row_plan(kind, &ro, dts[d], widths[w]).cluster;
+          cr_assert_eq(got, ctas, "%s %s %lld: %d CTAs per row, expected %d", tirx_kernels_row_name(kind),
                        tirx_dtype_name(dts[d]), (long long)widths[w], got, ctas);
           check_membound(rt, kind, dts[d], widths[w], scalar); /* builds with the choice */
-          membound_set_cluster(0);
+          ro.cluster = 0;
         }
   tirx_runtime_destroy(rt);
 }
@@ -1102,53 +1105,53 @@ static void check_membound_cluster(membound_kind kind) {
  * rows: the ring wraps and the mbarrier phases flip several times), at 32768 and 20000 (staged
  * by default in f16/bf16; 20000 a box of 200 x 100), forced at 8192, 5000 (200 x 25) and 2048
  * in every dtype (the weight rows in shared memory), forced off at 32768, and with the weight
- * rows read from global memory (MEMBOUND_V_WEIGHTS_GLOBAL) at 32768 and 5000. */
-static void check_membound_staged(membound_kind kind) {
+ * rows read from global memory (TIRX_ROW_VARIANT_WEIGHTS_GLOBAL) at 32768 and 5000. */
+static void check_membound_staged(tirx_row_op kind) {
   tirx_runtime *rt = gpu_runtime();
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
   static const struct { int64_t width; int flags; } cases[] = {
-      {32768, 0}, {20000, 0}, {8192, MEMBOUND_V_STAGED}, {5000, MEMBOUND_V_STAGED},
-      {2048, MEMBOUND_V_STAGED}, {32768, MEMBOUND_V_UNSTAGED},
-      {32768, MEMBOUND_V_WEIGHTS_GLOBAL}, {5000, MEMBOUND_V_STAGED | MEMBOUND_V_WEIGHTS_GLOBAL}};
+      {32768, 0}, {20000, 0}, {8192, TIRX_ROW_VARIANT_STAGED}, {5000, TIRX_ROW_VARIANT_STAGED},
+      {2048, TIRX_ROW_VARIANT_STAGED}, {32768, TIRX_ROW_VARIANT_UNSTAGED},
+      {32768, TIRX_ROW_VARIANT_WEIGHTS_GLOBAL}, {5000, TIRX_ROW_VARIANT_STAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL}};
   static const int sms[] = {132, 2, 1};
   int staged = 0;
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (int d = 0; d < 3; d++)
       for (int m = 0; m < 3; m++) {
-        cr_assert(membound_set_variant(cases[c].flags));
-        cr_assert(membound_set_sms(sms[m]));
-        int S = membound_stages(kind, dts[d], cases[c].width);
-        if (cases[c].flags == MEMBOUND_V_UNSTAGED) cr_assert_eq(S, 0);
+        ro.variant = cases[c].flags;
+        ro.sms = sms[m];
+        int S = row_plan(kind, &ro, dts[d], cases[c].width).stages;
+        if (cases[c].flags == TIRX_ROW_VARIANT_UNSTAGED) cr_assert_eq(S, 0);
         staged += S > 0;
         check_membound(rt, kind, dts[d], cases[c].width, false);
-        membound_set_variant(0);
-        membound_set_sms(132);
+        ro.variant = 0;
+        ro.sms = 132;
       }
-  cr_assert_geq(staged, 30, "%s: only %d staged kernels checked", membound_name(kind), staged);
+  cr_assert_geq(staged, 30, "%s: only %d staged kernels checked", tirx_kernels_row_name(kind), staged);
   tirx_runtime_destroy(rt);
 }
 
-Test(gpu, membound_staged_rmsnorm, .timeout = 300) { check_membound_staged(MEMBOUND_RMSNORM); }
-Test(gpu, membound_staged_layernorm, .timeout = 300) { check_membound_staged(MEMBOUND_LAYERNORM); }
-Test(gpu, membound_staged_softmax, .timeout = 300) { check_membound_staged(MEMBOUND_SOFTMAX); }
+Test(gpu, membound_staged_rmsnorm, .timeout = 300) { check_membound_staged(TIRX_ROW_OP_RMSNORM); }
+Test(gpu, membound_staged_layernorm, .timeout = 300) { check_membound_staged(TIRX_ROW_OP_LAYERNORM); }
+Test(gpu, membound_staged_softmax, .timeout = 300) { check_membound_staged(TIRX_ROW_OP_SOFTMAX); }
 
-Test(gpu, membound_cluster_rmsnorm, .timeout = 300) { check_membound_cluster(MEMBOUND_RMSNORM); }
-Test(gpu, membound_cluster_layernorm, .timeout = 300) { check_membound_cluster(MEMBOUND_LAYERNORM); }
-Test(gpu, membound_cluster_softmax, .timeout = 300) { check_membound_cluster(MEMBOUND_SOFTMAX); }
+Test(gpu, membound_cluster_rmsnorm, .timeout = 300) { check_membound_cluster(TIRX_ROW_OP_RMSNORM); }
+Test(gpu, membound_cluster_layernorm, .timeout = 300) { check_membound_cluster(TIRX_ROW_OP_LAYERNORM); }
+Test(gpu, membound_cluster_softmax, .timeout = 300) { check_membound_cluster(TIRX_ROW_OP_SOFTMAX); }
 Test(gpu, membound_cluster_add_rmsnorm, .timeout = 300) {
-  check_membound_cluster(MEMBOUND_ADD_RMSNORM);
+  check_membound_cluster(TIRX_ROW_OP_ADD_RMSNORM);
 }
 
-Test(gpu, membound_rmsnorm, .timeout = 300) { check_membound_kind(MEMBOUND_RMSNORM); }
-Test(gpu, membound_layernorm, .timeout = 300) { check_membound_kind(MEMBOUND_LAYERNORM); }
-Test(gpu, membound_softmax, .timeout = 300) { check_membound_kind(MEMBOUND_SOFTMAX); }
-Test(gpu, membound_add_rmsnorm, .timeout = 300) { check_membound_kind(MEMBOUND_ADD_RMSNORM); }
-Test(gpu, membound_row_sum, .timeout = 300) { check_membound_kind(MEMBOUND_ROW_SUM); }
-Test(gpu, membound_row_max, .timeout = 300) { check_membound_kind(MEMBOUND_ROW_MAX); }
-Test(gpu, membound_silu_mul, .timeout = 300) { check_membound_kind(MEMBOUND_SILU_MUL); }
-Test(gpu, membound_chain, .timeout = 300) { check_membound_kind(MEMBOUND_CHAIN); }
+Test(gpu, membound_rmsnorm, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_RMSNORM); }
+Test(gpu, membound_layernorm, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_LAYERNORM); }
+Test(gpu, membound_softmax, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_SOFTMAX); }
+Test(gpu, membound_add_rmsnorm, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_ADD_RMSNORM); }
+Test(gpu, membound_row_sum, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_SUM); }
+Test(gpu, membound_row_max, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_MAX); }
+Test(gpu, membound_silu_mul, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_SILU_MUL); }
+Test(gpu, membound_chain, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_CHAIN); }
 
-/* ---- copy.ldmatrix / copy.stmatrix (src/dispatch/lower.c): exact round trips ---- */
+/* ---- copy.ldmatrix / copy.stmatrix (families/copy_ldmatrix.c): exact round trips ---- */
 
 /* The mma.sync m16n8k16 A fragment: 16x16 in four 8x8 ldmatrix blocks. */
 #define LDM_MMA_A "((2,8),(2,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))"

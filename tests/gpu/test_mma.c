@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gemm.h"
+#include "gemm_ref.h"
 #include "mma_tiles.h"
 
 #define OK(call) cr_assert_eq((call), TIRX_OK, "%s: %s", #call, tirx_last_error())
@@ -478,7 +478,7 @@ Test(mma, mbarrier_producer_consumer_ring, .timeout = 120) {
 typedef struct gemm_case {
   tirx_dtype dt;
   int64_t m, n, k;
-  gemm_epilogue ep;
+  tirx_epilogue ep;
   const char *family;
 } gemm_case;
 
@@ -520,7 +520,7 @@ static void check_gemm_case(tirx_runtime *rt, const gemm_case *g) {
                       tirx_arg_tensor(db, dt, 2, (int64_t[]){k, n}, (int64_t[]){1, lk}),
                       tirx_arg_tensor(dc, dt, 2, (int64_t[]){m, n}, (int64_t[]){ln, 1}),
                       tirx_arg_tensor(dbias, dt, 2, (int64_t[]){1, n}, NULL)};
-  launch_within_10s(rt, kern, args, g->ep == GEMM_PLAIN ? 6 : 7, what);
+  launch_within_10s(rt, kern, args, g->ep == TIRX_EPILOGUE_NONE ? 6 : 7, what);
   OK(tirx_runtime_copy(rt, hc, dc, nc * 2, TIRX_COPY_DEVICE_TO_HOST));
   int wrong = 0;
   double worst = 0;
@@ -535,7 +535,7 @@ static void check_gemm_case(tirx_runtime *rt, const gemm_case *g) {
                  (double)(bf ? from_bf16(hb[j * lk + q]) : from_f16(hb[j * lk + q]));
       x += p, mag += fabs(p);
     }
-    if (g->ep != GEMM_PLAIN) x += bf ? from_bf16(hbias[j]) : from_f16(hbias[j]);
+    if (g->ep != TIRX_EPILOGUE_NONE) x += bf ? from_bf16(hbias[j]) : from_f16(hbias[j]);
     double want = gemm_epilogue_ref(g->ep, x);
     double got = bf ? from_bf16(hc[i * ln + j]) : from_f16(hc[i * ln + j]);
     double tol = (bf ? 1.0 / 128 : 1.0 / 1024) * fabs(want) + 1.2e-5 * mag + 1e-5;
@@ -566,7 +566,7 @@ Test(gemm, warp_specialised_wgmma_tma, .timeout = 600) {
   for (int d = 0; d < 2; d++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
       check_gemm_case(rt, &(gemm_case){d ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1],
-                                       shapes[i][2], GEMM_PLAIN, NULL});
+                                       shapes[i][2], TIRX_EPILOGUE_NONE, NULL});
   tirx_runtime_destroy(rt);
 }
 
@@ -580,7 +580,7 @@ Test(gemm, decode_shapes, .timeout = 600) {
   for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
     for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
       check_gemm_case(rt, &(gemm_case){(a + i) % 2 ? TIRX_F16 : TIRX_BF16, ms[a], nk[i][0],
-                                       nk[i][1], GEMM_PLAIN, NULL});
+                                       nk[i][1], TIRX_EPILOGUE_NONE, NULL});
   tirx_runtime_destroy(rt);
 }
 
@@ -589,10 +589,10 @@ Test(gemm, fused_epilogues, .timeout = 600) {
   tirx_runtime *rt = gpu();
   static const int64_t shapes[][3] = {{1024, 2048, 1024}, {1, 4096, 4096}, {64, 6144, 512},
                                       {200, 1000, 640},   {129, 130, 65},  {8191, 257, 72}};
-  for (int e = GEMM_BIAS; e <= GEMM_BIAS_GELU; e++)
+  for (int e = TIRX_EPILOGUE_BIAS; e <= TIRX_EPILOGUE_BIAS_GELU; e++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
       check_gemm_case(rt, &(gemm_case){(e + (int)i) % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0],
-                                       shapes[i][1], shapes[i][2], (gemm_epilogue)e, NULL});
+                                       shapes[i][1], shapes[i][2], (tirx_epilogue)e, NULL});
   tirx_runtime_destroy(rt);
 }
 
@@ -605,9 +605,9 @@ Test(gemm, every_family, .timeout = 600) {
   static const char *const families[] = {"wgmma", "mma", "scalar"};
   for (int f = 0; f < 3; f++)
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-      for (int e = GEMM_PLAIN; e <= GEMM_BIAS_GELU; e += 2)
+      for (int e = TIRX_EPILOGUE_NONE; e <= TIRX_EPILOGUE_BIAS_GELU; e += 2)
         check_gemm_case(rt, &(gemm_case){(f + (int)i) % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0],
-                                         shapes[i][1], shapes[i][2], (gemm_epilogue)e,
+                                         shapes[i][1], shapes[i][2], (tirx_epilogue)e,
                                          families[f]});
   tirx_runtime_destroy(rt);
 }

@@ -55,25 +55,25 @@ static tirx_kernel *tile_kernel(const variant *v) {
                                                              v->swizzle)
                                      : NULL;
   tirx_tensor *s = tirx_alloc_shared(b, "tile", v->dtype, TIRX_DIMS(v->rows, v->cols), sl);
-  tirx_tensor *bar = tirx_alloc_shared(b, "bar", TIRX_I64, TIRX_DIMS(1), NULL);
+  tirx_tensor *bar = tirx_alloc_mbarrier(b, "bar", 1);
   tirx_region *bar0 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){1});
   /* Expressions, not lets: the split form needs to see that c0 is a multiple of 64. */
   tirx_expr *r0 = tirx_mul(b, tirx_block_idx(b, 1), tirx_int(b, v->rows));
   tirx_expr *c0 = tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, v->cols));
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
   tirx_tmap_prefetch(b, a);
-  tirx__mbar_init(b, bar0, 1);
-  tirx__fence_mbar_init(b);
+  tirx_mbarrier_init(b, bar0, 1);
+  tirx_fence_mbarrier_init(b);
   tirx_filter_end(b);
   tirx_sync_threads(b);
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
-  tirx__mbar_arrive_expect_tx(b, bar0, tirx_int(b, v->rows * v->cols * v->elem));
+  tirx_mbarrier_expect_tx(b, bar0, tirx_int(b, v->rows * v->cols * v->elem));
   tirx_copy_async(b, tirx_whole(b, s),
                   tirx_region_new(b, a, TIRX_EXPRS(r0, c0), (int64_t[]){v->rows, v->cols}),
                   &(tirx_config){.barrier = bar0,
                                  .shape = {v->split ? v->rows * v->cols : 0}});
   tirx_filter_end(b);
-  tirx__mbar_wait(b, bar0, tirx_int(b, 0));
+  tirx_mbarrier_wait(b, bar0, tirx_int(b, 0));
   /* The tile through the shared layout (swizzle included) into tiles. */
   tirx_expr *e = tirx_for_begin(b, "e", tirx_thread_idx(b, 0), tirx_int(b, v->rows * v->cols),
                                 tirx_int(b, 128), TIRX_LOOP_SERIAL);
@@ -185,25 +185,25 @@ Test(gpu_tma, cluster_of_two_multicast_load, .timeout = 300) {
   tirx_set_grid(b, tirx_mul(b, tirx_ceildiv(b, M, tirx_int(b, 64)), tirx_int(b, 2)), NULL, NULL);
   tirx_tensor *s = tirx_alloc_shared(b, "tile", TIRX_BF16, TIRX_DIMS(64, 64),
                                      tirx_layout_smem_tile(tirx_builder_arena(b), 64, 64, 2, 128));
-  tirx_tensor *bar = tirx_alloc_shared(b, "bar", TIRX_I64, TIRX_DIMS(1), NULL);
+  tirx_tensor *bar = tirx_alloc_mbarrier(b, "bar", 1);
   tirx_region *bar0 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){1});
   tirx_expr *rank = tirx_let(b, "rank", tirx_cluster_ctarank(b));
   tirx_expr *cl = tirx_let(b, "cl", tirx_cluster_id(b, 0));
   tirx_expr *r0 = tirx_let(b, "r0", tirx_mul(b, cl, tirx_int(b, 64)));
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
-  tirx__mbar_init(b, bar0, 1);
-  tirx__fence_mbar_init(b);
+  tirx_mbarrier_init(b, bar0, 1);
+  tirx_fence_mbarrier_init(b);
   tirx_filter_end(b);
-  tirx__cluster_sync(b); /* both barriers exist before any multicast targets them */
+  tirx_cluster_sync(b); /* both barriers exist before any multicast targets them */
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
-  tirx__mbar_arrive_expect_tx(b, bar0, tirx_int(b, 64 * 64 * 2));
+  tirx_mbarrier_expect_tx(b, bar0, tirx_int(b, 64 * 64 * 2));
   tirx_if_begin(b, tirx_eq(b, rank, tirx_int(b, 0)));
   tirx_copy_async(b, tirx_whole(b, s),
                   tirx_region_new(b, a, TIRX_EXPRS(r0, tirx_int(b, 0)), (int64_t[]){64, 64}),
                   &(tirx_config){.barrier = bar0, .multicast = tirx_int(b, 3)});
   tirx_if_end(b);
   tirx_filter_end(b);
-  tirx__mbar_wait(b, bar0, tirx_int(b, 0));
+  tirx_mbarrier_wait(b, bar0, tirx_int(b, 0));
   tirx_expr *e = tirx_for_begin(b, "e", tirx_thread_idx(b, 0), tirx_int(b, 64 * 64),
                                 tirx_int(b, 128), TIRX_LOOP_SERIAL);
   tirx_expr *r = tirx_div(b, e, tirx_int(b, 64)), *c = tirx_mod(b, e, tirx_int(b, 64));
@@ -214,7 +214,7 @@ Test(gpu_tma, cluster_of_two_multicast_load, .timeout = 300) {
   tirx_store(b, o, TIRX_EXPRS(orow, c), tirx_load(b, s, TIRX_EXPRS(r, c)));
   tirx_if_end(b);
   tirx_for_end(b);
-  tirx__cluster_sync(b);
+  tirx_cluster_sync(b);
   tirx_kernel *k = NULL;
   cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
   tirx_builder_destroy(b);

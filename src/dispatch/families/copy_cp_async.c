@@ -100,6 +100,7 @@ static bool guarded(const tirx_region *r, int k) {
 /* One cp.async of vec elements at logical index idx. */
 static void element(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
   tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
   const tirx_region *dst = lw->p->ops[0], *src = lw->p->ops[1];
   tirx_tensor *g = src->tensor;
   int rank = g->rank;
@@ -112,14 +113,14 @@ static void element(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
     if (!guarded(src, k)) continue;
     char name[16]; /* g0, g1: the global index on dim k */
     snprintf(name, sizeof name, "g%d", k);
-    si[k] = tirx_let(b, name, si[k]);
+    si[k] = tirx__emit_let(e, name, si[k]);
     tirx_expr *cond = tirx_lt(b, si[k], g->shape[k]);
     inb = inb ? tirx_and(b, inb, cond) : cond;
     if (k == rank - 1) avail = tirx_sub(b, g->shape[k], si[k]);
   }
   tirx_expr *bytes = NULL;
   if (inb) {
-    inb = tirx_let(b, "inb", inb);
+    inb = tirx__emit_let(e, "inb", inb);
     for (int k = 0; k < rank; k++) si[k] = tirx_select(b, inb, si[k], tirx_int(b, 0));
     tirx_expr *n = avail ? tirx_mul(b, tirx_min(b, avail, tirx_int(b, vec)), tirx_int(b, esize))
                          : tirx_int(b, vec * esize);
@@ -127,7 +128,7 @@ static void element(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
   }
   tirx_expr *from = tirx_load(b, g, rank, si);
   if (b->status != TIRX_OK) return;
-  tirx__cp_async(b, dst->tensor, di, from, (int)(vec * esize), bytes);
+  tirx__cp_async(b, tirx__emit_block(e), dst->tensor, di, from, (int)(vec * esize), bytes);
 }
 
 static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const tirx__shape *shape,

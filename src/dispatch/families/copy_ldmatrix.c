@@ -18,12 +18,17 @@
  *   bits, ldmatrix of the wgmma A operand in registers (tirx_layout_wgmma_a, the RS form of
  *   gemm_async.wgmma).
  * Shape: (num) matrices per instruction, 4, 2 or 1, dividing the number of 8x8 blocks.
- * Lowering (lower.c, tirx__lower_matrix): TIRX__ST_MATRIX statements, the prelude's
+ * Lowering (below, tirx__lower_matrix): TIRX__ST_MATRIX statements, the prelude's
  * tirx_ldmatrix_xN / tirx_stmatrix_xN, in an unrolled loop when the tile holds more matrices.
  */
+#include <stddef.h>
+#include <string.h>
+
 #include "../../layout/layout_internal.h"
 #include "../lower.h"
 #include "families.h"
+
+static const char FN[] = "tirx_kernel_build";
 
 /* The first axis other than laneid and reg that l uses (iters, replicas, offsets), or -1. */
 static tirx_axis foreign_axis(const tirx_layout *l) {
@@ -223,6 +228,181 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   return n;
 }
 
+/* ---- ldmatrix / stmatrix (copy.ldmatrix, copy.stmatrix) ---- */
+
+/*
+ * The register tile's 8x8 blocks, row-major, go num at a time into one instruction (an
+ * unrolled residual loop over the instructions when there are several). For instruction g,
+ * lanes 8i..8i+7 give the row addresses of block g*num + i (lanes past 8*num repeat them: their
+ * addresses are ignored but stay in bounds); register i of every lane is block g*num + i's, at
+ * the register slots its fragment puts it (check_matrix proved lane l holds row l/4, columns
+ * 2*(l%4)+{0,1} of every block, at a slot of that block's and the next). The local array is
+ * addressed at the block's corner: its slots do not depend on the lane, so they are constants
+ * once the loop is unrolled.
+ */
+tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
+  tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *reg = p->ops[store ? 1 : 0], *sm = p->ops[store ? 0 : 1];
+  if (!reg->tensor || !sm->tensor || reg->tensor->rank != 2 || sm->tensor->rank != 2)
+    return tirx__lower_fail(lw, "operands of rank other than 2 are not lowered yet");
+  if (num != 1 && num != 2 && num != 4) return tirx__lower_fail(lw, "num=%lld is not 1, 2 or 4", (long long)num);
+  int64_t rows = reg->extent[0], cols = reg->extent[1];
+  if (rows % 8 || cols % 8 || sm->extent[0] != rows || sm->extent[1] != cols)
+    return tirx__lower_fail(lw, "the tile is not made of 8x8 matrices");
+  int64_t cb = cols / 8, nblk = rows / 8 * cb;
+  if (nblk % num) return tirx__lower_fail(lw, "%lld matrices are not a multiple of %lld", (long long)nblk,
+                              (long long)num);
+  int64_t ninstr = nblk / num;
+  tirx_expr *lane = tirx__emit_let(e, "lane", tirx_lane_id(b));
+  tirx_expr *g = ninstr > 1 ? tirx__lower_loop(e, ninstr, TIRX_LOOP_UNROLL) : NULL;
+  if (b->status != TIRX_OK) return b->status;
+  tirx_expr *base = g && num > 1 ? tirx_mul(b, g, tirx_int(b, num)) : g;
+  /* This lane's row address: row lane%8 of block base + (lane/8)%num. */
+  tirx_expr *mine = num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1))
+                            : NULL;
+  tirx_expr *j = base && mine ? tirx_add(b, base, mine) : base ? base : mine;
+  tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
+  tirx_expr *sidx[2];
+  if (!j) {
+    sidx[0] = r8;
+    sidx[1] = NULL;
+  } else {
+    sidx[0] = cb == 1 ? tirx_mul(b, j, tirx_int(b, 8))
+                      : tirx_mul(b, tirx_div(b, j, tirx_int(b, cb)), tirx_int(b, 8));
+    sidx[0] = tirx_add(b, sidx[0], r8);
+    sidx[1] = cb == 1 ? NULL : tirx_mul(b, tirx_mod(b, j, tirx_int(b, cb)), tirx_int(b, 8));
+  }
+  tirx_expr *six[2];
+  tirx__lower_tensor_index(lw, sm, sidx, 0, six);
+  tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
+  tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
+  if (!index || !regs) return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+  for (int64_t i = 0; i < num; i++) {
+    /* Block base + i, at its corner. */
+    tirx_expr *ridx[2];
+    if (base) {
+      tirx_expr *ji = i ? tirx_add(b, base, tirx_int(b, i)) : base;
+      ridx[0] = tirx_mul(b, tirx_div(b, ji, tirx_int(b, cb)), tirx_int(b, 8));
+      ridx[1] = tirx_mul(b, tirx_mod(b, ji, tirx_int(b, cb)), tirx_int(b, 8));
+    } else {
+      ridx[0] = tirx_int(b, i / cb * 8);
+      ridx[1] = tirx_int(b, i % cb * 8);
+    }
+    regs[i] = tirx__lower_load(lw, reg, ridx, 0);
+    if (!regs[i]) return b->status;
+  }
+  tirx__stmt *s = tirx__emit_native(e, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX);
+  if (!s) return b->status;
+  s->native.matrix.row.tensor = sm->tensor;
+  s->native.matrix.row.index = index;
+  s->native.matrix.regs = regs;
+  s->native.matrix.n = (int32_t)num;
+  if (g) tirx__emit_for_end(e);
+  return b->status;
+}
+
+/*
+ * ldmatrix/stmatrix at warpgroup scope (on a tid_in_wg tile): warp 0's blocks
+ * (tirx__matrix_wg_blocks), num per instruction, unrolled; lanes 8i..8i+7 address rows of
+ * block g*num + i of their warp (warp w's rows are w * rows_per_warp further down), and every
+ * register operand is the block's corner in the local array (its slots do not depend on the
+ * lane or the warp).
+ */
+/* This lane's block's row (or column: field) among m[0..num): m[q]'s, as q * step + m[0]'s
+ * when they are evenly spaced, as m[0]'s + (q & 1) * c + (q >> 1) * r for four blocks on a
+ * 2x2 grid (the wgmma A fragment of one k16 step: c = 8 columns, r = 8 rows), else a select
+ * chain. */
+static tirx_expr *wg_coord(tirx_builder *b, tirx_expr *q, const tirx__matrix_block *m,
+                           int64_t num, size_t field) {
+  int64_t v[4] = {0, 0, 0, 0};
+  for (int64_t i = 0; i < num; i++) memcpy(&v[i], (const char *)&m[i] + field, sizeof v[i]);
+  bool even = true;
+  for (int64_t i = 2; i < num; i++) even &= v[i] - v[i - 1] == v[1] - v[0];
+  if (num == 1 || (even && v[1] == v[0])) return tirx_int(b, v[0]);
+  if (even) return tirx_add(b, tirx_mul(b, q, tirx_int(b, v[1] - v[0])), tirx_int(b, v[0]));
+  if (num == 4 && v[3] - v[2] == v[1] - v[0]) {
+    tirx_expr *t[3] = {
+        v[2] != v[0] ? tirx_mul(b, tirx_shr(b, q, tirx_int(b, 1)), tirx_int(b, v[2] - v[0])) : NULL,
+        v[1] != v[0] ? tirx_mul(b, tirx_bit_and(b, q, tirx_int(b, 1)), tirx_int(b, v[1] - v[0]))
+                     : NULL,
+        v[0] ? tirx_int(b, v[0]) : NULL};
+    tirx_expr *e = NULL;
+    for (int i = 0; i < 3; i++)
+      if (t[i]) e = e ? tirx_add(b, e, t[i]) : t[i];
+    return e ? e : tirx_int(b, 0);
+  }
+  tirx_expr *e = tirx_int(b, v[num - 1]);
+  for (int64_t i = num - 2; i >= 0; i--)
+    e = tirx_select(b, tirx_eq(b, q, tirx_int(b, i)), tirx_int(b, v[i]), e);
+  return e;
+}
+
+static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
+  tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
+  const tirx__prim_stmt *p = lw->p;
+  int ri = store ? 1 : 0;
+  const tirx_region *reg = p->ops[ri], *sm = p->ops[1 - ri];
+  int64_t rows = reg->extent[0], cols = reg->extent[1], step = 0;
+  int n = 0, cap = (int)(rows / 8 * (cols / 8));
+  const char *why = NULL;
+  tirx__matrix_block *blk = tirx__arena_array(lw->arena, (size_t)cap, sizeof *blk, FN);
+  if (!blk || !tirx__matrix_wg_blocks(lw->arena, lw->call->operands[ri].layout, blk, cap, &n,
+                                      &step, &why))
+    return tirx__lower_fail(lw, "%s", why ? why : "out of memory");
+  tirx_expr *lane = tirx__emit_let(e, "lane", tirx_lane_id(b));
+  tirx_expr *wid = tirx__lower_axis_coord(b, TIRX_AXIS_WID_IN_WG);
+  tirx_expr *wrow = tirx__emit_let(e, "wrow", tirx_mul(b, wid, tirx_int(b, step)));
+  tirx_expr *q =
+      num > 1 ? tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, num - 1)) : NULL;
+  tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
+  for (int64_t g = 0; g < n / num && b->status == TIRX_OK; g++) {
+    const tirx__matrix_block *m = &blk[g * num];
+    tirx_expr *row = wg_coord(b, q, m, num, offsetof(tirx__matrix_block, row));
+    tirx_expr *col = wg_coord(b, q, m, num, offsetof(tirx__matrix_block, col));
+    tirx_expr *sidx[2] = {tirx_add(b, tirx_add(b, row, r8), wrow), col}, *six[2];
+    tirx__lower_tensor_index(lw, sm, sidx, 0, six);
+    tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
+    tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
+    if (!index || !regs)
+      return b->status != TIRX_OK ? b->status
+                                  : tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+    for (int64_t i = 0; i < num; i++) {
+      tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
+      regs[i] = tirx__lower_load(lw, reg, ridx, 0);
+    }
+    tirx__stmt *s = b->status == TIRX_OK
+                        ? tirx__emit_native(e, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX)
+                        : NULL;
+    if (!s) return b->status;
+    s->native.matrix.row.tensor = sm->tensor;
+    s->native.matrix.row.index = index;
+    s->native.matrix.regs = regs;
+    s->native.matrix.n = (int32_t)num;
+  }
+  return b->status;
+}
+
+static tirx_status emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
+                                const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
+    return lower_matrix_wg(emitter, shape->v[0], false);
+  return tirx__lower_matrix(emitter, shape->v[0], false);
+}
+
+static tirx_status emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
+                                const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
+    return lower_matrix_wg(emitter, shape->v[0], true);
+  return tirx__lower_matrix(emitter, shape->v[0], true);
+}
+
+/* ---- end ldmatrix / stmatrix ---- */
+
 const tirx__rule tirx__rule_copy_ldmatrix = {
     .name = "copy.ldmatrix",
     .family = "ldmatrix",
@@ -236,7 +416,7 @@ const tirx__rule tirx__rule_copy_ldmatrix = {
     .shape_dims = {"num"},
     .check = check_ldmatrix,
     .shapes = shapes,
-    .emit = tirx__emit_ldmatrix, /* lower.c */
+    .emit = emit_ldmatrix,
 };
 
 const tirx__rule tirx__rule_copy_stmatrix = {
@@ -252,5 +432,5 @@ const tirx__rule tirx__rule_copy_stmatrix = {
     .shape_dims = {"num"},
     .check = check_stmatrix,
     .shapes = shapes,
-    .emit = tirx__emit_stmatrix, /* lower.c */
+    .emit = emit_stmatrix,
 };

@@ -15,5 +15,5 @@ const tirx__rule tirx__rule_copy_scalar = {
     .teams = TIRX__TEAMS_ALL,
     .needs = {.dtypes = TIRX__DTYPES_ALL, .hints = true},
     .shape_dims = {"vec"},
-    .emit = tirx__emit_elementwise, /* lower.c */
+    .emit = tirx__emit_elementwise, /* elementwise.c */
 };

@@ -157,6 +157,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
                         void *emitter) {
   tirx__lower *lw = emitter;
   tirx_builder *b = lw->b;
+  tirx__emit *em = lw->e;
   const tirx__prim_stmt *p = lw->p;
   tirx__rule_ctx ctx = {.call = call, .rule = rule, .arena = lw->arena};
   tirx__tma_plan plan;
@@ -177,7 +178,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
 
   tirx_expr *j[TIRX_LAYOUT_MAX_ITERS];
   for (int l = 0; l < plan.nloops; l++)
-    j[l] = tirx_for_begin(b, "i", tirx_int(b, 0), tirx_int(b, plan.loop[l].extent), NULL,
+    j[l] = tirx__emit_for_begin(em, "i", tirx_int(b, 0), tirx_int(b, plan.loop[l].extent), NULL,
                           TIRX_LOOP_UNROLL);
   tirx_expr **coords = tirx__arena_array(b->arena, TIRX__TMAP_MAX_RANK, sizeof *coords, FN);
   if (!coords) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
@@ -208,7 +209,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
     bar = tirx_load(b, br->tensor, br->tensor->rank, br->begin);
   }
   if (b->status != TIRX_OK) return b->status;
-  tirx__stmt *s = tirx__b_lowered_native(b, FN, load ? TIRX__NV_TMA_LOAD : TIRX__NV_TMA_STORE);
+  tirx__stmt *s = tirx__emit_native(em, load ? TIRX__NV_TMA_LOAD : TIRX__NV_TMA_STORE);
   if (!s) return b->status;
   s->native.tma.map = map;
   s->native.tma.smem.tensor = sr->tensor;
@@ -217,7 +218,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
   s->native.tma.rank = plan.map.rank;
   s->native.tma.bar = bar;
   s->native.tma.multicast = load ? p->multicast : NULL;
-  for (int l = 0; l < plan.nloops; l++) tirx_for_end(b);
+  for (int l = 0; l < plan.nloops; l++) tirx__emit_for_end(em);
   return b->status;
 }
 

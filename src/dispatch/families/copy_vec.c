@@ -31,5 +31,5 @@ const tirx__rule tirx__rule_copy_vec = {
     .shape_dims = {"vec"},
     .check = check,
     .shapes = shapes,
-    .emit = tirx__emit_elementwise, /* lower.c */
+    .emit = tirx__emit_elementwise, /* elementwise.c */
 };

@@ -148,3 +148,28 @@ bool tirx__block_is_fragment(tirx_arena *a, const tirx_layout *l, int64_t m, int
                                               frag->rank, frag->dim_begin, 0, 0);
   return want && tirx_layout_equal(blk, want);
 }
+
+/* ---- lowering helpers of gemm.mma and gemm_async.wgmma (gemm_common.h) ---- */
+
+/* The load of region r at begin + (i, j). */
+tirx_expr *tirx__gemm_at(tirx_builder *b, const tirx_region *r, int64_t i, int64_t j) {
+  tirx_expr *idx[2];
+  int64_t off[2] = {i, j};
+  for (int k = 0; k < 2; k++) {
+    const tirx_expr *bk = r->begin[k];
+    idx[k] = bk->kind == TIRX__EX_INT ? tirx_int(b, bk->i + off[k])
+             : off[k]                 ? tirx_add(b, r->begin[k], tirx_int(b, off[k]))
+                                      : r->begin[k];
+  }
+  return tirx_load(b, r->tensor, 2, idx);
+}
+
+tirx__stmt *tirx__gemm_native(tirx__emit *e, int op) { return tirx__emit_native(e, op); }
+
+/* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
+void tirx__gemm_fence_regs(tirx__emit *e, tirx_tensor *t) {
+  tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_FENCE_REGS);
+  if (!s) return;
+  s->native.fence_regs.regs = t;
+  s->native.fence_regs.n = (int32_t)t->elems;
+}

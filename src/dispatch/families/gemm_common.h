@@ -1,6 +1,6 @@
 /*
  * What the gemm rules (gemm_wgmma.c, gemm_mma.c, gemm_scalar.c) and their lowerings
- * (lower_gemm.c, lower.c) share: the operand shapes and the layout analyses of the operands,
+ * (gemm_mma.c, gemm_wgmma.c, gemm_scalar.c) share: the operand shapes and the layout analyses of the operands,
  * each decided by evaluating the layout over every element of the tile (tiles are at most a
  * few thousand elements), so that the check and the instruction can never disagree.
  *
@@ -9,6 +9,7 @@
 #ifndef TIRX_DISPATCH_FAMILIES_GEMM_COMMON_H
 #define TIRX_DISPATCH_FAMILIES_GEMM_COMMON_H
 
+#include "../lower.h"
 #include "families.h"
 
 /* M, N, K of a gemm call, after checking that the shapes agree (a reason otherwise). */
@@ -42,5 +43,14 @@ bool tirx__ldmatrix_rows(tirx_arena *a, const tirx__operand *op, int kdim, const
  * slabs and A fragments). */
 bool tirx__block_is_fragment(tirx_arena *a, const tirx_layout *l, int64_t m, int64_t n,
                              int64_t r, int64_t c, int64_t h, int64_t w, const tirx_layout *frag);
+
+/* ---- lowering helpers (gemm_common.c) ---- */
+
+/* The load of region r (rank 2) at its begin + (i, j). */
+tirx_expr *tirx__gemm_at(tirx_builder *b, const tirx_region *r, int64_t i, int64_t j);
+/* The native statement op (native.h) at the insertion point, its payload the caller's. */
+tirx__stmt *tirx__gemm_native(tirx__emit *e, int op);
+/* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
+void tirx__gemm_fence_regs(tirx__emit *e, tirx_tensor *t);
 
 #endif

@@ -9,12 +9,14 @@
  *   a (M, K), b (K, N): shared, one 16-bit dtype, K-major: every 8 consecutive K elements of a
  *      row of a (a column of b) are 16 contiguous, 16-byte aligned bytes (one ldmatrix row);
  *   M, N, K multiples of 16, 8, 16; team: a full warp.
- * Shape: (m=16, n=8, k=16). Lowering (lower_gemm.c): per k16 step, ldmatrix.x2 of every B
+ * Shape: (m=16, n=8, k=16). Lowering (below): per k16 step, ldmatrix.x2 of every B
  * fragment, then per m16 row block ldmatrix.x4 of the A fragment and one mma per n8 block.
  */
 #include "../../layout/layout_internal.h"
 #include "../lower.h"
 #include "gemm_common.h"
+
+static const char FN[] = "tirx_kernel_build";
 
 static void check(tirx__rule_ctx *ctx) {
   const tirx__call *c = ctx->call;
@@ -63,6 +65,83 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   return 1;
 }
 
+/* ---- gemm.mma ---- */
+
+/* ldmatrix.x<num> (TIRX__ST_MATRIX) from sm at (row, col) into frag[first + 2i], i < num. */
+static void ldmatrix(tirx__emit *e, const tirx_region *sm, tirx_expr *row, tirx_expr *col,
+                     tirx_tensor *frag, int64_t first, int num) {
+  tirx_builder *b = e->b;
+  tirx_expr *six[2] = {tirx_add(b, sm->begin[0], row), tirx_add(b, sm->begin[1], col)};
+  tirx_expr **index = tirx__b_index_list(b, FN, sm->tensor, 2, six);
+  tirx_expr **regs = tirx__arena_array(b->arena, (size_t)num, sizeof *regs, FN);
+  if (!index || !regs) {
+    if (b->status == TIRX_OK) tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
+    return;
+  }
+  for (int i = 0; i < num; i++) {
+    tirx_expr *x = tirx_int(b, first + 2 * i);
+    regs[i] = tirx_load(b, frag, 1, &x);
+  }
+  tirx__stmt *s = b->status == TIRX_OK ? tirx__emit_native(e, TIRX__NV_LDMATRIX) : NULL;
+  if (!s) return;
+  s->native.matrix.row.tensor = sm->tensor;
+  s->native.matrix.row.index = index;
+  s->native.matrix.regs = regs;
+  s->native.matrix.n = num;
+}
+
+/*
+ * For each k16 step (a loop): every B fragment of the step by ldmatrix.x2 (lanes 0-7 address
+ * the columns' K elements 0-7, lanes 8-15 elements 8-15: the m16n8k16 B fragment, the other
+ * lanes repeat them), then per m16 block the A fragment by ldmatrix.x4 (lanes 8q..8q+7 rows
+ * (q % 2) * 8 + 0..7 at K (q / 2) * 8: registers a0a1, a2a3, a4a5, a6a7) and one mma per n8
+ * block. The accumulate predicate holds on the first step only as the call's; d's block
+ * (r, c) starts at the register of its element (r, c).
+ */
+static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
+                           const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)shape;
+  tirx__lower *lw = emitter;
+  tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
+  int64_t m = d->extent[0], n = d->extent[1], k = a->extent[1];
+  tirx_dtype dt = call->operands[1].dtype;
+  tirx_expr *lane = tirx__emit_let(e, "lane", tirx_lane_id(b));
+  tirx_expr *r8 = tirx_bit_and(b, lane, tirx_int(b, 7));
+  tirx_expr *half = tirx_mul(b, tirx_bit_and(b, tirx_shr(b, lane, tirx_int(b, 3)), tirx_int(b, 1)),
+                             tirx_int(b, 8));
+  tirx_tensor *af = tirx__emit_alloc_local(e, "afrag", dt, 1, (int64_t[]){8});
+  tirx_tensor *bf = tirx__emit_alloc_local(e, "bfrag", dt, 1, (int64_t[]){n / 8 * 4});
+  tirx_expr *ki = tirx__emit_for_begin(e, "kstep", tirx_int(b, 0), tirx_int(b, k / 16), NULL,
+                                 TIRX_LOOP_SERIAL);
+  if (!ki || !af || !bf) return b->status;
+  tirx_expr *k0 = tirx_mul(b, ki, tirx_int(b, 16));
+  /* B fragments of the step: column n0 + lane % 8, K k0 + (lane / 8 % 2) * 8. */
+  for (int64_t nb = 0; nb < n / 8; nb++)
+    ldmatrix(e, bm, tirx_add(b, k0, half), tirx_add(b, r8, tirx_int(b, 8 * nb)), bf, 4 * nb, 2);
+  tirx_expr *acc = p->scale_d ? tirx_or(b, p->scale_d, tirx_gt(b, ki, tirx_int(b, 0)))
+                              : tirx_bool(b, true);
+  tirx_expr *acol = tirx_add(b, k0, tirx_mul(b, tirx_shr(b, lane, tirx_int(b, 4)), tirx_int(b, 8)));
+  for (int64_t mb = 0; mb < m / 16; mb++) {
+    ldmatrix(e, a, tirx_add(b, tirx_add(b, r8, half), tirx_int(b, 16 * mb)), acol, af, 0, 4);
+    for (int64_t nb = 0; nb < n / 8; nb++) {
+      tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_MMA);
+      if (!s) return b->status;
+      tirx_expr *zero = tirx_int(b, 0), *bx = tirx_int(b, 4 * nb);
+      s->native.mma.c = tirx__gemm_at(b, d, 16 * mb, 8 * nb);
+      s->native.mma.a = tirx_load(b, af, 1, &zero);
+      s->native.mma.b = tirx_load(b, bf, 1, &bx);
+      s->native.mma.accumulate = acc;
+      s->native.mma.dtype = dt;
+    }
+  }
+  tirx__emit_for_end(e);
+  return b->status;
+}
+
 const tirx__rule tirx__rule_gemm_mma = {
     .name = "gemm.mma",
     .family = "mma",
@@ -76,5 +155,5 @@ const tirx__rule tirx__rule_gemm_mma = {
     .shape_dims = {"m", "n", "k"},
     .check = check,
     .shapes = shapes,
-    .emit = tirx__emit_mma, /* lower_gemm.c */
+    .emit = emit,
 };

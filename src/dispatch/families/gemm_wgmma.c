@@ -20,13 +20,15 @@
  *   b (K, N): shared, K-major (each column holds K consecutive elements), as a in the SS form;
  *   a and b one dtype (f16 or bf16), K a multiple of 16; team: a full warpgroup.
  * Shape: (m=64, n, k=16), n = N or N/2, N/4, ... (a multiple of 8): one instruction covers an
- * m64 slab and n columns; the lowering (lower_gemm.c) issues M/64 * N/n * K/16 of them after a
+ * m64 slab and n columns; the lowering (below) issues M/64 * N/n * K/16 of them after a
  * wgmma.fence, between register fences of d (and of a in the RS form). Its completion is the
  * caller's: tirx_wgmma_commit and tirx_wgmma_wait.
  */
 #include "../../layout/layout_internal.h"
 #include "../lower.h"
 #include "gemm_common.h"
+
+static const char FN[] = "tirx_kernel_build";
 
 /* What both forms require of d, the dtypes and M, N, K; ctx->scratch[0..2] = M, N, K. */
 static bool check_common(tirx__rule_ctx *ctx) {
@@ -138,6 +140,58 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   return c;
 }
 
+/* ---- gemm_async.wgmma, gemm_async.wgmma_rs ---- */
+
+/*
+ * For each k16 step, each m64 slab and each n-column block one wgmma.mma_async (scale-d: the
+ * call's accumulate predicate on the first k step, 1 after), after one wgmma.fence. Register
+ * fences (DeepGEMM's warpgroup_fence_operand) on the accumulator, and in the RS form on the A
+ * tile, before the wgmma.fence and after the last instruction: every write of those registers
+ * that precedes the call in the program stays above the wgmma.fence, which is what the PTX ISA
+ * asks of registers written before a wgmma reads them, and nothing after the call moves into
+ * it (codegen fences them again after tirx_wgmma_wait). SS descriptors start at the slab's row
+ * 0 and the step's column: inside a swizzle row that is +32 bytes per k16 (row 0 of a swizzle
+ * atom is unswizzled). RS: the A operand is the local tile at the (slab, step) block's corner,
+ * its fragment's 8 registers from there on (check_rs in families/gemm_wgmma.c).
+ */
+static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
+                             const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  tirx__lower *lw = emitter;
+  tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
+  bool rs = call->operands[1].role == TIRX__ROLE_LOCAL;
+  tirx__wgmma_operand da = {0, 0, 0}, db;
+  const char *why = NULL;
+  if ((!rs && !tirx__wgmma_operand_of(lw->arena, &call->operands[1], 1, &da, &why)) ||
+      !tirx__wgmma_operand_of(lw->arena, &call->operands[2], 0, &db, &why))
+    return tirx__b_fail(b, TIRX_E_INTERNAL, "%s: gemm_async.wgmma: %s", FN, why);
+  int64_t m = d->extent[0], n = d->extent[1], k = a->extent[1], in = shape->v[1];
+  tirx_expr *yes = tirx_bool(b, true), *first = p->scale_d ? p->scale_d : yes;
+  tirx__gemm_fence_regs(e, d->tensor);
+  if (rs) tirx__gemm_fence_regs(e, a->tensor);
+  tirx__gemm_native(e, TIRX__NV_WGMMA_FENCE);
+  for (int64_t ks = 0; ks < k / 16; ks++)
+    for (int64_t s = 0; s < m / 64; s++)
+      for (int64_t nb = 0; nb < n / in; nb++) {
+        tirx__stmt *w = tirx__gemm_native(e, TIRX__NV_WGMMA);
+        if (!w) return b->status;
+        w->native.wgmma.acc = tirx__gemm_at(b, d, 64 * s, nb * in);
+        w->native.wgmma.a = tirx__gemm_at(b, a, 64 * s, 16 * ks);
+        w->native.wgmma.b = tirx__gemm_at(b, bm, 16 * ks, nb * in);
+        w->native.wgmma.scale_d = ks ? yes : first;
+        w->native.wgmma.in = (tirx__wgmma_instr){
+            .n = (int32_t)in, .dtype = call->operands[1].dtype, .rs = rs,
+            .lbo_a = (int32_t)da.lbo, .sbo_a = (int32_t)da.sbo, .swz_a = da.swizzle,
+            .lbo_b = (int32_t)db.lbo, .sbo_b = (int32_t)db.sbo, .swz_b = db.swizzle};
+      }
+  tirx__gemm_fence_regs(e, d->tensor);
+  if (rs) tirx__gemm_fence_regs(e, a->tensor);
+  return b->status;
+}
+
 const tirx__rule tirx__rule_gemm_async_wgmma = {
     .name = "gemm_async.wgmma",
     .family = "wgmma",
@@ -152,7 +206,7 @@ const tirx__rule tirx__rule_gemm_async_wgmma = {
     .shape_dims = {"m", "n", "k"},
     .check = check,
     .shapes = shapes,
-    .emit = tirx__emit_wgmma, /* lower_gemm.c */
+    .emit = emit,
 };
 
 const tirx__rule tirx__rule_gemm_async_wgmma_rs = {
@@ -170,5 +224,5 @@ const tirx__rule tirx__rule_gemm_async_wgmma_rs = {
     .shape_dims = {"m", "n", "k"},
     .check = check_rs,
     .shapes = shapes,
-    .emit = tirx__emit_wgmma, /* lower_gemm.c */
+    .emit = emit,
 };

@@ -23,5 +23,5 @@ const tirx__rule tirx__rule_pointwise_scalar = {
     .needs = {.dtypes = TIRX__DTYPES_ALL, .hints = true},
     .shape_dims = {"vec", "pack"},
     .shapes = shapes,
-    .emit = tirx__emit_elementwise, /* lower.c */
+    .emit = tirx__emit_elementwise, /* elementwise.c */
 };

@@ -6,7 +6,7 @@
  * pointwise.scalar.
  *
  * Shape: (vec, pack): vec elements per access, a power of two >= 2 (largest first); pack 2
- * when the arithmetic runs on f16x2/bf16x2 pairs, else 1. Lowering (lower.c packed_pair) runs
+ * when the arithmetic runs on f16x2/bf16x2 pairs, else 1. Lowering (packed_pair below) runs
  * pack 2 as TIRX__ST_PACKED statements on the pairs of each vector: prelude helpers on 32-bit
  * registers (add/sub/mul.rn.bf16x2 on sm_90, fma.rn.bf16x2 forms on sm_80; .f16x2 likewise).
  * Conversions (PACKED_CAST) report pack 2 but are still lowered per element, so f32-computing
@@ -15,6 +15,8 @@
  */
 #include "../lower.h"
 #include "families.h"
+
+static const char FN[] = "tirx_kernel_build";
 
 /* Packed 16-bit arithmetic: the minimum arch of the f16x2 and bf16x2 forms (PTX ISA). */
 static const struct {
@@ -56,7 +58,7 @@ static int64_t pack_of(const tirx__call *c) {
   if (c->prim == TIRX__PRIM_FILL || c->prim == TIRX__PRIM_SELECT) return 1;
   if (t != TIRX_F16 && t != TIRX_BF16) return 1;
   /* Every region operand of the dtype; a float scalar is rounded to it first (as per element,
-   * lower.c) and broadcast to both halves. */
+   * elementwise.c) and broadcast to both halves. */
   for (int i = 1; i < c->noperands; i++) {
     const tirx__operand *o = &c->operands[i];
     bool fscalar = o->role == TIRX__ROLE_SCALAR &&
@@ -81,6 +83,78 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   return n;
 }
 
+/* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2) ---- */
+
+static bool half_dtype(int t) { return t == TIRX_F16 || t == TIRX_BF16; }
+
+/* The ops with a packed helper in the prelude (tirx_x2_{f16x2,bf16x2}_<op>). */
+static bool packed_op(int op) {
+  switch (op) {
+  case TIRX__PRIM_OP_ADD: case TIRX__PRIM_OP_SUB: case TIRX__PRIM_OP_MUL:
+  case TIRX__PRIM_OP_FMA: case TIRX__PRIM_OP_MAX: case TIRX__PRIM_OP_MIN:
+  case TIRX__PRIM_OP_NEG: case TIRX__PRIM_OP_ABS: case TIRX__PRIM_OP_EXP2: return true;
+  default: return false;
+  }
+}
+
+/*
+ * Elements j and j + 1 of the vector at idx with one packed instruction (all operands f16, or
+ * all bf16): sources from the
+ * temporaries tmp (memory operands), in place (registers: dispatch checked that the vector is
+ * consecutive slots of each), or broadcast (scalars, rounded to the dtype as per element).
+ * false when the call has no packed form (nothing written).
+ */
+static bool packed_pair(tirx__lower *lw, tirx_tensor *const *tmp, tirx_expr *const *idx,
+                        int64_t j) {
+  tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx_region *dst = p->ops[0];
+  int dt = dst->tensor->dtype;
+  /* Conversions (cast f32 <-> f16/bf16, packed in dispatch's table) stay per element for now:
+   * the f32-computing kernels (examples/membound.c) keep their code. */
+  if (p->prim != TIRX__PRIM_UNARY && p->prim != TIRX__PRIM_BINARY &&
+      p->prim != TIRX__PRIM_TERNARY)
+    return false;
+  if (!half_dtype(dt) || !packed_op(p->op)) return false;
+  for (int i = 1; i < p->nops; i++) {
+    const tirx_region *r = p->ops[i];
+    if (r->tensor ? r->tensor->dtype != dt : !tirx__dtype_is_float(r->value->dtype))
+      return false;
+  }
+  tirx_expr *src[3] = {NULL, NULL, NULL}, *jx = tirx_int(b, j);
+  int pairs = 0;
+  for (int i = 1; i < p->nops; i++) {
+    const tirx_region *r = p->ops[i];
+    if (tmp[i] || r->tensor) pairs |= 1 << (i - 1);
+    src[i - 1] = tmp[i] ? tirx_load(b, tmp[i], 1, &jx)
+                 : r->tensor ? tirx__lower_load(lw, r, idx, j)
+                             : tirx__lower_as_type(b, r->value, dt);
+  }
+  tirx_tensor *t = tmp[0] ? tmp[0] : dst->tensor;
+  tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {jx};
+  if (!tmp[0]) tirx__lower_tensor_index(lw, dst, idx, j, di);
+  tirx_expr **index = tirx__b_index_list(b, FN, t, t->rank, di);
+  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__emit_native(e, TIRX__NV_PACKED) : NULL;
+  if (!s) return true; /* the error is recorded */
+  s->native.packed.dst.tensor = t;
+  s->native.packed.dst.index = index;
+  for (int i = 0; i < 3; i++) s->native.packed.src[i] = src[i];
+  s->native.packed.pairs = pairs;
+  s->native.packed.op = p->op;
+  return true;
+}
+
+/* ---- end packed math ---- */
+
+/* The elementwise lowering (elementwise.c) with pack 2: pairs of each vector through packed_pair. */
+static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const tirx__shape *shape,
+                        void *emitter) {
+  tirx__lower *lw = emitter;
+  if (shape->v[1] == 2) lw->pair = packed_pair;
+  return tirx__emit_elementwise(rule, call, shape, emitter);
+}
+
 const tirx__rule tirx__rule_pointwise_vec = {
     .name = "pointwise.vec",
     .family = "vec",
@@ -93,5 +167,5 @@ const tirx__rule tirx__rule_pointwise_vec = {
     .shape_dims = {"vec", "pack"},
     .check = check,
     .shapes = shapes,
-    .emit = tirx__emit_elementwise, /* lower.c */
+    .emit = emit,
 };

@@ -2,7 +2,7 @@
  * reduce.dsmem: a cluster reduces register tiles: a CTA reduction (as reduce.smem), then the
  * CTAs' partials pushed into every peer through distributed shared memory (mapa +
  * st.shared::cluster), a cluster barrier (barrier.cluster.arrive.release/wait.acquire) and a
- * fold in rank order, sm_90 (lowering: tirx__lower_reduce_dsmem in lower.c). The cluster
+ * fold in rank order, sm_90 (lowering: tirx__lower_reduce_dsmem below, tirx__reduce_smem in reduce_cta.c). The cluster
  * must be one-dimensional (x CTAs) and the reduced cbx iters must cover it; f32 accumulators.
  *
  * The instruction, as data: team cluster, arch >= 90; source and destination in registers;
@@ -42,6 +42,26 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   return 1;
 }
 
+/*
+ * reduce.dsmem: as reduce.smem within each CTA (reduced iters on cbx are left to the last
+ * step), then thread 0 of every CTA stores its CTA's partial into its own slot
+ * [kept][rank] of a shared scratch in every CTA of the cluster (mapa + st.shared::cluster);
+ * a cluster barrier (arrive.release, wait.acquire) publishes them; every thread folds the
+ * slots in rank order, so all CTAs get the same bits. Inside a for loop, a second cluster
+ * barrier keeps a peer from writing the slots of the next iteration before every CTA has read
+ * this one's; a call outside loops ends at the fold.
+ * The reduced cbx iters must cover the whole cluster (one dimension of x CTAs).
+ */
+tirx_status tirx__lower_reduce_dsmem(tirx__lower *lw) { return tirx__reduce_smem(lw, true); }
+
+static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
+                                    const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)call;
+  (void)shape;
+  return tirx__lower_reduce_dsmem(emitter);
+}
+
 const tirx__rule tirx__rule_reduce_dsmem = {
     .name = "reduce.dsmem",
     .family = "dsmem",
@@ -55,5 +75,5 @@ const tirx__rule tirx__rule_reduce_dsmem = {
     .shape_dims = {"ctas"},
     .check = check,
     .shapes = shapes,
-    .emit = tirx__emit_reduce_dsmem, /* lower.c */
+    .emit = emit,
 };

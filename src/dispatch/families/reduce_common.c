@@ -1,5 +1,6 @@
 /* What the reduce rules share: the placement of the reduced iters (families.h). */
 #include "../../layout/layout_internal.h"
+#include "../lower.h"
 #include "families.h"
 
 int64_t tirx__reduce_check_axes(tirx__rule_ctx *ctx, uint64_t allowed, const char *why) {
@@ -33,4 +34,88 @@ int64_t tirx__reduce_check_axes(tirx__rule_ctx *ctx, uint64_t allowed, const cha
       }
   }
   return threads;
+}
+
+/* ---- lowering shared by the reduce rules (lower.h) ---- */
+
+/* ---- reduce ---- */
+
+tirx_expr *tirx__reduce_identity(tirx_builder *b, int op, int dt) {
+  bool fl = tirx__dtype_is_float(dt);
+  switch (op) {
+  case TIRX__PRIM_OP_PROD: return fl ? tirx__lower_fconst(b, 1.0, dt) : tirx_int_typed(b, 1, (tirx_dtype)dt);
+  case TIRX__PRIM_OP_MAX:
+    if (fl) return tirx__lower_fconst(b, -__builtin_inf(), dt);
+    return tirx_int_typed(b, dt == TIRX_I64 ? INT64_MIN : dt == TIRX_U32 ? 0 : INT32_MIN,
+                          (tirx_dtype)dt);
+  case TIRX__PRIM_OP_MIN:
+    if (fl) return tirx__lower_fconst(b, __builtin_inf(), dt);
+    return tirx_int_typed(b, dt == TIRX_I64 ? INT64_MAX : dt == TIRX_U32 ? UINT32_MAX : INT32_MAX,
+                          (tirx_dtype)dt);
+  default: return fl ? tirx__lower_fconst(b, 0.0, dt) : tirx_int_typed(b, 0, (tirx_dtype)dt);
+  }
+}
+
+tirx_expr *tirx__reduce_combine(tirx_builder *b, int op, tirx_expr *x, tirx_expr *y) {
+  switch (op) {
+  case TIRX__PRIM_OP_PROD: return tirx_mul(b, x, y);
+  case TIRX__PRIM_OP_MAX: return tirx_max(b, x, y);
+  case TIRX__PRIM_OP_MIN: return tirx_min(b, x, y);
+  default: return tirx_add(b, x, y);
+  }
+}
+
+tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
+  tirx_builder *b = lw->b;
+  tirx__emit *e = lw->e;
+  const tirx__prim_stmt *p = lw->p;
+  const tirx__call *c = lw->call;
+  const tirx_region *dst = p->ops[0], *src = p->ops[1];
+  if (c->operands[1].role != TIRX__ROLE_LOCAL || c->operands[0].role != TIRX__ROLE_LOCAL)
+    return tirx__lower_fail(lw, "reductions between memory operands are not lowered yet (registers only)");
+  int op = p->op, srank = src->tensor->rank;
+  int at = tirx__dtype_is_float(dst->tensor->dtype) &&
+                   (dst->tensor->dtype == TIRX_F64 || src->tensor->dtype == TIRX_F64)
+               ? TIRX_F64
+           : tirx__dtype_is_float(dst->tensor->dtype) ? TIRX_F32
+                                                       : dst->tensor->dtype;
+  const tirx_layout *sl = c->operands[1].layout;
+  tirx__plan pl;
+  tirx__lower_plan(sl, &pl);
+  tirx_expr *guard;
+  if (tirx__lower_thread_digits(lw, &pl, false, &guard) != TIRX_OK) return b->status;
+  tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL};
+  /* Kept dims: digits and outer loops; then the accumulator; then the reduced dims. */
+  int opened = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      tirx_expr *acc = tirx__emit_var(e, "acc", (tirx_dtype)at, tirx__reduce_identity(b, op, at));
+      if (!acc) return b->status;
+      int inner = tirx__lower_walk(e, sl, &pl, p->axes, idx);
+      tirx_expr *v = tirx__lower_as_type(b, tirx__lower_load(lw, src, idx, 0), at);
+      if (op == TIRX__PRIM_OP_SUMSQ) v = tirx_mul(b, v, v);
+      tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, v));
+      for (int i = 0; i < inner; i++) tirx__emit_for_end(e);
+      for (int bit = 1; bit < 32; bit <<= 1)
+        if (lane_mask & bit)
+          tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
+      /* The result at the kept index of dst (reduced dims at 0, or dropped). */
+      tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {NULL};
+      int drank = dst->tensor->rank;
+      for (int k = 0, j = 0; k < srank; k++) {
+        bool red = p->axes >> k & 1;
+        if (drank == srank)
+          di[k] = red ? NULL : idx[k];
+        else if (!red)
+          di[j++] = idx[k];
+      }
+      tirx_expr *res = acc;
+      if (p->accumulate) res = tirx__reduce_combine(b, op, tirx__lower_as_type(b, tirx__lower_load(lw, dst, di, 0), at), acc);
+      tirx__lower_store(lw, dst, di, 0, tirx__lower_as_type(b, res, dst->tensor->dtype));
+      break;
+    }
+    opened += tirx__lower_walk(e, sl, &pl, ~p->axes, idx);
+  }
+  for (int i = 0; i < opened; i++) tirx__emit_for_end(e);
+  return b->status;
 }

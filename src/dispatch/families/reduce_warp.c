@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 
+#include "../../layout/layout_internal.h"
 #include "../lower.h"
 #include "families.h"
 
@@ -103,6 +104,24 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   return 1;
 }
 
+static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
+                                      const tirx__shape *shape, void *emitter) {
+  (void)rule;
+  (void)shape;
+  /* The lane bits the butterfly flips: those of the reduced laneid iters (reduce_warp.c). */
+  const tirx_layout *src = tirx_layout_canonicalize(((tirx__lower *)emitter)->arena,
+                                                    call->operands[1].layout);
+  if (!src) return tirx_last_status();
+  int64_t mask = 0;
+  for (int k = 0; k < src->rank; k++) {
+    if (!(call->config.reduce_axes >> k & 1)) continue;
+    for (int i = src->dim_begin[k]; i < src->dim_begin[k + 1]; i++)
+      if (src->d[i].axis == TIRX_AXIS_LANEID && src->d[i].stride != 0 && src->d[i].extent > 1)
+        mask |= (src->d[i].extent - 1) * src->d[i].stride;
+  }
+  return tirx__lower_reduce(emitter, mask);
+}
+
 const tirx__rule tirx__rule_reduce_shuffle = {
     .name = "reduce.shuffle",
     .family = "shuffle",
@@ -118,5 +137,5 @@ const tirx__rule tirx__rule_reduce_shuffle = {
     .shape_dims = {"lanes"},
     .check = check,
     .shapes = shapes,
-    .emit = tirx__emit_reduce_shuffle, /* lower.c */
+    .emit = emit,
 };

@@ -12,17 +12,17 @@ extern "C" __global__ void __launch_bounds__(128) tile_copy(int M, int K, const 
   long long *bar = (long long *)(tirx_smem + 8192); /* ((1)):((1@m)) */
   if (((int)threadIdx.x == 0)) {
     tirx_tmap_prefetch(&A_tmap);
-    tirx_mbar_init(&bar[0], 1u);
-    tirx_fence_mbar_init();
+    tirx_mbar_init(&bar[0], 1);
+    tirx_fence_mbarrier_init();
   }
   __syncthreads();
   if (((int)threadIdx.x == 0)) {
-    tirx_mbar_expect_tx(&bar[0], (unsigned)(8192LL));
+    tirx_mbar_expect_tx(&bar[0], 8192LL);
     { /* tirx: copy_async.tma box=4096: copy_async(arch=sm_90, roles=global->shared, team=cta) */
       tirx_tma_load_mc_2d(&tile[tirx_swizzle(0, 3, 2)], &A_tmap, &bar[0], (unsigned short)(3LL), ((int)blockIdx.x * 64), ((int)blockIdx.y * 64));
     }
   }
-  tirx_mbar_wait(&bar[0], (unsigned)(0LL));
+  tirx_mbar_wait(&bar[0], 0LL);
   if (((int)threadIdx.x == 0)) {
     { /* tirx: copy_async.tma box=4096: copy_async(arch=sm_90, roles=shared->global, team=cta) */
       tirx_tma_store_2d(&out_tmap, &tile[tirx_swizzle(0, 3, 2)], ((int)blockIdx.x * 64), ((int)blockIdx.y * 64));
@@ -33,5 +33,5 @@ extern "C" __global__ void __launch_bounds__(128) tile_copy(int M, int K, const 
   if (((tirx_cluster_ctarank() + tirx_cluster_id(1)) == (-1))) {
     out[0LL] = tile[tirx_swizzle(0, 3, 2)];
   }
-  tirx_cluster_sync_all();
+  tirx_cluster_sync();
 }

@@ -42,7 +42,7 @@ Test(dispatch_registry, the_table_in_order) {
     cr_assert_not_null(t[i]->summary);
     cr_assert_not_null(t[i]->shape_dims[0], "%s has no shape dims", t[i]->name);
     cr_assert(t[i]->prims && t[i]->flows && t[i]->teams, "%s matches nothing", t[i]->name);
-    /* Lowered rules (src/dispatch/lower.c) have an emitter; the others must not pretend. */
+    /* Lowered rules (src/dispatch/families/) have an emitter; the others must not pretend. */
     bool lowered = strcmp(t[i]->name, "copy.vec") == 0 || strcmp(t[i]->name, "copy.scalar") == 0 ||
                    strcmp(t[i]->name, "pointwise.vec") == 0 ||
                    strcmp(t[i]->name, "pointwise.scalar") == 0 ||

@@ -6,7 +6,7 @@
 
 #include "../helpers.h"
 #include "jit/jit.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 static tirx_runtime *compile_only_runtime(void) {
   tirx_runtime *rt = NULL;

@@ -9,7 +9,7 @@
 
 #include "../helpers.h"
 #include "jit/jit.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 #define MISSING_DRIVER "/nonexistent/libcuda.so.1"
 

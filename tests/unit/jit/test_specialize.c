@@ -4,7 +4,7 @@
 #include "../helpers.h"
 #include "ir/kernel_abi.h"
 #include "jit/jit.h"
-#include "kernels.h"
+#include "demo_kernels.h"
 
 TestSuite(specialize);
 

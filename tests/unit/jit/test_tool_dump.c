@@ -8,8 +8,11 @@
 
 #include "../../../tools/dump.h"
 #include "../helpers.h"
-#include "kernels.h"
-#include "membound.h"
+#include "demo_kernels.h"
+#include "rows_ref.h"
+
+/* The row kernels' options of the current test (each test runs in its own process). */
+static tirx_row_options ro;
 
 /* ---- helpers ---- */
 
@@ -66,7 +69,7 @@ static void dump_kernels(dumped *d) {
   snprintf(d->dir, sizeof d->dir, "/tmp/tirx-tooldump-XXXXXX");
   cr_assert_not_null(mkdtemp(d->dir));
   char err[256] = "";
-  d->rms = membound_build(MEMBOUND_RMSNORM, TIRX_BF16, 256, false, err, sizeof err);
+  d->rms = row_kernel(TIRX_ROW_OP_RMSNORM, &ro, TIRX_BF16, 256, false, err, sizeof err);
   cr_assert_not_null(d->rms, "%s", err);
   d->vadd = example_vector_add();
   cr_assert_not_null(d->vadd);
@@ -269,7 +272,7 @@ Test(tool_dump, odd_files_are_skipped_or_cut_never_followed) {
 
 Test(tool_dump, example_membound_kernel) {
   char err[256] = "";
-  tirx_kernel *k = membound_build(MEMBOUND_LAYERNORM, TIRX_F16, 2048, false, err, sizeof err);
+  tirx_kernel *k = row_kernel(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_F16, 2048, false, err, sizeof err);
   cr_assert_not_null(k, "%s", err);
   run_result r = DUMP("--example", "layernorm", "--dtype", "f16", "--width=2048");
   cr_assert_eq(r.rc, 0, "%s", r.err);

@@ -1,4 +1,4 @@
-/* reduce.dsmem (src/dispatch/lower.c: tirx__lower_reduce_dsmem): a cluster of CTAs reduces a
+/* reduce.dsmem (src/dispatch/families/reduce_cluster.c, reduce_cta.c): a cluster of CTAs reduces a
  * register tile whose iters span the cluster on cbx; the CTA partial as reduce.smem, then the
  * partials pushed into every peer through DSMEM and a cluster barrier. Generated code, the IR
  * text, PTX for sm_90a (mapa, st.shared::cluster, barrier.cluster), every error with its
@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "../helpers.h"
-#include "membound.h"
+#include "rows_ref.h"
+
+/* The row kernels' options of the current test (each test runs in its own process). */
+static tirx_row_options ro;
 
 static void has(const char *text, const char *want) {
   cr_assert_not_null(strstr(text, want), "no '%s' in:\n%s", want, text);
@@ -149,43 +152,41 @@ Test(dsmem, accumulates_in_f32_only) {
               "expected f32");
 }
 
-/* Wide rows of the membound kernels: one CTA per row unless membound_set_cluster asks for a
+/* Wide rows of the membound kernels: one CTA per row unless tirx_row_options.cluster asks for a
  * cluster of 2 or 4 CTAs per row, each a part of the row. */
 Test(dsmem, membound_wide_rows_use_a_cluster_per_row_on_request, .timeout = 300) {
-  cr_assert_eq(membound_cluster(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 1); /* the default */
-  cr_assert(!membound_set_cluster(3));
-  cr_assert(!membound_set_cluster(-1));
-  cr_assert(membound_set_cluster(2));
-  cr_assert_eq(membound_cluster(MEMBOUND_SOFTMAX, TIRX_BF16, 32768), 2);
-  cr_assert_eq(membound_cluster(MEMBOUND_LAYERNORM, TIRX_F32, 20000), 2);
-  cr_assert_eq(membound_cluster(MEMBOUND_LAYERNORM, TIRX_BF16, 16384), 1); /* not wider */
-  cr_assert_eq(membound_cluster(MEMBOUND_LAYERNORM, TIRX_BF16, 20001), 1); /* odd */
-  cr_assert_eq(membound_cluster(MEMBOUND_ROW_SUM, TIRX_BF16, 32768), 1);   /* not this kind */
-  cr_assert(membound_set_cluster(4));
-  cr_assert_eq(membound_cluster(MEMBOUND_RMSNORM, TIRX_BF16, 32768), 4);
-  cr_assert_eq(membound_cluster(MEMBOUND_RMSNORM, TIRX_BF16, 20000), 4); /* 4 x 125 x 5 */
-  cr_assert_eq(membound_cluster(MEMBOUND_RMSNORM, TIRX_BF16, 20008), 1); /* 5002 = 625.25 vectors */
-  cr_assert(membound_set_cluster(0));
-  cr_assert_eq(membound_threads(TIRX_BF16, 16384), 512);
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).cluster, 1); /* the default */
+  ro.cluster = 2;
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).cluster, 2);
+  cr_assert_eq(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_F32, 20000).cluster, 2);
+  cr_assert_eq(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_BF16, 16384).cluster, 1); /* not wider */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_BF16, 20001).cluster, 1); /* odd */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SUM, &ro, TIRX_BF16, 32768).cluster, 1);   /* not this kind */
+  ro.cluster = 4;
+  cr_assert_eq(row_plan(TIRX_ROW_OP_RMSNORM, &ro, TIRX_BF16, 32768).cluster, 4);
+  cr_assert_eq(row_plan(TIRX_ROW_OP_RMSNORM, &ro, TIRX_BF16, 20000).cluster, 4); /* 4 x 125 x 5 */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_RMSNORM, &ro, TIRX_BF16, 20008).cluster, 1); /* 5002 = 625.25 vectors */
+  ro.cluster = 0;
+  cr_assert_eq(row_threads(&ro, TIRX_BF16, 16384), 512);
   tirx_runtime *rt = NULL;
   cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true}, &rt), TIRX_OK,
                "%s", tirx_last_error());
-  static const membound_kind kinds[] = {MEMBOUND_SOFTMAX, MEMBOUND_LAYERNORM, MEMBOUND_RMSNORM};
+  static const tirx_row_op kinds[] = {TIRX_ROW_OP_SOFTMAX, TIRX_ROW_OP_LAYERNORM, TIRX_ROW_OP_RMSNORM};
   static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
   for (int ctas = 1; ctas <= 4; ctas *= 2)
     for (int i = 0; i < 3; i++)
       for (int d = 0; d < 3; d++) {
         char err[1024] = "", want[64];
-        cr_assert(membound_set_cluster(ctas));
-        tirx_kernel *k = membound_build(kinds[i], dts[d], i == 1 ? 20000 : 32768, false, err,
+        ro.cluster = ctas;
+        tirx_kernel *k = row_kernel(kinds[i], &ro, dts[d], i == 1 ? 20000 : 32768, false, err,
                                         sizeof err);
-        membound_set_cluster(0);
+        ro.cluster = 0;
         cr_assert_not_null(k, "%s", err);
         const char *src = tirx_kernel_source(k);
         if (ctas == 1) {
           cr_assert_null(strstr(tirx_kernel_dispatch_report(k), "reduce.dsmem"), "%s",
                          tirx_kernel_dispatch_report(k));
-          if (membound_stages(kinds[i], dts[d], i == 1 ? 20000 : 32768) > 0) /* membound.h */
+          if (row_plan(kinds[i], &ro, dts[d], i == 1 ? 20000 : 32768).stages > 0) /* membound.h */
             has(src, "for (int row = (int)blockIdx.x; row < rows; row += (int)gridDim.x) {");
           else
             has(src, "const int row = (int)blockIdx.x;");

@@ -1,5 +1,4 @@
-/* The gemm and gemm_async families (dispatch/families/gemm_*.c, dispatch/lower_gemm.c, the
- * gemm.scalar lowering in lower.c): dispatch choices and reasons, the generated code, and
+/* The gemm and gemm_async families (dispatch/families/gemm_*.c, their lowerings): dispatch choices and reasons, the generated code, and
  * NVRTC for sm_90a (wgmma.mma_async in the PTX). */
 #include <string.h>
 

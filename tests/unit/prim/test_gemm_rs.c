@@ -1,5 +1,5 @@
 /*
- * The RS form of gemm_async.wgmma (families/gemm_wgmma.c: gemm_async.wgmma_rs; lower_gemm.c;
+ * The RS form of gemm_async.wgmma (families/gemm_wgmma.c: gemm_async.wgmma_rs; its lowering;
  * the prelude's tirx_wgmma_rs_* helpers): A in registers as wgmma A fragments
  * (tirx_layout_wgmma_a), B from shared memory. Dispatch choices, forced configs and the
  * reasons given for A tiles that are not fragments; copy.ldmatrix at warpgroup scope filling

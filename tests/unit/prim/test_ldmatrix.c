@@ -1,4 +1,4 @@
-/* Lowering of copy.ldmatrix and copy.stmatrix (src/dispatch/lower.c, tirx__lower_matrix): a
+/* Lowering of copy.ldmatrix and copy.stmatrix (src/dispatch/families/copy_ldmatrix.c, tirx__lower_matrix): a
  * warp moves a 16-bit tile between shared memory and mma/ldmatrix fragments; the instruction
  * shapes, residual loops, the forced scalar fallback, and NVRTC for sm_90a; ldmatrix of a
  * warpgroup's wgmma A fragments. */

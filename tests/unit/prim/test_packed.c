@@ -1,11 +1,14 @@
-/* Packed f16x2/bf16x2 math (families/pointwise_vec.c, lower.c packed_pair, prelude tirx_x2_*):
+/* Packed f16x2/bf16x2 math (families/pointwise_vec.c, packed_pair, prelude tirx_x2_*):
  * all-bf16 (all-f16) pointwise ops run on pairs (pack=2), NVRTC compiles them for sm_90a to
  * the packed PTX instructions; odd widths fall back to pointwise.scalar with the reason;
  * forcing the scalar family works; f32 kernels keep per-element math. */
 #include <string.h>
 
 #include "../helpers.h"
-#include "membound.h"
+#include "rows_ref.h"
+
+/* The row kernels' options of the current test (each test runs in its own process). */
+static tirx_row_options ro;
 
 static void assert_has(const char *text, const char *want) {
   cr_assert_not_null(strstr(text, want), "no '%s' in:\n%s", want, text);
@@ -158,7 +161,7 @@ Test(prim_packed, f32_kernels_keep_per_element_math) {
   cr_assert_null(strstr(body_of(k), "tirx_x2_"), "%s", body_of(k));
   tirx_kernel_release(k);
   /* membound computes in f32 registers (bf16 only in memory): no packed math. */
-  k = membound_rmsnorm(TIRX_BF16, 4096, false, err, sizeof err);
+  k = row_kernel(TIRX_ROW_OP_RMSNORM, &ro, TIRX_BF16, 4096, false, err, sizeof err);
   cr_assert_not_null(k, "%s", err);
   cr_assert_null(strstr(body_of(k), "tirx_x2_"), "%s", body_of(k));
   tirx_kernel_release(k);

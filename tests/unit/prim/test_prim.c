@@ -1,10 +1,13 @@
-/* Tile primitives (src/builder/prim.c, src/dispatch/lower.c): the scope rules of paper 4.1 with
+/* Tile primitives (src/builder/prim.c, src/dispatch/): the scope rules of paper 4.1 with
  * their exact messages, dispatch and lowering of copy, pointwise and reduce (rule comments in
  * the generated code, NVRTC for sm_90a), forced fallbacks, and dispatch report goldens. */
 #include <string.h>
 
 #include "../helpers.h"
-#include "membound.h"
+#include "rows_ref.h"
+
+/* The row kernels' options of the current test (each test runs in its own process). */
+static tirx_row_options ro;
 
 static void assert_error(tirx_builder *b, tirx_status st, const char *msg) {
   cr_assert_eq(tirx_builder_status(b), st, "status %s, message '%s'",
@@ -150,7 +153,7 @@ Test(prim_lower, rmsnorm_lowers_to_vector_copies_shuffles_and_pointwise, .timeou
     for (int w = 0; w < 5; w++)
       for (int scalar = 0; scalar < 2; scalar++) {
         char err[1024] = "";
-        tirx_kernel *k = membound_rmsnorm(dts[d], widths[w], scalar, err, sizeof err);
+        tirx_kernel *k = row_kernel(TIRX_ROW_OP_RMSNORM, &ro, dts[d], widths[w], scalar, err, sizeof err);
         cr_assert_not_null(k, "%s width %lld: %s", tirx_dtype_name(dts[d]), (long long)widths[w],
                            err);
         const char *src = tirx_kernel_source(k), *rep = tirx_kernel_dispatch_report(k);
@@ -203,16 +206,16 @@ static tirx_kernel *copy_kernel(const char *family, char *err, size_t cap) {
  * the tail reductions of a row that is not whole vectors (8191) must reach every warp. */
 Test(prim_lower, odd_widths_index_registers_without_divisions, .timeout = 120) {
   char err[1024] = "";
-  tirx_kernel *k = membound_rmsnorm(TIRX_BF16, 5000, false, err, sizeof err);
+  tirx_kernel *k = row_kernel(TIRX_ROW_OP_RMSNORM, &ro, TIRX_BF16, 5000, false, err, sizeof err);
   cr_assert_not_null(k, "%s", err);
-  cr_assert_eq(membound_threads(TIRX_BF16, 5000), 125);
+  cr_assert_eq(row_threads(&ro, TIRX_BF16, 5000), 125);
   const char *src = tirx_kernel_source(k);
   assert_has(src, "float xf[40]; /* ((),(5,125,8)):((),(8@reg,1@tid,1@reg)) */");
   assert_has(src, "xf[(i) * 8 + (i_1)]");
   cr_assert_null(strstr(src, " / 1000)"), "a division by the chunk is left:\n%s", src);
   assert_has(src, "__launch_bounds__(128)");
   tirx_kernel_release(k);
-  k = membound_rmsnorm(TIRX_F32, 8191, false, err, sizeof err);
+  k = row_kernel(TIRX_ROW_OP_RMSNORM, &ro, TIRX_F32, 8191, false, err, sizeof err);
   cr_assert_not_null(k, "%s", err);
   src = tirx_kernel_source(k);
   /* The 3-element tail sits on the first warp's lanes: its partial goes through shared
@@ -249,7 +252,7 @@ Test(prim_report, golden_vector_and_forced_scalar) {
 
 Test(prim_report, a_fallback_lists_the_failed_constraints) {
   char err[1024] = "";
-  tirx_kernel *k = membound_rmsnorm(TIRX_F32, 8191, false, err, sizeof err);
+  tirx_kernel *k = row_kernel(TIRX_ROW_OP_RMSNORM, &ro, TIRX_F32, 8191, false, err, sizeof err);
   cr_assert_not_null(k, "%s", err);
   const char *rep = tirx_kernel_dispatch_report(k);
   assert_has(rep, "[rmsnorm:1] copy(arch=sm_90, roles=global->local, team=cta) -> copy.scalar "

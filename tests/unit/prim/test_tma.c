@@ -26,25 +26,25 @@ static tirx_builder *tile_copy(int64_t cols, bool multicast) {
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_tensor *s = tirx_alloc_shared(b, "tile", TIRX_BF16, TIRX_DIMS(64, cols),
                                      tirx_layout_smem_tile(ar, 64, cols, 2, 128));
-  tirx_tensor *bar = tirx_alloc_shared(b, "bar", TIRX_I64, TIRX_DIMS(1), NULL);
+  tirx_tensor *bar = tirx_alloc_mbarrier(b, "bar", 1);
   tirx_region *bar0 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){1});
   tirx_expr *r0 = tirx_mul(b, tirx_block_idx(b, 1), tirx_int(b, 64));
   tirx_expr *c0 = tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, cols));
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
   tirx_tmap_prefetch(b, a);
-  tirx__mbar_init(b, bar0, 1);
-  tirx__fence_mbar_init(b);
+  tirx_mbarrier_init(b, bar0, 1);
+  tirx_fence_mbarrier_init(b);
   tirx_filter_end(b);
   tirx_sync_threads(b);
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
-  tirx__mbar_arrive_expect_tx(b, bar0, tirx_int(b, 64 * cols * 2));
+  tirx_mbarrier_expect_tx(b, bar0, tirx_int(b, 64 * cols * 2));
   tirx_copy_async(b, tirx_whole(b, s),
                   tirx_region_new(b, a, TIRX_EXPRS(r0, c0), (int64_t[]){64, cols}),
                   &(tirx_config){.barrier = bar0,
                                  .multicast = multicast ? tirx_int(b, 3) : NULL,
                                  .shape = {cols == 128 ? 64 * cols : 0}});
   tirx_filter_end(b);
-  tirx__mbar_wait(b, bar0, tirx_int(b, 0));
+  tirx_mbarrier_wait(b, bar0, tirx_int(b, 0));
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
   tirx_copy_async(b, tirx_region_new(b, o, TIRX_EXPRS(r0, c0), (int64_t[]){64, cols}),
                   tirx_whole(b, s), NULL);
@@ -56,7 +56,7 @@ static tirx_builder *tile_copy(int64_t cols, bool multicast) {
                              tirx_int(b, -1)));
     tirx_store(b, o, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0)), tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0))));
     tirx_if_end(b);
-    tirx__cluster_sync(b);
+    tirx_cluster_sync(b);
   }
   return b;
 }
@@ -78,11 +78,12 @@ Test(tma_prim, source_declares_tensor_maps_and_issues_tma) {
   has(src, "const __grid_constant__ tirx_tmap A_tmap, const __grid_constant__ tirx_tmap "
            "out_tmap) {");
   has(src, "tirx_tmap_prefetch(&A_tmap);");
-  has(src, "tirx_mbar_init(&bar[0], 1u);");
-  has(src, "tirx_mbar_expect_tx(&bar[0], (unsigned)(8192LL));");
+  has(src, "tirx_mbar_init(&bar[0], 1);");
+  has(src, "tirx_fence_mbarrier_init();");
+  has(src, "tirx_mbar_expect_tx(&bar[0], 8192LL);");
   has(src, "tirx_tma_load_2d(&tile[tirx_swizzle(0, 3, 2)], &A_tmap, &bar[0], ((int)blockIdx.x "
            "* 64), ((int)blockIdx.y * 64));");
-  has(src, "tirx_mbar_wait(&bar[0], (unsigned)(0LL));");
+  has(src, "tirx_mbar_wait(&bar[0], 0LL);");
   has(src, "tirx_tma_store_2d(&out_tmap, &tile[tirx_swizzle(0, 3, 2)], ((int)blockIdx.x * 64), "
            "((int)blockIdx.y * 64));");
   has(src, "tirx_bulk_commit();");

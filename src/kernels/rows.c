@@ -1,9 +1,14 @@
-/* Memory-bound row kernels with tile primitives (membound.h). */
-#include "membound.h"
+/* Memory-bound row kernels with tile primitives (tirx/kernels.h), and their ops. */
+#include "kernels_internal.h"
 
 #include <stdio.h>
+#include <string.h>
 
-/* One row of the kernel: up to three register tiles (membound.h), each a tensor of shape
+/* The options, checked, with their defaults filled in (sms 132). Every choice below reads
+ * them from here: there is no global state. */
+typedef tirx_row_options opts;
+
+/* One row of the kernel: up to three register tiles (tirx/kernels.h), each a tensor of shape
  * [1, extent] at column begin. */
 typedef struct tile {
   tirx_tensor *t[3];
@@ -11,7 +16,8 @@ typedef struct tile {
 
 typedef struct rk {
   tirx_builder *b;
-  membound_kind kind;
+  const opts *o;
+  tirx_row_op kind;
   tirx_dtype dt;
   int64_t width, T; /* threads per row (per CTA of the row's cluster) */
   int64_t ncta, cols; /* CTAs per row (a cluster when > 1) and the columns each holds */
@@ -25,10 +31,10 @@ typedef struct rk {
   char shape[3][96], strides[3][96];
   int64_t regs[3];
   tirx_config ld, st, pw, wld; /* wld: weight rows (read by every row: cached, not streamed) */
-  /* Staged rows (membound_stages > 0): a persistent CTA reads its rows x[row] through a ring
+  /* Staged rows (row_stages > 0): a persistent CTA reads its rows x[row] through a ring
    * of `stages` shared rows filled by TMA, up to `stages` rows ahead of the one it computes;
    * wsmem: the weight rows wt[] are read once into the shared rows wrows (unless
-   * MEMBOUND_V_WEIGHTS_GLOBAL). */
+   * TIRX_ROW_VARIANT_WEIGHTS_GLOBAL). */
   int stages;
   bool wsmem;
   tirx_tensor *wt[2], *wrows;
@@ -82,28 +88,12 @@ static void rk_pieces(rk *k) {
   }
 }
 
-static int threads_override, variant_flags;
-
-bool membound_set_variant(int flags) {
-  if (flags & ~(MEMBOUND_V_WEIGHTS_STREAM | MEMBOUND_V_WEIGHTS_EARLY | MEMBOUND_V_STAGED |
-                MEMBOUND_V_UNSTAGED | MEMBOUND_V_WEIGHTS_GLOBAL))
-    return false;
-  variant_flags = flags;
-  return true;
-}
-
-bool membound_set_threads(int threads) {
-  if (threads != 0 && (threads < 64 || threads > 1024 || (threads & (threads - 1)))) return false;
-  threads_override = threads;
-  return true;
-}
-
-/* membound_threads, the vectors a thread holds preferred nearest `near` (4 in general; 2 for
+/* row_threads, the vectors a thread holds preferred nearest `near` (4 in general; 2 for
  * rmsnorm, add_rmsnorm and softmax, measured faster at 8192 with 512 threads: 0.95 against
  * 0.92 of a copy; layernorm and silu_mul slower so). */
-static int threads_near(tirx_dtype dtype, int64_t width, int64_t near) {
-  if (width <= MEMBOUND_WARP_MAX_WIDTH) return 32;
-  if (threads_override) return threads_override;
+static int threads_near(const opts *o, tirx_dtype dtype, int64_t width, int64_t near) {
+  if (width <= TIRX_ROW_WARP_MAX_WIDTH) return 32;
+  if (o->threads) return o->threads;
   int64_t vec = 16 / tirx_dtype_size(dtype), nvec = width / vec;
   /* A row of whole vectors: T threads holding v vectors each, T * v = nvec exactly, so the
    * row is one register tile and one reduction (5000 bf16 = 125 threads x 5 vectors). Among
@@ -125,111 +115,82 @@ static int threads_near(tirx_dtype dtype, int64_t width, int64_t near) {
   return (int)T;
 }
 
-int membound_threads(tirx_dtype dtype, int64_t width) { return threads_near(dtype, width, 4); }
-
-static int kind_threads(membound_kind kind, tirx_dtype dtype, int64_t width) {
-  bool two = kind == MEMBOUND_RMSNORM || kind == MEMBOUND_ADD_RMSNORM || kind == MEMBOUND_SOFTMAX;
-  return threads_near(dtype, width, two ? 2 : 4);
+static int row_threads(const opts *o, tirx_dtype dtype, int64_t width) {
+  return threads_near(o, dtype, width, 4);
 }
 
-static int sms = 132;
-
-bool membound_set_sms(int n) {
-  if (n < 1 || n > 1024) return false;
-  sms = n;
-  return true;
-}
-
-static int min_blocks;
-
-bool membound_set_min_blocks(int n) {
-  if (n < 0 || n > 32) return false;
-  min_blocks = n;
-  return true;
-}
-
-static int stages_override;
-
-bool membound_set_stages(int n) {
-  if (n < 0 || n > 4) return false;
-  stages_override = n;
-  return true;
+static int kind_threads(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width) {
+  bool two = kind == TIRX_ROW_OP_RMSNORM || kind == TIRX_ROW_OP_ADD_RMSNORM || kind == TIRX_ROW_OP_SOFTMAX;
+  return threads_near(o, dtype, width, two ? 2 : 4);
 }
 
 /* Staged CTAs per SM: what the registers (about 56 a thread besides its row values, as ptxas
  * reports for these kernels) and two stages each allow; a persistent grid larger than what is
  * resident would leave its last CTAs waiting for whole CTAs to finish. */
-static int kind_threads(membound_kind kind, tirx_dtype dtype, int64_t width);
-
-static int64_t stage_ctas(membound_kind kind, tirx_dtype dtype, int64_t width) {
-  int64_t T = kind_threads(kind, dtype, width), Tw = (T + 31) / 32 * 32;
+static int64_t stage_ctas(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width) {
+  int64_t T = kind_threads(o, kind, dtype, width), Tw = (T + 31) / 32 * 32;
   int64_t regs = (width + T - 1) / T + 56;
   int64_t by_regs = 65536 / (Tw * (regs < 64 ? 64 : regs));
-  int64_t by_smem = MEMBOUND_STAGE_SMEM / (2 * width * tirx_dtype_size(dtype));
+  int64_t by_smem = TIRX_ROW_STAGE_SMEM / (2 * width * tirx_dtype_size(dtype));
   int64_t n = by_regs < by_smem ? by_regs : by_smem;
   return n < 1 ? 1 : n;
 }
 
 /* The weight rows kind reads (rmsnorm w; layernorm w and bias). */
-static int weight_rows(membound_kind kind) {
-  return kind == MEMBOUND_LAYERNORM ? 2 : kind == MEMBOUND_RMSNORM ? 1 : 0;
+static int weight_rows(tirx_row_op kind) {
+  return kind == TIRX_ROW_OP_LAYERNORM ? 2 : kind == TIRX_ROW_OP_RMSNORM ? 1 : 0;
 }
 
-int membound_stages(membound_kind kind, tirx_dtype dtype, int64_t width) {
-  if (variant_flags & MEMBOUND_V_UNSTAGED) return 0;
-  if (kind != MEMBOUND_RMSNORM && kind != MEMBOUND_LAYERNORM && kind != MEMBOUND_SOFTMAX)
+static int row_cluster(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width);
+
+static int row_stages(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width) {
+  if (o->variant & TIRX_ROW_VARIANT_UNSTAGED) return 0;
+  if (kind != TIRX_ROW_OP_RMSNORM && kind != TIRX_ROW_OP_LAYERNORM && kind != TIRX_ROW_OP_SOFTMAX)
     return 0;
-  if (width <= MEMBOUND_WARP_MAX_WIDTH || membound_cluster(kind, dtype, width) > 1) return 0;
+  if (width <= TIRX_ROW_WARP_MAX_WIDTH || row_cluster(o, kind, dtype, width) > 1) return 0;
   int64_t size = tirx_dtype_size(dtype), bytes = width * size;
   /* TMA: rows of whole 16-byte units, a row one box of inner x outer elements, both at most
    * 256, the inner part whole 16-byte units (copy_async.tma splits it so: 5000 = 200 x 25) */
   int64_t inner = 256;
   while (inner > 1 && (width % inner || inner * size % 16)) inner--;
   if (bytes % 16 || inner <= 1 || width / inner > 256) return 0;
-  bool forced = stages_override || (variant_flags & MEMBOUND_V_STAGED);
-  if (bytes < MEMBOUND_STAGE_MIN_BYTES && !forced) return 0;
+  bool forced = o->stages || (o->variant & TIRX_ROW_VARIANT_STAGED);
+  if (bytes < TIRX_ROW_STAGE_MIN_BYTES && !forced) return 0;
   int64_t pitch = (bytes + 127) / 128 * 128;
-  int64_t avail = MEMBOUND_STAGE_SMEM / stage_ctas(kind, dtype, width);
-  if (!(variant_flags & MEMBOUND_V_WEIGHTS_GLOBAL)) avail -= weight_rows(kind) * pitch;
-  int64_t n = stages_override ? stages_override : avail / pitch > 2 ? 2 : avail / pitch;
+  int64_t avail = TIRX_ROW_STAGE_SMEM / stage_ctas(o, kind, dtype, width);
+  if (!(o->variant & TIRX_ROW_VARIANT_WEIGHTS_GLOBAL)) avail -= weight_rows(kind) * pitch;
+  int64_t n = o->stages ? o->stages : avail / pitch > 2 ? 2 : avail / pitch;
   if (n < 1 || n * pitch > avail) return 0;
   return (int)n;
 }
 
-static int cluster_override;
-
-bool membound_set_cluster(int ctas) {
-  if (ctas != 0 && ctas != 1 && ctas != 2 && ctas != 4) return false;
-  cluster_override = ctas;
-  return true;
-}
-
-int membound_cluster(membound_kind kind, tirx_dtype dtype, int64_t width) {
-  int c = cluster_override;
-  if (c < 2 || (kind != MEMBOUND_RMSNORM && kind != MEMBOUND_ADD_RMSNORM &&
-                kind != MEMBOUND_LAYERNORM && kind != MEMBOUND_SOFTMAX))
+static int row_cluster(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width) {
+  int c = o->cluster;
+  if (c < 2 || (kind != TIRX_ROW_OP_RMSNORM && kind != TIRX_ROW_OP_ADD_RMSNORM &&
+                kind != TIRX_ROW_OP_LAYERNORM && kind != TIRX_ROW_OP_SOFTMAX))
     return 1;
   int64_t vec = 16 / tirx_dtype_size(dtype), part = width / c;
-  if (width <= MEMBOUND_CLUSTER_MIN_WIDTH || width % c || part % vec) return 1;
-  return part % (membound_threads(dtype, part) * vec) == 0 ? c : 1; /* one tile per CTA */
+  if (width <= TIRX_ROW_CLUSTER_MIN_WIDTH || width % c || part % vec) return 1;
+  return part % (row_threads(o, dtype, part) * vec) == 0 ? c : 1; /* one tile per CTA */
 }
 
 /* A builder with the rows parameter; tensors are declared next, then rk_open. */
-static void rk_init(rk *k, membound_kind kind, tirx_dtype dt, int64_t width, bool scalar) {
-  *k = (rk){.b = tirx_builder_create(membound_name(kind)), .kind = kind, .dt = dt, .width = width,
-            .scalar = scalar, .ncta = membound_cluster(kind, dt, width)};
+static void rk_init(rk *k, const opts *o, tirx_row_op kind, tirx_dtype dt, int64_t width) {
+  bool scalar = o->scalar;
+  *k = (rk){.b = tirx_builder_create(tirx_kernels_row_name(kind)), .o = o, .kind = kind, .dt = dt,
+            .width = width, .scalar = scalar, .ncta = row_cluster(o, kind, dt, width)};
   k->cols = width / k->ncta;
   k->rows = tirx_param_int(k->b, "rows", TIRX_I32);
   k->ld = (tirx_config){.family = scalar ? "scalar" : NULL, .hint = TIRX_HINT_STREAM};
   k->st = k->ld;
   k->wld = (tirx_config){.family = scalar ? "scalar" : NULL,
-                         .hint = variant_flags & MEMBOUND_V_WEIGHTS_STREAM ? TIRX_HINT_STREAM
+                         .hint = o->variant & TIRX_ROW_VARIANT_WEIGHTS_STREAM ? TIRX_HINT_STREAM
                                                                             : TIRX_HINT_NC};
   k->pw = (tirx_config){.family = scalar ? "scalar" : NULL};
-  k->cta = width > MEMBOUND_WARP_MAX_WIDTH;
-  k->T = k->ncta > 1 ? membound_threads(dt, k->cols) : kind_threads(kind, dt, k->cols);
-  k->stages = k->cta && !scalar ? membound_stages(kind, dt, width) : 0;
-  k->wsmem = k->stages && !(variant_flags & MEMBOUND_V_WEIGHTS_GLOBAL) && weight_rows(kind);
+  k->cta = width > TIRX_ROW_WARP_MAX_WIDTH;
+  k->T = k->ncta > 1 ? row_threads(o, dt, k->cols) : kind_threads(o, kind, dt, k->cols);
+  k->stages = k->cta && !scalar ? row_stages(o, kind, dt, width) : 0;
+  k->wsmem = k->stages && !(o->variant & TIRX_ROW_VARIANT_WEIGHTS_GLOBAL) && weight_rows(kind);
 }
 
 static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {
@@ -271,9 +232,9 @@ static void rk_open_staged(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   int S = k->stages;
   /* a persistent grid of the CTAs an SM holds: ptxas is told to fit that many */
-  int64_t ctas = stage_ctas(k->kind, k->dt, k->width);
-  tirx_set_grid(b, tirx_min(b, k->rows, I(k, sms * ctas)), NULL, NULL);
-  if (ctas > 1 && !min_blocks) tirx_set_min_blocks(b, (int)ctas);
+  int64_t ctas = stage_ctas(k->o, k->kind, k->dt, k->width);
+  tirx_set_grid(b, tirx_min(b, k->rows, I(k, k->o->sms * ctas)), NULL, NULL);
+  if (ctas > 1 && !k->o->min_blocks) tirx_set_min_blocks(b, (int)ctas);
   int64_t size = tirx_dtype_size(k->dt);
   int nw = k->wsmem ? (k->wt[1] ? 2 : 1) : 0;
   k->ring = rk_rows(k, "ring", S);
@@ -327,13 +288,13 @@ static tile rk_load_staged(rk *k, tirx_tensor *x) {
 static void rk_open(rk *k, tirx_tensor *x) {
   tirx_builder *b = k->b;
   rk_pieces(k);
-  if (min_blocks) tirx_set_min_blocks(b, min_blocks);
+  if (k->o->min_blocks) tirx_set_min_blocks(b, k->o->min_blocks);
   if (k->stages > 0) {
     tirx_set_block(b, (int)((k->T + 31) / 32 * 32), 1, 1);
     rk_open_staged(k, x);
     return;
   }
-  int per = k->cta ? 1 : MEMBOUND_RMSNORM_WARPS;
+  int per = k->cta ? 1 : TIRX_ROW_WARPS;
   tirx_set_block(b, (int)(k->cta ? (k->T + 31) / 32 * 32 : 32 * per), 1, 1);
   if (k->ncta > 1) { /* a cluster of ncta CTAs per row */
     tirx_set_cluster(b, (int)k->ncta, 1, 1);
@@ -350,7 +311,7 @@ static void rk_open(rk *k, tirx_tensor *x) {
   tirx_team_begin(b, k->ncta > 1 ? TIRX_TEAM_CLUSTER : k->cta ? TIRX_TEAM_CTA : TIRX_TEAM_WARP);
 }
 
-static tirx_kernel *rk_close(rk *k, char *err, size_t cap) {
+static tirx_status rk_close(rk *k, tirx_kernel **out) {
   tirx_team_end(k->b);
   if (k->stages > 0) {
     tirx_assign(k->b, k->it, tirx_add(k->b, k->it, I(k, 1)));
@@ -358,11 +319,11 @@ static tirx_kernel *rk_close(rk *k, char *err, size_t cap) {
   } else {
     tirx_if_end(k->b);
   }
-  tirx_kernel *out = NULL;
-  if (tirx_kernel_build(k->b, &out) != TIRX_OK && err)
-    snprintf(err, cap, "%s", tirx_builder_error(k->b));
+  tirx_status st = tirx_kernel_build(k->b, out);
+  if (st != TIRX_OK)
+    tirx__error(st, "tirx_kernels_row_build: %s", tirx_builder_error(k->b));
   tirx_builder_destroy(k->b);
-  return out;
+  return st;
 }
 
 static tirx_tensor *rk_local(rk *k, const char *name, tirx_dtype dt, int i) {
@@ -409,7 +370,7 @@ static tile rk_load(rk *k, tirx_tensor *x, tirx_expr *row, int64_t col0) {
   return rk_widen(k, &h);
 }
 
-/* A weight row (row 0 of w), cached; with MEMBOUND_V_WEIGHTS_EARLY loaded by rk_weights_early
+/* A weight row (row 0 of w), cached; with TIRX_ROW_VARIANT_WEIGHTS_EARLY loaded by rk_weights_early
  * before the reduction (*early) and only widened here. */
 static tile rk_weights(rk *k, tirx_tensor *w, const tile *early) {
   if (early && early->t[0]) return rk_widen(k, early);
@@ -424,7 +385,7 @@ static tile rk_weights(rk *k, tirx_tensor *w, const tile *early) {
 
 static tile rk_weights_early(rk *k, tirx_tensor *w) {
   tile none = {{NULL}};
-  if (!(variant_flags & MEMBOUND_V_WEIGHTS_EARLY) || !w) return none;
+  if (!(k->o->variant & TIRX_ROW_VARIANT_WEIGHTS_EARLY) || !w) return none;
   return rk_load_raw(k, "xh", w, tirx_int(k->b, 0), 0, &k->wld);
 }
 
@@ -498,7 +459,7 @@ static void rk_rmsnorm(rk *k, const tile *t, tirx_tensor *w, tirx_expr *eps) {
   rk_bin(k, t, TIRX_OP_MUL, t, &wt, NULL);
 }
 
-static tirx_kernel *build_rmsnorm(rk *k, bool add, char *err, size_t cap) {
+static tirx_status build_rmsnorm(rk *k, bool add, tirx_kernel **kout) {
   tirx_builder *b = k->b;
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *res = add ? rk_param(k, "res", k->rows, k->width) : NULL;
@@ -516,10 +477,10 @@ static tirx_kernel *build_rmsnorm(rk *k, bool add, char *err, size_t cap) {
   }
   rk_rmsnorm(k, &t, w, eps);
   rk_store(k, out, &t);
-  return rk_close(k, err, cap);
+  return rk_close(k, kout);
 }
 
-static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
+static tirx_status build_layernorm(rk *k, tirx_kernel **kout) {
   tirx_builder *b = k->b;
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *w = rk_param(k, "w", tirx_int(b, 1), k->width);
@@ -553,10 +514,10 @@ static tirx_kernel *build_layernorm(rk *k, char *err, size_t cap) {
   tile bt = rk_weights(k, bias, &be);
   rk_bin(k, &t, TIRX_OP_ADD, &t, &bt, NULL);
   rk_store(k, out, &t);
-  return rk_close(k, err, cap);
+  return rk_close(k, kout);
 }
 
-static tirx_kernel *build_softmax(rk *k, char *err, size_t cap) {
+static tirx_status build_softmax(rk *k, tirx_kernel **kout) {
   tirx_builder *b = k->b;
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
@@ -574,11 +535,11 @@ static tirx_kernel *build_softmax(rk *k, char *err, size_t cap) {
   tirx_expr *s = rk_reduce(k, &t, TIRX_OP_SUM);
   rk_bin(k, &t, TIRX_OP_MUL, &t, NULL, tirx_let(b, "inv", tirx_div(b, f32(k, 1.0), s)));
   rk_store(k, out, &t);
-  return rk_close(k, err, cap);
+  return rk_close(k, kout);
 }
 
 /* out[row, 0] = sum or max of the row, written by the team's first thread. */
-static tirx_kernel *build_rowreduce(rk *k, tirx_op op, char *err, size_t cap) {
+static tirx_status build_rowreduce(rk *k, tirx_op op, tirx_kernel **kout) {
   tirx_builder *b = k->b;
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *out = tirx_param_tensor(b, "out", TIRX_F32, TIRX_EXPRS(k->rows, tirx_int(b, 1)),
@@ -590,10 +551,10 @@ static tirx_kernel *build_rowreduce(rk *k, tirx_op op, char *err, size_t cap) {
   tirx_if_begin(b, tirx_eq(b, rank, tirx_int(b, 0)));
   tirx_store(b, out, TIRX_EXPRS(k->row, tirx_int(b, 0)), r);
   tirx_if_end(b);
-  return rk_close(k, err, cap);
+  return rk_close(k, kout);
 }
 
-static tirx_kernel *build_silu_mul(rk *k, char *err, size_t cap) {
+static tirx_status build_silu_mul(rk *k, tirx_kernel **kout) {
   tirx_tensor *x = rk_param(k, "x", k->rows, 2 * k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   rk_open(k, x);
@@ -601,10 +562,10 @@ static tirx_kernel *build_silu_mul(rk *k, char *err, size_t cap) {
   rk_un(k, &g, TIRX_OP_SILU, &g);
   rk_bin(k, &g, TIRX_OP_MUL, &g, &u, NULL);
   rk_store(k, out, &g);
-  return rk_close(k, err, cap);
+  return rk_close(k, kout);
 }
 
-static tirx_kernel *build_chain(rk *k, char *err, size_t cap) {
+static tirx_status build_chain(rk *k, tirx_kernel **kout) {
   tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_expr *a = tirx_param_scalar(k->b, "a", TIRX_F32), *c = tirx_param_scalar(k->b, "c", TIRX_F32);
@@ -615,49 +576,303 @@ static tirx_kernel *build_chain(rk *k, char *err, size_t cap) {
   rk_bin(k, &t, TIRX_OP_MUL, &t, &s, NULL);
   rk_bin(k, &t, TIRX_OP_ADD, &t, NULL, c);
   rk_store(k, out, &t);
-  return rk_close(k, err, cap);
+  return rk_close(k, kout);
 }
 
-static const char *const NAMES[MEMBOUND_KIND_COUNT] = {
+static const char *const NAMES[TIRX_ROW_OP_COUNT] = {
     "rmsnorm", "layernorm", "softmax", "add_rmsnorm", "row_sum", "row_max", "silu_mul", "chain"};
 
-const char *membound_name(membound_kind kind) {
-  return (unsigned)kind < MEMBOUND_KIND_COUNT ? NAMES[kind] : NULL;
+const char *tirx_kernels_row_name(tirx_row_op op) {
+  return (unsigned)op < TIRX_ROW_OP_COUNT ? NAMES[op] : NULL;
 }
 
-double membound_bytes(membound_kind kind, tirx_dtype dtype, int64_t rows, int64_t width) {
-  double e = (double)rows * (double)width * tirx_dtype_size(dtype);
-  switch (kind) {
-  case MEMBOUND_ADD_RMSNORM: return 4 * e;
-  case MEMBOUND_ROW_SUM:
-  case MEMBOUND_ROW_MAX: return e + 4.0 * (double)rows;
-  case MEMBOUND_SILU_MUL: return 3 * e;
-  default: return 2 * e;
-  }
+/* The request checked into *o (its defaults filled in). */
+static tirx_status check_request(const char *fn, tirx_row_op op, const tirx_row_options *in,
+                                 tirx_dtype dtype, int64_t width, opts *o) {
+  static const tirx_row_options none = {0};
+  if (!in)
+    in = &none;
+  if ((unsigned)op >= TIRX_ROW_OP_COUNT)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: op is %d, expected a tirx_row_op (0 to %d)", fn,
+                       (int)op, TIRX_ROW_OP_COUNT - 1);
+  if (dtype != TIRX_F32 && dtype != TIRX_F16 && dtype != TIRX_BF16)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f32, f16 or bf16", fn,
+                       tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
+  if (width < 1 || width > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: width is %lld, expected 1 to 2^31 - 1", fn,
+                       (long long)width);
+  if (in->threads != 0 &&
+      (in->threads < 64 || in->threads > 1024 || (in->threads & (in->threads - 1))))
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->threads is %d, expected 0 or a power of "
+                       "two in 64..1024", fn, in->threads);
+  if (in->variant & ~(TIRX_ROW_VARIANT_WEIGHTS_STREAM | TIRX_ROW_VARIANT_WEIGHTS_EARLY | TIRX_ROW_VARIANT_STAGED |
+                      TIRX_ROW_VARIANT_UNSTAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL))
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->variant is %d, expected TIRX_ROW_VARIANT_* "
+                       "bits (0 to 31)", fn, in->variant);
+  if (in->cluster != 0 && in->cluster != 1 && in->cluster != 2 && in->cluster != 4)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->cluster is %d, expected 0, 1, 2 or 4", fn,
+                       in->cluster);
+  if (in->stages < 0 || in->stages > 4)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->stages is %d, expected 0 to 4", fn,
+                       in->stages);
+  if (in->min_blocks < 0 || in->min_blocks > 32)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->min_blocks is %d, expected 0 to 32", fn,
+                       in->min_blocks);
+  if (in->sms < 0 || in->sms > 1024)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->sms is %d, expected 0 (132) to 1024", fn,
+                       in->sms);
+  *o = *in;
+  o->scalar = in->scalar != 0;
+  if (!o->sms)
+    o->sms = 132;
+  return TIRX_OK;
 }
 
-tirx_kernel *membound_build(membound_kind kind, tirx_dtype dtype, int64_t width, bool scalar,
-                            char *err, size_t cap) {
-  const char *name = membound_name(kind);
-  if (!name || width < 1) {
-    if (err) snprintf(err, cap, "membound_build: bad kind or width");
-    return NULL;
-  }
+tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts_in,
+                                  tirx_dtype dtype, int64_t width, tirx_row_plan *out) {
+  static const char fn[] = "tirx_kernels_row_plan";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  opts o;
+  tirx_status st = check_request(fn, op, opts_in, dtype, width, &o);
+  if (st != TIRX_OK)
+    return st;
+  int ncta = row_cluster(&o, op, dtype, width);
+  int64_t cols = width / ncta;
+  out->cluster = ncta;
+  out->threads = ncta > 1 ? row_threads(&o, dtype, cols) : kind_threads(&o, op, dtype, cols);
+  out->stages = width > TIRX_ROW_WARP_MAX_WIDTH && !o.scalar ? row_stages(&o, op, dtype, width)
+                                                             : 0;
+  return TIRX_OK;
+}
+
+static tirx_status row_build(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width,
+                             tirx_kernel **out) {
   rk k;
-  rk_init(&k, kind, dtype, width, scalar);
+  rk_init(&k, o, kind, dtype, width);
   switch (kind) {
-  case MEMBOUND_RMSNORM: return build_rmsnorm(&k, false, err, cap);
-  case MEMBOUND_ADD_RMSNORM: return build_rmsnorm(&k, true, err, cap);
-  case MEMBOUND_LAYERNORM: return build_layernorm(&k, err, cap);
-  case MEMBOUND_SOFTMAX: return build_softmax(&k, err, cap);
-  case MEMBOUND_ROW_SUM: return build_rowreduce(&k, TIRX_OP_SUM, err, cap);
-  case MEMBOUND_ROW_MAX: return build_rowreduce(&k, TIRX_OP_MAX, err, cap);
-  case MEMBOUND_SILU_MUL: return build_silu_mul(&k, err, cap);
-  default: return build_chain(&k, err, cap);
+  case TIRX_ROW_OP_RMSNORM: return build_rmsnorm(&k, false, out);
+  case TIRX_ROW_OP_ADD_RMSNORM: return build_rmsnorm(&k, true, out);
+  case TIRX_ROW_OP_LAYERNORM: return build_layernorm(&k, out);
+  case TIRX_ROW_OP_SOFTMAX: return build_softmax(&k, out);
+  case TIRX_ROW_OP_SUM: return build_rowreduce(&k, TIRX_OP_SUM, out);
+  case TIRX_ROW_OP_MAX: return build_rowreduce(&k, TIRX_OP_MAX, out);
+  case TIRX_ROW_OP_SILU_MUL: return build_silu_mul(&k, out);
+  default: return build_chain(&k, out);
   }
 }
 
-tirx_kernel *membound_rmsnorm(tirx_dtype dtype, int64_t width, bool scalar, char *err,
-                              size_t cap) {
-  return membound_build(MEMBOUND_RMSNORM, dtype, width, scalar, err, cap);
+tirx_status tirx_kernels_row_build(tirx_row_op op, const tirx_row_options *opts_in,
+                                   tirx_dtype dtype, int64_t width, tirx_kernel **out) {
+  static const char fn[] = "tirx_kernels_row_build";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  *out = NULL;
+  opts o;
+  tirx_status st = check_request(fn, op, opts_in, dtype, width, &o);
+  if (st != TIRX_OK)
+    return st;
+  return row_build(&o, op, dtype, width, out);
+}
+
+/* ---- the ops ---- */
+
+/* What decides a row kernel: every field explicit, so that the key has no padding. */
+typedef struct row_key {
+  int32_t op, dtype, threads, variant, cluster, stages, min_blocks, sms, scalar, pad;
+  int64_t width;
+} row_key;
+
+typedef struct row_request {
+  opts o;
+  tirx_row_op op;
+  tirx_dtype dtype;
+  int64_t width;
+} row_request;
+
+static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
+  const row_request *r = ctx;
+  return row_build(&r->o, r->op, r->dtype, r->width, out);
+}
+
+/* Finds or builds op's kernel for (options, dtype, width) and launches it with args. */
+static tirx_status row_launch(const char *fn, tirx_runtime *rt, const tirx_row_options *in,
+                              tirx_row_op op, tirx_dtype dtype, int64_t width,
+                              const tirx_arg *args, int nargs, void *stream) {
+  row_request r = {.op = op, .dtype = dtype, .width = width};
+  tirx_status st = check_request(fn, op, in, dtype, width, &r.o);
+  if (st != TIRX_OK)
+    return st;
+  row_key key;
+  memset(&key, 0, sizeof key);
+  key.op = (int32_t)op, key.dtype = (int32_t)dtype, key.width = width;
+  key.threads = r.o.threads, key.variant = r.o.variant, key.cluster = r.o.cluster;
+  key.stages = r.o.stages, key.min_blocks = r.o.min_blocks, key.sms = r.o.sms;
+  key.scalar = r.o.scalar;
+  tirx_kernel *k;
+  if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &r, &k)) != TIRX_OK)
+    return tirx__error(st, "%s: %s", fn, tirx_last_error());
+  st = tirx__kernels_launch(fn, rt, k, args, nargs, stream);
+  tirx_kernel_release(k);
+  return st;
+}
+
+/* x: [rows, cols] dense, of a row kernel's dtype (f32, f16, bf16), rows < 2^31. */
+static tirx_status check_input(const char *fn, tirx_runtime *rt, const tirx_tensor_arg *x) {
+  if (!rt)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
+  tirx_status st = tirx__check_tensor(fn, "x", x, 2);
+  if (st != TIRX_OK)
+    return st;
+  if (x->dtype != TIRX_F32 && x->dtype != TIRX_F16 && x->dtype != TIRX_BF16)
+    return tirx__error(TIRX_E_TYPE, "%s: x has dtype %s, expected f32, f16 or bf16", fn,
+                       tirx_dtype_name(x->dtype) ? tirx_dtype_name(x->dtype) : "invalid");
+  if (x->shape[0] > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: x has %lld rows, expected at most 2^31 - 1", fn,
+                       (long long)x->shape[0]);
+  return tirx__check_dense(fn, "x", x);
+}
+
+/* A [rows, cols] tensor like x: dense, of dtype. */
+static tirx_status check_like(const char *fn, const char *name, const tirx_tensor_arg *t,
+                              tirx_dtype dtype, int64_t rows, int64_t cols, const char *what) {
+  tirx_status st = tirx__check_tensor(fn, name, t, 2);
+  if (st == TIRX_OK)
+    st = tirx__check_shape(fn, name, t, (int64_t[]){rows, cols}, what);
+  if (st == TIRX_OK)
+    st = tirx__check_dense(fn, name, t);
+  if (st == TIRX_OK)
+    st = tirx__check_dtype(fn, name, t, dtype);
+  return st;
+}
+
+static tirx_arg mat(const tirx_tensor_arg *t, tirx_dtype dt, const int64_t *shape) {
+  return tirx_arg_tensor(t->data, dt, 2, shape, NULL);
+}
+
+tirx_status tirx_op_rmsnorm(tirx_runtime *rt, const tirx_row_options *opts_in,
+                            const tirx_tensor_arg *x, const tirx_tensor_arg *w,
+                            const tirx_tensor_arg *out, float eps, void *stream) {
+  static const char fn[] = "tirx_op_rmsnorm";
+  tirx_status st = check_input(fn, rt, x);
+  if (st != TIRX_OK)
+    return st;
+  tirx_dtype dt = x->dtype;
+  const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||
+      (st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  int64_t xs[2] = {R, W}, ws[2] = {1, W};
+  tirx_arg args[5] = {tirx_arg_i32((int32_t)R), mat(x, dt, xs), mat(w, dt, ws), mat(out, dt, xs),
+                      tirx_arg_f32(eps)};
+  return row_launch(fn, rt, opts_in, TIRX_ROW_OP_RMSNORM, dt, W, args, 5, stream);
+}
+
+tirx_status tirx_op_layernorm(tirx_runtime *rt, const tirx_row_options *opts_in,
+                              const tirx_tensor_arg *x, const tirx_tensor_arg *w,
+                              const tirx_tensor_arg *bias, const tirx_tensor_arg *out, float eps,
+                              void *stream) {
+  static const char fn[] = "tirx_op_layernorm";
+  tirx_status st = check_input(fn, rt, x);
+  if (st != TIRX_OK)
+    return st;
+  tirx_dtype dt = x->dtype;
+  const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||
+      (st = tirx__check_row(fn, "bias", bias, dt, W)) != TIRX_OK ||
+      (st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  int64_t xs[2] = {R, W}, ws[2] = {1, W};
+  tirx_arg args[6] = {tirx_arg_i32((int32_t)R), mat(x, dt, xs),   mat(w, dt, ws),
+                      mat(bias, dt, ws),        mat(out, dt, xs), tirx_arg_f32(eps)};
+  return row_launch(fn, rt, opts_in, TIRX_ROW_OP_LAYERNORM, dt, W, args, 6, stream);
+}
+
+tirx_status tirx_op_add_rmsnorm(tirx_runtime *rt, const tirx_row_options *opts_in,
+                                const tirx_tensor_arg *x, const tirx_tensor_arg *res,
+                                const tirx_tensor_arg *w, const tirx_tensor_arg *out,
+                                const tirx_tensor_arg *res_out, float eps, void *stream) {
+  static const char fn[] = "tirx_op_add_rmsnorm";
+  tirx_status st = check_input(fn, rt, x);
+  if (st != TIRX_OK)
+    return st;
+  tirx_dtype dt = x->dtype;
+  const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_like(fn, "res", res, dt, R, W, "[rows, W]")) != TIRX_OK ||
+      (st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||
+      (st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK ||
+      (st = check_like(fn, "res_out", res_out, dt, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  int64_t xs[2] = {R, W}, ws[2] = {1, W};
+  tirx_arg args[7] = {tirx_arg_i32((int32_t)R), mat(x, dt, xs),       mat(res, dt, xs),
+                      mat(w, dt, ws),           mat(out, dt, xs),     mat(res_out, dt, xs),
+                      tirx_arg_f32(eps)};
+  return row_launch(fn, rt, opts_in, TIRX_ROW_OP_ADD_RMSNORM, dt, W, args, 7, stream);
+}
+
+/* softmax: out like x. */
+tirx_status tirx_op_softmax(tirx_runtime *rt, const tirx_row_options *opts_in,
+                            const tirx_tensor_arg *x, const tirx_tensor_arg *out, void *stream) {
+  static const char fn[] = "tirx_op_softmax";
+  tirx_status st = check_input(fn, rt, x);
+  if (st != TIRX_OK)
+    return st;
+  tirx_dtype dt = x->dtype;
+  const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  int64_t xs[2] = {R, W};
+  tirx_arg args[3] = {tirx_arg_i32((int32_t)R), mat(x, dt, xs), mat(out, dt, xs)};
+  return row_launch(fn, rt, opts_in, TIRX_ROW_OP_SOFTMAX, dt, W, args, 3, stream);
+}
+
+tirx_status tirx_op_silu_mul(tirx_runtime *rt, const tirx_row_options *opts_in,
+                             const tirx_tensor_arg *x, const tirx_tensor_arg *out, void *stream) {
+  static const char fn[] = "tirx_op_silu_mul";
+  tirx_status st = check_input(fn, rt, x);
+  if (st != TIRX_OK)
+    return st;
+  tirx_dtype dt = x->dtype;
+  const int64_t R = x->shape[0], W2 = x->shape[1], W = W2 / 2;
+  if (W2 % 2)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: x has shape [%lld, %lld], expected [rows, 2W] "
+                       "(an even number of columns)", fn, (long long)R, (long long)W2);
+  if ((st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  int64_t xs[2] = {R, W2}, os[2] = {R, W};
+  tirx_arg args[3] = {tirx_arg_i32((int32_t)R), mat(x, dt, xs), mat(out, dt, os)};
+  return row_launch(fn, rt, opts_in, TIRX_ROW_OP_SILU_MUL, dt, W, args, 3, stream);
+}
+
+/* row_sum, row_max: out f32 [rows] or [rows, 1]. */
+static tirx_status row_reduce(const char *fn, tirx_row_op op, tirx_runtime *rt,
+                              const tirx_row_options *opts_in, const tirx_tensor_arg *x,
+                              const tirx_tensor_arg *out, void *stream) {
+  tirx_status st = check_input(fn, rt, x);
+  if (st != TIRX_OK)
+    return st;
+  tirx_dtype dt = x->dtype;
+  const int64_t R = x->shape[0], W = x->shape[1];
+  if (out && out->rank != 1 && out->rank != 2)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: out has rank %d, expected 1 ([rows]) or 2 "
+                       "([rows, 1])", fn, out->rank);
+  if ((st = tirx__check_tensor(fn, "out", out, out ? out->rank : 1)) != TIRX_OK ||
+      (st = tirx__check_shape(fn, "out", out, (int64_t[]){R, 1},
+                              out->rank == 2 ? "[rows, 1]" : "[rows]")) != TIRX_OK ||
+      (st = tirx__check_dense(fn, "out", out)) != TIRX_OK ||
+      (st = tirx__check_dtype(fn, "out", out, TIRX_F32)) != TIRX_OK)
+    return st;
+  int64_t xs[2] = {R, W}, os[2] = {R, 1};
+  tirx_arg args[3] = {tirx_arg_i32((int32_t)R), mat(x, dt, xs), mat(out, TIRX_F32, os)};
+  return row_launch(fn, rt, opts_in, op, dt, W, args, 3, stream);
+}
+
+tirx_status tirx_op_row_sum(tirx_runtime *rt, const tirx_row_options *opts_in,
+                            const tirx_tensor_arg *x, const tirx_tensor_arg *out, void *stream) {
+  return row_reduce("tirx_op_row_sum", TIRX_ROW_OP_SUM, rt, opts_in, x, out, stream);
+}
+
+tirx_status tirx_op_row_max(tirx_runtime *rt, const tirx_row_options *opts_in,
+                            const tirx_tensor_arg *x, const tirx_tensor_arg *out, void *stream) {
+  return row_reduce("tirx_op_row_max", TIRX_ROW_OP_MAX, rt, opts_in, x, out, stream);
 }

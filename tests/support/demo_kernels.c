@@ -1,5 +1,5 @@
 /* The example kernels (see kernels.h). */
-#include "kernels.h"
+#include "demo_kernels.h"
 
 #include <float.h>
 #include <stdio.h>

@@ -7,15 +7,14 @@
 
 #include "../helpers.h"
 #include "ir/kernel_abi.h"
-#include "tp.h"
+#include "tp_ref.h"
 
 #define PTR(v) ((void *)(uintptr_t)(v))
 
-static tp_linear make(tirx_dtype dt, int64_t m, int64_t n, int64_t k, int P) {
-  tp_spec s = {.dtype = dt, .m = m, .n = n, .k = k, .nranks = P};
-  tp_linear t;
-  char err[4096] = "";
-  cr_assert(tp_linear_create(&s, &t, err, sizeof err), "P=%d: %s", P, err);
+static tirx_tp_linear make(tirx_dtype dt, int64_t m, int64_t n, int64_t k, int P) {
+  tirx_tp_spec s = {.dtype = dt, .m = m, .n = n, .k = k, .nranks = P};
+  tirx_tp_linear t;
+  cr_assert(tirx_kernels_tp_linear_create(&s, &t) == TIRX_OK, "P=%d: %s", P, tirx_last_error());
   return t;
 }
 
@@ -35,7 +34,7 @@ Test(tp_linear, layouts_and_the_collective) {
   for (size_t q = 0; q < sizeof meshes / sizeof meshes[0]; q++) {
     int P = meshes[q];
     int64_t m = 37 * P, n = 136, k = 65 * P, ld = 72; /* 65 rounded up to 8 */
-    tp_linear t = make(TIRX_BF16, m, n, k, P);
+    tirx_tp_linear t = make(TIRX_BF16, m, n, k, P);
     cr_assert_eq(t.m_local, 37);
     cr_assert_eq(t.k_local, 65);
     cr_assert_eq(t.ldx, ld);
@@ -65,11 +64,11 @@ Test(tp_linear, layouts_and_the_collective) {
                  tirx_last_error());
     cr_assert_str_eq(tirx_collective_rule(c), P == 1 ? "all_reduce" : "reduce_scatter");
     tirx_collective_destroy(c);
-    cr_assert_eq(tp_linear_bytes(&t, TP_X), (size_t)(m * ld * 2));
-    cr_assert_eq(tp_linear_bytes(&t, TP_W), (size_t)(n * ld * 2));
-    cr_assert_eq(tp_linear_bytes(&t, TP_Y_PARTIAL), (size_t)(m * n * 2));
-    cr_assert_eq(tp_linear_bytes(&t, TP_Y), (size_t)(37 * n * 2));
-    tp_linear_destroy(&t);
+    cr_assert_eq(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_X), (size_t)(m * ld * 2));
+    cr_assert_eq(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_W), (size_t)(n * ld * 2));
+    cr_assert_eq(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y_PARTIAL), (size_t)(m * n * 2));
+    cr_assert_eq(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y), (size_t)(37 * n * 2));
+    tirx_kernels_tp_linear_destroy(&t);
   }
 }
 
@@ -81,61 +80,59 @@ Test(tp_linear, the_gemm_arguments_pass_the_launch_checks) {
                                       {129, 136, 65, 1},      {96, 264, 200, 8},
                                       {1, 16, 9, 1},          {2, 8, 6, 2}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-    tp_linear t = make(i % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2],
+    tirx_tp_linear t = make(i % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2],
                        (int)shapes[i][3]);
-    tp_buffers b = {PTR(0x10000), PTR(0x20000), PTR(0x30000), PTR(0x40000)};
+    tirx_tp_buffers b = {PTR(0x10000), PTR(0x20000), PTR(0x30000), PTR(0x40000)};
     tirx_arg args[6];
-    tp_linear_gemm_args(&t, &b, args);
+    tirx_kernels_tp_linear_gemm_args(&t, &b, args);
     cr_assert_eq(tirx__kernel_plan(t.gemm, "tirx_launch", args, 6, plan), TIRX_OK,
                  "shape %zu: %s", i, tirx_last_error());
     cr_assert_eq(plan->ntmaps, 3, "TMA maps of A, B and C");
     tirx_tensor_arg x = {b.x, t.spec.dtype, 2, t.x_shape, t.x_strides};
     tirx_tensor_arg y = {b.y, t.spec.dtype, 2, t.y_shape, t.y_strides};
-    cr_assert_eq(tp_linear_bytes(&t, TP_X), (size_t)(t.spec.m * t.ldx * 2));
-    cr_assert_eq(tp_linear_bytes(&t, TP_W), (size_t)(t.spec.n * t.ldw * 2));
-    cr_assert_eq(tp_linear_bytes(&t, TP_Y), (size_t)(t.m_local * t.spec.n * 2));
+    cr_assert_eq(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_X), (size_t)(t.spec.m * t.ldx * 2));
+    cr_assert_eq(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_W), (size_t)(t.spec.n * t.ldw * 2));
+    cr_assert_eq(tirx_kernels_tp_linear_bytes(&t, TIRX_TP_BUFFER_Y), (size_t)(t.m_local * t.spec.n * 2));
     for (int r = 0; r < t.spec.nranks; r++) {
       cr_assert_eq(tirx_dtensor_check(t.x, r, &x), TIRX_OK, "%s", tirx_last_error());
       cr_assert_eq(tirx_dtensor_check(t.y, r, &y), TIRX_OK, "%s", tirx_last_error());
     }
-    tp_linear_destroy(&t);
+    tirx_kernels_tp_linear_destroy(&t);
   }
   free(plan);
 }
 
 Test(tp_linear, spec_errors) {
   struct {
-    tp_spec s;
+    tirx_tp_spec s;
     const char *msg;
   } cases[] = {
-      {{TIRX_F32, 64, 64, 64, 1}, "tp_linear_create: dtype is f32, expected bf16 or f16"},
-      {{TIRX_BF16, 64, 64, 64, 0}, "tp_linear_create: nranks is 0, expected 1 to 65536"},
-      {{TIRX_BF16, 0, 64, 64, 1},
-       "tp_linear_create: m, n, k are 0, 64, 64, expected 1 to 2^31-1"},
-      {{TIRX_BF16, 66, 64, 64, 4},
-       "tp_linear_create: m = 66 and k = 64 must be multiples of nranks = 4 (the rows of Y and "
+      {{.dtype = TIRX_F32, .m = 64, .n = 64, .k = 64, .nranks = 1}, "tirx_kernels_tp_linear_create: dtype is f32, expected bf16 or f16"},
+      {{.dtype = TIRX_BF16, .m = 64, .n = 64, .k = 64, .nranks = 0}, "tirx_kernels_tp_linear_create: nranks is 0, expected 1 to 65536"},
+      {{.dtype = TIRX_BF16, .m = 0, .n = 64, .k = 64, .nranks = 1},
+       "tirx_kernels_tp_linear_create: m, n, k are 0, 64, 64, expected 1 to 2^31-1"},
+      {{.dtype = TIRX_BF16, .m = 66, .n = 64, .k = 64, .nranks = 4},
+       "tirx_kernels_tp_linear_create: m = 66 and k = 64 must be multiples of nranks = 4 (the rows of Y and "
        "the columns of X and W split evenly)"},
-      {{TIRX_BF16, 64, 64, 66, 4},
-       "tp_linear_create: m = 64 and k = 66 must be multiples of nranks = 4 (the rows of Y and "
+      {{.dtype = TIRX_BF16, .m = 64, .n = 64, .k = 66, .nranks = 4},
+       "tirx_kernels_tp_linear_create: m = 64 and k = 66 must be multiples of nranks = 4 (the rows of Y and "
        "the columns of X and W split evenly)"},
-      {{TIRX_BF16, 64, 60, 64, 1},
-       "tp_linear_create: n is 60, expected a multiple of 8 (Y_r is dense for NCCL and its rows "
+      {{.dtype = TIRX_BF16, .m = 64, .n = 60, .k = 64, .nranks = 1},
+       "tirx_kernels_tp_linear_create: n is 60, expected a multiple of 8 (Y_r is dense for NCCL and its rows "
        "are TMA strides of 16 bytes)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    tp_linear t;
-    char err[512] = "";
-    cr_assert_not(tp_linear_create(&cases[i].s, &t, err, sizeof err), "case %zu", i);
-    cr_assert_str_eq(err, cases[i].msg);
+    tirx_tp_linear t;
+    cr_assert_eq(tirx_kernels_tp_linear_create(&cases[i].s, &t), TIRX_E_INVALID_ARG, "case %zu", i);
+    cr_assert_str_eq(tirx_last_error(), cases[i].msg);
     cr_assert_null(t.gemm);
     cr_assert_null(t.x);
-    tp_linear_destroy(&t); /* zeroed: a no-op */
+    tirx_kernels_tp_linear_destroy(&t); /* zeroed: a no-op */
   }
-  char err[256] = "";
-  cr_assert_not(tp_linear_create(NULL, &(tp_linear){0}, err, sizeof err));
-  cr_assert_str_eq(err, "tp_linear_create: spec is NULL");
-  cr_assert_not(tp_linear_create(&cases[0].s, NULL, err, sizeof err));
-  cr_assert_str_eq(err, "tp_linear_create: out is NULL");
+  cr_assert_eq(tirx_kernels_tp_linear_create(NULL, &(tirx_tp_linear){0}), TIRX_E_NULL_ARG);
+  cr_assert_str_eq(tirx_last_error(), "tirx_kernels_tp_linear_create: spec is NULL");
+  cr_assert_eq(tirx_kernels_tp_linear_create(&cases[0].s, NULL), TIRX_E_NULL_ARG);
+  cr_assert_str_eq(tirx_last_error(), "tirx_kernels_tp_linear_create: out is NULL");
 }
 
 /* The checker accepts each rank's rows computed on the host (float64 sums of the shards, each
@@ -146,7 +143,7 @@ Test(tp_linear, the_checker_accepts_right_rows_and_rejects_wrong_ones) {
     tirx_dtype dt = d ? TIRX_F16 : TIRX_BF16;
     const int P = 3;
     const int64_t m = 6, n = 16, k = 57;
-    tp_linear t = make(dt, m, n, k, P);
+    tirx_tp_linear t = make(dt, m, n, k, P);
     uint64_t seed = 12345 + (uint64_t)d;
     uint16_t x[6 * 57], w[16 * 57], y[2 * 16];
     tp_random16(dt, x, sizeof x / 2, &seed);
@@ -183,7 +180,7 @@ Test(tp_linear, the_checker_accepts_right_rows_and_rejects_wrong_ones) {
       cr_assert_eq(res.wrong, 1);
       cr_assert_eq(res.max_rel_err, 1e9);
     }
-    tp_linear_destroy(&t);
+    tirx_kernels_tp_linear_destroy(&t);
   }
 }
 

@@ -1,11 +1,22 @@
-/* A warp-specialised, persistent Hopper GEMM written with the builder (gemm.h). */
-#include "gemm.h"
+/* A warp-specialised, persistent Hopper GEMM written with the builder (tirx/kernels.h), and
+ * tirx_op_gemm. */
+#include "kernels_internal.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 enum { BK = 64, GROUP_M = 8, SMEM = 232448 };
+
+/* A checked build request: the problem and the options with their defaults filled in. */
+typedef struct gemm_spec {
+  tirx_dtype dtype;
+  int64_t m, n, k;
+  tirx_epilogue epilogue;
+  const char *family; /* "wgmma", "mma" or "scalar" */
+  int sms;            /* 1..1024 */
+} gemm_spec;
+
+typedef tirx_gemm_tiles gemm_tiles;
 
 /* Shared bytes of the wgmma kernel for tile shape t: the ring, the C tile, the f32 bias row
  * and the barriers (each buffer rounded up to its 1024-byte alignment). */
@@ -34,13 +45,12 @@ static double tile_cost(const gemm_spec *s, int sms, int64_t bm, int64_t bn) {
   return (double)waves * (mem > mma ? mem : mma);
 }
 
-gemm_tiles gemm_pick(const gemm_spec *s) {
+static gemm_tiles gemm_pick(const gemm_spec *s) {
   /* The compute-bound default: 128 x 256 per CTA as two consumer warpgroups of 64 rows over
    * three stages (the accumulator, its 16-bit copy and the stmatrix addresses fit the
    * consumers' 232 registers). Kept whenever it gives every SM four tiles or more. */
   gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2};
-  int sms = s && s->sms > 0 ? s->sms : 132;
-  if (!s || s->m < 1 || s->n < 1 || s->k < 1) return t;
+  int sms = s->sms;
   if ((s->m + 127) / 128 * ((s->n + 255) / 256) >= 4 * (int64_t)sms) return t;
   /* Fewer tiles than that (decode-like M, narrow N): the tile shape that keeps the busiest
    * SM shortest (DeepGEMM's idea: BLOCK_N in steps of 16 so the tiles fill the SMs), rows of
@@ -60,14 +70,6 @@ gemm_tiles gemm_pick(const gemm_spec *s) {
   t.stages = 3;
   while (t.stages < 16 && smem_bytes(&t, t.stages + 1) <= SMEM) t.stages++;
   return t;
-}
-
-double gemm_epilogue_ref(gemm_epilogue e, double x) {
-  switch (e) {
-  case GEMM_BIAS_SILU: return x / (1.0 + exp(-x));
-  case GEMM_BIAS_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-  default: return x;
-  }
 }
 
 static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
@@ -92,35 +94,85 @@ static void tile_coords(tirx_builder *b, tirx_expr *tile, tirx_expr *tiles_m, ti
   *tn = tirx_let(b, "tn", tirx_div(b, in, rows));
 }
 
-static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap);
-static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap);
+static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out);
+static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
 
-/* Builds b into a kernel, or NULL with the builder's error in err; destroys b. */
-static tirx_kernel *finish(tirx_builder *b, char *err, size_t cap) {
-  tirx_kernel *k = NULL;
-  if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));
+/* Builds b into *out, or records the builder's error naming fn; destroys b. */
+static tirx_status finish(tirx_builder *b, const char *fn, tirx_kernel **out) {
+  tirx_status st = tirx_kernel_build(b, out);
+  if (st != TIRX_OK)
+    tirx__error(st, "%s: %s", fn, tirx_builder_error(b));
   tirx_builder_destroy(b);
-  return k;
+  return st;
 }
 
 static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
 
-tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
-  if (!s || (s->dtype != TIRX_F16 && s->dtype != TIRX_BF16) || s->m < 1 || s->n < 1 || s->k < 1) {
-    snprintf(err, cap, "gemm_build: spec must have dtype f16 or bf16 and m, n, k >= 1");
-    return NULL;
-  }
-  if (s->epilogue < GEMM_PLAIN || s->epilogue > GEMM_BIAS_GELU) {
-    snprintf(err, cap, "gemm_build: spec->epilogue is %d, expected a gemm_epilogue (0 to 3)",
-             (int)s->epilogue);
-    return NULL;
-  }
-  if (!s->family || strcmp(s->family, "wgmma") == 0) return build_wgmma(s, err, cap);
-  if (strcmp(s->family, "mma") == 0 || strcmp(s->family, "scalar") == 0)
-    return build_simple(s, err, cap);
-  snprintf(err, cap, "gemm_build: spec->family is \"%s\", expected NULL, \"wgmma\", \"mma\" or "
-           "\"scalar\"", s->family);
-  return NULL;
+/* The options checked, with their defaults, into s (the problem is filled in by the caller). */
+static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gemm_spec *s) {
+  static const tirx_gemm_options none = {0};
+  if (!o)
+    o = &none;
+  if (o->epilogue < TIRX_EPILOGUE_NONE || o->epilogue > TIRX_EPILOGUE_BIAS_GELU)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: opts->epilogue is %d, expected a tirx_epilogue (0 to 3)", fn,
+                       (int)o->epilogue);
+  if (o->family && strcmp(o->family, "wgmma") && strcmp(o->family, "mma") &&
+      strcmp(o->family, "scalar"))
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: opts->family is \"%.64s\", expected NULL, \"wgmma\", \"mma\" or "
+                       "\"scalar\"", fn, o->family);
+  if (o->sms < 0 || o->sms > 1024)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->sms is %d, expected 0 (132) to 1024", fn,
+                       o->sms);
+  s->epilogue = o->epilogue;
+  s->family = !o->family ? "wgmma" : !strcmp(o->family, "mma") ? "mma"
+              : !strcmp(o->family, "scalar") ? "scalar" : "wgmma";
+  s->sms = o->sms ? o->sms : 132;
+  return TIRX_OK;
+}
+
+static tirx_status check_shape(const char *fn, int64_t m, int64_t n, int64_t k) {
+  if (m < 1 || n < 1 || k < 1)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: m, n, k are %lld, %lld, %lld, expected >= 1", fn,
+                       (long long)m, (long long)n, (long long)k);
+  return TIRX_OK;
+}
+
+tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
+                                    int64_t k, tirx_gemm_tiles *out) {
+  static const char fn[] = "tirx_kernels_gemm_tiles";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  gemm_spec s = {.dtype = TIRX_BF16, .m = m, .n = n, .k = k};
+  tirx_status st = check_options(fn, opts, &s);
+  if (st == TIRX_OK)
+    st = check_shape(fn, m, n, k);
+  if (st == TIRX_OK)
+    *out = gemm_pick(&s);
+  return st;
+}
+
+static tirx_status gemm_build(const gemm_spec *s, tirx_kernel **out) {
+  return strcmp(s->family, "wgmma") == 0 ? build_wgmma(s, out) : build_simple(s, out);
+}
+
+tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dtype, int64_t m,
+                                    int64_t n, int64_t k, tirx_kernel **out) {
+  static const char fn[] = "tirx_kernels_gemm_build";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  *out = NULL;
+  gemm_spec s = {.dtype = dtype, .m = m, .n = n, .k = k};
+  tirx_status st = check_options(fn, opts, &s);
+  if (st != TIRX_OK)
+    return st;
+  if (dtype != TIRX_F16 && dtype != TIRX_BF16)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
+                       tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
+  if ((st = check_shape(fn, m, n, k)) != TIRX_OK)
+    return st;
+  return gemm_build(&s, out);
 }
 
 /*
@@ -130,10 +182,10 @@ tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap) {
  * fragment on its lanes), a barrier, the next block. Epilogue: bias row (f32, row stride 0)
  * and activation on the accumulators, cast, copy into a swizzled C tile, one TMA store.
  */
-static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap) {
+static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   enum { T = 64, WR = 16 };
   tirx_dtype dt = s->dtype;
-  bool has_bias = s->epilogue != GEMM_PLAIN;
+  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
   char name[64];
   snprintf(name, sizeof name, "gemm_%s_%s%s", s->family, tirx_dtype_name(dt), ep_name[s->epilogue]);
   tirx_builder *b = tirx_builder_create(name);
@@ -197,8 +249,8 @@ static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap) {
   tirx_team_begin(b, TIRX_TEAM_WARP);
   tirx_region *accr = tirx_whole(b, acc);
   if (has_bias) tirx_binary(b, accr, TIRX_OP_ADD, accr, tirx_whole(b, biasF), NULL);
-  if (s->epilogue == GEMM_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
-  if (s->epilogue == GEMM_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
+  if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
+  if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
   tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WR, T), accl);
   tirx_cast_region(b, tirx_whole(b, acc16), accr, NULL);
   tirx_copy(b, rect(b, Cs, tirx_mul(b, w, I(b, WR)), I(b, 0), WR, T), tirx_whole(b, acc16), NULL);
@@ -210,13 +262,13 @@ static tirx_kernel *build_simple(const gemm_spec *s, char *err, size_t cap) {
   tirx_bulk_commit(b);
   tirx_bulk_wait(b, 0, false);
   tirx_filter_end(b);
-  return finish(b, err, cap);
+  return finish(b, "tirx_kernels_gemm_build", out);
 }
 
-static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap) {
+static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
-  const int sms = s->sms > 0 ? s->sms : 132;
+  const int sms = s->sms;
   tirx_dtype dt = s->dtype;
   char name[64];
   snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
@@ -232,7 +284,7 @@ static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap) {
   tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
   tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
   tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
-  bool has_bias = s->epilogue != GEMM_PLAIN;
+  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
   tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
 
   tirx_expr *tiles_m = tirx_ceildiv(b, M, I(b, BM)), *tiles_n = tirx_ceildiv(b, N, I(b, BN));
@@ -372,8 +424,8 @@ static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap) {
     tirx_mbarrier_wait(b, elem(b, bias_full, I(b, 0)), tirx_bit_and(b, lt, I(b, 1)));
     tirx_region *accr = tirx_whole(b, acc);
     tirx_binary(b, accr, TIRX_OP_ADD, accr, rect(b, biasF, I(b, 0), I(b, 0), WM, BN), NULL);
-    if (s->epilogue == GEMM_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
-    if (s->epilogue == GEMM_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
+    if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
+    if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
     tirx_assign(b, lt, tirx_add(b, lt, I(b, 1)));
   }
   tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
@@ -419,5 +471,109 @@ static tirx_kernel *build_wgmma(const gemm_spec *s, char *err, size_t cap) {
   }
   tirx_if_end(b);
 
-  return finish(b, err, cap);
+  return finish(b, "tirx_kernels_gemm_build", out);
+}
+
+/* ---- tirx_op_gemm ---- */
+
+/* What decides the kernel: the tile shape matters to the wgmma family only, and so do sms. */
+typedef struct gemm_key {
+  int32_t dtype, epilogue, family, sms;
+  gemm_tiles tiles;
+} gemm_key;
+
+static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
+  return gemm_build(ctx, out);
+}
+
+/* A 16-bit matrix operand [rows, cols] with innermost stride 1: its row stride (elements) in
+ * *ld, a multiple of 16 bytes and at least cols. */
+static tirx_status check_matrix(const char *fn, const char *name, const tirx_tensor_arg *t,
+                                int64_t *ld) {
+  int64_t rows = t->shape[0], cols = t->shape[1];
+  if (t->strides && t->strides[1] != 1 && cols != 1)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has strides [%lld, %lld], expected an "
+                       "innermost stride of 1", fn, name, (long long)t->strides[0],
+                       (long long)t->strides[1]);
+  *ld = t->strides ? t->strides[0] : cols;
+  if (rows > 1 && *ld < cols)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has row stride %lld, expected >= %lld (its "
+                       "rows would overlap)", fn, name, (long long)*ld, (long long)cols);
+  if (rows == 1 && *ld < cols)
+    *ld = cols;
+  if (*ld * 2 % 16)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has a row stride of %lld elements (%lld "
+                       "bytes), expected a multiple of 16 bytes (TMA): pad its rows", fn, name,
+                       (long long)*ld, (long long)(*ld * 2));
+  if (rows > INT32_MAX || cols > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has shape [%lld, %lld], expected extents up "
+                       "to 2^31 - 1", fn, name, (long long)rows, (long long)cols);
+  return TIRX_OK;
+}
+
+tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
+                         const tirx_tensor_arg *a, const tirx_tensor_arg *b,
+                         const tirx_tensor_arg *bias, const tirx_tensor_arg *c, void *stream) {
+  static const char fn[] = "tirx_op_gemm";
+  if (!rt)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
+  gemm_spec s = {0};
+  tirx_status st = check_options(fn, opts, &s);
+  if (st != TIRX_OK)
+    return st;
+  if ((st = tirx__check_tensor(fn, "a", a, 2)) != TIRX_OK ||
+      (st = tirx__check_tensor(fn, "b", b, 2)) != TIRX_OK ||
+      (st = tirx__check_tensor(fn, "c", c, 2)) != TIRX_OK)
+    return st;
+  tirx_dtype dt = a->dtype;
+  if (dt != TIRX_F16 && dt != TIRX_BF16)
+    return tirx__error(TIRX_E_TYPE, "%s: a has dtype %s, expected f16 or bf16", fn,
+                       tirx_dtype_name(dt) ? tirx_dtype_name(dt) : "invalid");
+  const int64_t M = a->shape[0], K = a->shape[1], N = b->shape[0];
+  if ((st = tirx__check_dtype(fn, "b", b, dt)) != TIRX_OK ||
+      (st = tirx__check_dtype(fn, "c", c, dt)) != TIRX_OK ||
+      (st = tirx__check_shape(fn, "b", b, (int64_t[]){N, K}, "[N, K]")) != TIRX_OK ||
+      (st = tirx__check_shape(fn, "c", c, (int64_t[]){M, N}, "[M, N]")) != TIRX_OK)
+    return st;
+  int64_t lda, ldb, ldc;
+  if ((st = check_matrix(fn, "a", a, &lda)) != TIRX_OK ||
+      (st = check_matrix(fn, "b", b, &ldb)) != TIRX_OK ||
+      (st = check_matrix(fn, "c", c, &ldc)) != TIRX_OK)
+    return st;
+  bool has_bias = s.epilogue != TIRX_EPILOGUE_NONE;
+  if (!has_bias && bias)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: bias is given, but opts->epilogue is "
+                       "TIRX_EPILOGUE_NONE", fn);
+  if (has_bias && !bias)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: bias is NULL, expected [N] for epilogue %d", fn,
+                       (int)s.epilogue);
+  if (has_bias && (st = tirx__check_row(fn, "bias", bias, dt, N)) != TIRX_OK)
+    return st;
+
+  s.dtype = dt, s.m = M, s.n = N, s.k = K;
+  gemm_key key = {0};
+  key.dtype = (int32_t)dt, key.epilogue = (int32_t)s.epilogue;
+  key.family = strcmp(s.family, "wgmma") == 0 ? 0 : strcmp(s.family, "mma") == 0 ? 1 : 2;
+  if (key.family == 0)
+    key.sms = s.sms, key.tiles = gemm_pick(&s);
+  tirx_kernel *k;
+  if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &s, &k)) != TIRX_OK)
+    return tirx__error(st, "%s: %s", fn, tirx_last_error());
+
+  int64_t a_shape[2] = {M, K}, a_strides[2] = {lda, 1};
+  int64_t b_shape[2] = {K, N}, b_strides[2] = {1, ldb}; /* B [N, K] as its (K, N) view */
+  int64_t c_shape[2] = {M, N}, c_strides[2] = {ldc, 1};
+  int64_t bias_shape[2] = {1, N};
+  tirx_arg args[7] = {
+      tirx_arg_i32((int32_t)M),
+      tirx_arg_i32((int32_t)N),
+      tirx_arg_i32((int32_t)K),
+      tirx_arg_tensor(a->data, dt, 2, a_shape, a_strides),
+      tirx_arg_tensor(b->data, dt, 2, b_shape, b_strides),
+      tirx_arg_tensor(c->data, dt, 2, c_shape, c_strides),
+      tirx_arg_tensor(has_bias ? bias->data : NULL, dt, 2, bias_shape, NULL),
+  };
+  st = tirx__kernels_launch(fn, rt, k, args, has_bias ? 7 : 6, stream);
+  tirx_kernel_release(k);
+  return st;
 }

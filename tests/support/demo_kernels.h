@@ -6,8 +6,8 @@
  * Each function returns a new kernel (one reference, the caller releases it) or NULL with the
  * builder's first error printed to stderr.
  */
-#ifndef TIRX_EXAMPLES_KERNELS_H
-#define TIRX_EXAMPLES_KERNELS_H
+#ifndef TIRX_SUPPORT_DEMO_KERNELS_H
+#define TIRX_SUPPORT_DEMO_KERNELS_H
 
 #include <tirx.h>
 

@@ -1,0 +1,370 @@
+/*
+ * tirx/kernels.h: the kernel library, built with the public builder.
+ *
+ *   the GEMM            C = epilogue(A B^T [+ bias]), f16/bf16, f32 accumulation (Hopper wgmma;
+ *                       "mma" and "scalar" families for testing)
+ *   row kernels         rmsnorm, layernorm, add_rmsnorm, softmax, silu_mul, row sum/max, and
+ *                       a pointwise chain (benchmarks)
+ *   tensor parallelism  a row-parallel linear layer: per-rank GEMM on K shards, then the
+ *                       reduce-scatter chosen from the output's layouts (tirx/dist.h)
+ *
+ * Each kernel has two entry points:
+ *
+ *   tirx_kernels_<name>_build(opts, <shape>, &kernel)  builds a new kernel for the options and
+ *       the shape-dependent choices (dtype, row width, tile shape); the caller releases it
+ *       with tirx_kernel_release(). Pure: no device, no runtime, no global state.
+ *   tirx_op_<name>(rt, opts, <tensors>, stream)  checks the tensors, finds the kernel for
+ *       (options, dtype, width or tile shape) in a process-wide table (built once, under a
+ *       lock, on first use; one build per distinct key even when many threads ask at once)
+ *       and launches it with tirx_launch. Thread-safe.
+ *
+ * Options structs: a NULL pointer and a zeroed struct are the defaults, and every field's 0 is
+ * its sane default. The options are read during the call only.
+ *
+ * Errors. Every function returns a tirx_status; the calling thread's message
+ * (tirx_last_error()) names the function and the argument:
+ *
+ *     tirx_op_gemm: b has shape [512, 64], expected [N, K] = [256, 64]
+ *     tirx_op_rmsnorm: x->data 0x1008 is not aligned to 16 bytes
+ *     tirx_kernels_row_build: opts->threads is 96, expected 0 or a power of two in 64..1024
+ *
+ * An op never launches on bad input. Without a device, an op checks its input, builds (or
+ * finds) the kernel and returns TIRX_E_NO_DEVICE from tirx_launch. Tensor arguments are
+ * tirx_tensor_arg (tirx/types.h): a device pointer, dtype, rank, shape and strides in elements
+ * (NULL strides: dense row-major). Device pointers must be 16-byte aligned (the kernels use
+ * 16-byte vector moves and TMA).
+ */
+#ifndef TIRX_KERNELS_H
+#define TIRX_KERNELS_H
+
+#include "core.h"
+#include "types.h"
+#include "builder.h"
+#include "runtime.h"
+#include "dist.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* GEMM                                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * C = epilogue(A B^T [+ bias]) with A [M, K] and B [N, K] K-major (row-major, K innermost),
+ * C [M, N] row-major, all of one dtype, f16 or bf16, and f32 accumulation.
+ *
+ * Family "wgmma" (the default, sm_90a): persistent and warp-specialised. A producer warpgroup
+ * whose elected thread issues TMA loads into a ring of shared-memory stages (full/empty
+ * mbarriers), one or two consumer warpgroups issuing wgmma on their rows of the tile,
+ * setmaxnreg, and an epilogue that adds the bias and applies the activation on the f32
+ * accumulators, casts, writes a swizzled shared tile with stmatrix and stores it with TMA.
+ * The tile shape is chosen per shape (tirx_kernels_gemm_tiles). Families "mma" (mma.sync) and
+ * "scalar" (FMA loops): the same answer, slower; one CTA of four warps per 64x64 tile.
+ */
+typedef enum tirx_epilogue {
+  TIRX_EPILOGUE_NONE = 0,      /* C = A B^T */
+  TIRX_EPILOGUE_BIAS = 1,      /* C = A B^T + bias */
+  TIRX_EPILOGUE_BIAS_SILU = 2, /* C = silu(A B^T + bias) */
+  TIRX_EPILOGUE_BIAS_GELU = 3  /* C = gelu(A B^T + bias), erf form */
+} tirx_epilogue;
+
+typedef struct tirx_gemm_options {
+  tirx_epilogue epilogue; /* 0: none */
+  const char *family;     /* NULL or "wgmma" (default); "mma"; "scalar" */
+  int sms;                /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
+} tirx_gemm_options;
+
+/* The tile shape of the wgmma kernel: block_m x block_n x block_k (64), the stages of the TMA
+ * ring, and the consumer warpgroups (each block_m / consumers rows). */
+typedef struct tirx_gemm_tiles {
+  int block_m, block_n, block_k, stages, consumers;
+} tirx_gemm_tiles;
+
+/*
+ * The tile shape the wgmma kernel uses for an M x N x K problem: 128x256 over 3 stages while
+ * that gives every SM four tiles or more; otherwise 64 rows (one consumer) for M <= 64, else
+ * 128, a BLOCK_N in steps of 16 from a per-SM cost model, and as many stages as shared memory
+ * holds (at most 16). opts may be NULL (only opts->sms is read).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; opts->sms out of range).
+ */
+TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
+                                             int64_t k, tirx_gemm_tiles *out);
+
+/*
+ * Builds the GEMM for dtype and the tile shape chosen for M x N x K (the kernel itself takes
+ * any M, N, K at launch; the shape only picks the tiles). *out: a new kernel, one reference.
+ *
+ * Launch parameters, in order: M, N, K (i32), A [M, K], B as its (K, N) view (shape (K, N),
+ * strides (1, ldb)), C [M, N], and with a bias epilogue bias [1, N] (dense). Leading dimensions
+ * come from the strides and must be multiples of 16 bytes (TMA). tirx_op_gemm does all this.
+ * Errors (then *out is NULL): TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype not f16/bf16,
+ * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms out of range),
+ * and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
+ */
+TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dtype,
+                                             int64_t m, int64_t n, int64_t k, tirx_kernel **out);
+
+/*
+ * C = epilogue(A B^T [+ bias]) on stream. a: [M, K], b: [N, K], c: [M, N], all of one dtype
+ * (f16 or bf16), rank 2, innermost stride 1, row strides >= the row and multiples of 16 bytes
+ * (NULL strides: dense). bias: [N] or [1, N] dense, of the dtype, required by the bias
+ * epilogues and NULL otherwise. M, N, K at most 2^31 - 1.
+ * Errors: TIRX_E_NULL_ARG (rt, a, b, c, a data pointer, or bias for a bias epilogue),
+ * TIRX_E_INVALID_ARG (options as tirx_kernels_gemm_build; a rank, shape, stride or pointer
+ * alignment that breaks the rules above; a bias without a bias epilogue), TIRX_E_TYPE (dtypes),
+ * the build's errors, and tirx_launch's (TIRX_E_NO_DEVICE without a device), its message
+ * prefixed with "tirx_op_gemm: ".
+ */
+TIRX_API tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
+                                  const tirx_tensor_arg *a, const tirx_tensor_arg *b,
+                                  const tirx_tensor_arg *bias, const tirx_tensor_arg *c,
+                                  void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Row kernels                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Memory-bound kernels over the rows of a [rows, W] tensor, specialised on W at build time;
+ * dtype f32, f16 or bf16 (arithmetic in f32).
+ *
+ * Mapping. Rows of at most TIRX_ROW_WARP_MAX_WIDTH elements: one warp per row,
+ * TIRX_ROW_WARPS rows per CTA (reduce.shuffle). Wider rows: one CTA per row of 64..1024
+ * threads (reduce.smem), each thread holding whole 16-byte vectors where the row allows;
+ * values stay in registers between the reductions. Rows of at least TIRX_ROW_STAGE_MIN_BYTES
+ * (rmsnorm, layernorm, softmax) are staged: a persistent grid whose CTAs read their rows
+ * through a TMA-filled ring of shared rows (tirx_kernels_row_plan gives the stages). On
+ * request, rows wider than TIRX_ROW_CLUSTER_MIN_WIDTH get a cluster of 2 or 4 CTAs whose
+ * reductions combine through distributed shared memory.
+ *
+ * Launch parameters, in order (tensors of dtype unless said, dense; width W):
+ *   RMSNORM      rows (i32), x [rows,W], w [1,W], out [rows,W], eps (f32)
+ *   LAYERNORM    rows, x, w [1,W], bias [1,W], out, eps
+ *   SOFTMAX      rows, x, out
+ *   ADD_RMSNORM  rows, x, res [rows,W], w [1,W], out, res_out [rows,W], eps
+ *                (h = x + res; res_out = h; out = rmsnorm(h) * w)
+ *   SUM, MAX     rows, x, out (f32 [rows,1])
+ *   SILU_MUL     rows, x [rows,2W], out [rows,W]   (out = silu(x[:, :W]) * x[:, W:])
+ *   CHAIN        rows, x, out, a (f32), c (f32)    (out = x * sigmoid(a x) + c)
+ * Block and grid are set by the kernel from rows.
+ */
+typedef enum tirx_row_op {
+  TIRX_ROW_OP_RMSNORM = 0,
+  TIRX_ROW_OP_LAYERNORM,
+  TIRX_ROW_OP_SOFTMAX,
+  TIRX_ROW_OP_ADD_RMSNORM,
+  TIRX_ROW_OP_SUM,
+  TIRX_ROW_OP_MAX,
+  TIRX_ROW_OP_SILU_MUL,
+  TIRX_ROW_OP_CHAIN,
+  TIRX_ROW_OP_COUNT
+} tirx_row_op;
+
+enum {
+  TIRX_ROW_WARPS = 4,                 /* rows per CTA in warp-per-row kernels */
+  TIRX_ROW_WARP_MAX_WIDTH = 1024,     /* wider rows get a CTA each */
+  TIRX_ROW_CLUSTER_MIN_WIDTH = 16384, /* wider rows may get a cluster of CTAs */
+  TIRX_ROW_STAGE_MIN_BYTES = 32768,   /* rows of at least this many bytes are staged */
+  TIRX_ROW_STAGE_SMEM = 200 * 1024    /* shared memory for the ring of staged rows */
+};
+
+/* Variants of the weight-row loads and of staging (tirx_row_options.variant, or-ed). */
+enum {
+  TIRX_ROW_VARIANT_WEIGHTS_STREAM = 1, /* weights read with .cs like the rows (streamed) */
+  TIRX_ROW_VARIANT_WEIGHTS_EARLY = 2,  /* weights loaded before the reduction, widened after */
+  TIRX_ROW_VARIANT_STAGED = 4,         /* staged rows also under TIRX_ROW_STAGE_MIN_BYTES */
+  TIRX_ROW_VARIANT_UNSTAGED = 8,       /* never staged rows */
+  TIRX_ROW_VARIANT_WEIGHTS_GLOBAL = 16 /* staged rows read the weight rows from global memory */
+};
+
+typedef struct tirx_row_options {
+  int threads;    /* threads per row of the CTA-per-row kernels; 0: chosen per width (below);
+                     else a power of two in 64..1024 */
+  int variant;    /* TIRX_ROW_VARIANT_* bits; 0: weights read with ld.global.nc after the
+                     reduction, staging by row size */
+  int cluster;    /* CTAs per row where a cluster is allowed: 0 or 1, one; 2 or 4 */
+  int stages;     /* stages of the staged kernels; 0: chosen; 1..4 (forces staging where legal) */
+  int min_blocks; /* occupancy floor, tirx_set_min_blocks(n); 0: none; 1..32 */
+  int sms;        /* SMs the persistent (staged) grid is sized for; 0: 132; 1..1024 */
+  bool scalar;    /* force the scalar families on copy, cast and pointwise (tests) */
+} tirx_row_options;
+
+/* What a row kernel will be for (op, options, dtype, width): threads per row (32 for the warp
+ * kernels; per CTA of the cluster), CTAs per row (1 unless a cluster), and the stages of the
+ * ring of staged rows (0: one row per CTA). */
+typedef struct tirx_row_plan {
+  int threads, cluster, stages;
+} tirx_row_plan;
+
+/* "rmsnorm", "layernorm", "softmax", "add_rmsnorm", "row_sum", "row_max", "silu_mul", "chain";
+ * NULL for an op out of range. A static string. */
+TIRX_API const char *tirx_kernels_row_name(tirx_row_op op);
+
+/*
+ * The plan of the kernel tirx_kernels_row_build would build. Threads: for a row of whole
+ * 16-byte vectors, T threads of v = 2..8 vectors each with T * v the row exactly (v nearest 2
+ * for rmsnorm, add_rmsnorm and softmax, else 4; at most 1/8 of the last warp idle), else a
+ * power of two leaving each thread at least two vectors. Cluster: opts->cluster when it is 2
+ * or 4, op is rmsnorm, add_rmsnorm, layernorm or softmax, the row is wider than
+ * TIRX_ROW_CLUSTER_MIN_WIDTH and its parts are whole vectors split evenly over the threads.
+ * Stages: see above; 0 under opts->scalar.
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (op, dtype, width < 1, an option out of
+ * range).
+ */
+TIRX_API tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts,
+                                           tirx_dtype dtype, int64_t width, tirx_row_plan *out);
+
+/*
+ * Builds row kernel op for dtype and row width (any number of rows at launch). *out: a new
+ * kernel, one reference.
+ * Errors (then *out is NULL): those of tirx_kernels_row_plan, and the builder's error (its
+ * status, "tirx_kernels_row_build: <message>").
+ */
+TIRX_API tirx_status tirx_kernels_row_build(tirx_row_op op, const tirx_row_options *opts,
+                                            tirx_dtype dtype, int64_t width, tirx_kernel **out);
+
+/*
+ * The row ops. x: [rows, W] (for silu_mul [rows, 2W]), rows in 1..2^31-1, dtype f32, f16 or
+ * bf16; every tensor dense (NULL strides, or the dense row-major ones), 16-byte aligned and
+ * of x's dtype except the f32 outputs of row_sum/row_max. Weight rows w, bias: [W] or [1, W].
+ * Outputs: out [rows, W] (row_sum/row_max: f32 [rows] or [rows, 1]), res_out [rows, W].
+ * Errors: TIRX_E_NULL_ARG (rt, a tensor, a data pointer), TIRX_E_INVALID_ARG (options as
+ * tirx_kernels_row_plan; a rank, shape, stride or alignment that breaks these rules),
+ * TIRX_E_TYPE (a dtype), the build's errors, and tirx_launch's (TIRX_E_NO_DEVICE without a
+ * device), its message prefixed with the op's name.
+ */
+TIRX_API tirx_status tirx_op_rmsnorm(tirx_runtime *rt, const tirx_row_options *opts,
+                                     const tirx_tensor_arg *x, const tirx_tensor_arg *w,
+                                     const tirx_tensor_arg *out, float eps, void *stream);
+TIRX_API tirx_status tirx_op_layernorm(tirx_runtime *rt, const tirx_row_options *opts,
+                                       const tirx_tensor_arg *x, const tirx_tensor_arg *w,
+                                       const tirx_tensor_arg *bias, const tirx_tensor_arg *out,
+                                       float eps, void *stream);
+/* h = x + res; res_out = h; out = rmsnorm(h) * w. */
+TIRX_API tirx_status tirx_op_add_rmsnorm(tirx_runtime *rt, const tirx_row_options *opts,
+                                         const tirx_tensor_arg *x, const tirx_tensor_arg *res,
+                                         const tirx_tensor_arg *w, const tirx_tensor_arg *out,
+                                         const tirx_tensor_arg *res_out, float eps,
+                                         void *stream);
+TIRX_API tirx_status tirx_op_softmax(tirx_runtime *rt, const tirx_row_options *opts,
+                                     const tirx_tensor_arg *x, const tirx_tensor_arg *out,
+                                     void *stream);
+/* out = silu(x[:, :W]) * x[:, W:]. */
+TIRX_API tirx_status tirx_op_silu_mul(tirx_runtime *rt, const tirx_row_options *opts,
+                                      const tirx_tensor_arg *x, const tirx_tensor_arg *out,
+                                      void *stream);
+TIRX_API tirx_status tirx_op_row_sum(tirx_runtime *rt, const tirx_row_options *opts,
+                                     const tirx_tensor_arg *x, const tirx_tensor_arg *out,
+                                     void *stream);
+TIRX_API tirx_status tirx_op_row_max(tirx_runtime *rt, const tirx_row_options *opts,
+                                     const tirx_tensor_arg *x, const tirx_tensor_arg *out,
+                                     void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tensor parallelism: a row-parallel linear layer                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Y = X W^T with the reduction dimension K split over P ranks (Megatron's RowParallelLinear),
+ * written with distributed layouts (tirx/dist.h):
+ *
+ *   X [M, K]  S1   (M,P,K/P):(ldx@m,1@pid,1@m)     rank r holds X[:, r*K/P : (r+1)*K/P]
+ *   W [N, K]  S1   (N,P,K/P):(ldw@m,1@pid,1@m)     rank r holds W[:, r*K/P : (r+1)*K/P]
+ *   Y_r [M, N]     (M,N):(N@m,1@m)+[P:1@pid], partial sum: rank r's X_r W_r^T, an addend
+ *   Y [M, N]  S0   (P,M/P,N):(1@pid,N@m,1@m)       rank r holds rows r*M/P .. (r+1)*M/P - 1
+ *
+ * Each rank runs the GEMM above on its shards (M x N x K/P) into Y_r, then the collective tirx
+ * chooses from the two layouts of Y (a reduce-scatter, named so that the NCCL call is the same
+ * at every mesh size). ldx and ldw are K/P rounded up to 8 elements (TMA strides are multiples
+ * of 16 bytes). Y_r and Y are dense for NCCL, so N is a multiple of 8; M and K split evenly.
+ */
+typedef struct tirx_tp_spec {
+  tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
+  int64_t m, n, k;  /* global shape: X [m, k], W [n, k], Y [m, n] */
+  int nranks;       /* P >= 1; m % P == 0, k % P == 0, n % 8 == 0 */
+  tirx_gemm_options gemm; /* the per-rank GEMM's options (epilogue must be none) */
+} tirx_tp_spec;
+
+/* A layer for one mesh size; immutable after creation and shared by every rank's call. The
+ * fields are read-only for callers. */
+typedef struct tirx_tp_linear {
+  tirx_tp_spec spec;
+  int64_t m_local, k_local;  /* M/P rows of Y per rank, K/P columns of X and W per rank */
+  int64_t ldx, ldw;          /* the local leading dimensions of X_r and W_r */
+  tirx_dtensor *x, *w;       /* the inputs, sharded on K */
+  tirx_dtensor *y_partial;   /* Y_r on every rank, partial sum */
+  tirx_dtensor *y;           /* the output, sharded on rows */
+  tirx_collective *reduce;   /* y_partial -> y (reduce_scatter) */
+  tirx_kernel *gemm;         /* the GEMM, built for (M, N, K/P) */
+  /* Local shapes and strides (from the dtensors) that the tensor arguments point into. */
+  int64_t x_shape[2], x_strides[2], w_shape[2], w_strides[2];
+  int64_t b_shape[2], b_strides[2]; /* W_r seen as the GEMM's B: (K/P, N) with strides (1, ldw) */
+  int64_t yp_shape[2], yp_strides[2], y_shape[2], y_strides[2];
+} tirx_tp_linear;
+
+/* One rank's device buffers (sizes: tirx_kernels_tp_linear_bytes). */
+typedef struct tirx_tp_buffers {
+  void *x;         /* X_r: [M, K/P], row stride ldx */
+  void *w;         /* W_r: [N, K/P], row stride ldw */
+  void *y_partial; /* Y_r: [M, N], dense (the GEMM's output, the collective's input) */
+  void *y;         /* this rank's rows of Y: [M/P, N], dense */
+} tirx_tp_buffers;
+
+typedef enum tirx_tp_buffer {
+  TIRX_TP_BUFFER_X = 0,
+  TIRX_TP_BUFFER_W = 1,
+  TIRX_TP_BUFFER_Y_PARTIAL = 2,
+  TIRX_TP_BUFFER_Y = 3
+} tirx_tp_buffer;
+
+/*
+ * Builds the dtensors, the collective and the GEMM into *out (which the caller owns; destroy it
+ * with tirx_kernels_tp_linear_destroy). On failure *out holds nothing to destroy.
+ * Errors: TIRX_E_NULL_ARG (spec, out), TIRX_E_INVALID_ARG (a spec that breaks a rule above),
+ * and the failing tirx call's status ("tirx_kernels_tp_linear_create: <its message>").
+ */
+TIRX_API tirx_status tirx_kernels_tp_linear_create(const tirx_tp_spec *spec, tirx_tp_linear *out);
+
+/* Frees what tirx_kernels_tp_linear_create made; NULL or a zeroed layer is a no-op. */
+TIRX_API void tirx_kernels_tp_linear_destroy(tirx_tp_linear *t);
+
+/* Bytes of one rank's buffer `which` (0 for NULL t or an unknown buffer). */
+TIRX_API size_t tirx_kernels_tp_linear_bytes(const tirx_tp_linear *t, tirx_tp_buffer which);
+
+/* The six GEMM arguments (M, N, K/P, X_r, W_r as (K/P, N), Y_r) for b; they point into t. */
+TIRX_API void tirx_kernels_tp_linear_gemm_args(const tirx_tp_linear *t, const tirx_tp_buffers *b,
+                                               tirx_arg args[6]);
+
+/* Compiles (or finds in the cache) and loads the GEMM variant tirx_op_tp_linear launches, so
+ * that no module is loaded while a collective runs (tirx/dist.h). tirx_runtime_warmup's errors,
+ * and TIRX_E_NULL_ARG. */
+TIRX_API tirx_status tirx_kernels_tp_linear_prepare(const tirx_tp_linear *t, tirx_runtime *rt,
+                                                    const tirx_tp_buffers *b);
+
+/*
+ * One forward pass on this rank (comm's rank) on stream: checks comm's health and the four
+ * buffers against their dtensors, then enqueues the GEMM (X_r W_r^T -> Y_r) and the reduce-
+ * scatter (Y_r -> this rank's rows of Y). Asynchronous: wait with tirx_comm_synchronize.
+ * Errors: TIRX_E_NULL_ARG (rt, t, comm, b), then the first failing call's status and message
+ * (tirx_comm_health, tirx_dtensor_check, tirx_launch, tirx_collective_run).
+ */
+TIRX_API tirx_status tirx_op_tp_linear(tirx_runtime *rt, const tirx_tp_linear *t, tirx_comm *comm,
+                                       const tirx_tp_buffers *b, void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The table of the ops' kernels                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Kernels the ops have built so far in this process. */
+TIRX_API int tirx_kernels_cached(void);
+
+/* Releases the ops' kernels (for leak checkers at exit; later op calls build again). Safe
+ * while other threads call ops: a launch in progress holds its own reference. */
+TIRX_API void tirx_kernels_clear(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TIRX_KERNELS_H */

@@ -1,0 +1,49 @@
+/* Internal pieces shared by the kernel library (src/kernels): argument checks for the ops and
+ * the process-wide table of the ops' kernels. */
+#ifndef TIRX_KERNELS_INTERNAL_H
+#define TIRX_KERNELS_INTERNAL_H
+
+#include "../core/internal.h"
+#include "tirx/kernels.h"
+
+/* ---- the op table (table.c) ---- */
+
+/* A key: the bytes that decide which kernel an op needs (zero-filled structs, so that padding
+ * compares equal). */
+enum { TIRX__KERNELS_KEY_MAX = 64 };
+
+/* Builds the kernel for key (ctx: the caller's description of it); on failure records the
+ * error with tirx__error and returns its status. */
+typedef tirx_status (*tirx__kernels_build_fn)(const void *ctx, tirx_kernel **out);
+
+/*
+ * The kernel for the key's len bytes (at most TIRX__KERNELS_KEY_MAX), built with build(ctx) on
+ * first use: *out is a new reference the caller releases. One build per key: a thread that
+ * asks while another builds the same key waits for it. A failed build is not remembered
+ * (its error goes to the thread that ran it; a waiting thread builds again).
+ */
+tirx_status tirx__kernels_get(const void *key, size_t len, tirx__kernels_build_fn build,
+                              const void *ctx, tirx_kernel **out);
+
+/* ---- tensor argument checks (check.c); each records "<fn>: <name>..." on failure ---- */
+
+/* t and its data non-NULL, rank as given, data 16-byte aligned. */
+tirx_status tirx__check_tensor(const char *fn, const char *name, const tirx_tensor_arg *t,
+                               int rank);
+/* Shape equal to want (rank entries); what names the expected shape ("[rows, W]"). */
+tirx_status tirx__check_shape(const char *fn, const char *name, const tirx_tensor_arg *t,
+                              const int64_t *want, const char *what);
+/* Strides NULL or dense row-major. */
+tirx_status tirx__check_dense(const char *fn, const char *name, const tirx_tensor_arg *t);
+/* dtype equal to want. */
+tirx_status tirx__check_dtype(const char *fn, const char *name, const tirx_tensor_arg *t,
+                              tirx_dtype want);
+/* A row of n elements: rank 1 [n] or rank 2 [1, n], dense, of dtype. */
+tirx_status tirx__check_row(const char *fn, const char *name, const tirx_tensor_arg *t,
+                            tirx_dtype dtype, int64_t n);
+
+/* Launches k; an error's message is prefixed with fn ("tirx_op_gemm: tirx_launch: ..."). */
+tirx_status tirx__kernels_launch(const char *fn, tirx_runtime *rt, const tirx_kernel *k,
+                                 const tirx_arg *args, int nargs, void *stream);
+
+#endif

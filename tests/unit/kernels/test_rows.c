@@ -1,0 +1,301 @@
+/* The row kernels of src/kernels/rows.c on the CPU: which kernels stage their rows
+ * (tirx_kernels_row_plan), every documented error of the build, plan and op functions (status
+ * and exact message), the op table, and that a staged kernel reads its rows
+ * through TMA into a ring and compiles for sm_90a (the GPU suite runs them:
+ * tests/gpu/test_gpu.c, membound_staged_*). */
+#include <string.h>
+
+#include "../helpers.h"
+#include "rows_ref.h"
+
+/* The row kernels' options of the current test (each test runs in its own process). */
+static tirx_row_options ro;
+
+static void assert_has(const char *text, const char *want) {
+  cr_assert_not_null(strstr(text, want), "no '%s' in:\n%s", want, text);
+}
+
+Test(example_membound, wide_rows_of_the_norms_and_softmax_are_staged) {
+  /* 64 KiB rows: one CTA of 1024 threads a SM, at most two stages beside the weight rows */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).stages, 2);
+  cr_assert_eq(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_F16, 32768).stages, 1); /* + w, bias */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_RMSNORM, &ro, TIRX_BF16, 32768).stages, 2);  /* + w */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_RMSNORM, &ro, TIRX_F32, 8192).stages, 2); /* 32 KiB rows, 512 threads */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_F32, 32768).stages, 1); /* 128 KiB rows */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_RMSNORM, &ro, TIRX_F32, 32768).stages, 0); /* + w: no room */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 8192).stages, 0); /* 16 KiB: not by default */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 65536 + 256).stages, 0); /* no box */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 20000).stages, 2); /* 200 x 100 */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_ADD_RMSNORM, &ro, TIRX_BF16, 32768).stages, 0); /* two inputs */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SUM, &ro, TIRX_BF16, 32768).stages, 0);
+  ro.variant = TIRX_ROW_VARIANT_STAGED;
+  cr_assert_gt(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 8192).stages, 0);
+  cr_assert_gt(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_BF16, 5000).stages, 0); /* 200 x 25 */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_BF16, 5001).stages, 0); /* 10002 bytes */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 512).stages, 0); /* a warp a row */
+  ro.variant = TIRX_ROW_VARIANT_UNSTAGED;
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).stages, 0);
+  ro.variant = TIRX_ROW_VARIANT_WEIGHTS_GLOBAL; /* no w, bias in shared */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_LAYERNORM, &ro, TIRX_BF16, 32768).stages, 2);
+  cr_assert_eq(row_plan(TIRX_ROW_OP_RMSNORM, &ro, TIRX_F32, 32768).stages, 1);
+  ro.variant = 0;
+  ro.stages = 1;
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).stages, 1);
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 8192).stages, 1); /* forced */
+  ro.stages = 4;
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).stages, 0); /* 256 KiB */
+  ro.stages = 0;
+  ro.cluster = 2; /* a cluster per row is never staged */
+  cr_assert_eq(row_plan(TIRX_ROW_OP_SOFTMAX, &ro, TIRX_BF16, 32768).stages, 0);
+  ro.cluster = 0;
+}
+
+Test(example_membound, a_staged_kernel_reads_its_rows_through_a_tma_ring, .timeout = 300) {
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
+  static const tirx_row_op kinds[] = {TIRX_ROW_OP_SOFTMAX, TIRX_ROW_OP_LAYERNORM, TIRX_ROW_OP_RMSNORM};
+  for (int i = 0; i < 3; i++) {
+    char err[1024] = "";
+    tirx_kernel *k = row_kernel(kinds[i], &ro, TIRX_BF16, 32768, false, err, sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    const char *rep = tirx_kernel_dispatch_report(k), *src = tirx_kernel_source(k);
+    assert_has(rep, "copy_async(arch=sm_90, roles=global->shared, team=cta) -> copy_async.tma box=32768");
+    assert_has(rep, "copy(arch=sm_90, roles=shared->local, team=cta) -> copy.vec vec=8");
+    assert_has(src, "for (int row = (int)blockIdx.x; row < rows; row += (int)gridDim.x) {");
+    char ring[96];
+    snprintf(ring, sizeof ring, "tirx_bf16 *ring = (tirx_bf16 *)(tirx_smem + 0); /* ((%d),(32768))",
+             i == 1 ? 1 : 2);
+    assert_has(src, ring);
+    if (i > 0) assert_has(src, " *wrows = ");
+    tirx_compiled *c = NULL;
+    cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
+    const char *ptx = tirx_compiled_ptx(c);
+    assert_has(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global");
+    assert_has(ptx, "mbarrier.try_wait.parity");
+    cr_assert_null(strstr(ptx, ".local"), "a staged kernel uses local memory");
+    tirx_compiled_destroy(c);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
+
+/* Every case of the GPU suite's membound_staged_* builds (staged or not, as membound_stages
+ * says): rows of 5000 and 20000 elements are TMA boxes of 200 x 25 and 200 x 100, and the
+ * ring's rows start 128 bytes apart. */
+Test(example_membound, the_gpu_suites_staged_cases_build) {
+  static const tirx_row_op kinds[] = {TIRX_ROW_OP_SOFTMAX, TIRX_ROW_OP_LAYERNORM, TIRX_ROW_OP_RMSNORM};
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const struct { int64_t width; int flags; } cases[] = {
+      {32768, 0}, {20000, 0}, {8192, TIRX_ROW_VARIANT_STAGED}, {5000, TIRX_ROW_VARIANT_STAGED},
+      {2048, TIRX_ROW_VARIANT_STAGED}, {32768, TIRX_ROW_VARIANT_UNSTAGED},
+      {32768, TIRX_ROW_VARIANT_WEIGHTS_GLOBAL}, {5000, TIRX_ROW_VARIANT_STAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL}};
+  for (int i = 0; i < 3; i++)
+    for (int d = 0; d < 3; d++)
+      for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char err[1024] = "";
+        ro.variant = cases[c].flags;
+        int S = row_plan(kinds[i], &ro, dts[d], cases[c].width).stages;
+        tirx_kernel *k = row_kernel(kinds[i], &ro, dts[d], cases[c].width, false, err, sizeof err);
+        ro.variant = 0;
+        cr_assert_not_null(k, "%s %s %lld: %s", tirx_kernels_row_name(kinds[i]), tirx_dtype_name(dts[d]),
+                           (long long)cases[c].width, err);
+        bool ring = strstr(tirx_kernel_source(k), " *ring = ") != NULL;
+        cr_assert_eq(ring, S > 0, "%s %s %lld: %d stages, ring %d", tirx_kernels_row_name(kinds[i]),
+                     tirx_dtype_name(dts[d]), (long long)cases[c].width, S, ring);
+        tirx_kernel_release(k);
+      }
+}
+
+/* ---- the public API's documented errors ---- */
+
+#define PTR(v) ((void *)(uintptr_t)(v))
+
+Test(kernels_rows, plan_and_build_check_their_arguments) {
+  tirx_row_plan p;
+  tirx_kernel *k = PTR(1);
+  expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 4096, NULL),
+               TIRX_E_NULL_ARG, "tirx_kernels_row_plan: out is NULL");
+  expect_error(tirx_kernels_row_build(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 4096, NULL),
+               TIRX_E_NULL_ARG, "tirx_kernels_row_build: out is NULL");
+  expect_error(tirx_kernels_row_build(TIRX_ROW_OP_COUNT, NULL, TIRX_BF16, 4096, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_row_build: op is 8, expected a tirx_row_op (0 to 7)");
+  cr_assert_null(k);
+  expect_error(tirx_kernels_row_plan((tirx_row_op)-1, NULL, TIRX_BF16, 4096, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_row_plan: op is -1, expected a tirx_row_op (0 to 7)");
+  expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_SOFTMAX, NULL, TIRX_I32, 4096, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_row_plan: dtype is i32, expected f32, f16 or bf16");
+  expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_SOFTMAX, NULL, TIRX_F32, 0, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_row_plan: width is 0, expected 1 to 2^31 - 1");
+  static const struct {
+    tirx_row_options o;
+    const char *msg;
+  } bad[] = {
+      {{.threads = 96}, "opts->threads is 96, expected 0 or a power of two in 64..1024"},
+      {{.threads = 32}, "opts->threads is 32, expected 0 or a power of two in 64..1024"},
+      {{.threads = 2048}, "opts->threads is 2048, expected 0 or a power of two in 64..1024"},
+      {{.variant = 64}, "opts->variant is 64, expected TIRX_ROW_VARIANT_* bits (0 to 31)"},
+      {{.cluster = 3}, "opts->cluster is 3, expected 0, 1, 2 or 4"},
+      {{.cluster = -1}, "opts->cluster is -1, expected 0, 1, 2 or 4"},
+      {{.stages = 5}, "opts->stages is 5, expected 0 to 4"},
+      {{.stages = -1}, "opts->stages is -1, expected 0 to 4"},
+      {{.min_blocks = 33}, "opts->min_blocks is 33, expected 0 to 32"},
+      {{.sms = -3}, "opts->sms is -3, expected 0 (132) to 1024"},
+      {{.sms = 4096}, "opts->sms is 4096, expected 0 (132) to 1024"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char want[256];
+    snprintf(want, sizeof want, "tirx_kernels_row_build: %s", bad[i].msg);
+    expect_error(tirx_kernels_row_build(TIRX_ROW_OP_LAYERNORM, &bad[i].o, TIRX_BF16, 8192, &k),
+                 TIRX_E_INVALID_ARG, want);
+    cr_assert_null(k);
+  }
+  cr_assert_null(tirx_kernels_row_name(TIRX_ROW_OP_COUNT));
+  cr_assert_str_eq(tirx_kernels_row_name(TIRX_ROW_OP_SILU_MUL), "silu_mul");
+}
+
+Test(kernels_rows, the_plan_follows_the_options) {
+  tirx_row_plan p;
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 512, &p), TIRX_OK);
+  cr_assert_eq(p.threads, 32); /* a warp a row */
+  cr_assert_eq(p.cluster, 1);
+  cr_assert_eq(p.stages, 0);
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 8192, &p), TIRX_OK);
+  cr_assert_eq(p.threads, 512); /* 2 vectors a thread */
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_LAYERNORM, NULL, TIRX_BF16, 8192, &p), TIRX_OK);
+  cr_assert_eq(p.threads, 256); /* 4 vectors a thread */
+  tirx_row_options o = {.threads = 128};
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_LAYERNORM, &o, TIRX_BF16, 8192, &p), TIRX_OK);
+  cr_assert_eq(p.threads, 128);
+  o = (tirx_row_options){.cluster = 2};
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_SOFTMAX, &o, TIRX_BF16, 32768, &p), TIRX_OK);
+  cr_assert_eq(p.cluster, 2);
+  cr_assert_eq(p.stages, 0);
+  o = (tirx_row_options){.scalar = true};
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_SOFTMAX, &o, TIRX_BF16, 32768, &p), TIRX_OK);
+  cr_assert_eq(p.stages, 0); /* scalar kernels are never staged */
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_SOFTMAX, NULL, TIRX_BF16, 32768, &p), TIRX_OK);
+  cr_assert_eq(p.stages, 2);
+}
+
+/* The options reach the kernel: the same request builds the same source, a knob changes it. */
+Test(kernels_rows, options_change_the_kernel_and_nothing_else_does) {
+  tirx_kernel *a = NULL, *b = NULL, *c = NULL;
+  tirx_row_options o = {.min_blocks = 2};
+  cr_assert_eq(tirx_kernels_row_build(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 4096, &a), TIRX_OK);
+  cr_assert_eq(tirx_kernels_row_build(TIRX_ROW_OP_RMSNORM, &(tirx_row_options){0}, TIRX_BF16,
+                                      4096, &b), TIRX_OK);
+  cr_assert_eq(tirx_kernels_row_build(TIRX_ROW_OP_RMSNORM, &o, TIRX_BF16, 4096, &c), TIRX_OK);
+  cr_assert_str_eq(tirx_kernel_source(a), tirx_kernel_source(b));
+  cr_assert_str_neq(tirx_kernel_source(a), tirx_kernel_source(c));
+  cr_assert_not_null(strstr(tirx_kernel_source(c), "__launch_bounds__(256, 2)"), "%s",
+                     tirx_kernel_source(c));
+  tirx_kernel_release(a), tirx_kernel_release(b), tirx_kernel_release(c);
+}
+
+static tirx_runtime *no_device(void) {
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
+  return rt;
+}
+
+#define T2(p, dt, r, c) (&(tirx_tensor_arg){PTR(p), dt, 2, (int64_t[]){r, c}, NULL})
+#define T1(p, dt, n) (&(tirx_tensor_arg){PTR(p), dt, 1, (int64_t[]){n}, NULL})
+
+Test(kernels_rows, ops_check_their_tensors_before_anything_else) {
+  tirx_runtime *rt = no_device();
+  const tirx_dtype B = TIRX_BF16;
+  const tirx_tensor_arg *x = T2(0x10000, B, 8, 4096), *w = T1(0x20000, B, 4096);
+  const tirx_tensor_arg *out = T2(0x30000, B, 8, 4096);
+  expect_error(tirx_op_rmsnorm(NULL, NULL, x, w, out, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm: rt is NULL");
+  expect_error(tirx_op_rmsnorm(rt, NULL, NULL, w, out, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm: x is NULL");
+  expect_error(tirx_op_rmsnorm(rt, NULL, T2(0, B, 8, 4096), w, out, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm: x->data is NULL");
+  expect_error(tirx_op_rmsnorm(rt, NULL, T2(0x10008, B, 8, 4096), w, out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: x->data 0x10008 is not aligned to 16 bytes");
+  expect_error(tirx_op_rmsnorm(rt, NULL, T1(0x10000, B, 4096), w, out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: x has rank 1, expected 2");
+  expect_error(tirx_op_rmsnorm(rt, NULL, T2(0x10000, B, 0, 4096), w, out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: x has shape [0, 4096], expected extents >= 1");
+  expect_error(tirx_op_rmsnorm(rt, NULL, T2(0x10000, TIRX_I32, 8, 4096), w, out, 1e-6f, NULL),
+               TIRX_E_TYPE, "tirx_op_rmsnorm: x has dtype i32, expected f32, f16 or bf16");
+  expect_error(tirx_op_rmsnorm(rt, NULL, &(tirx_tensor_arg){PTR(0x10000), B, 2,
+                                                             (int64_t[]){8, 4096},
+                                                             (int64_t[]){8192, 1}},
+                               w, out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: x has strides [8192, 1], expected dense row-major");
+  expect_error(tirx_op_rmsnorm(rt, NULL, x, T1(0x20000, B, 4000), out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: w has shape [4000], expected [W] = [4096]");
+  expect_error(tirx_op_rmsnorm(rt, NULL, x, T2(0x20000, B, 2, 4096), out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: w has shape [2, 4096], expected [1, W] = [1, 4096]");
+  expect_error(tirx_op_rmsnorm(rt, NULL, x, &(tirx_tensor_arg){PTR(0x20000), B, 3,
+                                                                (int64_t[]){1, 1, 4096}, NULL},
+                               out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: w has rank 3, expected 1 ([W]) or 2 ([1, W])");
+  expect_error(tirx_op_rmsnorm(rt, NULL, x, T1(0x20000, TIRX_F16, 4096), out, 1e-6f, NULL),
+               TIRX_E_TYPE, "tirx_op_rmsnorm: w has dtype f16, expected bf16");
+  expect_error(tirx_op_rmsnorm(rt, NULL, x, w, T2(0x30000, B, 8, 4095), 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: out has shape [8, 4095], expected [rows, W] = [8, 4096]");
+  expect_error(tirx_op_rmsnorm(rt, NULL, x, w, NULL, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm: out is NULL");
+  expect_error(tirx_op_rmsnorm(rt, &(tirx_row_options){.stages = 9}, x, w, out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm: opts->stages is 9, expected 0 to 4");
+  expect_error(tirx_op_layernorm(rt, NULL, x, w, NULL, out, 1e-5f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_layernorm: bias is NULL");
+  expect_error(tirx_op_add_rmsnorm(rt, NULL, x, T2(0x40000, B, 4, 4096), w, out, out, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_add_rmsnorm: res has shape [4, 4096], expected [rows, W] = [8, 4096]");
+  expect_error(tirx_op_add_rmsnorm(rt, NULL, x, x, w, out, NULL, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_add_rmsnorm: res_out is NULL");
+  expect_error(tirx_op_softmax(rt, NULL, x, T2(0x30000, TIRX_F32, 8, 4096), NULL), TIRX_E_TYPE,
+               "tirx_op_softmax: out has dtype f32, expected bf16");
+  expect_error(tirx_op_silu_mul(rt, NULL, T2(0x10000, B, 8, 4095), out, NULL), TIRX_E_INVALID_ARG,
+               "tirx_op_silu_mul: x has shape [8, 4095], expected [rows, 2W] (an even number of columns)");
+  expect_error(tirx_op_silu_mul(rt, NULL, x, out, NULL), TIRX_E_INVALID_ARG,
+               "tirx_op_silu_mul: out has shape [8, 4096], expected [rows, W] = [8, 2048]");
+  expect_error(tirx_op_row_sum(rt, NULL, x, T2(0x30000, B, 8, 1), NULL), TIRX_E_TYPE,
+               "tirx_op_row_sum: out has dtype bf16, expected f32");
+  expect_error(tirx_op_row_max(rt, NULL, x, T1(0x30000, TIRX_F32, 7), NULL), TIRX_E_INVALID_ARG,
+               "tirx_op_row_max: out has shape [7], expected [rows] = [8]");
+  expect_error(tirx_op_row_max(rt, NULL, x, T2(0x30000, TIRX_F32, 8, 2), NULL), TIRX_E_INVALID_ARG,
+               "tirx_op_row_max: out has shape [8, 2], expected [rows, 1] = [8, 1]");
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
+/* Without a device every op checks, builds and returns tirx_launch's TIRX_E_NO_DEVICE. */
+Test(kernels_rows, ops_without_a_device_return_no_device, .timeout = 120) {
+  tirx_runtime *rt = no_device();
+  char want[1024];
+  const tirx_dtype B = TIRX_BF16;
+  const tirx_tensor_arg *x = T2(0x10000, B, 8, 4096), *w = T1(0x20000, B, 4096);
+  const tirx_tensor_arg *out = T2(0x30000, B, 8, 4096), *sum = T1(0x40000, TIRX_F32, 8);
+#define NO_DEVICE(call, fn)                                                                   \
+  do {                                                                                        \
+    snprintf(want, sizeof want, "%s: tirx_launch: no CUDA device: %s", fn,                     \
+             tirx_runtime_device_error(rt));                                                  \
+    expect_error(call, TIRX_E_NO_DEVICE, want);                                               \
+  } while (0)
+  NO_DEVICE(tirx_op_rmsnorm(rt, NULL, x, w, out, 1e-6f, NULL), "tirx_op_rmsnorm");
+  NO_DEVICE(tirx_op_layernorm(rt, NULL, x, w, T2(0x50000, B, 1, 4096), out, 1e-5f, NULL),
+            "tirx_op_layernorm");
+  NO_DEVICE(tirx_op_add_rmsnorm(rt, NULL, x, x, w, out, out, 1e-6f, NULL), "tirx_op_add_rmsnorm");
+  NO_DEVICE(tirx_op_softmax(rt, NULL, x, out, NULL), "tirx_op_softmax");
+  NO_DEVICE(tirx_op_silu_mul(rt, NULL, x, T2(0x30000, B, 8, 2048), NULL), "tirx_op_silu_mul");
+  NO_DEVICE(tirx_op_row_sum(rt, NULL, x, sum, NULL), "tirx_op_row_sum");
+  NO_DEVICE(tirx_op_row_max(rt, NULL, x, sum, NULL), "tirx_op_row_max");
+  cr_assert_eq(tirx_kernels_cached(), 7);
+  /* Again: found, not built. Other options or another dtype: built. */
+  NO_DEVICE(tirx_op_softmax(rt, &(tirx_row_options){0}, x, out, NULL), "tirx_op_softmax");
+  cr_assert_eq(tirx_kernels_cached(), 7);
+  NO_DEVICE(tirx_op_softmax(rt, &(tirx_row_options){.threads = 128}, x, out, NULL),
+            "tirx_op_softmax");
+  NO_DEVICE(tirx_op_softmax(rt, NULL, T2(0x10000, TIRX_F16, 8, 4096), T2(0x30000, TIRX_F16, 8, 4096),
+                            NULL), "tirx_op_softmax");
+  cr_assert_eq(tirx_kernels_cached(), 9);
+  tirx_kernels_clear();
+  cr_assert_eq(tirx_kernels_cached(), 0);
+  tirx_runtime_destroy(rt);
+}
