@@ -44,79 +44,91 @@ static bool check_expr(tirx_builder *b, const tirx_expr *e) {
 
 static bool check_block(tirx_builder *b, const tirx__block *blk);
 
+static bool check_elem(tirx_builder *b, const tirx__elem *e) {
+  if (!check_decl(b, &e->tensor->decl)) return false;
+  for (int k = 0; k < e->tensor->rank; k++)
+    if (!check_expr(b, e->index[k])) return false;
+  return true;
+}
+
+/* A native statement's operands, as its row of the native table lists them. */
+static bool check_native(tirx_builder *b, const tirx__stmt *s) {
+  const tirx__native_info *r = tirx__native_row(s->native.op);
+  if (!r) return true;
+  for (int i = 0; i < TIRX__NATIVE_MAX_OPS && r->ops[i].kind != TIRX__OPND_NONE; i++) {
+    const tirx__opnd *o = &r->ops[i];
+    const void *p = (const char *)&s->native + o->at;
+    bool ok = true;
+    switch (o->kind) {
+    case TIRX__OPND_ELEM: ok = check_elem(b, p); break;
+    case TIRX__OPND_LOAD:
+    case TIRX__OPND_EXPR: ok = check_expr(b, *(tirx_expr *const *)p); break;
+    case TIRX__OPND_TENSOR: ok = check_decl(b, &(*(tirx_tensor *const *)p)->decl); break;
+    case TIRX__OPND_LOADS: {
+      tirx_expr *const *v = *(tirx_expr **const *)p;
+      int32_t n = *(const int32_t *)((const char *)&s->native + o->count);
+      for (int j = 0; ok && j < n; j++) ok = check_expr(b, v[j]);
+      break;
+    }
+    default: break;
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
 static bool check_stmt(tirx_builder *b, tirx__stmt *s) {
   switch (s->kind) {
   case TIRX__ST_FOR:
-    if (!check_expr(b, s->a) || !check_expr(b, s->b) || !check_expr(b, s->c)) return false;
-    s->decl->live = true;
-    if (!check_block(b, &s->body)) return false;
-    s->decl->live = false;
+    if (!check_expr(b, s->loop.lo) || !check_expr(b, s->loop.hi) ||
+        !check_expr(b, s->loop.step))
+      return false;
+    s->loop.var->live = true;
+    if (!check_block(b, &s->loop.body)) return false;
+    s->loop.var->live = false;
     return true;
   case TIRX__ST_IF:
-    return check_expr(b, s->a) && check_block(b, &s->body) && check_block(b, &s->orelse);
+    return check_expr(b, s->branch.cond) && check_block(b, &s->branch.then) &&
+           check_block(b, &s->branch.orelse);
   case TIRX__ST_LET:
   case TIRX__ST_VAR:
-    if (!check_expr(b, s->a)) return false;
-    s->decl->live = true;
+    if (!check_expr(b, s->var.value)) return false;
+    s->var.decl->live = true;
     return true;
   case TIRX__ST_ASSIGN:
-    return check_decl(b, s->decl) && check_expr(b, s->a);
+    return check_decl(b, s->var.decl) && check_expr(b, s->var.value);
   case TIRX__ST_STORE:
   case TIRX__ST_ATOMIC_ADD:
-    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a)) return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    return true;
+    if (!check_decl(b, &s->store.dst.tensor->decl) || !check_expr(b, s->store.value))
+      return false;
+    return check_elem(b, &s->store.dst);
   case TIRX__ST_LOCAL:
-    s->decl->live = true;
+    s->local.tensor->decl.live = true;
     return true;
   case TIRX__ST_PRIM: /* its lowering (prim.c) reads the operands */
-    return check_block(b, &s->body);
-  case TIRX__ST_VCOPY:
-    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a)) return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    return true;
-  case TIRX__ST_PACKED: /* packed f16x2/bf16x2 math */
-    if (!check_decl(b, &s->tensor->decl) || !check_expr(b, s->a) || !check_expr(b, s->b) ||
-        !check_expr(b, s->c))
-      return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    return true;
-  case TIRX__ST_ASYNC: /* TMA copies, bulk groups, mbarriers */
-    if (s->tensor && s->index) {
-      if (!check_decl(b, &s->tensor->decl)) return false;
-      for (int k = 0; k < s->tensor->rank; k++)
-        if (!check_expr(b, s->index[k])) return false;
-    }
-    for (int i = 0; s->regs && i < s->loop; i++)
-      if (!check_expr(b, s->regs[i])) return false;
-    return check_expr(b, s->a) && check_expr(b, s->b);
-  case TIRX__ST_NATIVE: { /* synchronisation and tensor cores (ir.h, tirx__native) */
-    if (s->tensor && !check_decl(b, &s->tensor->decl)) return false;
-    for (int k = 0; s->index && k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    int nregs = s->native == TIRX__NV_WGMMA ? 1 : s->native == TIRX__NV_MMA ? 3 : 0;
-    for (int i = 0; i < nregs; i++)
-      if (!check_expr(b, s->regs[i])) return false;
-    return check_expr(b, s->a) && check_expr(b, s->b) && check_expr(b, s->c);
-  }
-  case TIRX__ST_MATRIX:
-    if (!check_decl(b, &s->tensor->decl)) return false;
-    for (int k = 0; k < s->tensor->rank; k++)
-      if (!check_expr(b, s->index[k])) return false;
-    for (int i = 0; i < s->vec; i++)
-      if (!check_expr(b, s->regs[i])) return false;
-    return true;
+    return check_block(b, &s->prim.body);
+  case TIRX__ST_NATIVE: return check_native(b, s);
   default:
     return true;
   }
 }
 
+/* The declaration statement s makes (a let, var or local), else NULL. */
+static tirx__decl *declared(tirx__stmt *s) {
+  switch (s->kind) {
+  case TIRX__ST_FOR: return s->loop.var;
+  case TIRX__ST_LET:
+  case TIRX__ST_VAR: return s->var.decl;
+  case TIRX__ST_LOCAL: return &s->local.tensor->decl;
+  default: return NULL;
+  }
+}
+
 static void kill_block(const tirx__block *blk) {
-  for (tirx__stmt *s = blk->first; s; s = s->next)
-    if (s->decl && s->kind != TIRX__ST_ASSIGN) s->decl->live = false;
+  for (tirx__stmt *s = blk->first; s; s = s->next) {
+    tirx__decl *d = declared(s);
+    if (d) d->live = false;
+  }
 }
 
 static bool check_block(tirx_builder *b, const tirx__block *blk) {
@@ -124,6 +136,18 @@ static bool check_block(tirx_builder *b, const tirx__block *blk) {
   for (tirx__stmt *s = blk->first; s && ok; s = s->next) ok = check_stmt(b, s);
   kill_block(blk);
   return ok;
+}
+
+/* ---- the kernel IR ---- */
+
+void tirx__b_ir_kernel(const tirx_builder *b, tirx__ir_kernel *out) {
+  *out = (tirx__ir_kernel){
+      .name = b->name, .nparams = b->nparams, .params = b->params, .ndecls = b->ndecls,
+      .nshared = b->nshared, .shared = b->shared, .shared_bytes = b->shared_bytes,
+      .shared_extra = b->shared_extra, .body = &b->body, .min_blocks = b->min_blocks,
+      .uses_setmaxnreg = b->uses_setmaxnreg, .preludes = b->preludes, .ntmaps = b->ntmaps,
+      .tmap_tensor = b->tmap_tensor, .tmap = b->tmap};
+  for (int i = 0; i < 3; i++) out->grid[i] = b->grid[i], out->block[i] = b->block[i];
 }
 
 /* ---- the kernel's launch information ---- */
@@ -169,7 +193,8 @@ static char *k_strdup(tirx_kernel *k, const char *s) {
   return tirx__arena_strdup(k->arena, s, fn);
 }
 
-static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char *ir) {
+static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char *ir,
+                               const char *const *param_names) {
   tirx_kernel *k = calloc(1, sizeof *k);
   hx_buf hb = {0};
   if (!k || !(k->arena = tirx_arena_create())) goto oom;
@@ -187,16 +212,12 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
                                 sizeof *k->params, fn);
   k->slots = tirx__arena_array(k->arena, TIRX__MAX_PARAMS, sizeof *k->slots, fn);
   if (!k->params || !k->slots) goto oom;
-  /* Declared parameters, then hidden strides. */
   for (int i = 0; i < b->nparams; i++) {
     const tirx__decl *d = b->params[i];
     tirx__kparam *p = &k->params[i];
     p->name = k_strdup(k, d->name);
     if (!p->name) goto oom;
     p->dtype = d->dtype;
-    tirx__slot *sl = &k->slots[k->nslots++];
-    sl->param = i;
-    sl->dtype = d->dtype;
     if (d->kind == TIRX__DECL_PARAM_TENSOR) {
       const tirx_tensor *t = d->tensor;
       p->kind = TIRX__KP_TENSOR;
@@ -211,13 +232,11 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
         p->shape[kk] = flatten(&hb, t->shape[kk]);
         p->stride[kk] = t->stride[kk] ? flatten(&hb, t->stride[kk]) : -1;
       }
-      sl->kind = TIRX__SLOT_POINTER;
     } else {
       p->kind = d->kind == TIRX__DECL_PARAM_INT ? TIRX__KP_INT : TIRX__KP_SCALAR;
-      sl->kind = TIRX__SLOT_VALUE;
       if (p->kind == TIRX__KP_INT && d->policy != TIRX_SPECIALIZE_DYNAMIC) {
         p->policy = d->policy;
-        p->cname = k_strdup(k, d->cname);
+        p->cname = k_strdup(k, param_names[i]);
         if (!p->cname) goto oom;
         k->spec[k->nspec++] = i;
       }
@@ -232,26 +251,16 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       if (bp && bp->kind == TIRX__DECL_PARAM_INT) k->params[bp->param_index].bindable = true;
       bp = tirx__bare_param(t->stride[kk]);
       if (bp && bp->kind == TIRX__DECL_PARAM_INT) k->params[bp->param_index].bindable = true;
-      if (t->layout || tirx__stride_kind(t, kk) != TIRX__STRIDE_HIDDEN) continue;
-      tirx__slot *sl = &k->slots[k->nslots++];
-      sl->kind = TIRX__SLOT_STRIDE;
-      sl->dtype = TIRX_I64;
-      sl->param = i;
-      sl->dim = kk;
     }
   }
-  /* TMA tensor maps, after the hidden strides. */
+  /* The entry point's parameters (the kernel ABI) and the TMA tensor maps. */
+  tirx__ir_kernel kir;
+  tirx__b_ir_kernel(b, &kir);
+  k->nslots = tirx__kernel_slots(&kir, k->slots, TIRX__MAX_PARAMS);
   k->ntmaps = b->ntmaps;
   k->tmaps = tirx__arena_array(k->arena, (size_t)(b->ntmaps ? b->ntmaps : 1), sizeof *k->tmaps, fn);
   if (!k->tmaps) goto oom;
-  for (int i = 0; i < b->ntmaps; i++) {
-    k->tmaps[i] = b->tmap[i];
-    tirx__slot *sl = &k->slots[k->nslots++];
-    sl->kind = TIRX__SLOT_TMAP;
-    sl->dtype = b->tmap[i].dtype;
-    sl->param = b->tmap[i].param;
-    sl->dim = i;
-  }
+  for (int i = 0; i < b->ntmaps; i++) k->tmaps[i] = b->tmap[i];
   for (int i = 0; i < 3; i++) k->cluster[i] = (uint32_t)b->cluster[i];
   k->target = k_strdup(k, b->target_name);
   if (!k->target) goto oom;
@@ -279,15 +288,11 @@ oom:
   return NULL;
 }
 
+/* The entry point's parameters but the TMA tensor maps (the lowering adds those). */
 static int count_slots(const tirx_builder *b) {
-  int n = b->nparams;
-  for (int i = 0; i < b->nparams; i++) {
-    const tirx__decl *d = b->params[i];
-    if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
-    for (int k = 0; k < d->tensor->rank; k++)
-      n += tirx__stride_kind(d->tensor, k) == TIRX__STRIDE_HIDDEN;
-  }
-  return n;
+  tirx__ir_kernel k;
+  tirx__b_ir_kernel(b, &k);
+  return tirx__kernel_slots(&k, NULL, 0) - b->ntmaps;
 }
 
 tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
@@ -301,7 +306,7 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     const tirx__frame *f = &b->frames[b->depth];
     if (f->kind == TIRX__FRAME_FOR)
       return tirx__b_fail(b, TIRX_E_BUILD, "%s: tirx_for_begin (%s) is not closed by tirx_for_end",
-                          fn, f->stmt->decl->name);
+                          fn, f->stmt->loop.var->name);
     return tirx__b_fail(b, TIRX_E_BUILD, "%s: tirx_if_begin is not closed by tirx_if_end", fn);
   }
   if (!b->block_set)
@@ -336,15 +341,18 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     return tirx__b_fail(b, TIRX_E_LIMIT, "%s: the parameters and %d TMA tensor maps would exceed "
                         "%d bytes", fn, b->ntmaps, TIRX__PARAM_STORAGE);
   if (!check_block(b, &b->body)) return b->status;
-  char *source = tirx__codegen(b);
-  if (!source) return b->status != TIRX_OK ? b->status : tirx__b_fail(b, TIRX_E_NO_MEMORY,
-                                                                      "%s: out of memory", fn);
-  char *ir = tirx__ir_print(b);
+  char *source;
+  const char *param_names[TIRX_BUILDER_MAX_PARAMS];
+  tirx__ir_kernel kir;
+  tirx__b_ir_kernel(b, &kir);
+  tirx_status st = tirx__codegen(&kir, b->arena, param_names, &source);
+  if (st != TIRX_OK) return tirx__b_fail(b, st, "%s", tirx_last_error());
+  char *ir = tirx__ir_print(&kir);
   if (!ir) {
     free(source);
     return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   }
-  tirx_kernel *k = make_kernel(b, source, ir);
+  tirx_kernel *k = make_kernel(b, source, ir, param_names);
   free(source);
   free(ir);
   if (!k) return b->status;

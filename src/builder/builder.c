@@ -242,8 +242,11 @@ static tirx__decl *new_param(tirx_builder *b, const char *fn, const char *name, 
                  TIRX_BUILDER_MAX_PARAMS);
     return NULL;
   }
-  if (!decl) decl = tirx__b_node(b, fn, sizeof *decl);
-  if (!decl) return NULL;
+  if (!decl) {
+    decl = tirx__b_node(b, fn, sizeof *decl);
+    if (!decl) return NULL;
+    decl->id = b->ndecls++;
+  }
   decl->name = b_strdup(b, fn, name);
   if (!decl->name) return NULL;
   decl->kind = (uint8_t)kind;
@@ -446,6 +449,7 @@ static tirx_tensor *new_tensor(tirx_builder *b, const char *fn, int storage, tir
   t->decl.tensor = t;
   t->decl.dtype = (uint8_t)dtype;
   t->decl.param_index = -1;
+  t->decl.id = b->ndecls++;
   return t;
 }
 
@@ -642,8 +646,7 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
     }
     tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_LOCAL, blk);
     if (!s) return NULL;
-    s->tensor = t;
-    s->decl = &t->decl;
+    s->local.tensor = t;
   }
   return t;
 }
@@ -713,7 +716,7 @@ void tirx_set_block(tirx_builder *b, int x, int y, int z) {
   }
   /* Tile primitives (and their scopes) and native statements are checked against the block
    * when they are built: it cannot change under them. */
-  if (b->block_set && (b->nprims > 0 || b->uses_native) &&
+  if (b->block_set && (b->nprims > 0 || (b->preludes & TIRX__PRE_SYNC)) &&
       (b->block[0] != x || b->block[1] != y || b->block[2] != z)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG,
                  "%s: the block is already %d x %d x %d and tile primitives or native statements "

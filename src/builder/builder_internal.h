@@ -1,8 +1,81 @@
-/* Helpers shared by the files of src/builder: the sticky error, checks, node allocation. */
+/* The builder's state (struct tirx_builder, its frames and scope frames) and the helpers shared
+ * by the files of src/builder: the sticky error, checks, node allocation, constructors. */
 #ifndef TIRX_BUILDER_INTERNAL_H
 #define TIRX_BUILDER_INTERNAL_H
 
 #include "../ir/ir.h"
+
+/* ---- The builder's state ------------------------------------------------------------------ */
+
+enum { TIRX__FRAME_ROOT = 0, TIRX__FRAME_FOR, TIRX__FRAME_THEN, TIRX__FRAME_ELSE,
+       TIRX__FRAME_FILTER /* tirx_filter_begin's runtime guard (an if) */ };
+
+/* An open tirx_team_begin / tirx_filter_begin (prim.c). */
+typedef struct tirx__scope_frame {
+  bool filter;
+  int depth;                 /* b->depth when opened (after the filter's own frame) */
+  const tirx_scope *outer;   /* the scope to restore */
+} tirx__scope_frame;
+
+typedef struct tirx__frame {
+  int kind;
+  tirx__stmt *stmt;   /* the for/if statement; NULL for the root */
+  tirx__block *block; /* where statements go */
+} tirx__frame;
+
+struct tirx_builder {
+  tirx_arena *arena;
+  const char *name;
+  tirx_status status;
+  char error[TIRX__ERROR_MAX];        /* the first error's message */
+  int nparams;
+  tirx__decl *params[TIRX_BUILDER_MAX_PARAMS];
+  int32_t ndecls;                    /* declarations made (tirx__decl.id) */
+  int nshared;
+  tirx_tensor **shared;              /* arena array, grown by doubling */
+  int shared_cap;
+  int64_t shared_bytes;              /* sum of shared buffers, aligned */
+  tirx__block body;
+  int depth;                         /* open frames above the root */
+  tirx__frame frames[TIRX_BUILDER_MAX_NESTING + 1];
+  tirx_expr *grid[3];                /* NULL: 1 */
+  int block[3];
+  bool block_set;
+  tirx_expr *shared_extra;           /* NULL: none */
+  int64_t nodes;
+  /* Execution scopes and primitives (prim.c). */
+  const tirx_scope *scope;           /* at the insertion point; NULL until first needed */
+  int nscopes;
+  tirx__scope_frame scopes[TIRX_BUILDER_MAX_NESTING];
+  int nprims;
+  const char *dispatch_report;       /* the last build's, arena */
+  /* TMA tensor maps registered by the lowering (one hidden parameter each) and the cluster
+   * shape (tirx_set_cluster; 0: no cluster launch). */
+  int ntmaps;
+  tirx_tensor *tmap_tensor[TIRX__MAX_TMAPS];
+  tirx__tmap_desc tmap[TIRX__MAX_TMAPS];
+  int cluster[3];
+  /* ---- synchronisation and tensor cores ---- */
+  bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
+  int min_blocks;                    /* tirx_set_min_blocks; 0: none */
+  uint8_t preludes;                  /* codegen: TIRX__PRE_* fragments the kernel's native
+                                      * statements and expressions need (native.h) */
+  /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
+   * (tirx__b_need: the chosen rules' features, those of the native statements) ---- */
+  int target;                        /* compute capability * 10 + minor: 90 */
+  char target_suffix;                /* 'a', 'f' or 0 */
+  const char *target_name;           /* "sm_90a" */
+  tirx__features need;               /* every arch feature the kernel's code uses */
+  const char *need_what[TIRX__FEAT_COUNT]; /* the first use of each (NULL outside need) */
+};
+
+/* The kernel IR of b (a view of b's nodes) for the printer, codegen and the kernel ABI. */
+void tirx__b_ir_kernel(const tirx_builder *b, tirx__ir_kernel *out);
+
+/* Tile primitives (src/builder/prim.c): dispatches and lowers every TIRX__ST_PRIM of the
+ * builder into its body and sets b->dispatch_report. TIRX_OK or the error recorded on b. */
+tirx_status tirx__prim_lower_all(tirx_builder *b);
+
 
 /* True when b is usable: non-NULL (else "fn: b is NULL" goes to tirx_last_error) and without
  * an error. A builder with an error makes every later call a no-op. */
@@ -36,6 +109,20 @@ tirx_expr *tirx__b_expr_new(tirx_builder *b, const char *fn, int kind, int op, t
 
 /* Appends a statement at the insertion point. */
 tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind);
+
+/* Appends the native statement op (a row of the native table, native.h) with its payload
+ * zeroed, and records the prelude fragment and the need of its row (in fn's name). NULL with
+ * the error recorded. */
+tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op);
+
+/* The same for a statement a rule's lowering writes: the row's need is not recorded, the
+ * rule's declared features (recorded by the lowering driver, which checks that they cover the
+ * rows the lowering wrote) stand for it. */
+tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op);
+/* The same two, appended to blk (NULL: the insertion point): for the emitter
+ * (src/dispatch/emit.c) and the statements lowerings write through it. */
+tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk);
+tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk);
 
 /* ---- statements into a given block (NULL: the insertion point) ----
  * What the public statement functions do, without touching the builder's insertion stack:
@@ -137,11 +224,5 @@ bool tirx__b_region(tirx_builder *b, const char *fn, const tirx_region *r, const
 void tirx__dsmem_store(tirx_builder *b, tirx__block *blk, tirx_tensor *t,
                        tirx_expr *const *index, tirx_expr *rank, tirx_expr *value);
 
-static inline bool tirx__dtype_is_int(int t) {
-  return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
-}
-static inline bool tirx__dtype_is_float(int t) {
-  return t == TIRX_F32 || t == TIRX_F64 || t == TIRX_F16 || t == TIRX_BF16;
-}
 
 #endif

@@ -302,7 +302,7 @@ static tirx__prim_stmt *add_prim(tirx_builder *b, const char *fn, int prim, int 
   }
   tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_PRIM);
   if (!s) return NULL;
-  s->prim = p;
+  s->prim.call = p;
   ops[0]->tensor->written = true;
   return p;
 }
@@ -537,5 +537,5 @@ tirx__prim_stmt *tirx__b_add_prim(tirx_builder *b, const char *fn, int prim, int
                                   uint32_t axes, bool accumulate) {
   add_prim(b, fn, prim, op, n, ops, cfg, axes, accumulate);
   const tirx__stmt *s = b->status == TIRX_OK ? b->frames[b->depth].block->last : NULL;
-  return s && s->kind == TIRX__ST_PRIM ? s->prim : NULL;
+  return s && s->kind == TIRX__ST_PRIM ? s->prim.call : NULL;
 }

@@ -20,6 +20,32 @@ tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
   return tirx__b_stmt_in(b, fn, kind, NULL);
 }
 
+static tirx__stmt *native(tirx_builder *b, const char *fn, int op, bool need, tirx__block *blk) {
+  const tirx__native_info *r = tirx__native_row(op);
+  tirx__stmt *s = r ? tirx__b_stmt_in(b, fn, TIRX__ST_NATIVE, blk) : NULL;
+  if (!s) return NULL;
+  s->native.op = (uint8_t)op;
+  b->preludes |= r->prelude;
+  if (need) tirx__b_need(b, r->need, fn);
+  return s;
+}
+
+tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op) {
+  return native(b, fn, op, true, NULL);
+}
+
+tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  return native(b, fn, op, true, blk);
+}
+
+tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op) {
+  return native(b, fn, op, false, NULL);
+}
+
+tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+  return native(b, fn, op, false, blk);
+}
+
 static bool push(tirx_builder *b, const char *fn, int kind, tirx__stmt *s, tirx__block *blk) {
   if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
     tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX_BUILDER_MAX_NESTING);
@@ -64,6 +90,7 @@ static tirx__decl *new_var(tirx_builder *b, const char *fn, const char *name, in
   d->kind = (uint8_t)kind;
   d->dtype = (uint8_t)dtype;
   d->param_index = -1;
+  d->id = b->ndecls++;
   tirx_expr *e = tirx__b_expr_new(b, fn, TIRX__EX_VAR, 0, dtype, NULL, NULL, NULL);
   if (!e) return NULL;
   e->decl = d;
@@ -113,11 +140,11 @@ tirx__stmt *tirx__b_for_in(tirx_builder *b, tirx__block *blk, const char *name, 
   if (!d) return NULL;
   tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_FOR, blk);
   if (!s) return NULL;
-  s->decl = d;
-  s->a = lo;
-  s->b = hi;
-  s->c = step;
-  s->loop = (uint8_t)kind;
+  s->loop.var = d;
+  s->loop.lo = lo;
+  s->loop.hi = hi;
+  s->loop.step = step;
+  s->loop.kind = (uint8_t)kind;
   if (lo->kind == TIRX__EX_INT && hi->kind == TIRX__EX_INT && lo->i < hi->i) /* for codegen */
     d->ranged = true, d->lo = lo->i, d->hi = hi->i - 1;
   return s;
@@ -132,8 +159,8 @@ tirx_expr *tirx_for_begin(tirx_builder *b, const char *name, tirx_expr *lo, tirx
     return NULL;
   }
   tirx__stmt *s = tirx__b_for_in(b, NULL, name, lo, hi, step, kind);
-  if (!s || !push(b, fn, TIRX__FRAME_FOR, s, &s->body)) return NULL;
-  return s->decl->ref;
+  if (!s || !push(b, fn, TIRX__FRAME_FOR, s, &s->loop.body)) return NULL;
+  return s->loop.var->ref;
 }
 
 void tirx_for_end(tirx_builder *b) {
@@ -160,7 +187,7 @@ tirx__stmt *tirx__b_if_in(tirx_builder *b, tirx__block *blk, tirx_expr *cond) {
   }
   tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_IF, blk);
   if (!s) return NULL;
-  s->a = cond;
+  s->branch.cond = cond;
   return s;
 }
 
@@ -172,7 +199,7 @@ void tirx_if_begin(tirx_builder *b, tirx_expr *cond) {
     return;
   }
   tirx__stmt *s = tirx__b_if_in(b, NULL, cond);
-  if (s) push(b, fn, TIRX__FRAME_THEN, s, &s->body);
+  if (s) push(b, fn, TIRX__FRAME_THEN, s, &s->branch.then);
 }
 
 void tirx_else(tirx_builder *b) {
@@ -187,8 +214,8 @@ void tirx_else(tirx_builder *b) {
     return;
   }
   f->kind = TIRX__FRAME_ELSE;
-  f->stmt->has_else = true;
-  f->block = &f->stmt->orelse;
+  f->stmt->branch.has_else = true;
+  f->block = &f->stmt->branch.orelse;
 }
 
 void tirx_if_end(tirx_builder *b) {
@@ -214,8 +241,8 @@ tirx_expr *tirx__b_let_in(tirx_builder *b, tirx__block *blk, const char *name,
   if (!d) return NULL;
   tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_LET, blk);
   if (!s) return NULL;
-  s->decl = d;
-  s->a = value;
+  s->var.decl = d;
+  s->var.value = value;
   return d->ref;
 }
 
@@ -234,8 +261,8 @@ tirx_expr *tirx__b_var_in(tirx_builder *b, tirx__block *blk, const char *name, t
   if (!d) return NULL;
   tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_VAR, blk);
   if (!s) return NULL;
-  s->decl = d;
-  s->a = init;
+  s->var.decl = d;
+  s->var.value = init;
   return d->ref;
 }
 
@@ -255,8 +282,8 @@ void tirx__b_assign_in(tirx_builder *b, tirx__block *blk, tirx_expr *var, tirx_e
   if (!value_of(b, fn, &value, (tirx_dtype)var->dtype, "value", "the dtype of var")) return;
   tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_ASSIGN, blk);
   if (!s) return;
-  s->decl = var->decl;
-  s->a = value;
+  s->var.decl = var->decl;
+  s->var.value = value;
 }
 
 void tirx_assign(tirx_builder *b, tirx_expr *var, tirx_expr *value) {
@@ -287,9 +314,9 @@ static void store(tirx_builder *b, const char *fn, int kind, tirx_tensor *t, int
   if (!value_of(b, fn, &value, (tirx_dtype)t->dtype, "value", what)) return;
   tirx__stmt *s = tirx__b_stmt_in(b, fn, kind, blk);
   if (!s) return;
-  s->tensor = t;
-  s->index = idx;
-  s->a = value;
+  s->store.dst.tensor = t;
+  s->store.dst.index = idx;
+  s->store.value = value;
   t->written = true;
 }
 

@@ -1,7 +1,7 @@
 /*
  * Synchronisation and asynchronous-hardware statements (builder.h, "Synchronisation"):
  * mbarriers, fences, cluster barriers, elect.sync, setmaxnreg, named barriers and the wgmma
- * group statements. Each becomes one TIRX__ST_NATIVE statement (ir.h lists the operands) that
+ * group statements. Each becomes one native statement (a row of native.h; its payload in ir.h) that
  * codegen prints as a call of an inline-PTX helper of the prelude; the two expressions are
  * TIRX__EX_SPECIAL nodes. The build-time checks are here: ranges of the constants, dtypes of
  * the expressions, and, for the statements the whole warpgroup executes (.sync.aligned), that
@@ -11,13 +11,10 @@
 
 enum { MBAR_MAX_COUNT = (1 << 20) - 1, MBAR_MAX_TX = (1 << 20) - 1 };
 
+/* The row's need (native.h): bar.sync/bar.arrive run anywhere; setmaxnreg and the wgmma
+ * groups are sm_90a only; the other helpers of tirx__prelude_sync are sm_90. */
 static tirx__stmt *native(tirx_builder *b, const char *fn, int op) {
-  tirx__stmt *s = tirx__b_stmt(b, fn, TIRX__ST_NATIVE);
-  if (!s) return NULL;
-  s->native = (uint8_t)op;
-  b->uses_native = true;
-  tirx__b_need(b, tirx__native_features(op), fn); /* src/ir/needs.c */
-  return s;
+  return tirx__b_native(b, fn, op);
 }
 
 /* The block size, or false with TIRX_E_BUILD recorded. */
@@ -95,8 +92,8 @@ static tirx__stmt *mbar_stmt(tirx_builder *b, const char *fn, tirx_region *bar, 
   if (!idx) return NULL;
   tirx__stmt *s = native(b, fn, op);
   if (!s) return NULL;
-  s->tensor = bar->tensor;
-  s->index = idx;
+  s->native.mbar.bar.tensor = bar->tensor;
+  s->native.mbar.bar.index = idx;
   return s;
 }
 
@@ -121,7 +118,7 @@ void tirx_mbarrier_init(tirx_builder *b, tirx_region *bar, int64_t count) {
   tirx_expr *c = tirx__b_const(b, fn, count, TIRX_I32);
   if (!c) return;
   tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_INIT);
-  if (s) s->a = c;
+  if (s) s->native.mbar.value = c;
 }
 
 void tirx_mbarrier_arrive(tirx_builder *b, tirx_region *bar) {
@@ -138,7 +135,7 @@ void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar, tirx_expr *
     return;
   }
   tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_ARRIVE_CLUSTER);
-  if (s) s->a = cta_rank;
+  if (s) s->native.mbar.value = cta_rank;
 }
 
 void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes) {
@@ -150,14 +147,14 @@ void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes
     return;
   }
   tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_EXPECT_TX);
-  if (s) s->a = bytes;
+  if (s) s->native.mbar.value = bytes;
 }
 
 void tirx_mbarrier_wait(tirx_builder *b, tirx_region *bar, tirx_expr *phase) {
   static const char fn[] = "tirx_mbarrier_wait";
   if (!tirx__b_ok(b, fn) || !int_arg(b, fn, phase, "phase")) return;
   tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_WAIT);
-  if (s) s->a = phase;
+  if (s) s->native.mbar.value = phase;
 }
 
 static void plain(tirx_builder *b, const char *fn, int op) {
@@ -177,7 +174,7 @@ static tirx_expr *special(tirx_builder *b, const char *fn, int sp, tirx_dtype dt
   tirx_expr *e = tirx__b_expr_new(b, fn, TIRX__EX_SPECIAL, sp, dtype, NULL, NULL, NULL);
   if (!e) return NULL;
   e->host = false;
-  b->uses_native = true;
+  b->preludes |= TIRX__PRE_SYNC;
   tirx__b_need(b, tirx__special_features(sp), fn);
   return e;
 }
@@ -198,10 +195,9 @@ void tirx_setmaxnreg(tirx_builder *b, int regs, bool inc) {
     return;
   }
   if (!whole_warpgroups(b, fn, "setmaxnreg")) return;
-  tirx__stmt *s = native(b, fn, TIRX__NV_SETMAXNREG);
+  tirx__stmt *s = native(b, fn, inc ? TIRX__NV_SETMAXNREG_INC : TIRX__NV_SETMAXNREG_DEC);
   if (!s) return;
-  s->imm[0] = regs;
-  s->imm[1] = inc;
+  s->native.setmaxnreg.regs = regs;
   b->uses_setmaxnreg = true;
 }
 
@@ -222,8 +218,8 @@ static void named_barrier(tirx_builder *b, const char *fn, int op, int id, int n
   }
   tirx__stmt *s = native(b, fn, op);
   if (!s) return;
-  s->imm[0] = id;
-  s->imm[1] = nthreads;
+  s->native.named_bar.id = id;
+  s->native.named_bar.threads = nthreads;
 }
 
 void tirx_named_barrier_sync(tirx_builder *b, int id, int nthreads) {
@@ -252,5 +248,5 @@ void tirx_wgmma_wait(tirx_builder *b, int n) {
     return;
   }
   tirx__stmt *s = wgmma_group(b, fn, TIRX__NV_WGMMA_WAIT, "wgmma.wait_group");
-  if (s) s->imm[0] = n;
+  if (s) s->native.wait.n = n;
 }

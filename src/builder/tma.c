@@ -9,12 +9,9 @@
 
 #include "builder_internal.h"
 
+/* The row's need and prelude (native.h): the helpers of tirx__prelude_tma are sm_90. */
 static tirx__stmt *async_stmt_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
-  tirx__stmt *s = tirx__b_stmt_in(b, fn, TIRX__ST_ASYNC, blk);
-  b->uses_tma = true;
-  tirx__b_need(b, tirx__async_features(op), fn); /* src/ir/needs.c */
-  if (s) s->flags = (uint8_t)op;
-  return s;
+  return tirx__b_native_in(b, fn, op, blk);
 }
 
 static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
@@ -23,7 +20,7 @@ static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
 
 void tirx_bulk_commit(tirx_builder *b) {
   static const char fn[] = "tirx_bulk_commit";
-  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__AS_COMMIT);
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__NV_BULK_COMMIT);
 }
 
 void tirx_bulk_wait(tirx_builder *b, int n, bool read_only) {
@@ -33,10 +30,8 @@ void tirx_bulk_wait(tirx_builder *b, int n, bool read_only) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: n is %d, expected 0 to 63", fn, n);
     return;
   }
-  tirx__stmt *s = async_stmt(b, fn, TIRX__AS_WAIT);
-  if (!s) return;
-  s->vec = n;
-  s->loop = read_only;
+  tirx__stmt *s = async_stmt(b, fn, read_only ? TIRX__NV_BULK_WAIT_READ : TIRX__NV_BULK_WAIT);
+  if (s) s->native.wait.n = n;
 }
 
 void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t) {
@@ -47,8 +42,8 @@ void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t) {
                  t->decl.name);
     return;
   }
-  tirx__stmt *s = async_stmt(b, fn, TIRX__AS_PREFETCH);
-  if (s) s->tensor = t;
+  tirx__stmt *s = async_stmt(b, fn, TIRX__NV_TMAP_PREFETCH);
+  if (s) s->native.prefetch.tensor = t;
 }
 
 void tirx_set_cluster(tirx_builder *b, int x, int y, int z) {
@@ -80,7 +75,7 @@ static tirx_expr *cluster_reg(tirx_builder *b, const char *fn, int sp, int dim) 
   if (!e) return NULL;
   e->i = dim;
   e->host = false;
-  b->uses_tma = true;
+  b->preludes |= TIRX__PRE_TMA;
   tirx__b_need(b, tirx__special_features(sp), fn);
   return e;
 }
@@ -137,14 +132,14 @@ void tirx__dsmem_store(tirx_builder *b, tirx__block *blk, tirx_tensor *t,
     return;
   }
   tirx_expr **ix = tirx__b_node(b, fn, sizeof *ix * (size_t)t->rank);
-  tirx__stmt *s = ix ? async_stmt_in(b, fn, TIRX__AS_DSMEM_ST, blk) : NULL;
+  tirx__stmt *s = ix ? async_stmt_in(b, fn, TIRX__NV_DSMEM_STORE, blk) : NULL;
   if (!s) return;
   for (int k = 0; k < t->rank; k++) {
     if (!tirx__b_expr(b, fn, index[k], "index")) return;
     ix[k] = index[k];
   }
-  s->tensor = t;
-  s->index = ix;
-  s->a = value;
-  s->b = rank;
+  s->native.dsmem.dst.tensor = t;
+  s->native.dsmem.dst.index = ix;
+  s->native.dsmem.value = value;
+  s->native.dsmem.cta = rank;
 }

@@ -256,16 +256,16 @@ static void vcopy(tirx__lower *lw, tirx_tensor *dt, tirx_expr *const *dix, tirx_
     if (hint == TIRX__HINT_LAST_USE) flags |= TIRX__VC_LD_LU;
   }
   if (dt->storage == TIRX__GLOBAL && hint == TIRX__HINT_STREAM) flags |= TIRX__VC_ST_CS;
-  tirx__stmt *s = tirx__emit_stmt(lw->e, TIRX__ST_VCOPY);
+  tirx__stmt *s = tirx__emit_native(lw->e, TIRX__NV_VCOPY);
   if (!s) return;
   int32_t bytes = (int32_t)vec * tirx_dtype_size((tirx_dtype)dt->dtype);
   if (st->storage == TIRX__GLOBAL && bytes > st->vec_bytes) st->vec_bytes = bytes;
   if (dt->storage == TIRX__GLOBAL && bytes > dt->vec_bytes) dt->vec_bytes = bytes;
-  s->tensor = dt;
-  s->index = idx;
-  s->a = src;
-  s->vec = (int32_t)vec;
-  s->flags = (uint8_t)flags;
+  s->native.vcopy.dst.tensor = dt;
+  s->native.vcopy.dst.index = idx;
+  s->native.vcopy.src = src;
+  s->native.vcopy.n = (int32_t)vec;
+  s->native.vcopy.hints = flags;
 }
 
 /* ---- element operations ---- */

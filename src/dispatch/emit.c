@@ -24,6 +24,12 @@ tirx__stmt *tirx__emit_stmt(tirx__emit *e, int kind) {
   return tirx__b_stmt_in(e->b, fn, kind, tirx__emit_block(e));
 }
 
+tirx__stmt *tirx__emit_native(tirx__emit *e, int op) {
+  static const char fn[] = "tirx_kernel_build";
+  if (!tirx__b_ok(e->b, fn)) return NULL;
+  return tirx__b_lowered_native_in(e->b, fn, op, tirx__emit_block(e));
+}
+
 static bool push(tirx__emit *e, const char *fn, tirx__block *blk, bool loop) {
   if (e->depth >= TIRX__EMIT_MAX_DEPTH) {
     tirx__b_fail(e->b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn, TIRX__EMIT_MAX_DEPTH);
@@ -48,15 +54,15 @@ static void pop(tirx__emit *e, const char *fn, bool loop) {
 tirx_expr *tirx__emit_for_begin(tirx__emit *e, const char *name, tirx_expr *lo, tirx_expr *hi,
                                 tirx_expr *step, tirx_loop_kind kind) {
   tirx__stmt *s = tirx__b_for_in(e->b, tirx__emit_block(e), name, lo, hi, step, kind);
-  if (!s || !push(e, "tirx_for_begin", &s->body, true)) return NULL;
-  return s->decl->ref;
+  if (!s || !push(e, "tirx_for_begin", &s->loop.body, true)) return NULL;
+  return s->loop.var->ref;
 }
 
 void tirx__emit_for_end(tirx__emit *e) { pop(e, "tirx_for_end", true); }
 
 void tirx__emit_if_begin(tirx__emit *e, tirx_expr *cond) {
   tirx__stmt *s = tirx__b_if_in(e->b, tirx__emit_block(e), cond);
-  if (s) push(e, "tirx_if_begin", &s->body, false);
+  if (s) push(e, "tirx_if_begin", &s->branch.then, false);
 }
 
 void tirx__emit_if_end(tirx__emit *e) { pop(e, "tirx_if_end", false); }

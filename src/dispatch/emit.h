@@ -35,9 +35,14 @@ tirx_status tirx__emit_finish(tirx__emit *e, const char *who);
 /* The block statements go into now. */
 tirx__block *tirx__emit_block(tirx__emit *e);
 
-/* A statement of kind at the insertion point, its fields the caller's (vector moves, ldmatrix,
- * packed math, asynchronous copies, native statements); NULL with the error recorded. */
+/* A statement of kind at the insertion point, its payload the caller's; NULL with the error
+ * recorded. */
 tirx__stmt *tirx__emit_stmt(tirx__emit *e, int kind);
+
+/* The native statement op (a row of native.h) at the insertion point, its payload zeroed for
+ * the caller to fill; its prelude fragment is recorded, its need is the rule's (the lowering
+ * driver records the rule's features). NULL with the error recorded. */
+tirx__stmt *tirx__emit_native(tirx__emit *e, int op);
 
 /* for (name = lo; name < hi; name += step): the loop variable; its body is the insertion point
  * until tirx__emit_for_end. */

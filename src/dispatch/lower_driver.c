@@ -202,7 +202,7 @@ static tirx__role role_of(const tirx_region *r) {
 
 static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int loops,
                              tirx__dispatch_report *rep) {
-  tirx__prim_stmt *p = s->prim;
+  tirx__prim_stmt *p = s->prim.call;
   char where[TIRX_BUILDER_MAX_NAME + 24];
   snprintf(where, sizeof where, "%s:%d", b->name, (int)p->number);
   tirx__call call = {.prim = (tirx__prim)p->prim, .arch = b->target,
@@ -250,9 +250,9 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   if (!p->comment) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
   /* The rule writes native IR into the statement's body through its own emitter; the
    * builder's insertion stack is not touched. */
-  s->body.first = s->body.last = NULL;
+  s->prim.body.first = s->prim.body.last = NULL;
   tirx__emit em;
-  tirx__emit_init(&em, b, &s->body);
+  tirx__emit_init(&em, b, &s->prim.body);
   tirx__lower lw = {.b = b, .e = &em, .p = p, .call = &call, .rule = res.rule->name, .arena = a,
                     .loops = loops};
   st = res.rule->emit(res.rule, &call, &res.shape, &lw);
@@ -265,7 +265,7 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
    * more would fail inside NVRTC (issue 13: gemm_async.wgmma_rs on sm_90). An internal error,
    * on every target: the unit suite's kernels (tests/unit/dispatch/test_registry.c covers
    * every rule) catch a wrong rule. */
-  int extra = tirx__features_missing(declared, tirx__block_features(&s->body));
+  int extra = tirx__features_missing(declared, tirx__block_features(&s->prim.body));
   if (b->status == TIRX_OK && extra >= 0)
     return tirx__b_fail(b, TIRX_E_INTERNAL,
                         "%s: [%s] rule %s wrote code that needs %s, which the rule does not "
@@ -282,10 +282,12 @@ static tirx_status lower_block(tirx_builder *b, tirx_arena *a, tirx__block *blk,
     int in = loops + (s->kind == TIRX__ST_FOR);
     if (s->kind == TIRX__ST_PRIM)
       st = lower_one(b, a, s, loops, rep);
-    else if (s->kind == TIRX__ST_FOR || s->kind == TIRX__ST_IF)
-      st = lower_block(b, a, &s->body, in, rep) != TIRX_OK
+    else if (s->kind == TIRX__ST_FOR)
+      st = lower_block(b, a, &s->loop.body, in, rep);
+    else if (s->kind == TIRX__ST_IF)
+      st = lower_block(b, a, &s->branch.then, in, rep) != TIRX_OK
                ? b->status
-               : lower_block(b, a, &s->orelse, in, rep);
+               : lower_block(b, a, &s->branch.orelse, in, rep);
     if (st != TIRX_OK) return st;
   }
   return TIRX_OK;

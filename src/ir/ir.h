@@ -2,7 +2,8 @@
  * The kernel IR: expressions, statements, tensors and the built kernel object.
  *
  * The builder (src/builder) creates these nodes in its arena; the printer (printer.c) and the
- * CUDA code generator (src/jit/codegen.c) read them at tirx_kernel_build time. The built
+ * CUDA code generator (src/jit/codegen.c) read them at tirx_kernel_build time, as a
+ * tirx__ir_kernel (the builder's own state is in src/builder/builder_internal.h). The built
  * kernel keeps no pointer into the builder: it owns its strings and a flattened copy of the
  * expressions it needs at launch (host expressions: shapes, strides, grid, shared bytes).
  */
@@ -12,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "../core/internal.h"
+#include "native.h"
 
 /* ---- Expressions ---------------------------------------------------------------------------- */
 
@@ -81,9 +83,8 @@ struct tirx__decl {
   bool declared;         /* validation: its declaration has been seen */
   uint8_t policy;        /* integer parameters: tirx_specialize */
   int32_t param_index;   /* parameters: position in declaration order; else -1 */
+  int32_t id;            /* 0, 1, ... in creation order (codegen's names are by id) */
   const char *name;      /* as given */
-  const char *cname;     /* codegen: the unique C++ name */
-  const char *arg_cname; /* codegen: the entry point's parameter when policy is VALUE */
   tirx_expr *ref;        /* the expression that reads it (params, variables) */
   bool ranged;           /* loops with constant bounds: the variable lies in [lo, hi] */
   int64_t lo, hi;
@@ -111,96 +112,32 @@ struct tirx_tensor {
   bool written;                  /* global: stored to (non-const pointer) */
   int32_t vec_bytes;             /* global: the widest vector access the lowering wrote (bytes,
                                   * 0: none); the launch requires a base aligned to it */
-  const char *stride_cname[TIRX_BUILDER_MAX_RANK]; /* codegen: hidden stride parameters */
 };
 
 /* ---- Statements ----------------------------------------------------------------------------- */
 
 typedef enum tirx__st_kind {
-  TIRX__ST_FOR = 0, /* decl = a; hi = b; step = c; body */
-  TIRX__ST_IF,      /* cond = a; body; orelse when has_else */
-  TIRX__ST_LET,     /* decl = a */
-  TIRX__ST_VAR,     /* decl = a (NULL: zero) */
-  TIRX__ST_ASSIGN,  /* decl = a */
-  TIRX__ST_STORE,   /* tensor[index] = a */
-  TIRX__ST_ATOMIC_ADD,
-  TIRX__ST_SYNC,
-  TIRX__ST_SYNCWARP,
-  TIRX__ST_LOCAL,   /* tensor declared */
-  TIRX__ST_PRIM,    /* a tile primitive: prim; body = its lowering (filled at build time) */
-  TIRX__ST_VCOPY,   /* vector move of vec elements: tensor[index] = a (a load); flags */
-  /* ldmatrix/stmatrix (copy.ldmatrix, copy.stmatrix): tensor[index] is this lane's shared row
-   * address; vec matrices (1, 2, 4); regs[i] (a load of the local array) the first of the two
-   * 16-bit elements of matrix i's register; flags TIRX__MX_STORE for stmatrix. */
-  TIRX__ST_MATRIX,
-  /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; dispatch/families/pointwise_vec.c, prelude tirx_x2_*):
-   * tensor[index] and the next element of its last dim = op(a, b, c) on pairs (f16 or bf16);
-   * flags the tirx__prim_op; source i (a, b, c; NULL past the last) is the pair starting at
-   * that load when bit i of vec is set, else a value broadcast to both. */
-  TIRX__ST_PACKED,
-  /* ---- TMA and bulk async copies (copy_async.tma; flags: TIRX__AS_*, see below) ---- */
-  TIRX__ST_ASYNC,
-  /* ---- synchronisation and tensor cores: native (tirx__native) says which; the operands
-   * are listed there ---- */
-  TIRX__ST_NATIVE
+  TIRX__ST_FOR = 0,   /* loop */
+  TIRX__ST_IF,        /* branch */
+  TIRX__ST_LET,       /* var: decl = value */
+  TIRX__ST_VAR,       /* var: decl = value (NULL: zero) */
+  TIRX__ST_ASSIGN,    /* var: decl = value */
+  TIRX__ST_STORE,     /* store: dst = value */
+  TIRX__ST_ATOMIC_ADD,/* store: dst += value */
+  TIRX__ST_SYNC,      /* no payload */
+  TIRX__ST_SYNCWARP,  /* no payload */
+  TIRX__ST_LOCAL,     /* local: the tensor declared */
+  TIRX__ST_PRIM,      /* prim: a tile primitive and its lowering (filled at build time) */
+  TIRX__ST_NATIVE     /* native: one row of the native table (native.h) */
 } tirx__st_kind;
 
-/*
- * TIRX__ST_NATIVE statements (builder/sync.c; the gemm lowerings in dispatch/families/gemm_*.c), each
- * one inline-PTX helper of the prelude. tensor[index] is the mbarrier of the mbarrier
- * statements; regs, a, b, c and imm as listed.
- */
-typedef enum tirx__native {
-  TIRX__NV_MBAR_INIT = 0,       /* a: the arrival count (i32) */
-  TIRX__NV_MBAR_ARRIVE,         /* mbarrier.arrive.release.cta */
-  TIRX__NV_MBAR_ARRIVE_CLUSTER, /* a: the CTA rank (mapa + mbarrier.arrive.shared::cluster) */
-  TIRX__NV_MBAR_EXPECT_TX,      /* a: bytes (mbarrier.arrive.expect_tx) */
-  TIRX__NV_MBAR_WAIT,           /* a: the phase parity (mbarrier.try_wait.parity loop) */
-  TIRX__NV_FENCE_PROXY_ASYNC,   /* fence.proxy.async.shared::cta */
-  TIRX__NV_FENCE_MBAR_INIT,     /* fence.mbarrier_init.release.cluster */
-  TIRX__NV_CLUSTER_SYNC,        /* barrier.cluster.arrive.release + wait.acquire */
-  TIRX__NV_SETMAXNREG,          /* imm[0]: registers, imm[1]: 1 inc, 0 dec */
-  TIRX__NV_NAMED_BAR_SYNC,      /* imm[0]: barrier id, imm[1]: threads (bar.sync) */
-  TIRX__NV_NAMED_BAR_ARRIVE,    /* as above (bar.arrive) */
-  TIRX__NV_WGMMA_FENCE,         /* wgmma.fence.sync.aligned */
-  TIRX__NV_WGMMA_COMMIT,        /* wgmma.commit_group.sync.aligned */
-  TIRX__NV_WGMMA_WAIT,          /* imm[0]: groups left in flight (wgmma.wait_group) */
-  /* wgmma.mma_async m64nNk16 (gemm_async.wgmma, gemm_async.wgmma_rs): regs[0] the
-   * accumulator's first register (a load of the local array at the slab's corner); b a load of
-   * the B element whose shared address starts its descriptor; a the same for A, or with
-   * imm[TIRX__WG_RS] (A in registers) a load of the local A array at the corner of the
-   * fragment (the first of its 8 registers); c the scale-d predicate (bool); imm: TIRX__WG_* */
-  TIRX__NV_WGMMA,
-  /* mma.sync m16n8k16 (gemm.mma): regs[0] the C fragment's first register, regs[1] the A
-   * fragment (8 16-bit values), regs[2] the B fragment (4); c accumulate (bool); imm[0] dtype */
-  TIRX__NV_MMA,
-  /* An empty asm that reads and writes tensor's vec registers (DeepGEMM's
-   * warpgroup_fence_operand: "+f" on f32, "+r" on pairs of 16-bit values): the compiler cannot
-   * move their reads or writes across it. */
-  TIRX__NV_FENCE_REGS,
-  TIRX__NV_COUNT
-} tirx__native;
+/* An element operand: tensor[index], index an arena array of the tensor's rank. */
+typedef struct tirx__elem {
+  tirx_tensor *tensor;
+  tirx_expr **index;
+} tirx__elem;
 
-/* imm[] of TIRX__NV_WGMMA. */
-enum {
-  TIRX__WG_N = 0,      /* the instruction's N */
-  TIRX__WG_DTYPE,      /* TIRX_F16 or TIRX_BF16 */
-  TIRX__WG_TRANS_A,    /* transpose bits: 0 K-major, 1 MN-major */
-  TIRX__WG_TRANS_B,
-  TIRX__WG_LBO_A,      /* descriptor fields in bytes, and the swizzle code (0 none, 1 128B, */
-  TIRX__WG_SBO_A,      /* 2 64B, 3 32B) */
-  TIRX__WG_SWZ_A,
-  TIRX__WG_LBO_B,
-  TIRX__WG_SBO_B,
-  TIRX__WG_SWZ_B,
-  TIRX__WG_RS,         /* 1: A from registers (the RS form; TRANS_A and the A fields unused) */
-  TIRX__WG_COUNT
-};
-
-/* TIRX__ST_MATRIX flags. */
-enum { TIRX__MX_STORE = 1 };
-
-/* TIRX__ST_VCOPY flags (the tirx_vcopy template's H argument, prelude.c). */
+/* TIRX__NV_VCOPY hints (the tirx_vcopy template's H argument, prelude.c). */
 enum {
   TIRX__VC_LD_CS = 1,    /* the source is global: ld.global.cs */
   TIRX__VC_ST_CS = 2,    /* the destination is global: st.global.cs */
@@ -209,6 +146,70 @@ enum {
   TIRX__VC_LD_NC = 16,   /* ld.global.nc */
   TIRX__VC_LD_LU = 32    /* ld.global.lu */
 };
+
+/* The instruction of a wgmma.mma_async m64nNk16 (all int32_t: statements compare it with
+ * memcmp to join k16 steps into one asm statement). */
+typedef struct tirx__wgmma_instr {
+  int32_t n;                /* the instruction's N */
+  int32_t dtype;            /* TIRX_F16 or TIRX_BF16 */
+  int32_t trans_a, trans_b; /* transpose bits: 0 K-major, 1 MN-major */
+  int32_t lbo_a, sbo_a, swz_a; /* descriptor fields in bytes, and the swizzle code (0 none, */
+  int32_t lbo_b, sbo_b, swz_b; /* 1 128B, 2 64B, 3 32B) */
+  int32_t rs;               /* 1: A from registers (the RS form; trans_a and the A fields unused) */
+} tirx__wgmma_instr;
+
+/*
+ * A native statement: op is its row of the native table (native.h), which names the member of
+ * the union that holds its operands.
+ */
+typedef struct tirx__native_stmt {
+  uint8_t op; /* tirx__native */
+  union {
+    /* MBAR_INIT (value: the arrival count, i32), MBAR_ARRIVE (no value), MBAR_ARRIVE_CLUSTER
+     * (the CTA rank), MBAR_EXPECT_TX (bytes), MBAR_WAIT (the phase parity) */
+    struct { tirx__elem bar; tirx_expr *value; } mbar;
+    struct { int32_t regs; } setmaxnreg;              /* SETMAXNREG_INC, _DEC */
+    struct { int32_t id, threads; } named_bar;        /* NAMED_BAR_SYNC, _ARRIVE */
+    struct { int32_t n; } wait;       /* WGMMA_WAIT, BULK_WAIT[_READ], CP_ASYNC_WAIT: groups left */
+    /* WGMMA: acc a load of the local accumulator at the slab's corner (its first register); b
+     * a load of the B element whose shared address starts its descriptor; a the same for A,
+     * or in the RS form a load of the local A array at the fragment's corner (the first of
+     * its 8 registers); scale_d the scale-d predicate (bool) */
+    struct { tirx_expr *acc, *a, *b, *scale_d; tirx__wgmma_instr in; } wgmma;
+    /* MMA (m16n8k16): loads of the C fragment's first register, the A fragment (8 16-bit
+     * values), the B fragment (4); accumulate (bool); dtype of A and B */
+    struct { tirx_expr *c, *a, *b, *accumulate; int32_t dtype; } mma;
+    /* FENCE_REGS: an empty asm that reads and writes the first n registers of the local array
+     * regs (DeepGEMM's warpgroup_fence_operand): no read or write of them moves across it */
+    struct { tirx_tensor *regs; int32_t n; } fence_regs;
+    /* TMA_LOAD: smem <- map at coords (rank loads... of the coordinates), mbarrier bar (a
+     * load), multicast the u16 CTA mask (NULL: none); TMA_STORE: map at coords <- smem */
+    struct {
+      tirx__elem smem;
+      tirx_expr **coords;
+      int32_t rank;
+      int32_t map; /* the kernel's tensor-map index */
+      tirx_expr *bar, *multicast;
+    } tma;
+    struct { tirx_tensor *tensor; } prefetch;         /* TMAP_PREFETCH: its tensor maps */
+    /* DSMEM_STORE: the f32 value into shared element dst of the cluster's CTA cta (mapa +
+     * st.shared::cluster; reduce.dsmem) */
+    struct { tirx__elem dst; tirx_expr *cta, *value; } dsmem;
+    /* CP_ASYNC: shared dst <- bytes at the address of the global load src; src_bytes the
+     * bytes to read (the rest zero-filled), NULL: all */
+    struct { tirx__elem dst; tirx_expr *src, *src_bytes; int32_t bytes; } cp_async;
+    /* VCOPY: a vector move of n elements, dst = src (a load); hints TIRX__VC_* */
+    struct { tirx__elem dst; tirx_expr *src; int32_t n; int32_t hints; } vcopy;
+    /* LDMATRIX, STMATRIX: row is this lane's shared row address; n matrices (1, 2, 4);
+     * regs[i] (a load of the local array) the first of the two 16-bit elements of matrix i's
+     * register */
+    struct { tirx__elem row; tirx_expr **regs; int32_t n; } matrix;
+    /* PACKED (f16x2/bf16x2 math; pointwise.vec pack=2, prelude tirx_x2_*): dst and the next
+     * element of its last dim = op(src...) on pairs; src[i] (NULL past the last) is the pair
+     * starting at that load when bit i of pairs is set, else a value broadcast to both */
+    struct { tirx__elem dst; tirx_expr *src[3]; int32_t op; int32_t pairs; } packed;
+  };
+} tirx__native_stmt;
 
 /* A region operand of a primitive (builder.h: tirx_region): tensor and begin/extent per
  * dimension, or a broadcast scalar (tensor NULL, value set). */
@@ -248,30 +249,43 @@ typedef struct tirx__block {
   tirx__stmt *first, *last;
 } tirx__block;
 
+/* A statement: kind says which member of the union is its payload. */
 struct tirx__stmt {
-  uint8_t kind;
-  uint8_t loop;   /* tirx_loop_kind */
-  bool has_else;
+  uint8_t kind; /* tirx__st_kind */
   tirx__stmt *next;
-  tirx__decl *decl;
-  tirx_tensor *tensor;
-  tirx_expr *a, *b, *c;
-  tirx_expr **index;
-  tirx__block body, orelse;
-  tirx__prim_stmt *prim; /* TIRX__ST_PRIM */
-  int32_t vec;           /* TIRX__ST_VCOPY: elements */
-  uint8_t flags;         /* TIRX__ST_VCOPY: TIRX__VC_*; TIRX__ST_MATRIX: TIRX__MX_* */
-  tirx_expr **regs;      /* TIRX__ST_MATRIX: vec loads of the local array */
-  /* ---- synchronisation and tensor cores ---- */
-  uint8_t native;                 /* TIRX__ST_NATIVE: tirx__native */
-  int32_t imm[TIRX__WG_COUNT];    /* TIRX__ST_NATIVE: constant operands */
+  union {
+    struct {                  /* FOR: var in [lo, hi) by step */
+      tirx__decl *var;
+      tirx_expr *lo, *hi, *step;
+      uint8_t kind;           /* tirx_loop_kind */
+      tirx__block body;
+    } loop;
+    struct {                  /* IF */
+      tirx_expr *cond;
+      bool has_else;
+      tirx__block then, orelse;
+    } branch;
+    struct {                  /* LET, VAR, ASSIGN */
+      tirx__decl *decl;
+      tirx_expr *value;
+    } var;
+    struct {                  /* STORE, ATOMIC_ADD */
+      tirx__elem dst;
+      tirx_expr *value;
+    } store;
+    struct { tirx_tensor *tensor; } local; /* LOCAL */
+    struct {                  /* PRIM */
+      tirx__prim_stmt *call;
+      tirx__block body;       /* its lowering */
+    } prim;
+    tirx__native_stmt native; /* NATIVE */
+  };
 };
 
-/* What statements need of the compile target (needs.c: one row per native statement, async
- * operation and special register). tirx__stmt_features is the statement itself with its
- * expressions, not its body; tirx__block_features every statement of blk, bodies included. */
+/* What statements need of the compile target (needs.c): a native statement its row's features
+ * (native.h), a special register its own. tirx__stmt_features is the statement itself, not its
+ * body; tirx__block_features every statement of blk, bodies included. */
 tirx__features tirx__native_features(int op);  /* tirx__native */
-tirx__features tirx__async_features(int op);   /* TIRX__AS_* */
 tirx__features tirx__special_features(int sp); /* tirx__special */
 tirx__features tirx__stmt_features(const tirx__stmt *s);
 tirx__features tirx__block_features(const tirx__block *blk);
@@ -307,92 +321,32 @@ typedef struct tirx__tmap_desc {
   tirx__tmap_dim d[TIRX__TMAP_MAX_RANK];
 } tirx__tmap_desc;
 
-/* TIRX__ST_ASYNC operations (flags): TMA copies, bulk groups, reduce.dsmem's exchange and
- * cp.async. The mbarrier statements are TIRX__ST_NATIVE (builder/sync.c). Values 6 to 9 were
- * the internal mbarrier statements the public API replaced. */
-enum {
-  TIRX__AS_TMA_LOAD = 1,   /* tensor[index] <- map vec at coords regs, barrier a, mask b */
-  TIRX__AS_TMA_STORE = 2,  /* map vec at coords regs <- tensor[index] */
-  TIRX__AS_COMMIT = 3,     /* cp.async.bulk.commit_group */
-  TIRX__AS_WAIT = 4,       /* cp.async.bulk.wait_group[.read] vec (loop: 1 = .read) */
-  TIRX__AS_PREFETCH = 5,   /* prefetch.tensormap of map vec */
-  /* reduce.dsmem's cluster barrier: barrier.cluster.arrive.release + wait.acquire by every
-   * thread, printed tirx_cluster_sync_all() (tirx__prelude_tma) so that its kernels keep
-   * their source; TIRX__NV_CLUSTER_SYNC is the public statement's */
-  TIRX__AS_CLUSTER_SYNC = 10,
-  TIRX__AS_DSMEM_ST = 11,    /* f32 a into shared element tensor[index] of cluster CTA b
-                              * (mapa + st.shared::cluster; reduce.dsmem) */
-  /* cp.async (copy_async.cp_async, src/builder/cp_async.c; prelude tirx__prelude_cp_async) */
-  TIRX__AS_CP_ASYNC = 12,    /* shared tensor[index] <- vec bytes at the address of the global
-                              * load a; b: the bytes to read (the rest zero-filled), NULL: all */
-  TIRX__AS_CP_COMMIT = 13,   /* cp.async.commit_group */
-  TIRX__AS_CP_WAIT = 14      /* cp.async.wait_group vec, or (loop 1) cp.async.wait_all */
-};
+/* ---- The kernel IR: what the printer, codegen and the kernel ABI read --------------------- */
 
-/* ---- The builder's state, read by the printer and codegen ---------------------------------- */
-
-enum { TIRX__FRAME_ROOT = 0, TIRX__FRAME_FOR, TIRX__FRAME_THEN, TIRX__FRAME_ELSE,
-       TIRX__FRAME_FILTER /* tirx_filter_begin's runtime guard (an if) */ };
-
-/* An open tirx_team_begin / tirx_filter_begin (prim.c). */
-typedef struct tirx__scope_frame {
-  bool filter;
-  int depth;                 /* b->depth when opened (after the filter's own frame) */
-  const tirx_scope *outer;   /* the scope to restore */
-} tirx__scope_frame;
-
-typedef struct tirx__frame {
-  int kind;
-  tirx__stmt *stmt;   /* the for/if statement; NULL for the root */
-  tirx__block *block; /* where statements go */
-} tirx__frame;
-
-struct tirx_builder {
-  tirx_arena *arena;
+/*
+ * A finished kernel (src/builder/build.c fills it from the builder after lowering and
+ * validation: a view of the builder's arena, valid while the builder lives). Read-only to
+ * everything downstream.
+ */
+typedef struct tirx__ir_kernel {
   const char *name;
-  tirx_status status;
-  char error[TIRX__ERROR_MAX];        /* the first error's message */
   int nparams;
-  tirx__decl *params[TIRX_BUILDER_MAX_PARAMS];
+  tirx__decl *const *params;         /* in declaration order */
+  int32_t ndecls;                    /* declarations (tirx__decl.id < ndecls) */
   int nshared;
-  tirx_tensor **shared;              /* arena array, grown by doubling */
-  int shared_cap;
+  tirx_tensor *const *shared;        /* the shared tensors, in allocation order */
   int64_t shared_bytes;              /* sum of shared buffers, aligned */
-  tirx__block body;
-  int depth;                         /* open frames above the root */
-  tirx__frame frames[TIRX_BUILDER_MAX_NESTING + 1];
+  tirx_expr *shared_extra;           /* dynamic shared bytes added at launch; NULL: none */
+  const tirx__block *body;
   tirx_expr *grid[3];                /* NULL: 1 */
   int block[3];
-  bool block_set;
-  tirx_expr *shared_extra;           /* NULL: none */
-  int64_t nodes;
-  /* Execution scopes and primitives (prim.c). */
-  const tirx_scope *scope;           /* at the insertion point; NULL until first needed */
-  int nscopes;
-  tirx__scope_frame scopes[TIRX_BUILDER_MAX_NESTING];
-  int nprims;
-  const char *dispatch_report;       /* the last build's, arena */
-  /* TMA tensor maps registered by the lowering (one hidden parameter each) and the cluster
-   * shape (tirx_set_cluster; 0: no cluster launch). */
-  int ntmaps;
-  tirx_tensor *tmap_tensor[TIRX__MAX_TMAPS];
-  tirx__tmap_desc tmap[TIRX__MAX_TMAPS];
-  const char *tmap_cname[TIRX__MAX_TMAPS]; /* codegen */
-  int cluster[3];
-  /* ---- synchronisation and tensor cores ---- */
-  bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
-  int min_blocks;                    /* tirx_set_min_blocks; 0: none */
-  bool uses_native;                  /* codegen: the prelude's sync section (tirx__prelude_sync) */
-  bool uses_tma;                     /* codegen: tirx__prelude_tma (TMA statements, clusters) */
-  bool uses_cp_async;                /* codegen: tirx__prelude_cp_async (cp.async, groups) */
-  /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
-   * (tirx__b_need: the chosen rules' features, those of the native statements) ---- */
-  int target;                        /* compute capability * 10 + minor: 90 */
-  char target_suffix;                /* 'a', 'f' or 0 */
-  const char *target_name;           /* "sm_90a" */
-  tirx__features need;               /* every feature the kernel's code uses */
-  const char *need_what[TIRX__FEAT_COUNT]; /* the first use of each (NULL outside need) */
-};
+  int min_blocks;                    /* __launch_bounds__'s second argument; 0: none */
+  bool uses_setmaxnreg;              /* then __launch_bounds__(threads, 1) */
+  uint8_t preludes;                  /* TIRX__PRE_* the native statements and expressions need */
+  int ntmaps;                        /* TMA tensor maps (one hidden parameter each) */
+  tirx_tensor *const *tmap_tensor;
+  const tirx__tmap_desc *tmap;
+} tirx__ir_kernel;
 
 /* ---- The built kernel ---------------------------------------------------------------------- */
 
@@ -486,41 +440,62 @@ static inline int tirx__stride_kind(const tirx_tensor *t, int k) {
 
 /* ---- Functions ------------------------------------------------------------------------------ */
 
+static inline bool tirx__dtype_is_int(int t) {
+  return t == TIRX_I8 || t == TIRX_U8 || t == TIRX_I32 || t == TIRX_U32 || t == TIRX_I64;
+}
+static inline bool tirx__dtype_is_float(int t) {
+  return t == TIRX_F32 || t == TIRX_F64 || t == TIRX_F16 || t == TIRX_BF16;
+}
+
 /* Names and C++ spellings of operators (tables in printer.c). */
 const char *tirx__op_name(int op);      /* "+", "min", "ceildiv", ... */
 const char *tirx__math_name(int op);    /* "exp", "rsqrt", ... */
 const char *tirx__special_name(int sp); /* "thread_idx", ... */
 bool tirx__op_is_compare(int op);
 
-/* The readable IR of the builder's kernel, malloc'ed (caller frees); NULL when out of memory. */
-char *tirx__ir_print(const tirx_builder *b);
+/* The readable IR of kernel k, malloc'ed (caller frees); NULL when out of memory. */
+char *tirx__ir_print(const tirx__ir_kernel *k);
 
 /* Prints one expression into sb (used by error messages and the printer). */
 void tirx__ir_print_expr(tirx__strbuf *sb, const tirx_expr *e);
 
-/* The CUDA C++ translation unit of the builder's kernel, malloc'ed (caller frees). NULL with
- * the error recorded (TIRX_E_NO_MEMORY, TIRX_E_LIMIT) on failure. Deterministic. */
-char *tirx__codegen(tirx_builder *b);
+/*
+ * The CUDA C++ translation unit of kernel k: codegen reads the IR and writes nothing into it
+ * (its C++ names are its own, by declaration id). Deterministic. On success *out is malloc'ed
+ * (caller frees) and param_names[i] (k->nparams entries) is the C++ name of parameter i,
+ * allocated in names. Errors (the thread's last error set):
+ * TIRX_E_NO_MEMORY, TIRX_E_LIMIT (the source is too long), TIRX_E_OVERFLOW (a constant
+ * offset).
+ */
+tirx_status tirx__codegen(const tirx__ir_kernel *k, tirx_arena *names, const char **param_names,
+                          char **out);
+
+/*
+ * The kernel ABI: the generated entry point's parameters in order, the one place that orders
+ * them (codegen declares them, tirx_kernel_build records them, the launch plan fills them):
+ * the declared parameters (a pointer for a tensor, else its value), then the hidden strides of
+ * the tensors without a layout (a stride no parameter or constant gives), then the TMA tensor
+ * maps. Writes at most cap slots to out (out may be NULL with cap 0) and returns how many
+ * there are.
+ */
+int tirx__kernel_slots(const tirx__ir_kernel *k, tirx__slot *out, int cap);
 
 /* True for C++ keywords and names the generated code uses (codegen.c). */
 bool tirx__cpp_reserved(const char *name);
 
-/* Tile primitives (src/builder/prim.c): dispatches and lowers every TIRX__ST_PRIM of the
- * builder into its body and sets b->dispatch_report. TIRX_OK or the error recorded on b. */
-tirx_status tirx__prim_lower_all(tirx_builder *b);
 
 /* The prelude every generated translation unit starts with (prelude.c). */
 extern const char tirx__prelude[];
 /* TMA, bulk groups and cluster registers (with tirx_cluster_ctarank), emitted after
- * tirx__prelude for kernels with b->uses_tma or b->uses_native (prelude.c). */
+ * tirx__prelude for kernels that need TIRX__PRE_TMA or TIRX__PRE_SYNC (prelude.c). */
 extern const char tirx__prelude_tma[];
-/* cp.async copies and groups (TIRX__AS_CP_*), emitted after tirx__prelude for kernels with
- * b->uses_cp_async (prelude.c). */
+/* cp.async copies and groups (TIRX__NV_CP_ASYNC*), emitted after tirx__prelude for kernels
+ * that need TIRX__PRE_CP_ASYNC (prelude.c). */
 extern const char tirx__prelude_cp_async[];
 
 /* ---- synchronisation and tensor cores ---- */
-/* The prelude's section for TIRX__ST_NATIVE and the cluster/elect expressions, appended after
- * tirx__prelude when the kernel uses them (prelude.c). */
+/* The prelude's section for the TIRX__PRE_SYNC native statements and the cluster/elect
+ * expressions, appended after tirx__prelude when the kernel uses them (prelude.c). */
 extern const char tirx__prelude_sync[];
 /* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (SS form; prelude.c), for
  * group > 1 tirx_wgmma_m64n<n>k16_<f16|bf16>_x<group><TA, TB>: group wgmma.mma_async on the
@@ -528,6 +503,52 @@ extern const char tirx__prelude_sync[];
  * first only), or with rs tirx_wgmma_rs_m64n<n>k16_<f16|bf16><TB> (A from registers; group 1).
  * A kernel carries the variants it uses only. */
 void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs, int group);
+
+/* ---- The native table (native.c) ---- */
+
+/* One row of the table (native.h, TIRX__NATIVE_OPS). */
+typedef struct tirx__writer tirx__writer;
+typedef struct tirx__native_info {
+  const char *name;   /* as the IR prints it */
+  const char *helper; /* the prelude helper codegen calls */
+  tirx__features need; /* TIRX__NEED: the arch features its helper needs */
+  uint8_t prelude;    /* TIRX__PRE_* */
+  tirx__opnd ops[TIRX__NATIVE_MAX_OPS]; /* ending at the first TIRX__OPND_NONE */
+  const char *print_fmt;
+  void (*print)(tirx__writer *w, const tirx__stmt *s);
+  const char *emit_fmt;
+  void (*emit)(tirx__writer *w, const tirx__stmt *s);
+} tirx__native_info;
+
+/* The row of op, NULL when op is not one. */
+const tirx__native_info *tirx__native_row(int op);
+
+/*
+ * Where printing (the IR printer) and emitting (codegen) write a native statement: the
+ * callbacks spell the operands; the rows' formats and functions write the rest. An IR writer
+ * prints an element as t[i, j], C++ as &t[offset].
+ */
+struct tirx__writer {
+  tirx__strbuf *sb;
+  int depth; /* the statement's indentation (two spaces a level) */
+  void *ctx; /* the writer's own */
+  void (*expr)(tirx__writer *w, const tirx_expr *e);
+  void (*elem)(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *index);
+  const char *(*tensor)(tirx__writer *w, const tirx_tensor *t); /* its name */
+  /* C++ only: the C++ type of a dtype; the i-th tensor map of t's (NULL past the last, map -1)
+   * or the tensor map of index map (t NULL); after wgmma_wait, fence the live accumulators. */
+  const char *(*ctype)(int dtype);
+  const char *(*tmap)(tirx__writer *w, const tirx_tensor *t, int map, int i);
+  void (*wgmma_wait_fences)(tirx__writer *w);
+};
+
+/* Prints (IR) or emits (C++) native statement s, without the final newline. */
+void tirx__native_print(tirx__writer *w, const tirx__stmt *s);
+void tirx__native_emit(tirx__writer *w, const tirx__stmt *s);
+
+/* The number of wgmma statements from s on that one asm statement issues (1: s alone): the
+ * statements that follow with the same accumulator and instruction and scale-d true. */
+int tirx__wgmma_run(const tirx__stmt *s);
 
 /* Evaluates host expression idx of k with integer parameter values vals (by param index).
  * Returns false and writes a reason ("division by zero", "overflow") on failure. */

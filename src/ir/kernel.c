@@ -200,3 +200,30 @@ overflow:
   *why = "integer overflow";
   return false;
 }
+
+/* ---- the kernel ABI: the entry point's parameters ---- */
+
+int tirx__kernel_slots(const tirx__ir_kernel *k, tirx__slot *out, int cap) {
+  int n = 0;
+#define SLOT(...)                                                                              \
+  do {                                                                                         \
+    if (n < cap) out[n] = (tirx__slot){__VA_ARGS__};                                           \
+    n++;                                                                                       \
+  } while (0)
+  for (int i = 0; i < k->nparams; i++) {
+    const tirx__decl *d = k->params[i];
+    SLOT(.kind = d->kind == TIRX__DECL_PARAM_TENSOR ? TIRX__SLOT_POINTER : TIRX__SLOT_VALUE,
+         .dtype = d->dtype, .param = i);
+  }
+  for (int i = 0; i < k->nparams; i++) {
+    const tirx__decl *d = k->params[i];
+    if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
+    for (int j = 0; j < d->tensor->rank; j++)
+      if (tirx__stride_kind(d->tensor, j) == TIRX__STRIDE_HIDDEN)
+        SLOT(.kind = TIRX__SLOT_STRIDE, .dtype = TIRX_I64, .param = i, .dim = j);
+  }
+  for (int i = 0; i < k->ntmaps; i++)
+    SLOT(.kind = TIRX__SLOT_TMAP, .dtype = k->tmap[i].dtype, .param = k->tmap[i].param, .dim = i);
+#undef SLOT
+  return n;
+}

@@ -7,12 +7,13 @@
  * and kept clear of C++ keywords and of the functions the generated code calls.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../builder/builder_internal.h"
-#include "../dispatch/dispatch.h" /* tirx__prim_op_name: packed math (TIRX__ST_PACKED) */
+#include "../ir/ir.h"
+#include "../ir/kernel_abi.h" /* TIRX__MAX_PARAMS */
 #include "../layout/layout_internal.h"
 
 static const char fn[] = "tirx_kernel_build";
@@ -65,46 +66,76 @@ bool tirx__cpp_reserved(const char *name) {
 }
 
 typedef struct cg {
-  tirx_builder *b;
+  const tirx__ir_kernel *k;
+  tirx_arena *arena; /* the names' */
   tirx__strbuf sb;
   /* Names visible at the current point: a stack, popped at the end of each block. */
   const char **names;
   int nnames, cap;
+  /* The naming table: the C++ name of each declaration (by id), of each parameter's entry
+   * point argument (policy VALUE: the body reads a local of the declaration's name), of the
+   * hidden stride parameters (by parameter and dimension) and of the tensor maps. */
+  const char **decl_name;
+  const char **arg_name;
+  const char *(*stride_name)[TIRX_BUILDER_MAX_RANK];
+  const char *tmap_name[TIRX__MAX_TMAPS];
+  /* The first error (the IR stays untouched: the caller records it). */
   bool failed;
+  tirx_status status;
+  char error[TIRX__ERROR_MAX];
   /* ---- synchronisation and tensor cores: the wgmma register operands, accumulators and RS
    * A tiles (fenced after a wait) ---- */
   const tirx_tensor **accs;
   int naccs;
 } cg;
 
+static void fail(cg *c, tirx_status st, const char *fmt, ...) TIRX_PRINTF(3, 4);
+static void fail(cg *c, tirx_status st, const char *fmt, ...) {
+  if (c->status == TIRX_OK) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof c->error, fmt, ap);
+    va_end(ap);
+    c->status = st;
+  }
+  c->failed = true;
+}
+
+/* The C++ name of d ("?" before its declaration: validation rules that out). */
+static const char *cname(const cg *c, const tirx__decl *d) {
+  const char *s = d->id >= 0 && d->id < c->k->ndecls ? c->decl_name[d->id] : NULL;
+  return s ? s : "?";
+}
+
 static bool name_taken(const cg *c, const char *s) {
-  if (tirx__cpp_reserved(s) || strcmp(s, c->b->name) == 0) return true;
+  if (tirx__cpp_reserved(s) || strcmp(s, c->k->name) == 0) return true;
   for (int i = 0; i < c->nnames; i++)
     if (strcmp(c->names[i], s) == 0) return true;
   return false;
 }
 
-/* Gives d a C++ name that no visible declaration uses and pushes it. */
-static const char *declare(cg *c, tirx__decl *d, const char *base) {
+/* Gives d (NULL: a name of codegen's own) a C++ name that no visible declaration uses and
+ * pushes it. */
+static const char *declare(cg *c, const tirx__decl *d, const char *base) {
   char pre[TIRX_BUILDER_MAX_NAME + 40], buf[TIRX_BUILDER_MAX_NAME + 56];
   /* A reserved name stays reserved with a suffix: it gets the prefix v_ (v___CUDA_ARCH__,
    * v_NV_IS_HOST), which no reserved_prefix() matches. Keywords and macros get a suffix. */
   snprintf(pre, sizeof pre, reserved_prefix(base) ? "v_%s" : "%s", base);
   snprintf(buf, sizeof buf, "%s", pre);
   for (int n = 1; name_taken(c, buf); n++) snprintf(buf, sizeof buf, "%s_%d", pre, n);
-  char *s = tirx__arena_strdup(c->b->arena, buf, fn);
+  char *s = tirx__arena_strdup(c->arena, buf, fn);
   if (!s || c->nnames == c->cap) {
     int cap = c->cap ? 2 * c->cap : 64;
     const char **n = s ? realloc(c->names, (size_t)cap * sizeof *n) : NULL;
     if (!n) {
-      c->failed = true;
+      fail(c, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
       return "?";
     }
     c->names = n;
     c->cap = cap;
   }
   c->names[c->nnames++] = s;
-  if (d) d->cname = s;
+  if (d && d->id >= 0 && d->id < c->k->ndecls) c->decl_name[d->id] = s;
   return s;
 }
 
@@ -243,7 +274,7 @@ static const char *math_fn(int op, int t) {
 
 static void special(cg *c, const tirx_expr *e) {
   static const char *const vars[4] = {"threadIdx", "blockIdx", "blockDim", "gridDim"};
-  const int *blk = c->b->block;
+  const int *blk = c->k->block;
   const char *lin = blk[1] == 1 && blk[2] == 1 ? "(int)threadIdx.x"
                     : blk[2] == 1 ? "(int)(threadIdx.x + blockDim.x * threadIdx.y)"
                                   : "(int)(threadIdx.x + blockDim.x * (threadIdx.y + "
@@ -426,10 +457,15 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
         break;
       case TIRX__STRIDE_PARAM: {
         const tirx__decl *p = tirx__bare_param(t->stride[k]);
-        tirx__sb_printf(sb, " * %s%s", p->dtype == TIRX_I64 ? "" : "(long long)", p->cname);
+        tirx__sb_printf(sb, " * %s%s", p->dtype == TIRX_I64 ? "" : "(long long)",
+                        cname(c, p));
         break;
       }
-      default: tirx__sb_printf(sb, " * %s", t->stride_cname[k]); break;
+      default: {
+        const char *v = t->decl.param_index >= 0 ? c->stride_name[t->decl.param_index][k] : NULL;
+        tirx__sb_printf(sb, " * %s", v ? v : "?");
+        break;
+      }
       }
     }
     return;
@@ -478,9 +514,8 @@ static void address(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
   for (int i = 0; i < l->no; i++)
     if (storage_axis[l->o[i].axis] && !tirx__add_ok(off, l->o[i].value, &off)) overflow = true;
   if (overflow) {
-    tirx__b_fail(c->b, TIRX_E_OVERFLOW, "%s: the constant offset of an element of %s overflows",
-                 fn, t->decl.name);
-    c->failed = true;
+    fail(c, TIRX_E_OVERFLOW, "%s: the constant offset of an element of %s overflows", fn,
+         t->decl.name);
     off = 0;
   }
   if (off || !terms) tirx__sb_printf(sb, "%s%lld", terms ? " + " : "", (long long)off);
@@ -496,7 +531,7 @@ static void expr(cg *c, const tirx_expr *e) {
   case TIRX__EX_INT: int_const(sb, e->i, e->dtype); break;
   case TIRX__EX_FLOAT: float_const(sb, e->f, e->dtype); break;
   case TIRX__EX_PARAM:
-  case TIRX__EX_VAR: tirx__sb_append(sb, e->decl->cname); break;
+  case TIRX__EX_VAR: tirx__sb_append(sb, cname(c, e->decl)); break;
   case TIRX__EX_SPECIAL: special(c, e); break;
   case TIRX__EX_UNARY:
     half_open(c, e->dtype);
@@ -576,7 +611,7 @@ static void expr(cg *c, const tirx_expr *e) {
     half_close(c, e->dtype);
     break;
   case TIRX__EX_LOAD:
-    tirx__sb_printf(sb, "%s[", e->tensor->decl.cname);
+    tirx__sb_printf(sb, "%s[", cname(c, &e->tensor->decl));
     address(c, e->tensor, e->index);
     tirx__sb_append(sb, "]");
     break;
@@ -599,99 +634,13 @@ static void indent(cg *c, int depth) {
 
 static void block(cg *c, const tirx__block *blk, int depth);
 
-/* ---- TMA and bulk async copies (TIRX__ST_ASYNC; prelude: tirx_tma_*, tirx_bulk_*) ---- */
-/* ---- synchronisation and tensor cores (TIRX__ST_NATIVE; helpers in tirx__prelude_sync) ---- */
+/* ---- native statements (native.c writes them through these) ---- */
 
 /* &t[index] */
 static void element_ptr(cg *c, const tirx_tensor *t, tirx_expr *const *index) {
-  tirx__sb_printf(&c->sb, "&%s[", t->decl.cname);
+  tirx__sb_printf(&c->sb, "&%s[", cname(c, &t->decl));
   address(c, t, index);
   tirx__sb_append(&c->sb, "]");
-}
-
-static void async_stmt(cg *c, const tirx__stmt *s) {
-  tirx__strbuf *sb = &c->sb;
-  const tirx_builder *b = c->b;
-  switch (s->flags) {
-  case TIRX__AS_TMA_LOAD:
-    tirx__sb_printf(sb, "tirx_tma_load_%s%dd(", s->b ? "mc_" : "", (int)s->loop);
-    element_ptr(c, s->tensor, s->index);
-    tirx__sb_printf(sb, ", &%s, ", b->tmap_cname[s->vec]);
-    element_ptr(c, s->a->tensor, s->a->index);
-    if (s->b) {
-      tirx__sb_append(sb, ", (unsigned short)(");
-      expr(c, s->b);
-      tirx__sb_append(sb, ")");
-    }
-    break;
-  case TIRX__AS_TMA_STORE:
-    tirx__sb_printf(sb, "tirx_tma_store_%dd(&%s, ", (int)s->loop, b->tmap_cname[s->vec]);
-    element_ptr(c, s->tensor, s->index);
-    break;
-  case TIRX__AS_CP_ASYNC: /* tirx_cp_async<bytes>(dst, src[, bytes to read]) */
-    tirx__sb_printf(sb, "tirx_cp_async<%d>(", (int)s->vec);
-    element_ptr(c, s->tensor, s->index);
-    tirx__sb_append(sb, ", ");
-    element_ptr(c, s->a->tensor, s->a->index);
-    if (s->b) {
-      tirx__sb_append(sb, ", (unsigned)(");
-      expr(c, s->b);
-      tirx__sb_append(sb, ")");
-    }
-    tirx__sb_append(sb, ");\n");
-    return;
-  case TIRX__AS_CP_COMMIT: tirx__sb_append(sb, "tirx_cp_async_commit();\n"); return;
-  case TIRX__AS_CP_WAIT:
-    if (s->loop)
-      tirx__sb_append(sb, "tirx_cp_async_wait_all();\n");
-    else
-      tirx__sb_printf(sb, "tirx_cp_async_wait<%d>();\n", (int)s->vec);
-    return;
-  case TIRX__AS_COMMIT: tirx__sb_append(sb, "tirx_bulk_commit();\n"); return;
-  case TIRX__AS_WAIT:
-    tirx__sb_printf(sb, "tirx_bulk_wait<%d, %d>();\n", (int)s->vec, s->loop ? 1 : 0);
-    return;
-  case TIRX__AS_PREFETCH: {
-    int n = 0;
-    for (int i = 0; i < b->ntmaps; i++)
-      if (b->tmap_tensor[i] == s->tensor)
-        tirx__sb_printf(sb, "%stirx_tmap_prefetch(&%s);", n++ ? " " : "", b->tmap_cname[i]);
-    if (!n) tirx__sb_printf(sb, "/* %s has no tensor map to prefetch */", s->tensor->decl.name);
-    tirx__sb_append(sb, "\n");
-    return;
-  }
-  case TIRX__AS_CLUSTER_SYNC: tirx__sb_append(sb, "tirx_cluster_sync_all();\n"); return;
-  case TIRX__AS_DSMEM_ST:
-    tirx__sb_append(sb, "tirx_dsmem_st_f32(");
-    element_ptr(c, s->tensor, s->index);
-    tirx__sb_append(sb, ", (unsigned)(");
-    expr(c, s->b);
-    tirx__sb_append(sb, "), ");
-    expr(c, s->a);
-    tirx__sb_append(sb, ");\n");
-    return;
-  default: /* no builder function makes another */
-    tirx__sb_printf(sb, "/* unknown async statement %d */\n", (int)s->flags);
-    return;
-  }
-  for (int i = 0; i < s->loop; i++) {
-    tirx__sb_append(sb, ", ");
-    expr(c, s->regs[i]);
-  }
-  tirx__sb_append(sb, ");\n");
-}
-
-/* tirx_wgmma_desc(tirx_smem_addr(&t[index]), lbo, sbo, swz) for the load e */
-static void wgmma_desc(cg *c, const tirx_expr *e, int lbo, int sbo, int swz) {
-  tirx__sb_append(&c->sb, "tirx_wgmma_desc(tirx_smem_addr(");
-  element_ptr(c, e->tensor, e->index);
-  tirx__sb_printf(&c->sb, "), %d, %d, %d)", lbo, sbo, swz);
-}
-
-/* tirx_fence_regs<n>(t) for an f32 array, tirx_fence_regs16<n>(t) for a 16-bit one. */
-static void fence_regs(cg *c, const tirx_tensor *t, int64_t n) {
-  tirx__sb_printf(&c->sb, "tirx_fence_regs%s<%lld>(%s);\n",
-                  t->dtype == TIRX_F32 ? "" : "16", (long long)n, t->decl.cname);
 }
 
 static bool visible(const cg *c, const char *cname) {
@@ -700,124 +649,43 @@ static bool visible(const cg *c, const char *cname) {
   return false;
 }
 
-/* ---- one asm statement for the k16 steps of a wgmma tile primitive ---- */
-
-enum { WGMMA_GROUP_MAX = 8 };
-
-static bool same_index(const tirx_expr *x, const tirx_expr *y) {
-  return x == y || (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && x->i == y->i);
+static void w_expr(tirx__writer *w, const tirx_expr *e) { expr(w->ctx, e); }
+static void w_elem(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *index) {
+  element_ptr(w->ctx, t, index);
+}
+static const char *w_tensor(tirx__writer *w, const tirx_tensor *t) {
+  return cname(w->ctx, &t->decl);
 }
 
-/* Whether wgmma t can join the asm statement of wgmma s: the same accumulator registers, the
- * same instruction and descriptor fields, and scale-d the constant true. */
-static bool wgmma_joins(const tirx__stmt *s, const tirx__stmt *t) {
-  if (!t || t->kind != TIRX__ST_NATIVE || t->native != TIRX__NV_WGMMA) return false;
-  const tirx_expr *ds = s->regs[0], *dt = t->regs[0];
-  if (ds->tensor != dt->tensor || !same_index(ds->index[0], dt->index[0]) ||
-      !same_index(ds->index[1], dt->index[1]))
-    return false;
-  if (memcmp(s->imm, t->imm, sizeof s->imm) != 0 || s->imm[TIRX__WG_RS]) return false;
-  return t->c->kind == TIRX__EX_INT && t->c->i == 1;
+/* The tensor map of index map, or (t non-NULL) the i-th of t's; NULL past the last. */
+static const char *w_tmap(tirx__writer *w, const tirx_tensor *t, int map, int i) {
+  const cg *c = w->ctx;
+  const tirx__ir_kernel *k = c->k;
+  if (!t) return map >= 0 && map < k->ntmaps && c->tmap_name[map] ? c->tmap_name[map] : "?";
+  for (int j = 0; j < k->ntmaps; j++)
+    if (k->tmap_tensor[j] == t && i-- == 0) return c->tmap_name[j];
+  return NULL;
 }
 
-/* The number of wgmma statements from s on that one asm statement issues (1: s alone). The
- * lowering emits a primitive's k16 steps back to back; with one accumulator block (one m64
- * slab, one n block) they all join. */
-static int wgmma_run(const tirx__stmt *s) {
-  int g = 1;
-  for (const tirx__stmt *t = s->next; g < WGMMA_GROUP_MAX && wgmma_joins(s, t); t = t->next) g++;
-  return g;
+/* After tirx_wgmma_wait: a register fence on each wgmma register operand in scope. */
+static void w_fences(tirx__writer *w) {
+  cg *c = w->ctx;
+  for (int i = 0; i < c->naccs; i++) {
+    const tirx_tensor *t = c->accs[i];
+    if (!visible(c, cname(c, &t->decl))) continue;
+    tirx__sb_append(&c->sb, "\n");
+    indent(c, w->depth);
+    tirx__sb_printf(&c->sb, "tirx_fence_regs%s<%lld>(%s);", t->dtype == TIRX_F32 ? "" : "16",
+                    (long long)t->elems, cname(c, &t->decl));
+  }
 }
 
 static void native(cg *c, const tirx__stmt *s, int depth) {
-  static const char *const plain[TIRX__NV_COUNT] = {
-      [TIRX__NV_MBAR_INIT] = "tirx_mbar_init", [TIRX__NV_MBAR_ARRIVE] = "tirx_mbar_arrive",
-      [TIRX__NV_MBAR_ARRIVE_CLUSTER] = "tirx_mbar_arrive_cluster",
-      [TIRX__NV_MBAR_EXPECT_TX] = "tirx_mbar_expect_tx", [TIRX__NV_MBAR_WAIT] = "tirx_mbar_wait",
-      [TIRX__NV_FENCE_PROXY_ASYNC] = "tirx_fence_proxy_async",
-      [TIRX__NV_FENCE_MBAR_INIT] = "tirx_fence_mbarrier_init",
-      [TIRX__NV_CLUSTER_SYNC] = "tirx_cluster_sync", [TIRX__NV_WGMMA_FENCE] = "tirx_wgmma_fence",
-      [TIRX__NV_WGMMA_COMMIT] = "tirx_wgmma_commit"};
-  tirx__strbuf *sb = &c->sb;
-  const int32_t *im = s->imm;
-  switch (s->native) {
-  case TIRX__NV_SETMAXNREG:
-    tirx__sb_printf(sb, "tirx_setmaxnreg_%s<%d>();\n", im[1] ? "inc" : "dec", (int)im[0]);
-    return;
-  case TIRX__NV_NAMED_BAR_SYNC:
-  case TIRX__NV_NAMED_BAR_ARRIVE:
-    tirx__sb_printf(sb, "tirx_named_bar_%s(%d, %d);\n",
-                    s->native == TIRX__NV_NAMED_BAR_SYNC ? "sync" : "arrive", (int)im[0],
-                    (int)im[1]);
-    return;
-  case TIRX__NV_WGMMA_WAIT:
-    /* The accumulators in scope are fenced after the wait, so that no read of them moves
-     * above it (CUTLASS: warpgroup_wait; warpgroup_fence_operand). */
-    tirx__sb_printf(sb, "tirx_wgmma_wait<%d>();\n", (int)im[0]);
-    for (int i = 0; i < c->naccs; i++)
-      if (visible(c, c->accs[i]->decl.cname)) {
-        indent(c, depth);
-        fence_regs(c, c->accs[i], c->accs[i]->elems);
-      }
-    return;
-  case TIRX__NV_FENCE_REGS:
-    fence_regs(c, s->tensor, s->vec);
-    return;
-  case TIRX__NV_WGMMA: { /* with the statements that join it (block() skips them) */
-    if (im[TIRX__WG_RS]) { /* RS: the A fragment's first register, one instruction */
-      tirx__sb_printf(sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)im[TIRX__WG_N],
-                      im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16", (int)im[TIRX__WG_TRANS_B]);
-      element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      element_ptr(c, s->a->tensor, s->a->index);
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      wgmma_desc(c, s->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
-      tirx__sb_append(sb, ", ");
-      expr(c, s->c);
-      tirx__sb_append(sb, ");\n");
-      return;
-    }
-    int g = wgmma_run(s);
-    tirx__sb_printf(sb, "tirx_wgmma_m64n%dk16_%s", (int)im[TIRX__WG_N],
-                    im[TIRX__WG_DTYPE] == TIRX_F16 ? "f16" : "bf16");
-    if (g > 1) tirx__sb_printf(sb, "_x%d", g);
-    tirx__sb_printf(sb, "<%d, %d>(", (int)im[TIRX__WG_TRANS_A], (int)im[TIRX__WG_TRANS_B]);
-    element_ptr(c, s->regs[0]->tensor, s->regs[0]->index);
-    const tirx__stmt *t = s;
-    for (int j = 0; j < g; j++, t = t->next) {
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      wgmma_desc(c, t->a, im[TIRX__WG_LBO_A], im[TIRX__WG_SBO_A], im[TIRX__WG_SWZ_A]);
-      tirx__sb_append(sb, ",\n");
-      indent(c, depth + 2);
-      wgmma_desc(c, t->b, im[TIRX__WG_LBO_B], im[TIRX__WG_SBO_B], im[TIRX__WG_SWZ_B]);
-    }
-    tirx__sb_append(sb, ", ");
-    expr(c, s->c);
-    tirx__sb_append(sb, ");\n");
-    return;
-  }
-  case TIRX__NV_MMA:
-    tirx__sb_append(sb, "tirx_mma_m16n8k16(");
-    for (int i = 0; i < 3; i++) {
-      element_ptr(c, s->regs[i]->tensor, s->regs[i]->index);
-      tirx__sb_append(sb, ", ");
-    }
-    expr(c, s->c);
-    tirx__sb_append(sb, ");\n");
-    return;
-  default: break;
-  }
-  tirx__sb_printf(sb, "%s(", s->native < TIRX__NV_COUNT && plain[s->native] ? plain[s->native]
-                                                                            : "?");
-  if (s->tensor) element_ptr(c, s->tensor, s->index);
-  if (s->a) {
-    tirx__sb_append(sb, ", ");
-    expr(c, s->a);
-  }
-  tirx__sb_append(sb, ");\n");
+  tirx__writer w = {.sb = &c->sb, .depth = depth, .ctx = c, .expr = w_expr, .elem = w_elem,
+                    .tensor = w_tensor, .ctype = ctype, .tmap = w_tmap,
+                    .wgmma_wait_fences = w_fences};
+  tirx__native_emit(&w, s);
+  tirx__sb_append(&c->sb, "\n");
 }
 
 /* The wgmma helpers a kernel uses: N (8..256), dtype, form and group size as
@@ -841,19 +709,29 @@ static void add_operand(cg *c, const tirx_tensor *t) {
   c->accs[c->naccs++] = t;
 }
 
+/* The blocks nested in s (NULL past the last). */
+static const tirx__block *sub_block(const tirx__stmt *s, int i) {
+  switch (s->kind) {
+  case TIRX__ST_FOR: return i == 0 ? &s->loop.body : NULL;
+  case TIRX__ST_IF: return i == 0 ? &s->branch.then : i == 1 ? &s->branch.orelse : NULL;
+  case TIRX__ST_PRIM: return i == 0 ? &s->prim.body : NULL;
+  default: return NULL;
+  }
+}
+
 static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
   for (const tirx__stmt *s = blk->first; s; s = s->next) {
-    collect_native(c, u, &s->body);
-    collect_native(c, u, &s->orelse);
-    if (s->kind != TIRX__ST_NATIVE || s->native != TIRX__NV_WGMMA) continue;
-    int g = wgmma_run(s);
-    int v = ((s->imm[TIRX__WG_N] * 32 + s->imm[TIRX__WG_DTYPE]) * 2 + (s->imm[TIRX__WG_RS] != 0)) * 16 + g;
+    for (int i = 0; sub_block(s, i); i++) collect_native(c, u, sub_block(s, i));
+    if (s->kind != TIRX__ST_NATIVE || s->native.op != TIRX__NV_WGMMA) continue;
+    const tirx__wgmma_instr *in = &s->native.wgmma.in;
+    int g = tirx__wgmma_run(s);
+    int v = ((in->n * 32 + in->dtype) * 2 + (in->rs != 0)) * 16 + g;
     int known = 0;
     for (int j = 1; j < g; j++) s = s->next; /* the statements that joined s */
     for (int i = 0; i < u->nvariants; i++) known |= u->variants[i] == v;
     if (!known && u->nvariants < 64) u->variants[u->nvariants++] = v;
-    add_operand(c, s->regs[0]->tensor);
-    if (s->imm[TIRX__WG_RS]) add_operand(c, s->a->tensor);
+    add_operand(c, s->native.wgmma.acc->tensor);
+    if (s->native.wgmma.in.rs) add_operand(c, s->native.wgmma.a->tensor);
   }
 }
 
@@ -861,7 +739,7 @@ static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
 
 static void stmt(cg *c, const tirx__stmt *s, int depth) {
   tirx__strbuf *sb = &c->sb;
-  if (s->kind == TIRX__ST_FOR && s->loop == TIRX_LOOP_UNROLL) {
+  if (s->kind == TIRX__ST_FOR && s->loop.kind == TIRX_LOOP_UNROLL) {
     indent(c, depth);
     tirx__sb_append(sb, "#pragma unroll\n");
   }
@@ -869,19 +747,20 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   switch (s->kind) {
   case TIRX__ST_FOR: {
     int mark = c->nnames;
-    const char *v = declare(c, s->decl, s->decl->name);
-    tirx__sb_printf(sb, "for (%s %s = ", ctype(s->decl->dtype), v);
-    expr(c, s->a);
+    tirx__decl *d = s->loop.var;
+    const char *v = declare(c, d, d->name);
+    tirx__sb_printf(sb, "for (%s %s = ", ctype(d->dtype), v);
+    expr(c, s->loop.lo);
     tirx__sb_printf(sb, "; %s < ", v);
-    expr(c, s->b);
-    if (s->c->kind == TIRX__EX_INT && s->c->i == 1) {
+    expr(c, s->loop.hi);
+    if (s->loop.step->kind == TIRX__EX_INT && s->loop.step->i == 1) {
       tirx__sb_printf(sb, "; ++%s) {\n", v);
     } else {
       tirx__sb_printf(sb, "; %s += ", v);
-      expr(c, s->c);
+      expr(c, s->loop.step);
       tirx__sb_append(sb, ") {\n");
     }
-    block(c, &s->body, depth + 1);
+    block(c, &s->loop.body, depth + 1);
     c->nnames = mark;
     indent(c, depth);
     tirx__sb_append(sb, "}\n");
@@ -889,13 +768,13 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   }
   case TIRX__ST_IF:
     tirx__sb_append(sb, "if (");
-    expr(c, s->a);
+    expr(c, s->branch.cond);
     tirx__sb_append(sb, ") {\n");
-    block(c, &s->body, depth + 1);
+    block(c, &s->branch.then, depth + 1);
     indent(c, depth);
-    if (s->has_else) {
+    if (s->branch.has_else) {
       tirx__sb_append(sb, "} else {\n");
-      block(c, &s->orelse, depth + 1);
+      block(c, &s->branch.orelse, depth + 1);
       indent(c, depth);
     }
     tirx__sb_append(sb, "}\n");
@@ -903,103 +782,60 @@ static void stmt(cg *c, const tirx__stmt *s, int depth) {
   case TIRX__ST_LET:
   case TIRX__ST_VAR: {
     /* Visible names are unique, so the value cannot be captured by the new one. */
-    const char *v = declare(c, s->decl, s->decl->name);
-    tirx__sb_printf(sb, "%s%s %s = ", s->kind == TIRX__ST_LET ? "const " : "",
-                    ctype(s->decl->dtype), v);
-    if (s->a)
-      expr(c, s->a);
-    else if (is_half(s->decl->dtype))
-      float_const(sb, 0.0, s->decl->dtype);
+    tirx__decl *d = s->var.decl;
+    const char *v = declare(c, d, d->name);
+    tirx__sb_printf(sb, "%s%s %s = ", s->kind == TIRX__ST_LET ? "const " : "", ctype(d->dtype),
+                    v);
+    if (s->var.value)
+      expr(c, s->var.value);
+    else if (is_half(d->dtype))
+      float_const(sb, 0.0, d->dtype);
     else
       tirx__sb_append(sb, "0");
     tirx__sb_append(sb, ";\n");
     break;
   }
   case TIRX__ST_ASSIGN:
-    tirx__sb_printf(sb, "%s = ", s->decl->cname);
-    expr(c, s->a);
+    tirx__sb_printf(sb, "%s = ", cname(c, s->var.decl));
+    expr(c, s->var.value);
     tirx__sb_append(sb, ";\n");
     break;
   case TIRX__ST_STORE:
-  case TIRX__ST_ATOMIC_ADD:
+  case TIRX__ST_ATOMIC_ADD: {
+    const tirx_tensor *t = s->store.dst.tensor;
     if (s->kind == TIRX__ST_ATOMIC_ADD) {
-      bool i64 = s->tensor->dtype == TIRX_I64;
+      bool i64 = t->dtype == TIRX_I64;
       tirx__sb_printf(sb, "atomicAdd(%s&%s[", i64 ? "(unsigned long long *)" : "",
-                      s->tensor->decl.cname);
-      address(c, s->tensor, s->index);
+                      cname(c, &t->decl));
+      address(c, t, s->store.dst.index);
       tirx__sb_printf(sb, "], %s", i64 ? "(unsigned long long)" : "");
-      expr(c, s->a);
+      expr(c, s->store.value);
       tirx__sb_append(sb, ");\n");
       break;
     }
-    tirx__sb_printf(sb, "%s[", s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
+    tirx__sb_printf(sb, "%s[", cname(c, &t->decl));
+    address(c, t, s->store.dst.index);
     tirx__sb_append(sb, "] = ");
-    expr(c, s->a);
+    expr(c, s->store.value);
     tirx__sb_append(sb, ";\n");
     break;
+  }
   case TIRX__ST_SYNC: tirx__sb_append(sb, "__syncthreads();\n"); break;
   case TIRX__ST_SYNCWARP: tirx__sb_append(sb, "__syncwarp();\n"); break;
   case TIRX__ST_PRIM: /* a tile primitive: the rule that lowered it, then its native code */
-    tirx__sb_printf(sb, "{ /* tirx: %s */\n", s->prim->comment ? s->prim->comment : "?");
-    block(c, &s->body, depth + 1);
+    tirx__sb_printf(sb, "{ /* tirx: %s */\n",
+                    s->prim.call->comment ? s->prim.call->comment : "?");
+    block(c, &s->prim.body, depth + 1);
     indent(c, depth);
     tirx__sb_append(sb, "}\n");
     break;
-  case TIRX__ST_VCOPY: { /* a vector move (prelude: tirx_vcopy) */
-    const tirx_tensor *src = s->a->tensor;
-    tirx__sb_printf(sb, "tirx_vcopy<%s, %d, %d>(&%s[", ctype(s->tensor->dtype), (int)s->vec,
-                    (int)s->flags, s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
-    tirx__sb_printf(sb, "], &%s[", src->decl.cname);
-    address(c, src, s->a->index);
-    tirx__sb_append(sb, "]);\n");
-    break;
-  }
-  case TIRX__ST_MATRIX: { /* ldmatrix / stmatrix (prelude: tirx_ldmatrix_xN, tirx_stmatrix_xN) */
-    tirx__sb_printf(sb, "tirx_%smatrix_x%d(&%s[", s->flags & TIRX__MX_STORE ? "st" : "ld",
-                    (int)s->vec, s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
-    tirx__sb_append(sb, "]");
-    for (int i = 0; i < s->vec; i++) {
-      const tirx_expr *r = s->regs[i];
-      tirx__sb_printf(sb, ", &%s[", r->tensor->decl.cname);
-      address(c, r->tensor, r->index);
-      tirx__sb_append(sb, "]");
-    }
-    tirx__sb_append(sb, ");\n");
-    break;
-  }
-  /* ---- packed f16x2/bf16x2 math (TIRX__ST_PACKED; prelude: tirx_x2_*) ---- */
-  case TIRX__ST_PACKED: {
-    const tirx_expr *src[3] = {s->a, s->b, s->c};
-    tirx__sb_printf(sb, "tirx_x2_st(&%s[", s->tensor->decl.cname);
-    address(c, s->tensor, s->index);
-    tirx__sb_printf(sb, "], tirx_x2_%s_%s(", s->tensor->dtype == TIRX_F16 ? "f16x2" : "bf16x2",
-                    tirx__prim_op_name((tirx__prim_op)s->flags));
-    for (int i = 0; i < 3 && src[i]; i++) {
-      if (i) tirx__sb_append(sb, ", ");
-      if (s->vec >> i & 1) { /* the pair at a load */
-        tirx__sb_printf(sb, "tirx_x2_ld(&%s[", src[i]->tensor->decl.cname);
-        address(c, src[i]->tensor, src[i]->index);
-        tirx__sb_append(sb, "])");
-      } else { /* a value broadcast to both halves */
-        tirx__sb_append(sb, "tirx_x2_dup(");
-        expr(c, src[i]);
-        tirx__sb_append(sb, ")");
-      }
-    }
-    tirx__sb_append(sb, "));\n");
-    break;
-  }
-  /* ---- end packed math ---- */
-  case TIRX__ST_ASYNC: async_stmt(c, s); break;
   case TIRX__ST_NATIVE: native(c, s, depth); break;
   case TIRX__ST_LOCAL: {
-    const char *v = declare(c, s->decl, s->tensor->decl.name);
-    char *l = tirx_layout_str(s->tensor->layout);
-    tirx__sb_printf(sb, "%s %s[%lld]; /* %s */\n", ctype(s->tensor->dtype), v,
-                    (long long)s->tensor->elems, l ? l : "?");
+    tirx_tensor *t = s->local.tensor;
+    const char *v = declare(c, &t->decl, t->decl.name);
+    char *l = tirx_layout_str(t->layout);
+    tirx__sb_printf(sb, "%s %s[%lld]; /* %s */\n", ctype(t->dtype), v, (long long)t->elems,
+                    l ? l : "?");
     free(l);
     break;
   }
@@ -1011,8 +847,7 @@ static void block(cg *c, const tirx__block *blk, int depth) {
   int mark = c->nnames;
   for (const tirx__stmt *s = blk->first; s; s = s->next) {
     stmt(c, s, depth);
-    if (s->kind == TIRX__ST_NATIVE && s->native == TIRX__NV_WGMMA) /* joined it: emitted */
-      for (int g = wgmma_run(s); g > 1; g--) s = s->next;
+    for (int g = tirx__wgmma_run(s); g > 1; g--) s = s->next; /* joined it: emitted */
   }
   c->nnames = mark;
 }
@@ -1026,10 +861,10 @@ static void block(cg *c, const tirx__block *blk, int depth) {
  */
 static void specialisations(cg *c) {
   tirx__strbuf *sb = &c->sb;
-  for (int i = 0; i < c->b->nparams; i++) {
-    const tirx__decl *d = c->b->params[i];
+  for (int i = 0; i < c->k->nparams; i++) {
+    const tirx__decl *d = c->k->params[i];
     if (d->kind != TIRX__DECL_PARAM_INT) continue;
-    const char *t = ctype(d->dtype);
+    const char *t = ctype(d->dtype), *v = cname(c, d);
     if (d->policy == TIRX_SPECIALIZE_VALUE)
       tirx__sb_printf(sb,
                       "#ifdef TIRX_SPEC_%s\n"
@@ -1037,105 +872,132 @@ static void specialisations(cg *c) {
                       "#else\n"
                       "  const %s %s = %s;\n"
                       "#endif\n",
-                      d->cname, t, d->cname, d->cname, t, d->cname, d->arg_cname);
+                      v, t, v, v, t, v, c->arg_name[i]);
     else if (d->policy == TIRX_SPECIALIZE_DIV16)
       tirx__sb_printf(sb,
                       "#ifdef TIRX_DIV16_%s\n"
                       "  __builtin_assume(%s %% 16 == 0); /* specialised: a multiple of 16 */\n"
                       "#endif\n",
-                      d->cname, d->cname);
+                      v, v);
   }
 }
 
-char *tirx__codegen(tirx_builder *b) {
-  cg c = {.b = b};
-  tirx__strbuf *sb = &c.sb;
-  tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), b->name);
-  tirx__sb_append(sb, tirx__prelude);
-  if (b->uses_tma || b->uses_native || b->ntmaps) tirx__sb_append(sb, tirx__prelude_tma);
-  if (b->uses_cp_async) tirx__sb_append(sb, tirx__prelude_cp_async);
-  if (b->uses_native) { /* synchronisation and tensor cores */
-    wgmma_uses u = {.nvariants = 0};
-    tirx__sb_append(sb, tirx__prelude_sync);
-    collect_native(&c, &u, &b->body);
-    for (int i = 0; i < u.nvariants; i++)
-      tirx__prelude_wgmma(sb, u.variants[i] / 32 / 32, u.variants[i] / 32 % 32,
-                          u.variants[i] / 16 % 2 != 0, u.variants[i] % 16);
+/* The entry point's parameter list, in the kernel ABI's order (tirx__kernel_slots). */
+static void parameters(cg *c) {
+  const tirx__ir_kernel *k = c->k;
+  tirx__strbuf *sb = &c->sb;
+  tirx__slot slots[TIRX__MAX_PARAMS];
+  int n = tirx__kernel_slots(k, slots, TIRX__MAX_PARAMS);
+  if (n > TIRX__MAX_PARAMS) { /* tirx_kernel_build checks the limit first */
+    fail(c, TIRX_E_LIMIT, "%s: the entry point would have %d parameters, limit %d", fn, n,
+         TIRX__MAX_PARAMS);
+    return;
   }
-  int threads = b->block[0] * b->block[1] * b->block[2];
-  /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
-  int min_blocks = b->uses_setmaxnreg ? 1 : b->min_blocks; /* tirx_set_min_blocks */
-  char minb[16] = "";
-  if (min_blocks) snprintf(minb, sizeof minb, ", %d", min_blocks);
-  tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d%s) %s(", threads,
-                  minb, b->name);
-  /* Declared parameters, then hidden strides (the order of tirx__launch_plan's params). */
-  int np = 0;
-  for (int i = 0; i < b->nparams; i++) {
-    tirx__decl *d = b->params[i];
-    const char *v = declare(&c, d, d->name);
-    tirx__sb_append(sb, np++ ? ", " : "");
-    if (d->kind == TIRX__DECL_PARAM_INT && d->policy == TIRX_SPECIALIZE_VALUE) {
-      /* The body reads d through a local that a specialised variant makes a constant; the
-       * entry point's parameter keeps its place (every variant has one parameter list). */
-      char base[TIRX_BUILDER_MAX_NAME + 32];
-      snprintf(base, sizeof base, "tirx_arg_%s", v);
-      d->arg_cname = declare(&c, NULL, base);
-      tirx__sb_printf(sb, "%s %s", ctype(d->dtype), d->arg_cname);
-    } else if (d->kind == TIRX__DECL_PARAM_TENSOR)
+  char base[TIRX_BUILDER_MAX_NAME + 32];
+  for (int i = 0; i < n; i++) {
+    const tirx__slot *sl = &slots[i];
+    const tirx__decl *d = k->params[sl->param];
+    tirx__sb_append(sb, i ? ", " : "");
+    switch (sl->kind) {
+    case TIRX__SLOT_VALUE: {
+      const char *v = declare(c, d, d->name);
+      if (d->kind == TIRX__DECL_PARAM_INT && d->policy == TIRX_SPECIALIZE_VALUE) {
+        /* The body reads d through a local that a specialised variant makes a constant; the
+         * entry point's parameter keeps its place (every variant has one parameter list). */
+        snprintf(base, sizeof base, "tirx_arg_%s", v);
+        c->arg_name[sl->param] = declare(c, NULL, base);
+        tirx__sb_printf(sb, "%s %s", ctype(d->dtype), c->arg_name[sl->param]);
+      } else {
+        tirx__sb_printf(sb, "%s %s", ctype(d->dtype), v);
+      }
+      break;
+    }
+    case TIRX__SLOT_POINTER: {
+      const char *v = declare(c, d, d->name);
       tirx__sb_printf(sb, "%s%s *%s", d->tensor->written ? "" : "const ", ctype(d->dtype), v);
-    else
-      tirx__sb_printf(sb, "%s %s", ctype(d->dtype), v);
-  }
-  for (int i = 0; i < b->nparams; i++) {
-    tirx__decl *d = b->params[i];
-    if (d->kind != TIRX__DECL_PARAM_TENSOR || d->tensor->layout) continue;
-    for (int k = 0; k < d->tensor->rank; k++) {
-      if (tirx__stride_kind(d->tensor, k) != TIRX__STRIDE_HIDDEN) continue;
-      char base[TIRX_BUILDER_MAX_NAME + 32];
-      snprintf(base, sizeof base, "%s_stride%d", d->cname, k);
-      const char *v = declare(&c, NULL, base);
-      d->tensor->stride_cname[k] = v;
-      tirx__sb_printf(sb, "%slong long %s", np++ ? ", " : "", v);
+      break;
+    }
+    case TIRX__SLOT_STRIDE:
+      snprintf(base, sizeof base, "%s_stride%d", cname(c, d), (int)sl->dim);
+      c->stride_name[sl->param][sl->dim] = declare(c, NULL, base);
+      tirx__sb_printf(sb, "long long %s", c->stride_name[sl->param][sl->dim]);
+      break;
+    default: /* TMA tensor maps (copy_async.tma), by value in the parameter space */
+      snprintf(base, sizeof base, "%s_tmap", cname(c, &k->tmap_tensor[sl->dim]->decl));
+      c->tmap_name[sl->dim] = declare(c, NULL, base);
+      tirx__sb_printf(sb, "const __grid_constant__ tirx_tmap %s", c->tmap_name[sl->dim]);
+      break;
     }
   }
-  /* TMA tensor maps (copy_async.tma), by value in the parameter space. */
-  for (int i = 0; i < b->ntmaps; i++) {
-    char base[TIRX_BUILDER_MAX_NAME + 32];
-    snprintf(base, sizeof base, "%s_tmap", b->tmap_tensor[i]->decl.cname);
-    b->tmap_cname[i] = declare(&c, NULL, base);
-    tirx__sb_printf(sb, "%sconst __grid_constant__ tirx_tmap %s", np++ ? ", " : "",
-                    b->tmap_cname[i]);
-  }
-  tirx__sb_append(sb, ") {\n");
-  specialisations(&c);
-  if (b->nshared) {
-    tirx__sb_append(sb, "  extern __shared__ __align__(1024) unsigned char tirx_smem[];\n");
-    for (int i = 0; i < b->nshared; i++) {
-      tirx_tensor *t = b->shared[i];
-      const char *v = declare(&c, &t->decl, t->decl.name);
-      char *l = tirx_layout_str(t->layout);
-      tirx__sb_printf(sb, "  %s *%s = (%s *)(tirx_smem + %lld); /* %s */\n", ctype(t->dtype), v,
-                      ctype(t->dtype), (long long)t->smem_offset, l ? l : "?");
-      free(l);
+}
+
+tirx_status tirx__codegen(const tirx__ir_kernel *k, tirx_arena *names, const char **param_names,
+                          char **out) {
+  *out = NULL;
+  int np = k->nparams ? k->nparams : 1;
+  cg c = {.k = k, .arena = names};
+  c.decl_name = calloc((size_t)(k->ndecls ? k->ndecls : 1), sizeof *c.decl_name);
+  c.arg_name = calloc((size_t)np, sizeof *c.arg_name);
+  c.stride_name = calloc((size_t)np, sizeof *c.stride_name);
+  if (!c.decl_name || !c.arg_name || !c.stride_name)
+    fail(&c, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  tirx__strbuf *sb = &c.sb;
+  if (!c.failed) {
+    tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), k->name);
+    tirx__sb_append(sb, tirx__prelude);
+    if ((k->preludes & (TIRX__PRE_TMA | TIRX__PRE_SYNC)) || k->ntmaps)
+      tirx__sb_append(sb, tirx__prelude_tma);
+    if (k->preludes & TIRX__PRE_CP_ASYNC) tirx__sb_append(sb, tirx__prelude_cp_async);
+    if (k->preludes & TIRX__PRE_SYNC) { /* synchronisation and tensor cores */
+      wgmma_uses u = {.nvariants = 0};
+      tirx__sb_append(sb, tirx__prelude_sync);
+      collect_native(&c, &u, k->body);
+      for (int i = 0; i < u.nvariants; i++)
+        tirx__prelude_wgmma(sb, u.variants[i] / 32 / 32, u.variants[i] / 32 % 32,
+                            u.variants[i] / 16 % 2 != 0, u.variants[i] % 16);
     }
+    int threads = k->block[0] * k->block[1] * k->block[2];
+    /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
+    int min_blocks = k->uses_setmaxnreg ? 1 : k->min_blocks; /* tirx_set_min_blocks */
+    char minb[16] = "";
+    if (min_blocks) snprintf(minb, sizeof minb, ", %d", min_blocks);
+    tirx__sb_printf(sb, "\nextern \"C\" __global__ void __launch_bounds__(%d%s) %s(", threads,
+                    minb, k->name);
+    parameters(&c);
+    tirx__sb_append(sb, ") {\n");
+    specialisations(&c);
+    if (k->nshared) {
+      tirx__sb_append(sb, "  extern __shared__ __align__(1024) unsigned char tirx_smem[];\n");
+      for (int i = 0; i < k->nshared; i++) {
+        const tirx_tensor *t = k->shared[i];
+        const char *v = declare(&c, &t->decl, t->decl.name);
+        char *l = tirx_layout_str(t->layout);
+        tirx__sb_printf(sb, "  %s *%s = (%s *)(tirx_smem + %lld); /* %s */\n", ctype(t->dtype),
+                        v, ctype(t->dtype), (long long)t->smem_offset, l ? l : "?");
+        free(l);
+      }
+    }
+    block(&c, k->body, 1);
+    tirx__sb_append(sb, "}\n");
   }
-  block(&c, &b->body, 1);
-  tirx__sb_append(sb, "}\n");
+  for (int i = 0; !c.failed && i < k->nparams; i++) param_names[i] = cname(&c, k->params[i]);
   free(c.names);
   free(c.accs);
+  free(c.decl_name);
+  free(c.arg_name);
+  free(c.stride_name);
   char *src = tirx__sb_finish(sb);
   if (!src || c.failed) {
     free(src);
-    tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-    return NULL;
+    if (c.status != TIRX_OK) return tirx__error(c.status, "%s", c.error);
+    return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   }
   if (strlen(src) > TIRX_BUILDER_MAX_SOURCE) {
     size_t n = strlen(src);
     free(src);
-    tirx__b_fail(b, TIRX_E_LIMIT, "%s: the generated source is %zu bytes, limit %d", fn, n,
-                 TIRX_BUILDER_MAX_SOURCE);
-    return NULL;
+    return tirx__error(TIRX_E_LIMIT, "%s: the generated source is %zu bytes, limit %d", fn, n,
+                       TIRX_BUILDER_MAX_SOURCE);
   }
-  return src;
+  *out = src;
+  return TIRX_OK;
 }

@@ -293,13 +293,12 @@ tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
     regs[i] = tirx__lower_load(lw, reg, ridx, 0);
     if (!regs[i]) return b->status;
   }
-  tirx__stmt *s = tirx__emit_stmt(e, TIRX__ST_MATRIX);
+  tirx__stmt *s = tirx__emit_native(e, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX);
   if (!s) return b->status;
-  s->tensor = sm->tensor;
-  s->index = index;
-  s->regs = regs;
-  s->vec = (int32_t)num;
-  s->flags = store ? TIRX__MX_STORE : 0;
+  s->native.matrix.row.tensor = sm->tensor;
+  s->native.matrix.row.index = index;
+  s->native.matrix.regs = regs;
+  s->native.matrix.n = (int32_t)num;
   if (g) tirx__emit_for_end(e);
   return b->status;
 }
@@ -374,13 +373,14 @@ static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
       tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
       regs[i] = tirx__lower_load(lw, reg, ridx, 0);
     }
-    tirx__stmt *s = b->status == TIRX_OK ? tirx__emit_stmt(e, TIRX__ST_MATRIX) : NULL;
+    tirx__stmt *s = b->status == TIRX_OK
+                        ? tirx__emit_native(e, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX)
+                        : NULL;
     if (!s) return b->status;
-    s->tensor = sm->tensor;
-    s->index = index;
-    s->regs = regs;
-    s->vec = (int32_t)num;
-    s->flags = store ? TIRX__MX_STORE : 0;
+    s->native.matrix.row.tensor = sm->tensor;
+    s->native.matrix.row.index = index;
+    s->native.matrix.regs = regs;
+    s->native.matrix.n = (int32_t)num;
   }
   return b->status;
 }

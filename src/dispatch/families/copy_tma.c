@@ -209,17 +209,15 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
     bar = tirx_load(b, br->tensor, br->tensor->rank, br->begin);
   }
   if (b->status != TIRX_OK) return b->status;
-  tirx__stmt *s = tirx__emit_stmt(em, TIRX__ST_ASYNC);
-  b->uses_tma = true;
+  tirx__stmt *s = tirx__emit_native(em, load ? TIRX__NV_TMA_LOAD : TIRX__NV_TMA_STORE);
   if (!s) return b->status;
-  s->flags = load ? TIRX__AS_TMA_LOAD : TIRX__AS_TMA_STORE;
-  s->vec = map;
-  s->tensor = sr->tensor;
-  s->index = index;
-  s->regs = coords;
-  s->loop = plan.map.rank;
-  s->a = bar;
-  s->b = load ? p->multicast : NULL;
+  s->native.tma.map = map;
+  s->native.tma.smem.tensor = sr->tensor;
+  s->native.tma.smem.index = index;
+  s->native.tma.coords = coords;
+  s->native.tma.rank = plan.map.rank;
+  s->native.tma.bar = bar;
+  s->native.tma.multicast = load ? p->multicast : NULL;
   for (int l = 0; l < plan.nloops; l++) tirx__emit_for_end(em);
   return b->status;
 }

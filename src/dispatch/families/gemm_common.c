@@ -164,23 +164,12 @@ tirx_expr *tirx__gemm_at(tirx_builder *b, const tirx_region *r, int64_t i, int64
   return tirx_load(b, r->tensor, 2, idx);
 }
 
-tirx__stmt *tirx__gemm_native(tirx__emit *e, int op, int nregs) {
-  tirx_builder *b = e->b;
-  tirx__stmt *s = tirx__emit_stmt(e, TIRX__ST_NATIVE);
-  if (!s) return NULL;
-  s->native = (uint8_t)op;
-  b->uses_native = true;
-  if (nregs && !(s->regs = tirx__arena_array(b->arena, (size_t)nregs, sizeof *s->regs, FN))) {
-    tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", FN);
-    return NULL;
-  }
-  return s;
-}
+tirx__stmt *tirx__gemm_native(tirx__emit *e, int op) { return tirx__emit_native(e, op); }
 
 /* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
 void tirx__gemm_fence_regs(tirx__emit *e, tirx_tensor *t) {
-  tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_FENCE_REGS, 0);
+  tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_FENCE_REGS);
   if (!s) return;
-  s->tensor = t;
-  s->vec = (int32_t)t->elems;
+  s->native.fence_regs.regs = t;
+  s->native.fence_regs.n = (int32_t)t->elems;
 }

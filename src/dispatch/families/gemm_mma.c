@@ -82,12 +82,12 @@ static void ldmatrix(tirx__emit *e, const tirx_region *sm, tirx_expr *row, tirx_
     tirx_expr *x = tirx_int(b, first + 2 * i);
     regs[i] = tirx_load(b, frag, 1, &x);
   }
-  tirx__stmt *s = b->status == TIRX_OK ? tirx__emit_stmt(e, TIRX__ST_MATRIX) : NULL;
+  tirx__stmt *s = b->status == TIRX_OK ? tirx__emit_native(e, TIRX__NV_LDMATRIX) : NULL;
   if (!s) return;
-  s->tensor = sm->tensor;
-  s->index = index;
-  s->regs = regs;
-  s->vec = num;
+  s->native.matrix.row.tensor = sm->tensor;
+  s->native.matrix.row.index = index;
+  s->native.matrix.regs = regs;
+  s->native.matrix.n = num;
 }
 
 /*
@@ -128,14 +128,14 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   for (int64_t mb = 0; mb < m / 16; mb++) {
     ldmatrix(e, a, tirx_add(b, tirx_add(b, r8, half), tirx_int(b, 16 * mb)), acol, af, 0, 4);
     for (int64_t nb = 0; nb < n / 8; nb++) {
-      tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_MMA, 3);
+      tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_MMA);
       if (!s) return b->status;
       tirx_expr *zero = tirx_int(b, 0), *bx = tirx_int(b, 4 * nb);
-      s->regs[0] = tirx__gemm_at(b, d, 16 * mb, 8 * nb);
-      s->regs[1] = tirx_load(b, af, 1, &zero);
-      s->regs[2] = tirx_load(b, bf, 1, &bx);
-      s->c = acc;
-      s->imm[0] = dt;
+      s->native.mma.c = tirx__gemm_at(b, d, 16 * mb, 8 * nb);
+      s->native.mma.a = tirx_load(b, af, 1, &zero);
+      s->native.mma.b = tirx_load(b, bf, 1, &bx);
+      s->native.mma.accumulate = acc;
+      s->native.mma.dtype = dt;
     }
   }
   tirx__emit_for_end(e);

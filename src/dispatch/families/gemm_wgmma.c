@@ -172,26 +172,20 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   tirx_expr *yes = tirx_bool(b, true), *first = p->scale_d ? p->scale_d : yes;
   tirx__gemm_fence_regs(e, d->tensor);
   if (rs) tirx__gemm_fence_regs(e, a->tensor);
-  tirx__gemm_native(e, TIRX__NV_WGMMA_FENCE, 0);
+  tirx__gemm_native(e, TIRX__NV_WGMMA_FENCE);
   for (int64_t ks = 0; ks < k / 16; ks++)
     for (int64_t s = 0; s < m / 64; s++)
       for (int64_t nb = 0; nb < n / in; nb++) {
-        tirx__stmt *w = tirx__gemm_native(e, TIRX__NV_WGMMA, 1);
+        tirx__stmt *w = tirx__gemm_native(e, TIRX__NV_WGMMA);
         if (!w) return b->status;
-        w->regs[0] = tirx__gemm_at(b, d, 64 * s, nb * in);
-        w->a = tirx__gemm_at(b, a, 64 * s, 16 * ks);
-        w->b = tirx__gemm_at(b, bm, 16 * ks, nb * in);
-        w->c = ks ? yes : first;
-        int32_t *im = w->imm;
-        im[TIRX__WG_N] = (int32_t)in;
-        im[TIRX__WG_DTYPE] = call->operands[1].dtype;
-        im[TIRX__WG_RS] = rs;
-        im[TIRX__WG_LBO_A] = (int32_t)da.lbo;
-        im[TIRX__WG_SBO_A] = (int32_t)da.sbo;
-        im[TIRX__WG_SWZ_A] = da.swizzle;
-        im[TIRX__WG_LBO_B] = (int32_t)db.lbo;
-        im[TIRX__WG_SBO_B] = (int32_t)db.sbo;
-        im[TIRX__WG_SWZ_B] = db.swizzle;
+        w->native.wgmma.acc = tirx__gemm_at(b, d, 64 * s, nb * in);
+        w->native.wgmma.a = tirx__gemm_at(b, a, 64 * s, 16 * ks);
+        w->native.wgmma.b = tirx__gemm_at(b, bm, 16 * ks, nb * in);
+        w->native.wgmma.scale_d = ks ? yes : first;
+        w->native.wgmma.in = (tirx__wgmma_instr){
+            .n = (int32_t)in, .dtype = call->operands[1].dtype, .rs = rs,
+            .lbo_a = (int32_t)da.lbo, .sbo_a = (int32_t)da.sbo, .swz_a = da.swizzle,
+            .lbo_b = (int32_t)db.lbo, .sbo_b = (int32_t)db.sbo, .swz_b = db.swizzle};
       }
   tirx__gemm_fence_regs(e, d->tensor);
   if (rs) tirx__gemm_fence_regs(e, a->tensor);

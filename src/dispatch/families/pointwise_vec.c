@@ -135,15 +135,13 @@ static bool packed_pair(tirx__lower *lw, tirx_tensor *const *tmp, tirx_expr *con
   tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {jx};
   if (!tmp[0]) tirx__lower_tensor_index(lw, dst, idx, j, di);
   tirx_expr **index = tirx__b_index_list(b, FN, t, t->rank, di);
-  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__emit_stmt(e, TIRX__ST_PACKED) : NULL;
+  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__emit_native(e, TIRX__NV_PACKED) : NULL;
   if (!s) return true; /* the error is recorded */
-  s->tensor = t;
-  s->index = index;
-  s->a = src[0];
-  s->b = src[1];
-  s->c = src[2];
-  s->vec = pairs;
-  s->flags = (uint8_t)p->op;
+  s->native.packed.dst.tensor = t;
+  s->native.packed.dst.index = index;
+  for (int i = 0; i < 3; i++) s->native.packed.src[i] = src[i];
+  s->native.packed.pairs = pairs;
+  s->native.packed.op = p->op;
   return true;
 }
 

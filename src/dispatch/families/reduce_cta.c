@@ -39,13 +39,10 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
 /* ---- reduce through shared memory (reduce.smem) ---- */
 
 /* barrier.cluster.arrive.release + wait.acquire by every thread: the DSMEM exchange's barrier
- * (TIRX__AS_CLUSTER_SYNC, printed tirx_cluster_sync_all() from tirx__prelude_tma). */
+ * (TIRX__NV_TMA_CLUSTER_SYNC, printed tirx_cluster_sync_all() from tirx__prelude_tma). */
 static void cluster_barrier(tirx__emit *e) {
-  tirx__stmt *s = tirx__emit_stmt(e, TIRX__ST_ASYNC);
-  if (!s) return;
-  s->flags = TIRX__AS_CLUSTER_SYNC;
-  e->b->uses_tma = true;
-  tirx__b_need(e->b, tirx__async_features(TIRX__AS_CLUSTER_SYNC), "reduce.dsmem");
+  if (tirx__emit_native(e, TIRX__NV_TMA_CLUSTER_SYNC))
+    tirx__b_need(e->b, tirx__native_features(TIRX__NV_TMA_CLUSTER_SYNC), "reduce.dsmem");
 }
 
 /* Bit positions of a thread axis inside the team's linear thread index (tid), or -1. */
