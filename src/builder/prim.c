@@ -1,6 +1,5 @@
 /*
- * Execution scopes (tirx_team_begin, tirx_filter_begin), regions and tile-primitive
- * statements. A primitive is recorded as a TIRX__ST_PRIM statement holding its operands, the
+ * Regions and tile-primitive statements (execution scopes are scope.c's). A primitive is recorded as a TIRX__ST_PRIM statement holding its operands, the
  * scope at the call and its config; src/dispatch/lower_driver.c dispatches and lowers it at
  * tirx_kernel_build (tirx__prim_lower_all).
  */
@@ -10,134 +9,6 @@
 
 #include "../dispatch/lower.h"
 #include "builder_internal.h"
-
-/* ---- scopes ---- */
-
-static const char *strip_fn(const char *msg) {
-  const char *c = strstr(msg, ": ");
-  return c ? c + 2 : msg;
-}
-
-/* The scope at the insertion point, made from the block size at the first need. */
-static const tirx_scope *cur_scope(tirx_builder *b, const char *fn) {
-  if (b->scope) return b->scope;
-  if (!b->block_set) {
-    tirx__b_fail(b, TIRX_E_BUILD, "%s: the block size is not set (call tirx_set_block first)",
-                 fn);
-    return NULL;
-  }
-  int threads = b->block[0] * b->block[1] * b->block[2];
-  b->scope = tirx_scope_new(b->arena, (threads + 31) / 32, 1, 1);
-  if (!b->scope)
-    tirx__b_fail(b, tirx_last_status(), "%s: %s", fn, strip_fn(tirx_last_error()));
-  return b->scope;
-}
-
-static bool push_scope(tirx_builder *b, const char *fn, bool filter, const tirx_scope *next,
-                       const tirx_scope *outer) {
-  if (b->nscopes >= TIRX_BUILDER_MAX_NESTING) {
-    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested scopes", fn,
-                 TIRX_BUILDER_MAX_NESTING);
-    return false;
-  }
-  b->scopes[b->nscopes++] = (tirx__scope_frame){filter, b->depth, outer};
-  b->scope = next;
-  return true;
-}
-
-/* Closes the innermost scope frame when it is of the expected kind and level. */
-static bool pop_scope(tirx_builder *b, const char *fn, bool filter) {
-  const char *what = filter ? "tirx_filter_begin" : "tirx_team_begin";
-  if (b->nscopes == 0) {
-    tirx__b_fail(b, TIRX_E_BUILD, "%s: no open %s", fn, what);
-    return false;
-  }
-  const tirx__scope_frame *f = &b->scopes[b->nscopes - 1];
-  if (f->filter != filter) {
-    tirx__b_fail(b, TIRX_E_BUILD, "%s: the innermost open scope is a %s", fn,
-                 f->filter ? "tirx_filter_begin" : "tirx_team_begin");
-    return false;
-  }
-  if (f->depth != b->depth) {
-    tirx__b_fail(b, TIRX_E_BUILD, "%s: a for or if block opened inside %s is still open", fn,
-                 what);
-    return false;
-  }
-  b->scope = f->outer;
-  b->nscopes--;
-  return true;
-}
-
-void tirx_team_begin(tirx_builder *b, tirx_team team) {
-  static const char fn[] = "tirx_team_begin";
-  if (!tirx__b_ok(b, fn)) return;
-  if ((unsigned)team > TIRX_TEAM_CLUSTER) {
-    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: team is %d, not a tirx_team", fn, (int)team);
-    return;
-  }
-  const tirx_scope *s = cur_scope(b, fn);
-  if (!s) return;
-  const tirx_scope *n = tirx_scope_team(b->arena, s, team);
-  if (!n) {
-    tirx__b_fail(b, tirx_last_status(), "%s: %s", fn, strip_fn(tirx_last_error()));
-    return;
-  }
-  push_scope(b, fn, false, n, s);
-}
-
-void tirx_team_end(tirx_builder *b) {
-  static const char fn[] = "tirx_team_end";
-  if (tirx__b_ok(b, fn)) pop_scope(b, fn, false);
-}
-
-void tirx_filter_begin(tirx_builder *b, tirx_axis axis, int64_t lo, int64_t hi) {
-  static const char fn[] = "tirx_filter_begin";
-  if (!tirx__b_ok(b, fn)) return;
-  const tirx_scope *s = cur_scope(b, fn);
-  if (!s) return;
-  const tirx_scope *n = tirx_scope_filter(b->arena, s, axis, lo, hi);
-  if (!n) {
-    tirx__b_fail(b, tirx_last_status(), "%s: %s", fn, strip_fn(tirx_last_error()));
-    return;
-  }
-  /* The guard is an if block: its nesting limit is checked here, so that the error names
-   * this function rather than the tirx_if_begin it calls. */
-  if (b->depth >= TIRX_BUILDER_MAX_NESTING) {
-    tirx__b_fail(b, TIRX_E_LIMIT, "%s: more than %d nested blocks", fn,
-                 TIRX_BUILDER_MAX_NESTING);
-    return;
-  }
-  tirx_expr *coord = tirx__lower_axis_coord(b, axis);
-  if (!coord) {
-    const char *an = tirx_axis_name(axis);
-    tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
-                 "%s: a filter on %s cannot be guarded at run time yet (axes of one CTA only)",
-                 fn, an ? an : "?");
-    return;
-  }
-  tirx_expr *cond = hi == lo + 1 ? tirx_eq(b, coord, tirx_int(b, lo))
-                    : lo == 0    ? tirx_lt(b, coord, tirx_int(b, hi))
-                                 : tirx_and(b, tirx_ge(b, coord, tirx_int(b, lo)),
-                                            tirx_lt(b, coord, tirx_int(b, hi)));
-  if (!cond) return;
-  tirx_if_begin(b, cond);
-  if (b->status != TIRX_OK) return;
-  b->frames[b->depth].kind = TIRX__FRAME_FILTER;
-  push_scope(b, fn, true, n, s);
-}
-
-void tirx_filter_end(tirx_builder *b) {
-  static const char fn[] = "tirx_filter_end";
-  if (!tirx__b_ok(b, fn)) return;
-  if (b->frames[b->depth].kind != TIRX__FRAME_FILTER && b->nscopes &&
-      b->scopes[b->nscopes - 1].filter) {
-    tirx__b_fail(b, TIRX_E_BUILD, "%s: a for or if block opened inside tirx_filter_begin is "
-                 "still open", fn);
-    return;
-  }
-  if (!pop_scope(b, fn, true)) return;
-  b->depth--; /* the guard's if */
-}
 
 /* ---- regions ---- */
 
@@ -275,7 +146,7 @@ static bool same_shape(tirx_builder *b, const char *fn, const tirx_region *d,
 static tirx__prim_stmt *add_prim(tirx_builder *b, const char *fn, int prim, int op, int n,
                                  tirx_region *const *ops, const tirx_config *cfg, uint32_t axes,
                                  bool accumulate) {
-  const tirx_scope *scope = cur_scope(b, fn);
+  const tirx_scope *scope = tirx__b_scope(b, fn);
   if (!scope) return NULL;
   if (cfg && ((unsigned)cfg->hint > TIRX_HINT_NC)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: cfg->hint is %d, not a tirx_hint", fn,
@@ -525,7 +396,6 @@ const char *tirx_kernel_dispatch_report(const tirx_kernel *k) {
 
 /* ---- for the other files of src/builder (builder_internal.h) ---- */
 
-const tirx_scope *tirx__b_scope(tirx_builder *b, const char *fn) { return cur_scope(b, fn); }
 
 bool tirx__b_region(tirx_builder *b, const char *fn, const tirx_region *r, const char *arg,
                     bool dst) {

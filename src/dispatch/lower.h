@@ -130,7 +130,7 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec);
 tirx_status tirx__emit_elementwise(const tirx__rule *rule, const tirx__call *call,
                                    const tirx__shape *shape, void *emitter);
 
-/* ---- reduce (families/reduce_common.c, reduce_cta.c) ---- */
+/* ---- reduce (families/reduce_common.c, reduce_smem.c) ---- */
 
 /* The identity of op in dtype dt, and x op y. */
 tirx_expr *tirx__reduce_identity(tirx_builder *b, int op, int dt);
@@ -140,7 +140,7 @@ tirx_expr *tirx__reduce_combine(tirx_builder *b, int op, tirx_expr *x, tirx_expr
  * butterfly over the lane bits `lane_mask` (0: none). reduce.shuffle and reduce.scalar. */
 tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask);
 
-/* reduce.smem (cluster false) and reduce.dsmem (cluster true; families/reduce_cta.c):
+/* reduce.smem (cluster false) and reduce.dsmem (cluster true; families/reduce_smem.c):
  * per-thread fold, warp butterfly, per-warp partials through a shared scratch, a barrier, a
  * final butterfly in every warp; with cluster, the CTAs' partials through distributed shared
  * memory, folded in rank order. */
@@ -148,7 +148,13 @@ tirx_status tirx__reduce_smem(tirx__lower *lw, bool cluster);
 tirx_status tirx__lower_reduce_smem(tirx__lower *lw);
 tirx_status tirx__lower_reduce_dsmem(tirx__lower *lw);
 
-/* ---- ldmatrix / stmatrix (families/copy_ldmatrix.c) ---- */
+/* ---- ldmatrix / stmatrix (families/copy_ldmatrix.c; copy_stmatrix.c uses them) ---- */
+/* The legality check, the instruction shapes and the lowering of copy.ldmatrix (store false)
+ * and copy.stmatrix (store true), at warp or warpgroup scope. */
+void tirx__matrix_check(tirx__rule_ctx *ctx, bool store);
+int tirx__matrix_shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap);
+tirx_status tirx__matrix_emit(const tirx__call *call, const tirx__shape *shape, void *emitter,
+                              bool store);
 /* ldmatrix (store false: shared -> local) or stmatrix (store true: local -> shared), num
  * matrices per instruction, residual loops over the rest (TIRX__ST_MATRIX statements). */
 tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store);

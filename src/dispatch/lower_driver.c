@@ -21,7 +21,7 @@
 
 #include "../layout/layout_internal.h"
 #include "lower.h"
-#include "tma.h"
+#include "tensor_map.h"
 
 static const char *strip_fn(const char *msg) {
   const char *c = strstr(msg, ": ");

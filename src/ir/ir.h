@@ -44,7 +44,7 @@ typedef enum tirx__op {
 typedef enum tirx__special {
   TIRX__SP_THREAD_IDX = 0, TIRX__SP_BLOCK_IDX, TIRX__SP_BLOCK_DIM, TIRX__SP_GRID_DIM,
   TIRX__SP_THREAD_LINEAR, TIRX__SP_LANE, TIRX__SP_WARP,
-  /* clusters (src/builder/tma.c): %cluster_ctarank, %clusterid.{x,y,z} (i: dimension) */
+  /* clusters (src/builder/bulk.c): %cluster_ctarank, %clusterid.{x,y,z} (i: dimension) */
   TIRX__SP_CLUSTER_CTARANK, TIRX__SP_CLUSTER_ID,
   /* ---- synchronisation (builder/sync.c) ---- */
   TIRX__SP_ELECT_ONE        /* elect.sync over the full warp, bool */
@@ -290,7 +290,7 @@ tirx__features tirx__special_features(int sp); /* tirx__special */
 tirx__features tirx__stmt_features(const tirx__stmt *s);
 tirx__features tirx__block_features(const tirx__block *blk);
 
-/* ---- TMA tensor maps (copy_async.tma; derived by src/dispatch/tma.c, encoded at launch) ---- */
+/* ---- TMA tensor maps (copy_async.tma; derived by src/dispatch/tensor_map.c, encoded at launch) ---- */
 
 enum {
   TIRX__TMAP_MAX_RANK = 5, /* cuTensorMapEncodeTiled's limit */

@@ -100,7 +100,7 @@ enum { TIRX__NATIVE_MAX_OPS = 5 };
     OPS(), "$n()", NULL, "$h();", NULL)                                                        \
   X(WGMMA_WAIT, "wgmma_wait", "tirx_wgmma_wait", TIRX__NEED(TIRX__FEAT(WGMMA)), TIRX__PRE_SYNC,        \
     OPS(IMM(wait.n)), "$n($0)", NULL, NULL, emit_wgmma_wait)                                   \
-  /* ---- tensor cores (dispatch/lower_gemm.c) ---- */                                        \
+  /* ---- tensor cores (dispatch/families/gemm_*.c) ---- */                                        \
   X(WGMMA, "wgmma", "tirx_wgmma", TIRX__NEED(TIRX__FEAT(WGMMA)), TIRX__PRE_SYNC,                       \
     OPS(LOAD(wgmma.acc) EXPR(wgmma.a) LOAD(wgmma.b) EXPR(wgmma.scale_d)), NULL,            \
     print_wgmma, NULL, emit_wgmma)                                                             \
@@ -109,7 +109,7 @@ enum { TIRX__NATIVE_MAX_OPS = 5 };
     "$h($0, $1, $2, $3);", NULL)                                                               \
   X(FENCE_REGS, "fence_regs", "tirx_fence_regs", TIRX__NEED(0), TIRX__PRE_SYNC,        \
     OPS(TENSOR(fence_regs.regs)), NULL, print_fence_regs, NULL, emit_fence_regs)              \
-  /* ---- TMA and bulk groups (dispatch/families/copy_tma.c, builder/tma.c) ---- */           \
+  /* ---- TMA and bulk groups (dispatch/families/copy_tma.c, builder/bulk.c) ---- */           \
   X(TMA_LOAD, "tma_load", "tirx_tma_load", TIRX__NEED(TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)), TIRX__PRE_TMA,              \
     OPS(ELEM(tma.smem) LOADS(tma.coords, tma.rank) LOAD(tma.bar) EXPR(tma.multicast)),     \
     NULL, print_tma, NULL, emit_tma_load)                                                      \
@@ -123,7 +123,7 @@ enum { TIRX__NATIVE_MAX_OPS = 5 };
     OPS(IMM(wait.n)), "$n $0", NULL, "$h<$0, 1>();", NULL)                                     \
   X(TMAP_PREFETCH, "tmap_prefetch", "tirx_tmap_prefetch", TIRX__NEED(TIRX__FEAT(TMA)),              \
     TIRX__PRE_TMA, OPS(TENSOR(prefetch.tensor)), "$n $0", NULL, NULL, emit_prefetch)          \
-  /* reduce.dsmem's cluster barrier and DSMEM store (families/reduce_cta.c, builder/tma.c) */\
+  /* reduce.dsmem's cluster barrier and DSMEM store (families/reduce_smem.c, builder/bulk.c) */\
   X(TMA_CLUSTER_SYNC, "cluster_sync", "tirx_cluster_sync_all", TIRX__NEED(TIRX__FEAT(CLUSTER)),         \
     TIRX__PRE_TMA, OPS(), "$n", NULL, "$h();", NULL)                                           \
   X(DSMEM_STORE, "dsmem_store", "tirx_dsmem_st_f32", TIRX__NEED(TIRX__FEAT(CLUSTER)), TIRX__PRE_TMA,    \

@@ -1598,7 +1598,7 @@ static void op_recipe(run *r) {
       break;
     }
     if (!(fl & 2) || !gr || !sr || !bar) break;
-    /* The whole sequence, as tests/unit/prim/test_tma.c writes it. */
+    /* The whole sequence, as tests/unit/dispatch/families/test_copy_tma.c writes it. */
     h_filter_begin(r, TIRX_AXIS_TID, 0, 1, ANY);
     pre(r, "tirx_tmap_prefetch");
     tirx_tmap_prefetch(r->b, g);

@@ -1,6 +1,6 @@
 /*
  * Tile copies through shared memory with cp.async (copy_async.cp_async), built with the
- * builder's tile primitives: the test bed of the family (tests/unit/prim/test_cp_async.c
+ * builder's tile primitives: the test bed of the family (tests/unit/dispatch/families/test_copy_cp_async.c
  * builds them and compiles them with NVRTC for sm_80 and sm_90a, tests/gpu/test_cp_async.c
  * runs them).
  *

@@ -1,6 +1,6 @@
 /*
  * Single-CTA matrix-multiply tiles, built with the builder's tile primitives: the test bed of
- * the gemm and gemm_async families (tests/unit/prim/test_gemm.c compiles them with NVRTC,
+ * the gemm and gemm_async families (tests/unit/dispatch/families/test_gemm.c compiles them with NVRTC,
  * tests/gpu/test_mma.c runs them against a float64 reference).
  *
  * c (M, N) = a (M, K) x b (K, N) in one CTA: a and b are copied into shared memory with

@@ -1,8 +1,8 @@
 /*
- * copy.ldmatrix and copy.stmatrix: one warp moves 8x8 matrices of 16-bit elements between
- * shared memory and registers (ldmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16, sm_75;
- * stmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16, sm_90). Both rules share the instruction's
- * data, so they share this file.
+ * copy.ldmatrix: one warp moves 8x8 matrices of 16-bit elements from shared memory into
+ * registers (ldmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16, sm_75). Its mirror copy.stmatrix
+ * (copy_stmatrix.c: registers to shared memory, sm_90) has the same instruction data, so the
+ * checks, shapes and lowering below serve both (tirx__matrix_check, _shapes, _emit).
  *
  * The instruction, as data:
  *   register side: every 8x8 block of the 2-D tile is the fragment
@@ -208,20 +208,18 @@ static void check_matrix_wg(tirx__rule_ctx *ctx, int reg, int smem, const char *
 
 /* ---- end ldmatrix/stmatrix of a warpgroup tile ---- */
 
-static void check_ldmatrix(tirx__rule_ctx *ctx) {
+void tirx__matrix_check(tirx__rule_ctx *ctx, bool store) {
+  int reg = store ? 1 : 0, smem = store ? 0 : 1;
+  const char *instr = store ? "stmatrix" : "ldmatrix";
   if (tirx_scope_team_kind(ctx->call->scope) == TIRX_TEAM_WARPGROUP)
-    check_matrix_wg(ctx, 0, 1, "ldmatrix");
+    check_matrix_wg(ctx, reg, smem, instr);
   else
-    check_matrix(ctx, 0, 1, "ldmatrix");
-}
-static void check_stmatrix(tirx__rule_ctx *ctx) {
-  if (tirx_scope_team_kind(ctx->call->scope) == TIRX_TEAM_WARPGROUP)
-    check_matrix_wg(ctx, 1, 0, "stmatrix");
-  else
-    check_matrix(ctx, 1, 0, "stmatrix");
+    check_matrix(ctx, reg, smem, instr);
 }
 
-static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
+static void check_ldmatrix(tirx__rule_ctx *ctx) { tirx__matrix_check(ctx, false); }
+
+int tirx__matrix_shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
   int n = 0;
   for (int64_t num = 4; num >= 1 && n < cap; num /= 2)
     if (ctx->scratch[0] % num == 0) out[n++] = (tirx__shape){{num}};
@@ -385,20 +383,17 @@ static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
   return b->status;
 }
 
+tirx_status tirx__matrix_emit(const tirx__call *call, const tirx__shape *shape, void *emitter,
+                              bool store) {
+  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
+    return lower_matrix_wg(emitter, shape->v[0], store);
+  return tirx__lower_matrix(emitter, shape->v[0], store);
+}
+
 static tirx_status emit_ldmatrix(const tirx__rule *rule, const tirx__call *call,
                                 const tirx__shape *shape, void *emitter) {
   (void)rule;
-  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
-    return lower_matrix_wg(emitter, shape->v[0], false);
-  return tirx__lower_matrix(emitter, shape->v[0], false);
-}
-
-static tirx_status emit_stmatrix(const tirx__rule *rule, const tirx__call *call,
-                                const tirx__shape *shape, void *emitter) {
-  (void)rule;
-  if (tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP)
-    return lower_matrix_wg(emitter, shape->v[0], true);
-  return tirx__lower_matrix(emitter, shape->v[0], true);
+  return tirx__matrix_emit(call, shape, emitter, false);
 }
 
 /* ---- end ldmatrix / stmatrix ---- */
@@ -415,22 +410,6 @@ const tirx__rule tirx__rule_copy_ldmatrix = {
               .features = TIRX__FEAT(LDMATRIX)},
     .shape_dims = {"num"},
     .check = check_ldmatrix,
-    .shapes = shapes,
+    .shapes = tirx__matrix_shapes,
     .emit = emit_ldmatrix,
-};
-
-const tirx__rule tirx__rule_copy_stmatrix = {
-    .name = "copy.stmatrix",
-    .family = "stmatrix",
-    .summary = "stmatrix.sync.aligned.m8n8.x{1,2,4}.shared.b16",
-    .kind = TIRX__RULE_DEFAULT,
-    .prims = TIRX__BIT(TIRX__PRIM_COPY),
-    .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_SHARED),
-    .teams = TIRX__BIT(TIRX_TEAM_WARP) | TIRX__BIT(TIRX_TEAM_WARPGROUP),
-    .needs = {.dtypes = TIRX__DTYPES_16BIT, .rank = 2, .full_team = true,
-              .features = TIRX__FEAT(STMATRIX)},
-    .shape_dims = {"num"},
-    .check = check_stmatrix,
-    .shapes = shapes,
-    .emit = emit_stmatrix,
 };

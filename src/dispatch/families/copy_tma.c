@@ -35,7 +35,7 @@
 
 #include "../../layout/layout_internal.h"
 #include "../lower.h"
-#include "../tma.h"
+#include "../tensor_map.h"
 #include "families.h"
 
 static const char FN[] = "tirx_kernel_build";

@@ -48,16 +48,16 @@ int64_t tirx__reduce_check_axes(tirx__rule_ctx *ctx, uint64_t allowed, const cha
 
 /* copy */
 extern const tirx__rule tirx__rule_copy_ldmatrix; /* copy_ldmatrix.c */
-extern const tirx__rule tirx__rule_copy_stmatrix; /* copy_ldmatrix.c */
+extern const tirx__rule tirx__rule_copy_stmatrix; /* copy_stmatrix.c */
 extern const tirx__rule tirx__rule_copy_vec;      /* copy_vec.c */
 extern const tirx__rule tirx__rule_copy_scalar;   /* copy_scalar.c */
 /* pointwise (unary, binary, ternary), cast, fill, select */
 extern const tirx__rule tirx__rule_pointwise_vec;    /* pointwise_vec.c */
 extern const tirx__rule tirx__rule_pointwise_scalar; /* pointwise_scalar.c */
 /* reduce */
-extern const tirx__rule tirx__rule_reduce_shuffle; /* reduce_warp.c */
-extern const tirx__rule tirx__rule_reduce_smem;    /* reduce_cta.c */
-extern const tirx__rule tirx__rule_reduce_dsmem;   /* reduce_cluster.c */
+extern const tirx__rule tirx__rule_reduce_shuffle; /* reduce_shuffle.c */
+extern const tirx__rule tirx__rule_reduce_smem;    /* reduce_smem.c */
+extern const tirx__rule tirx__rule_reduce_dsmem;   /* reduce_dsmem.c */
 extern const tirx__rule tirx__rule_reduce_scalar;  /* reduce_scalar.c */
 /* copy_async */
 extern const tirx__rule tirx__rule_copy_tma;      /* copy_tma.c */

@@ -24,10 +24,10 @@
  *              correct when factor divides the global extent (checked at launch) and the
  *              region's begin on that dim (checked here from what is known of it).
  *
- * Everything here is pure computation on the CPU (tests/unit/dispatch/test_tma.c).
+ * Everything here is pure computation on the CPU (tests/unit/dispatch/test_tensor_map.c).
  */
-#ifndef TIRX_DISPATCH_TMA_H
-#define TIRX_DISPATCH_TMA_H
+#ifndef TIRX_DISPATCH_TENSOR_MAP_H
+#define TIRX_DISPATCH_TENSOR_MAP_H
 
 #include "../ir/ir.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../layout/layout_internal.h"
-#include "tma.h"
+#include "tensor_map.h"
 
 typedef struct siter {
   int dim;

@@ -1,5 +1,5 @@
-/* src/dispatch/tma.c (TMA tensor-map derivation) and the copy_async.tma rule's dispatch. */
-#include "dispatch/tma.h"
+/* src/dispatch/tensor_map.c (TMA tensor-map derivation) and the copy_async.tma rule's dispatch. */
+#include "dispatch/tensor_map.h"
 #include "dispatch_helpers.h"
 
 TestSuite(tma, .init = dispatch_setup, .fini = dispatch_teardown);

@@ -4,7 +4,7 @@
  * (examples/cp_async_tiles.c), and every error with its message. */
 #include <string.h>
 
-#include "../helpers.h"
+#include "../../helpers.h"
 #include "builder/builder_internal.h"
 #include "ir/kernel_abi.h"
 #include "cp_async_tiles.h"

@@ -2,7 +2,7 @@
  * reduce.dsmem: a cluster reduces register tiles: a CTA reduction (as reduce.smem), then the
  * CTAs' partials pushed into every peer through distributed shared memory (mapa +
  * st.shared::cluster), a cluster barrier (barrier.cluster.arrive.release/wait.acquire) and a
- * fold in rank order, sm_90 (lowering: tirx__lower_reduce_dsmem below, tirx__reduce_smem in reduce_cta.c). The cluster
+ * fold in rank order, sm_90 (lowering: tirx__lower_reduce_dsmem below, tirx__reduce_smem in reduce_smem.c). The cluster
  * must be one-dimensional (x CTAs) and the reduced cbx iters must cover it; f32 accumulators.
  *
  * The instruction, as data: team cluster, arch >= 90; source and destination in registers;

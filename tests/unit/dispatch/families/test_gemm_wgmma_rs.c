@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../helpers.h"
+#include "../../helpers.h"
 #include "mma_tiles.h"
 
 static void assert_has(const char *text, const char *want) {

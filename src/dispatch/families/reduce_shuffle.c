@@ -108,7 +108,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
                                       const tirx__shape *shape, void *emitter) {
   (void)rule;
   (void)shape;
-  /* The lane bits the butterfly flips: those of the reduced laneid iters (reduce_warp.c). */
+  /* The lane bits the butterfly flips: those of the reduced laneid iters (reduce_shuffle.c). */
   const tirx_layout *src = tirx_layout_canonicalize(((tirx__lower *)emitter)->arena,
                                                     call->operands[1].layout);
   if (!src) return tirx_last_status();

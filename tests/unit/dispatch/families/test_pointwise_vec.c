@@ -4,7 +4,7 @@
  * forcing the scalar family works; f32 kernels keep per-element math. */
 #include <string.h>
 
-#include "../helpers.h"
+#include "../../helpers.h"
 #include "rows_ref.h"
 
 /* The row kernels' options of the current test (each test runs in its own process). */

@@ -1,6 +1,6 @@
 /* tirx_copy_async (TMA), bulk groups, clusters: the builder's checks, the generated source and
  * PTX for sm_90a (NVRTC, no GPU needed), and the launch plan's tensor maps and cluster checks. */
-#include "../helpers.h"
+#include "../../helpers.h"
 #include "builder/builder_internal.h"
 #include "ir/kernel_abi.h"
 

@@ -4,7 +4,7 @@
  * warpgroup's wgmma A fragments. */
 #include <string.h>
 
-#include "../helpers.h"
+#include "../../helpers.h"
 
 /* The mma.sync m16n8k16 A fragment: 16x16 in four 8x8 ldmatrix blocks. */
 #define MMA_A "((2,8),(2,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))"

@@ -1,11 +1,11 @@
-/* reduce.dsmem (src/dispatch/families/reduce_cluster.c, reduce_cta.c): a cluster of CTAs reduces a
+/* reduce.dsmem (src/dispatch/families/reduce_dsmem.c, reduce_smem.c): a cluster of CTAs reduces a
  * register tile whose iters span the cluster on cbx; the CTA partial as reduce.smem, then the
  * partials pushed into every peer through DSMEM and a cluster barrier. Generated code, the IR
  * text, PTX for sm_90a (mapa, st.shared::cluster, barrier.cluster), every error with its
  * message, and the membound kernels that use it for wide rows. */
 #include <string.h>
 
-#include "../helpers.h"
+#include "../../helpers.h"
 #include "rows_ref.h"
 
 /* The row kernels' options of the current test (each test runs in its own process). */

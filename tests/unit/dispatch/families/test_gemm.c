@@ -2,7 +2,7 @@
  * NVRTC for sm_90a (wgmma.mma_async in the PTX). */
 #include <string.h>
 
-#include "../helpers.h"
+#include "../../helpers.h"
 #include "mma_tiles.h"
 
 static tirx_runtime *compile_only_runtime(void) {
