@@ -58,7 +58,8 @@ extern "C" {
   X(E_NOT_SUPPORTED, 24, "not supported")                                                      \
   X(E_STICKY, 25, "runtime is in a failed state after a fatal device error")                   \
   X(E_INTERNAL, 26, "internal error (a bug in tirx)")                                         \
-  X(E_FORKED, 27, "object was created in another process (before a fork)")
+  X(E_FORKED, 27, "object was created in another process (before a fork)")                    \
+  X(E_CAPTURE, 28, "the stream is capturing a CUDA graph and the kernel is not ready")
 
 typedef enum tirx_status {
 #define TIRX_STATUS_ENUM_(name, value, text) TIRX_##name = value,

@@ -72,6 +72,33 @@ typedef struct tirx_event {
  * thread-safe and quick, and must not call back into the runtime. */
 typedef void (*tirx_event_fn)(const tirx_event *event, void *user);
 
+/*
+ * What a launch does when its stream is being captured into a CUDA graph
+ * (cuStreamBeginCapture, any mode: global, thread-local or relaxed) and the variant it needs is
+ * not ready in the runtime's memory table. A launch whose variant is ready is captured like any
+ * other kernel launch, with no check (the capture check runs on the miss path only).
+ *
+ * The rule for servers: warm up before capturing. Launch every shape once outside the capture,
+ * or call tirx_runtime_warmup() (with tiered compilation, then tirx_runtime_drain()), and only
+ * then capture; a graph holds the variant that was ready at capture time for as long as it is
+ * replayed.
+ */
+typedef enum tirx_capture_policy {
+  /* The default (and the behaviour before this option existed): the launch finds, compiles and
+   * loads the variant inside the capture, waiting for it (a first compile stalls the capturing
+   * thread for the NVRTC time, tens to hundreds of milliseconds). With tiered compilation it
+   * waits for the specialised variant rather than baking the dynamic one into the graph.
+   * Loading a module during a global-mode capture is up to the driver; prefer a warm-up. */
+  TIRX_CAPTURE_WAIT = 0,
+  /* The launch fails with TIRX_E_CAPTURE and records nothing into the capture; nothing is
+   * compiled, read from disk or loaded (the capture stays valid; the caller may end it, warm up
+   * and capture again). With tiered compilation this also applies while the specialised
+   * variant is still compiling, even when the dynamic one is ready. Message:
+   *   tirx_launch: kernel 'k' is not ready and its stream is capturing a CUDA graph
+   *   (capture_policy TIRX_CAPTURE_REFUSE): launch it once, or warm it up, before capturing */
+  TIRX_CAPTURE_REFUSE = 1
+} tirx_capture_policy;
+
 /* Options of tirx_runtime_create. Zero-initialise and set the fields you need. */
 typedef struct tirx_runtime_options {
   /* CUDA device ordinal, 0 by default. */
@@ -108,6 +135,9 @@ typedef struct tirx_runtime_options {
   /* Progress and cache warnings (optional), with its user pointer. */
   tirx_event_fn on_event;
   void *event_user;
+  /* Launches on a capturing stream whose variant is not ready (tirx_capture_policy); 0 is
+   * TIRX_CAPTURE_WAIT. Other values: TIRX_E_INVALID_ARG from tirx_runtime_create. */
+  tirx_capture_policy capture_policy;
 } tirx_runtime_options;
 
 /*
@@ -197,13 +227,47 @@ TIRX_API void tirx_compiled_destroy(tirx_compiled *c);
  * loaded kernel (compiling and loading it on first use; later launches of the same kernel
  * reuse it) and calls cuLaunchKernel. Asynchronous: errors inside the kernel show at the next
  * synchronising call. The calling thread's current CUDA context is left as it was.
+ * A launch on a stream that is capturing a CUDA graph follows the runtime's capture_policy
+ * when its variant is not ready (tirx_capture_policy).
  * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (nargs), TIRX_E_NO_DEVICE, TIRX_E_STICKY,
  * TIRX_E_LAUNCH_ARG, TIRX_E_LIMIT, TIRX_E_NOT_SUPPORTED (the runtime's arch is older than the
- * kernel needs, as for tirx_compile), TIRX_E_COMPILE, TIRX_E_DRIVER, TIRX_E_FORKED.
+ * kernel needs, as for tirx_compile), TIRX_E_COMPILE, TIRX_E_DRIVER, TIRX_E_FORKED,
+ * TIRX_E_CAPTURE (TIRX_CAPTURE_REFUSE).
  * A launch whose variant is in memory takes no lock and allocates nothing.
  */
 TIRX_API tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
                                  int nargs, void *stream);
+
+/* Where the function a launch ran came from (tirx_launch_info.source). */
+typedef enum tirx_launch_source {
+  TIRX_LAUNCH_FROM_MEMORY = 0,   /* already loaded in the runtime: the fast path */
+  TIRX_LAUNCH_FROM_DISK = 1,     /* read from the disk cache and loaded by this launch */
+  TIRX_LAUNCH_FROM_COMPILE = 2   /* this launch waited for an NVRTC compile (its own or one it
+                                    joined) */
+} tirx_launch_source;
+
+/* What one launch did, for a server's logs (tirx_launch_ex). Set size to sizeof(tirx_launch_info)
+ * before the call: the runtime writes only the fields that fit in size, so a caller compiled
+ * against an older, shorter struct keeps working. */
+typedef struct tirx_launch_info {
+  size_t size;               /* set by the caller */
+  tirx_launch_source source; /* of the function that ran */
+  bool fell_back;            /* tiered: the dynamic variant ran while the specialised one
+                                compiles in the background */
+  bool capturing;            /* the stream was capturing a graph (looked up on the miss path
+                                only: false on the fast path, which never asks the driver) */
+  double millis;             /* host time of the call, lookup, compile and launch included */
+} tirx_launch_info;
+
+/*
+ * tirx_launch, and when info is not NULL, fills *info on success (the fields past info->size are
+ * not written). Errors: those of tirx_launch, and TIRX_E_INVALID_ARG when info->size is below
+ * offsetof(tirx_launch_info, fell_back), the smallest struct that holds source:
+ *   tirx_launch_ex: info->size is 4, expected at least 12 (sizeof(tirx_launch_info) is 32)
+ */
+TIRX_API tirx_status tirx_launch_ex(tirx_runtime *rt, const tirx_kernel *kernel,
+                                    const tirx_arg *args, int nargs, void *stream,
+                                    tirx_launch_info *info);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Kernel cache, asynchronous preparation, warm-up                                            */
@@ -305,9 +369,48 @@ TIRX_API tirx_status tirx_runtime_warmup(tirx_runtime *rt, const tirx_kernel *ke
                                          const tirx_arg *const *arg_lists, const int *nargs,
                                          int count);
 
+/*
+ * Waits until the runtime's compile queue is idle: every compile that was submitted (by
+ * launches, tiered background compiles, tirx_prepare_async, warm-ups) has finished, and its
+ * variant is ready or has failed. timeout_ms: -1 forever, 0 just look. A server calls it after a
+ * tiered warm-up and before capturing graphs. Compiles submitted while it waits are waited for
+ * too. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (timeout_ms < -1, or a call from a completion
+ * callback, which runs on the queue's thread and would wait for itself), TIRX_E_TIMEOUT ("...:
+ * 2 compiles still running after 10 ms"), TIRX_E_FORKED.
+ */
+TIRX_API tirx_status tirx_runtime_drain(tirx_runtime *rt, int64_t timeout_ms);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Device memory (a small convenience for hosts and tests)                                     */
 /* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Streams. Every function below that takes a stream takes a CUstream (void *, so that no CUDA
+ * header is needed) of the runtime's context, tirx_runtime_context(); NULL is the legacy default
+ * stream. A host that has no CUDA runtime of its own makes streams with
+ * tirx_runtime_stream_create(); one that has (cudaStream_t is a CUstream) passes its own,
+ * created in the device's primary context, which is the one the CUDA runtime API uses.
+ */
+
+/* The runtime's CUDA context (a CUcontext: the device's primary context, retained by the
+ * runtime until tirx_runtime_destroy), or NULL without a device (and in a forked child). */
+TIRX_API void *tirx_runtime_context(const tirx_runtime *rt);
+
+/* Creates a stream in the runtime's context (CU_STREAM_NON_BLOCKING: it does not synchronise
+ * with the legacy default stream) into *out. Destroy it with tirx_runtime_stream_destroy().
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_NO_DEVICE, TIRX_E_STICKY, TIRX_E_DRIVER, TIRX_E_FORKED. */
+TIRX_API tirx_status tirx_runtime_stream_create(tirx_runtime *rt, void **out);
+
+/* Destroys a stream from tirx_runtime_stream_create() (work queued on it still completes).
+ * NULL is a no-op. Errors: TIRX_E_NULL_ARG (rt), TIRX_E_NO_DEVICE, TIRX_E_STICKY,
+ * TIRX_E_DRIVER, TIRX_E_FORKED. */
+TIRX_API tirx_status tirx_runtime_stream_destroy(tirx_runtime *rt, void *stream);
+
+/* Whether stream (NULL: the legacy default stream) is capturing into a CUDA graph, into *out
+ * (cuStreamIsCapturing). The legacy stream reads true while another stream captures in global
+ * or thread-local mode (work on it would join that capture). Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_NO_DEVICE, TIRX_E_STICKY, TIRX_E_DRIVER, TIRX_E_FORKED. */
+TIRX_API tirx_status tirx_runtime_stream_is_capturing(tirx_runtime *rt, void *stream, bool *out);
 
 /* Allocates bytes (> 0) of device memory (256-byte aligned) into *out. Free with
  * tirx_runtime_free(). Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG, TIRX_E_NO_DEVICE,
@@ -329,9 +432,23 @@ typedef enum tirx_copy_kind {
 TIRX_API tirx_status tirx_runtime_copy(tirx_runtime *rt, void *dst, const void *src, size_t bytes,
                                        tirx_copy_kind kind);
 
+/* tirx_runtime_copy queued on stream (NULL: the legacy default stream; a capturing stream
+ * records it into the graph), asynchronous with respect to the host: src and dst must stay
+ * valid until the stream reaches the copy. Host memory that is not page-locked makes the driver
+ * stage it, and the call may return only once the host side was read. Errors as
+ * tirx_runtime_copy (named tirx_runtime_copy_async). */
+TIRX_API tirx_status tirx_runtime_copy_async(tirx_runtime *rt, void *dst, const void *src,
+                                             size_t bytes, tirx_copy_kind kind, void *stream);
+
 /* Sets count 32-bit words at dst (4-byte aligned device memory) to value (poisoning outputs in
- * tests, zeroing). Errors as tirx_runtime_copy, and TIRX_E_INVALID_ARG for a misaligned dst. */
+ * tests, zeroing), ordered after the legacy default stream. Errors as tirx_runtime_copy, and
+ * TIRX_E_INVALID_ARG for a misaligned dst. */
 TIRX_API tirx_status tirx_runtime_fill32(tirx_runtime *rt, void *dst, uint32_t value, size_t count);
+
+/* tirx_runtime_fill32 queued on stream (NULL: the legacy default stream), asynchronous with
+ * respect to the host. Errors as tirx_runtime_fill32 (named tirx_runtime_fill32_async). */
+TIRX_API tirx_status tirx_runtime_fill32_async(tirx_runtime *rt, void *dst, uint32_t value,
+                                               size_t count, void *stream);
 
 /* Waits for stream (NULL: every stream of the context). This is where faults inside kernels
  * surface: a fatal one turns the runtime sticky (see tirx_runtime_health).

@@ -50,6 +50,17 @@
   X(MemcpyDtoH, 3020, (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount))                    \
   X(MemcpyDtoD, 3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount))            \
   X(MemsetD32, 3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N))                          \
+  /* streams: the _async copies, streams made for a host, capture detection */                    \
+  X(MemcpyHtoDAsync, 3020,                                                                         \
+    (CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream))              \
+  X(MemcpyDtoHAsync, 3020,                                                                         \
+    (void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))                    \
+  X(MemcpyDtoDAsync, 3020,                                                                         \
+    (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))            \
+  X(MemsetD32Async, 3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream))    \
+  X(StreamCreate, 2000, (CUstream * phStream, unsigned int Flags))                                 \
+  X(StreamDestroy, 4000, (CUstream hStream))                                                       \
+  X(StreamIsCapturing, 10000, (CUstream hStream, CUstreamCaptureStatus * captureStatus))          \
   /* TMA tensor maps and cluster launches (copy_async.tma, tirx_set_cluster) */                   \
   X(TensorMapEncodeTiled, 12000,                                                                   \
     (CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,           \

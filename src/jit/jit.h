@@ -117,6 +117,10 @@ typedef tirx_status (*tirx__loader_fn)(tirx_runtime *rt, void *user, const char 
                                        const tirx__cache_key *key, const void *image, size_t size,
                                        const char *entry, CUmodule *module, CUfunction *function);
 
+/* Answers whether stream is capturing (tests replace the driver's cuStreamIsCapturing with it,
+ * tirx__runtime_set_capture_probe). On failure records an error and returns its status. */
+typedef tirx_status (*tirx__capture_probe_fn)(tirx_runtime *rt, void *stream, bool *capturing);
+
 struct tirx_runtime {
   /* Fixed after creation. */
   int ordinal;
@@ -139,6 +143,8 @@ struct tirx_runtime {
   uint32_t max_parallel;
   tirx_event_fn on_event;
   void *event_user;
+  tirx_capture_policy capture_policy;
+  tirx__capture_probe_fn capture_probe; /* NULL: cuStreamIsCapturing */
   tirx__loader_fn loader; /* NULL: nothing is loaded (compile-only) */
   void *loader_user;
   int nvrtc_major, nvrtc_minor;
@@ -166,6 +172,11 @@ struct tirx_runtime {
   atomic_bool queue_ready; /* queue created */
   tirx__store *store;  /* NULL when the cache is disabled */
   struct tirx__queue *queue;
+
+  /* Requests submitted to the compile queue and not finished yet (under mu; idle_cv is
+   * broadcast when it drops to 0, for tirx_runtime_drain). */
+  uint64_t in_flight;
+  pthread_cond_t idle_cv;
 
   /* Counters. */
   _Atomic uint64_t compiles, compile_failures, loads, tiered_fallbacks, nvrtc_ns, disk_hits;
@@ -226,6 +237,24 @@ static inline tirx__variant *tirx__variant_lookup(tirx_runtime *rt, const uint64
 tirx_status tirx__runtime_select(tirx_runtime *rt, const tirx_kernel *k,
                                  const tirx__launch_plan *plan, const char *fn,
                                  tirx__module **out);
+
+/* tirx__runtime_select for a launch on a stream that is being captured into a CUDA graph when
+ * capturing is true: then under TIRX_CAPTURE_REFUSE nothing is compiled, read or loaded and the
+ * call fails with TIRX_E_CAPTURE, and under TIRX_CAPTURE_WAIT a tiered runtime waits for the
+ * specialised variant instead of running the dynamic one. info (optional) receives where the
+ * module came from and whether the dynamic variant ran in its place. */
+tirx_status tirx__runtime_select_ex(tirx_runtime *rt, const tirx_kernel *k,
+                                    const tirx__launch_plan *plan, const char *fn, bool capturing,
+                                    tirx__module **out, tirx_launch_info *info);
+
+/* Whether stream (NULL: the legacy default stream) is capturing into a graph, through the
+ * runtime's probe; the runtime's context must be current. The legacy stream counts as
+ * capturing while another stream of the context captures in a mode that forbids it
+ * (CUDA_ERROR_STREAM_CAPTURE_IMPLICIT). Errors: those of tirx__driver_error. */
+tirx_status tirx__stream_capturing(tirx_runtime *rt, const char *fn, void *stream, bool *out);
+
+/* Replaces the capture probe (NULL: cuStreamIsCapturing). For tests. */
+void tirx__runtime_set_capture_probe(tirx_runtime *rt, tirx__capture_probe_fn probe);
 
 /* The cache key of a kernel's variant for this runtime (source, NVRTC version, options, arch,
  * format version). */

@@ -1,7 +1,9 @@
 /* tirx_launch: plan from the caller's arguments, find the variant's loaded function (the memory
  * table without a lock; variant.c on a miss), cuLaunchKernel. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "jit.h"
 
@@ -41,9 +43,25 @@ static CUresult encode_tmap(tirx_runtime *rt, const tirx__tmap_request *q, unsig
   return r;
 }
 
-tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
-                        int nargs, void *stream) {
-  static const char *const fn = "tirx_launch";
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Whether stream captures a graph, with the runtime's context current for the question. */
+static tirx_status capturing_now(tirx_runtime *rt, const char *fn, void *stream, bool *out) {
+  tirx__ctx_guard g;
+  tirx_status st = tirx__ctx_enter(rt, fn, &g);
+  if (st != TIRX_OK)
+    return st;
+  st = tirx__stream_capturing(rt, fn, stream, out);
+  tirx__ctx_leave(rt, &g);
+  return st;
+}
+
+static tirx_status launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
+                          int nargs, void *stream, const char *fn, tirx_launch_info *info) {
   if (TIRX_UNLIKELY(!rt))
     return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
   if (TIRX_UNLIKELY(!kernel))
@@ -75,10 +93,20 @@ tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_
   if (TIRX_LIKELY(v && atomic_load_explicit(&v->state, memory_order_acquire) ==
                            TIRX__VARIANT_READY)) {
     e = v->mod;
+    if (info)
+      info->source = TIRX_LAUNCH_FROM_MEMORY;
   } else {
-    st = tirx__runtime_select(rt, kernel, &plan, fn, &e);
+    /* The miss path: only here is the driver asked about graph capture, so the fast path
+     * costs nothing more. */
+    bool capturing = false;
+    if ((st = capturing_now(rt, fn, stream, &capturing)) != TIRX_OK)
+      return st;
+    st = tirx__runtime_select_ex(rt, kernel, &plan, fn, capturing, &e, info);
     if (st != TIRX_OK)
       return st;
+    if (TIRX_UNLIKELY(capturing))
+      tirx__log(rt, 1, "%s: kernel '%s' became ready during a graph capture on stream %p", fn,
+                tirx__kernel_entry(kernel), stream);
   }
   if (TIRX_UNLIKELY(!e->function))
     return tirx__error(TIRX_E_INTERNAL, "%s: kernel '%s' has no loaded function", fn,
@@ -138,5 +166,36 @@ tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_
     snprintf(what, sizeof what, "cuLaunchKernel('%.100s')", e->entry);
     return tirx__driver_error(rt, fn, what, r);
   }
+  return TIRX_OK;
+}
+
+tirx_status tirx_launch(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
+                        int nargs, void *stream) {
+  return launch(rt, kernel, args, nargs, stream, "tirx_launch", NULL);
+}
+
+tirx_status tirx_launch_ex(tirx_runtime *rt, const tirx_kernel *kernel, const tirx_arg *args,
+                           int nargs, void *stream, tirx_launch_info *info) {
+  static const char *const fn = "tirx_launch_ex";
+  if (!info)
+    return launch(rt, kernel, args, nargs, stream, fn, NULL);
+  const size_t min = offsetof(tirx_launch_info, fell_back);
+  if (info->size < min)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: info->size is %zu, expected at least %zu (sizeof(tirx_launch_info) "
+                       "is %zu)",
+                       fn, info->size, min, sizeof(tirx_launch_info));
+  double t0 = now_ms();
+  tirx_launch_info full;
+  memset(&full, 0, sizeof full);
+  full.size = sizeof full;
+  tirx_status st = launch(rt, kernel, args, nargs, stream, fn, &full);
+  if (st != TIRX_OK)
+    return st;
+  full.millis = now_ms() - t0;
+  size_t n = info->size < sizeof full ? info->size : sizeof full;
+  size_t keep = info->size;
+  memcpy(info, &full, n);
+  info->size = keep;
   return TIRX_OK;
 }

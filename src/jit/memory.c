@@ -55,13 +55,18 @@ tirx_status tirx_runtime_free(tirx_runtime *rt, void *ptr) {
   return TIRX_OK;
 }
 
-tirx_status tirx_runtime_copy(tirx_runtime *rt, void *dst, const void *src, size_t bytes,
-                              tirx_copy_kind kind) {
-  static const char *const fn = "tirx_runtime_copy";
+static bool copy_kind_valid(tirx_copy_kind kind) {
+  return kind == TIRX_COPY_HOST_TO_DEVICE || kind == TIRX_COPY_DEVICE_TO_HOST ||
+         kind == TIRX_COPY_DEVICE_TO_DEVICE;
+}
+
+/* The copy of tirx_runtime_copy (async false: the synchronous calls, ordered after the legacy
+ * default stream) and of tirx_runtime_copy_async (on stream). */
+static tirx_status copy_on(tirx_runtime *rt, const char *fn, void *dst, const void *src,
+                           size_t bytes, tirx_copy_kind kind, bool async, void *stream) {
   if (!rt)
     return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
-  if (kind != TIRX_COPY_HOST_TO_DEVICE && kind != TIRX_COPY_DEVICE_TO_HOST &&
-      kind != TIRX_COPY_DEVICE_TO_DEVICE)
+  if (!copy_kind_valid(kind))
     return tirx__error(TIRX_E_INVALID_ARG, "%s: kind %d is not a tirx_copy_kind", fn, (int)kind);
   if (bytes == 0)
     return TIRX_OK;
@@ -73,20 +78,23 @@ tirx_status tirx_runtime_copy(tirx_runtime *rt, void *dst, const void *src, size
   tirx_status st = device_enter(rt, fn, &g);
   if (st != TIRX_OK)
     return st;
+  CUstream s = (CUstream)stream;
+  CUdeviceptr ddst = (CUdeviceptr)(uintptr_t)dst, dsrc = (CUdeviceptr)(uintptr_t)src;
   CUresult r;
   const char *what;
   switch (kind) {
   case TIRX_COPY_HOST_TO_DEVICE:
-    what = "cuMemcpyHtoD";
-    r = rt->drv.MemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, bytes);
+    what = async ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD";
+    r = async ? rt->drv.MemcpyHtoDAsync(ddst, src, bytes, s) : rt->drv.MemcpyHtoD(ddst, src, bytes);
     break;
   case TIRX_COPY_DEVICE_TO_HOST:
-    what = "cuMemcpyDtoH";
-    r = rt->drv.MemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, bytes);
+    what = async ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH";
+    r = async ? rt->drv.MemcpyDtoHAsync(dst, dsrc, bytes, s) : rt->drv.MemcpyDtoH(dst, dsrc, bytes);
     break;
   default:
-    what = "cuMemcpyDtoD";
-    r = rt->drv.MemcpyDtoD((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes);
+    what = async ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoD";
+    r = async ? rt->drv.MemcpyDtoDAsync(ddst, dsrc, bytes, s)
+              : rt->drv.MemcpyDtoD(ddst, dsrc, bytes);
     break;
   }
   tirx__ctx_leave(rt, &g);
@@ -95,8 +103,18 @@ tirx_status tirx_runtime_copy(tirx_runtime *rt, void *dst, const void *src, size
   return TIRX_OK;
 }
 
-tirx_status tirx_runtime_fill32(tirx_runtime *rt, void *dst, uint32_t value, size_t count) {
-  static const char *const fn = "tirx_runtime_fill32";
+tirx_status tirx_runtime_copy(tirx_runtime *rt, void *dst, const void *src, size_t bytes,
+                              tirx_copy_kind kind) {
+  return copy_on(rt, "tirx_runtime_copy", dst, src, bytes, kind, false, NULL);
+}
+
+tirx_status tirx_runtime_copy_async(tirx_runtime *rt, void *dst, const void *src, size_t bytes,
+                                    tirx_copy_kind kind, void *stream) {
+  return copy_on(rt, "tirx_runtime_copy_async", dst, src, bytes, kind, true, stream);
+}
+
+static tirx_status fill_on(tirx_runtime *rt, const char *fn, void *dst, uint32_t value,
+                           size_t count, bool async, void *stream) {
   if (!rt)
     return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
   if (count == 0)
@@ -109,11 +127,97 @@ tirx_status tirx_runtime_fill32(tirx_runtime *rt, void *dst, uint32_t value, siz
   tirx_status st = device_enter(rt, fn, &g);
   if (st != TIRX_OK)
     return st;
-  CUresult r = rt->drv.MemsetD32((CUdeviceptr)(uintptr_t)dst, value, count);
+  CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst;
+  CUresult r = async ? rt->drv.MemsetD32Async(d, value, count, (CUstream)stream)
+                     : rt->drv.MemsetD32(d, value, count);
   tirx__ctx_leave(rt, &g);
   if (r != CUDA_SUCCESS)
-    return tirx__driver_error(rt, fn, "cuMemsetD32", r);
+    return tirx__driver_error(rt, fn, async ? "cuMemsetD32Async" : "cuMemsetD32", r);
   return TIRX_OK;
+}
+
+tirx_status tirx_runtime_fill32(tirx_runtime *rt, void *dst, uint32_t value, size_t count) {
+  return fill_on(rt, "tirx_runtime_fill32", dst, value, count, false, NULL);
+}
+
+tirx_status tirx_runtime_fill32_async(tirx_runtime *rt, void *dst, uint32_t value, size_t count,
+                                      void *stream) {
+  return fill_on(rt, "tirx_runtime_fill32_async", dst, value, count, true, stream);
+}
+
+void *tirx_runtime_context(const tirx_runtime *rt) {
+  return rt && rt->has_device && !tirx__runtime_forked(rt) ? (void *)rt->ctx : NULL;
+}
+
+tirx_status tirx_runtime_stream_create(tirx_runtime *rt, void **out) {
+  static const char *const fn = "tirx_runtime_stream_create";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  *out = NULL;
+  if (!rt)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
+  tirx__ctx_guard g;
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
+    return st;
+  CUstream s = NULL;
+  CUresult r = rt->drv.StreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  tirx__ctx_leave(rt, &g);
+  if (r != CUDA_SUCCESS)
+    return tirx__driver_error(rt, fn, "cuStreamCreate", r);
+  *out = (void *)s;
+  return TIRX_OK;
+}
+
+tirx_status tirx_runtime_stream_destroy(tirx_runtime *rt, void *stream) {
+  static const char *const fn = "tirx_runtime_stream_destroy";
+  if (!rt)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
+  if (!stream)
+    return TIRX_OK;
+  tirx__ctx_guard g;
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
+    return st;
+  CUresult r = rt->drv.StreamDestroy((CUstream)stream);
+  tirx__ctx_leave(rt, &g);
+  if (r != CUDA_SUCCESS)
+    return tirx__driver_error(rt, fn, "cuStreamDestroy", r);
+  return TIRX_OK;
+}
+
+tirx_status tirx__stream_capturing(tirx_runtime *rt, const char *fn, void *stream, bool *out) {
+  *out = false;
+  if (rt->capture_probe)
+    return rt->capture_probe(rt, stream, out);
+  CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUresult r = rt->drv.StreamIsCapturing((CUstream)stream, &cs);
+  if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) {
+    /* The legacy default stream while another stream captures in global or thread-local
+     * mode: any work on it would join (and break) that capture. */
+    *out = true;
+    return TIRX_OK;
+  }
+  if (r != CUDA_SUCCESS)
+    return tirx__driver_error(rt, fn, "cuStreamIsCapturing", r);
+  *out = cs != CU_STREAM_CAPTURE_STATUS_NONE; /* ACTIVE, or INVALIDATED (still capturing) */
+  return TIRX_OK;
+}
+
+tirx_status tirx_runtime_stream_is_capturing(tirx_runtime *rt, void *stream, bool *out) {
+  static const char *const fn = "tirx_runtime_stream_is_capturing";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  *out = false;
+  if (!rt)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
+  tirx__ctx_guard g;
+  tirx_status st = device_enter(rt, fn, &g);
+  if (st != TIRX_OK)
+    return st;
+  st = tirx__stream_capturing(rt, fn, stream, out);
+  tirx__ctx_leave(rt, &g);
+  return st;
 }
 
 tirx_status tirx_runtime_synchronize(tirx_runtime *rt, void *stream) {

@@ -219,6 +219,11 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
   if (o->device < 0)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: options->device is %d, expected >= 0", fn,
                        o->device);
+  if (o->capture_policy != TIRX_CAPTURE_WAIT && o->capture_policy != TIRX_CAPTURE_REFUSE)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: options->capture_policy is %d, expected TIRX_CAPTURE_WAIT (0) or "
+                       "TIRX_CAPTURE_REFUSE (1)",
+                       fn, (int)o->capture_policy);
   if (o->arch) {
     tirx_status st = tirx__nvrtc_check_arch(fn, o->arch);
     if (st != TIRX_OK)
@@ -234,6 +239,7 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
   snprintf(rt->arch, sizeof rt->arch, "%s", o->arch ? o->arch : "sm_90a");
   pthread_mutex_init(&rt->mu, NULL);
   pthread_cond_init(&rt->cv, NULL);
+  pthread_cond_init(&rt->idle_cv, NULL);
   pthread_mutex_init(&rt->failed_lock, NULL);
   atomic_init(&rt->failed, false);
   atomic_init(&rt->vtable, NULL);
@@ -241,6 +247,7 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
   rt->cache_fsync = !o->cache_no_fsync;
   rt->cache_max_bytes = o->cache_max_bytes;
   rt->tiered = o->tiered;
+  rt->capture_policy = o->capture_policy;
   rt->max_parallel = o->max_parallel_compiles;
   rt->on_event = o->on_event;
   rt->event_user = o->event_user;
@@ -296,6 +303,7 @@ void tirx_runtime_destroy(tirx_runtime *rt) {
   free(rt->failed_message);
   pthread_mutex_destroy(&rt->mu);
   pthread_cond_destroy(&rt->cv);
+  pthread_cond_destroy(&rt->idle_cv);
   pthread_mutex_destroy(&rt->failed_lock);
   free(rt);
 }

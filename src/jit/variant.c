@@ -499,6 +499,10 @@ typedef struct request {
   tirx_future *pub; /* one reference, or NULL */
 } request;
 
+/* True on the queue's thread while it runs a public completion callback (tirx_runtime_drain
+ * from there would wait for itself). */
+static _Thread_local bool in_queue_callback;
+
 static void on_request_done(tirx__future *qf, tirx_status st, void *result, void *data) {
   request *rq = data;
   tirx_runtime *rt = rq->rt;
@@ -526,10 +530,17 @@ static void on_request_done(tirx__future *qf, tirx_status st, void *result, void
       msg = strstr(msg, "tirx__queue_destroy")
                 ? "tirx_runtime_destroy: the runtime shut down before the request ran"
                 : "tirx_future_cancel: the request was cancelled";
+    in_queue_callback = true;
     future_complete(rq->pub, st, msg);
+    in_queue_callback = false;
     future_unref(rq->pub);
   }
   free(rq);
+  /* Last: tirx_runtime_drain returns once every request's callbacks have run. */
+  pthread_mutex_lock(&rt->mu);
+  if (--rt->in_flight == 0)
+    pthread_cond_broadcast(&rt->idle_cv);
+  pthread_mutex_unlock(&rt->mu);
 }
 
 /*
@@ -546,8 +557,13 @@ static void on_request_done(tirx__future *qf, tirx_status st, void *result, void
  */
 static tirx_status variant_prepare(tirx_runtime *rt, const tirx_kernel *k, int nspec,
                                    const int64_t *spec, const char *fn, tirx_future *pub,
-                                   tirx__variant **v_out, tirx__future **qf_out) {
+                                   tirx__variant **v_out, tirx__future **qf_out,
+                                   tirx_launch_source *origin) {
   *qf_out = NULL;
+  tirx_launch_source origin_unused;
+  if (!origin)
+    origin = &origin_unused;
+  *origin = TIRX_LAUNCH_FROM_MEMORY;
   uint64_t khash[2];
   tirx__kernel_hash(k, khash);
   uint64_t h = tirx__variant_hash(khash, nspec, spec);
@@ -624,6 +640,7 @@ static tirx_status variant_prepare(tirx_runtime *rt, const tirx_kernel *k, int n
      * meanwhile may already have made the variant READY, which stays. */
     if (atomic_load(&v->state) == TIRX__VARIANT_LOADING) {
       if (m) {
+        *origin = TIRX_LAUNCH_FROM_DISK;
         v->mod = m;
         atomic_store_explicit(&v->state, TIRX__VARIANT_READY, memory_order_release);
       } else {
@@ -643,7 +660,9 @@ static tirx_status variant_prepare(tirx_runtime *rt, const tirx_kernel *k, int n
   }
   ckey = v->ckey;
   atomic_store(&v->state, TIRX__VARIANT_PENDING);
+  rt->in_flight++; /* this request, until on_request_done (or the undo below) */
   pthread_mutex_unlock(&rt->mu);
+  *origin = TIRX_LAUNCH_FROM_COMPILE;
 
   compile_job *j = calloc(1, sizeof *j);
   request *rq = calloc(1, sizeof *rq);
@@ -683,16 +702,19 @@ undo:
   pthread_mutex_lock(&rt->mu);
   if (atomic_load(&v->state) == TIRX__VARIANT_PENDING)
     atomic_store(&v->state, TIRX__VARIANT_IDLE);
+  if (--rt->in_flight == 0)
+    pthread_cond_broadcast(&rt->idle_cv);
   pthread_mutex_unlock(&rt->mu);
   return st;
 }
 
 /* The variant's module, waiting for its compile. */
 static tirx_status variant_get(tirx_runtime *rt, const tirx_kernel *k, int nspec,
-                               const int64_t *spec, const char *fn, tirx__module **out) {
+                               const int64_t *spec, const char *fn, tirx__module **out,
+                               tirx_launch_source *origin) {
   tirx__variant *v = NULL;
   tirx__future *qf = NULL;
-  tirx_status st = variant_prepare(rt, k, nspec, spec, fn, NULL, &v, &qf);
+  tirx_status st = variant_prepare(rt, k, nspec, spec, fn, NULL, &v, &qf, origin);
   if (st != TIRX_OK)
     return st;
   if (!qf) {
@@ -714,8 +736,39 @@ static tirx_status variant_get(tirx_runtime *rt, const tirx_kernel *k, int nspec
 tirx_status tirx__runtime_select(tirx_runtime *rt, const tirx_kernel *k,
                                  const tirx__launch_plan *plan, const char *fn,
                                  tirx__module **out) {
+  return tirx__runtime_select_ex(rt, k, plan, fn, false, out, NULL);
+}
+
+tirx_status tirx__runtime_select_ex(tirx_runtime *rt, const tirx_kernel *k,
+                                    const tirx__launch_plan *plan, const char *fn, bool capturing,
+                                    tirx__module **out, tirx_launch_info *info) {
+  tirx_launch_source origin_unused;
+  tirx_launch_source *origin = info ? &info->source : &origin_unused;
+  if (info) {
+    info->fell_back = false;
+    info->capturing = capturing;
+  }
+  if (capturing) {
+    uint64_t khash[2];
+    tirx__kernel_hash(k, khash);
+    tirx__variant *v = tirx__variant_lookup(
+        rt, khash, tirx__variant_hash(khash, plan->nspec, plan->spec), plan->nspec, plan->spec);
+    if (v && atomic_load_explicit(&v->state, memory_order_acquire) == TIRX__VARIANT_READY) {
+      *origin = TIRX_LAUNCH_FROM_MEMORY;
+      *out = v->mod;
+      return TIRX_OK;
+    }
+    if (rt->capture_policy == TIRX_CAPTURE_REFUSE)
+      return tirx__error(TIRX_E_CAPTURE,
+                         "%s: kernel '%s' is not ready and its stream is capturing a CUDA graph "
+                         "(capture_policy TIRX_CAPTURE_REFUSE): launch it once, or warm it up, "
+                         "before capturing",
+                         fn, tirx__kernel_entry(k));
+    /* TIRX_CAPTURE_WAIT: the graph gets the specialised variant, never the dynamic one. */
+    return variant_get(rt, k, plan->nspec, plan->spec, fn, out, origin);
+  }
   if (!rt->tiered || plan->nspec == 0)
-    return variant_get(rt, k, plan->nspec, plan->spec, fn, out);
+    return variant_get(rt, k, plan->nspec, plan->spec, fn, out, origin);
   uint64_t khash[2];
   tirx__kernel_hash(k, khash);
   tirx__variant *v = tirx__variant_lookup(
@@ -724,7 +777,7 @@ tirx_status tirx__runtime_select(tirx_runtime *rt, const tirx_kernel *k,
   if (state == TIRX__VARIANT_IDLE && !(v && atomic_load(&v->failed))) {
     /* Start the specialised variant in the background. */
     tirx__future *qf = NULL;
-    tirx_status st = variant_prepare(rt, k, plan->nspec, plan->spec, fn, NULL, &v, &qf);
+    tirx_status st = variant_prepare(rt, k, plan->nspec, plan->spec, fn, NULL, &v, &qf, origin);
     if (st != TIRX_OK)
       return st;
     tirx__future_release(qf);
@@ -735,7 +788,13 @@ tirx_status tirx__runtime_select(tirx_runtime *rt, const tirx_kernel *k,
     return TIRX_OK;
   }
   atomic_fetch_add_explicit(&rt->tiered_fallbacks, 1, memory_order_relaxed);
-  return variant_get(rt, k, 0, NULL, fn, out);
+  if (info)
+    info->fell_back = true;
+  return variant_get(rt, k, 0, NULL, fn, out, origin);
+}
+
+void tirx__runtime_set_capture_probe(tirx_runtime *rt, tirx__capture_probe_fn probe) {
+  rt->capture_probe = probe;
 }
 
 /* ---- public: futures ---- */
@@ -768,7 +827,7 @@ tirx_status tirx_prepare_async(tirx_runtime *rt, const tirx_kernel *kernel, cons
   tirx__variant *v = NULL;
   tirx__future *qf = NULL;
   if (st == TIRX_OK)
-    st = variant_prepare(rt, kernel, plan->nspec, plan->spec, fn, f, &v, &qf);
+    st = variant_prepare(rt, kernel, plan->nspec, plan->spec, fn, f, &v, &qf, NULL);
   free(plan);
   if (st != TIRX_OK) {
     future_free(f);
@@ -933,7 +992,7 @@ tirx_status tirx_runtime_warmup(tirx_runtime *rt, const tirx_kernel *kernel,
       st = tirx__error(TIRX_E_NULL_ARG, "%s: arg_lists[%d] is NULL but nargs[%d] is %d", fn, i,
                        i, nargs[i]);
     else if ((st = tirx__kernel_plan(kernel, fn, arg_lists[i], nargs[i], plan)) == TIRX_OK)
-      st = variant_prepare(rt, kernel, plan->nspec, plan->spec, fn, NULL, &v, &qfs[i]);
+      st = variant_prepare(rt, kernel, plan->nspec, plan->spec, fn, NULL, &v, &qfs[i], NULL);
     if (st != TIRX_OK && first_bad < 0) {
       first_bad = i;
       first_st = st;
@@ -960,6 +1019,45 @@ tirx_status tirx_runtime_warmup(tirx_runtime *rt, const tirx_kernel *kernel,
                    first_msg ? first_msg : tirx_status_str(first_st));
   free(first_msg);
   return st;
+}
+
+tirx_status tirx_runtime_drain(tirx_runtime *rt, int64_t timeout_ms) {
+  static const char *const fn = "tirx_runtime_drain";
+  if (!rt)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
+  if (tirx__runtime_forked(rt))
+    return tirx__forked_error(fn, "runtime", rt->pid);
+  if (timeout_ms < -1)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: timeout_ms is %lld, expected >= -1", fn,
+                       (long long)timeout_ms);
+  if (in_queue_callback)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: called from a completion callback, which runs on the compile "
+                       "queue's thread; it would wait for itself",
+                       fn);
+  struct timespec deadline;
+  if (timeout_ms > 0) {
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += (time_t)(timeout_ms / 1000);
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec++;
+      deadline.tv_nsec -= 1000000000L;
+    }
+  }
+  pthread_mutex_lock(&rt->mu);
+  while (rt->in_flight > 0 && timeout_ms != 0) {
+    if (timeout_ms < 0)
+      pthread_cond_wait(&rt->idle_cv, &rt->mu);
+    else if (pthread_cond_timedwait(&rt->idle_cv, &rt->mu, &deadline) == ETIMEDOUT)
+      break;
+  }
+  uint64_t left = rt->in_flight;
+  pthread_mutex_unlock(&rt->mu);
+  if (left > 0)
+    return tirx__error(TIRX_E_TIMEOUT, "%s: %llu compile%s still running after %lld ms", fn,
+                       (unsigned long long)left, left == 1 ? "" : "s", (long long)timeout_ms);
+  return TIRX_OK;
 }
 
 tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out) {

@@ -1,0 +1,219 @@
+/*
+ * CUDA Graph capture and streams on the device: tirx_runtime_stream_create, the _async copies
+ * and fills, tirx_launch_ex on a capturing stream in each capture mode (global, thread-local,
+ * relaxed) with the graph replayed and checked, TIRX_CAPTURE_REFUSE leaving the capture valid,
+ * and TIRX_CAPTURE_WAIT with tiering baking the specialised variant. The graph calls the test
+ * makes itself go straight to libcuda (dlopen), as a host's CUDA runtime would.
+ */
+#include <dlfcn.h>
+
+#include <cuda.h>
+
+#define GPU_HANG "a captured graph that never finished"
+#include "gpu_util.h"
+
+typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
+typedef CUresult (*end_fn)(CUstream, CUgraph *);
+typedef CUresult (*inst_fn)(CUgraphExec *, CUgraph, unsigned long long);
+typedef CUresult (*glaunch_fn)(CUgraphExec, CUstream);
+typedef CUresult (*gexec_destroy_fn)(CUgraphExec);
+typedef CUresult (*graph_destroy_fn)(CUgraph);
+
+static struct {
+  begin_fn begin;
+  end_fn end;
+  inst_fn instantiate;
+  glaunch_fn launch;
+  gexec_destroy_fn exec_destroy;
+  graph_destroy_fn destroy;
+} g;
+
+static void *sym(void *lib, const char *name) {
+  void *p = dlsym(lib, name);
+  cr_assert_not_null(p, "libcuda.so.1 has no %s", name);
+  return p;
+}
+
+/* After gpu(): the device exists, so libcuda.so.1 loads. */
+static void graph_api(void) {
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  cr_assert_not_null(lib, "%s", dlerror());
+  void *p;
+  p = sym(lib, "cuStreamBeginCapture_v2"), memcpy(&g.begin, &p, sizeof p);
+  p = sym(lib, "cuStreamEndCapture"), memcpy(&g.end, &p, sizeof p);
+  p = sym(lib, "cuGraphInstantiateWithFlags"), memcpy(&g.instantiate, &p, sizeof p);
+  p = sym(lib, "cuGraphLaunch"), memcpy(&g.launch, &p, sizeof p);
+  p = sym(lib, "cuGraphExecDestroy"), memcpy(&g.exec_destroy, &p, sizeof p);
+  p = sym(lib, "cuGraphDestroy"), memcpy(&g.destroy, &p, sizeof p);
+}
+
+#define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
+
+/* x[i] = 3 * x[i] for i < n, n specialised on its value (a dynamic variant exists for tiering). */
+static tirx_kernel *triple(const char *name) {
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_VALUE);
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
+  tirx_set_block(b, 128, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 128)), NULL, NULL);
+  tirx_expr *i = tirx_let(b, "i", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, 128)),
+                                           tirx_thread_idx(b, 0)));
+  tirx_if_begin(b, tirx_lt(b, i, n));
+  tirx_store(b, x, TIRX_EXPRS(i),
+             tirx_mul(b, tirx_load(b, x, TIRX_EXPRS(i)), tirx_float(b, 3.0, TIRX_F32)));
+  tirx_if_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* Captures fill(x, v) + triple(x) on s in mode, replays the graph `replays` times, and checks
+ * x = 3 v everywhere after each replay. info receives the captured launch's information. */
+static void capture_and_replay(tirx_runtime *rt, tirx_kernel *k, void *s, CUstreamCaptureMode mode,
+                               int64_t n, tirx_launch_info *info) {
+  float *x = NULL;
+  OK(tirx_runtime_alloc(rt, (size_t)n * 4, (void **)&x));
+  int64_t shape[1] = {n};
+  tirx_arg targ[1] = {tirx_arg_tensor(x, TIRX_F32, 1, shape, NULL)};
+  CU(g.begin((CUstream)s, mode));
+  bool capturing = false;
+  OK(tirx_runtime_stream_is_capturing(rt, s, &capturing));
+  cr_assert(capturing);
+  float v = (float)(rnd32() % 1000) / 7.0f + 1.0f;
+  OK(tirx_runtime_fill32_async(rt, x, f32_bits(v), (size_t)n, s));
+  info->size = sizeof *info;
+  tirx_status st = tirx_launch_ex(rt, k, targ, 1, s, info);
+  CUgraph graph = NULL;
+  CUresult er = g.end((CUstream)s, &graph);
+  cr_assert_eq(st, TIRX_OK, "launch during capture (mode %d): %s", (int)mode, tirx_last_error());
+  cr_assert_eq(er, CUDA_SUCCESS, "cuStreamEndCapture (mode %d): %d", (int)mode, (int)er);
+  CUgraphExec exec = NULL;
+  CU(g.instantiate(&exec, graph, 0));
+  float *host = malloc((size_t)n * 4);
+  for (int r = 0; r < 3; r++) {
+    memset(host, 0xFF, (size_t)n * 4);
+    OK(tirx_runtime_fill32_async(rt, x, 0x7FC00000u, (size_t)n, s)); /* NaN poison */
+    CU(g.launch(exec, (CUstream)s));
+    OK(tirx_runtime_copy_async(rt, host, x, (size_t)n * 4, TIRX_COPY_DEVICE_TO_HOST, s));
+    OK(tirx_runtime_synchronize(rt, s));
+    for (int64_t i = 0; i < n; i++)
+      cr_assert_float_eq(host[i], 3.0f * v, 1e-3f * v, "mode %d replay %d x[%lld] = %g, want %g",
+                         (int)mode, r, (long long)i, host[i], 3.0 * v);
+  }
+  free(host);
+  CU(g.exec_destroy(exec));
+  CU(g.destroy(graph));
+  OK(tirx_runtime_free(rt, x));
+}
+
+/* One launch outside any capture, so the variant for n is ready. */
+static void warm(tirx_runtime *rt, tirx_kernel *k, void *s, int64_t n) {
+  float *x = NULL;
+  OK(tirx_runtime_alloc(rt, (size_t)n * 4, (void **)&x));
+  int64_t shape[1] = {n};
+  tirx_arg a[1] = {tirx_arg_tensor(x, TIRX_F32, 1, shape, NULL)};
+  OK(tirx_launch(rt, k, a, 1, s));
+  sync_or_fail(rt);
+  OK(tirx_runtime_free(rt, x));
+}
+
+Test(gpu_capture, warmed_kernels_replay_in_every_capture_mode, .timeout = 300) {
+  tirx_runtime *rt = gpu();
+  graph_api();
+  cr_assert_not_null(tirx_runtime_context(rt));
+  tirx_kernel *k = triple("gpu_capture_modes");
+  void *s = NULL;
+  OK(tirx_runtime_stream_create(rt, &s));
+  const CUstreamCaptureMode modes[] = {CU_STREAM_CAPTURE_MODE_GLOBAL,
+                                       CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                                       CU_STREAM_CAPTURE_MODE_RELAXED};
+  const int64_t n = 1000 + (int64_t)(rnd32() % 300);
+  warm(rt, k, s, n);
+  for (int m = 0; m < 3; m++) {
+    tirx_launch_info info;
+    memset(&info, 0, sizeof info);
+    capture_and_replay(rt, k, s, modes[m], n, &info);
+    cr_assert_eq(info.source, TIRX_LAUNCH_FROM_MEMORY, "mode %d", (int)modes[m]);
+  }
+  OK(tirx_runtime_stream_destroy(rt, s));
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu_capture, refuse_leaves_the_capture_valid_and_a_warmed_retry_works, .timeout = 300) {
+  tirx_runtime *rt = NULL;
+  OK(tirx_runtime_create(&(tirx_runtime_options){.capture_policy = TIRX_CAPTURE_REFUSE,
+                                                 .cache_disabled = true},
+                         &rt));
+  if (!tirx_runtime_has_device(rt)) {
+    tirx_runtime_destroy(rt);
+    cr_skip_test("no CUDA device");
+  }
+  graph_api();
+  tirx_kernel *k = triple("gpu_capture_refuse");
+  void *s = NULL;
+  OK(tirx_runtime_stream_create(rt, &s));
+  const int64_t n = 777;
+  float *x = NULL;
+  OK(tirx_runtime_alloc(rt, (size_t)n * 4, (void **)&x));
+  int64_t shape[1] = {n};
+  tirx_arg a[1] = {tirx_arg_tensor(x, TIRX_F32, 1, shape, NULL)};
+  CU(g.begin((CUstream)s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  tirx_status st = tirx_launch(rt, k, a, 1, s);
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", tirx_last_error());
+  CUgraph graph = NULL;
+  CUresult er = g.end((CUstream)s, &graph);
+  cr_assert_eq(st, TIRX_E_CAPTURE, "%s", msg);
+  cr_assert_str_eq(msg, "tirx_launch: kernel 'gpu_capture_refuse' is not ready and its stream "
+                        "is capturing a CUDA graph (capture_policy TIRX_CAPTURE_REFUSE): launch "
+                        "it once, or warm it up, before capturing");
+  cr_assert_eq(er, CUDA_SUCCESS, "the refused launch invalidated the capture: %d", (int)er);
+  CU(g.destroy(graph));
+  tirx_cache_stats cs;
+  OK(tirx_runtime_cache_stats(rt, &cs));
+  cr_assert_eq(cs.compiles, 0);
+  OK(tirx_runtime_free(rt, x));
+  warm(rt, k, s, n);
+  tirx_launch_info info;
+  capture_and_replay(rt, k, s, CU_STREAM_CAPTURE_MODE_GLOBAL, n, &info);
+  cr_assert_eq(info.source, TIRX_LAUNCH_FROM_MEMORY);
+  OK(tirx_runtime_stream_destroy(rt, s));
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu_capture, wait_with_tiering_compiles_the_specialised_variant_into_the_graph,
+     .timeout = 300) {
+  tirx_runtime *rt = NULL;
+  OK(tirx_runtime_create(&(tirx_runtime_options){.tiered = true, .cache_disabled = true}, &rt));
+  if (!tirx_runtime_has_device(rt)) {
+    tirx_runtime_destroy(rt);
+    cr_skip_test("no CUDA device");
+  }
+  graph_api();
+  tirx_kernel *k = triple("gpu_capture_wait");
+  void *s = NULL;
+  OK(tirx_runtime_stream_create(rt, &s));
+  tirx_launch_info info;
+  /* Relaxed: the module load that ends the compile happens during the capture. */
+  capture_and_replay(rt, k, s, CU_STREAM_CAPTURE_MODE_RELAXED, 513, &info);
+  cr_assert_eq(info.source, TIRX_LAUNCH_FROM_COMPILE);
+  cr_assert(!info.fell_back, "the graph got the dynamic variant");
+  cr_assert(info.capturing);
+  tirx_cache_stats cs;
+  OK(tirx_runtime_cache_stats(rt, &cs));
+  cr_assert_eq(cs.tiered_fallbacks, 0);
+  OK(tirx_runtime_drain(rt, 10000));
+  OK(tirx_runtime_stream_destroy(rt, s));
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
