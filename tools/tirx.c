@@ -8,19 +8,23 @@
  *   tirx cache clear  [--dir D]   removes every entry and temp file
  *   tirx dump DIR [NAME]          each kernel a runtime dumped into DIR (TIRX_DUMP_DIR)
  *   tirx dump --example E         an example kernel, built in-process (no GPU)
+ *   tirx --version                tirx's version and the NVRTC it compiles with
  *
  * The directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else ~/.cache/tirx,
- * exactly as a runtime resolves it. Exit status: 0 success, 1 failure (or corrupt entries
+ * exactly as a runtime resolves it; a cache command never creates it (a missing directory is an
+ * error). Exit status: 0 success, 1 failure (or corrupt entries
  * found by verify, or no kernel found by dump), 2 usage error.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cache/store.h"
 #include "dump.h"
+#include "jit/jit.h"
 #include "tirx.h"
 
 static const char usage_head[] =
@@ -33,6 +37,7 @@ static const char usage_head[] =
     "                           (exit status 1 when some were bad)\n"
     "  cache clear  [--dir D]   remove every entry and temp file\n";
 static const char usage_tail[] =
+    "  --version                tirx's version and the NVRTC it compiles with\n"
     "  help                     this text\n"
     "\n"
     "The cache directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else\n"
@@ -166,6 +171,26 @@ static void print_warning(void *user, const char *msg) {
     fprintf(stderr, "tirx: warning: %s\n", msg);
 }
 
+/* The directory a runtime would use, as the store resolves it (src/cache/store.c): dir, else
+ * $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else $HOME/.cache/tirx. False when none is set. */
+static bool cache_dir_path(const char *dir, char *buf, size_t size) {
+  const char *env = getenv("TIRX_CACHE_DIR");
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  int n;
+  if (dir)
+    n = snprintf(buf, size, "%s", dir);
+  else if (env && *env)
+    n = snprintf(buf, size, "%s", env);
+  else if (xdg && *xdg)
+    n = snprintf(buf, size, "%s/tirx", xdg);
+  else if (home && *home)
+    n = snprintf(buf, size, "%s/.cache/tirx", home);
+  else
+    return false;
+  return n > 0 && (size_t)n < size;
+}
+
 static int cmd_cache(int argc, char **argv) {
   if (argc < 1)
     return usage_error("%s", "cache: a subcommand is needed (stats, ls, verify, clear)");
@@ -190,6 +215,25 @@ static int cmd_cache(int argc, char **argv) {
   }
   if (dir && !*dir)
     return usage_error("%s", "--dir needs a non-empty directory");
+  /* Opening the store creates a missing directory (a runtime wants that); a command that only
+   * looks or removes must not turn a mistyped --dir into a new, empty cache. */
+  char where[4096];
+  if (!cache_dir_path(dir, where, sizeof where)) {
+    fprintf(stderr, "tirx cache %s: no cache directory: $TIRX_CACHE_DIR, $XDG_CACHE_HOME and "
+                    "$HOME are all unset (use --dir)\n",
+            sub);
+    return 1;
+  }
+  struct stat sb;
+  if (stat(where, &sb) != 0) {
+    fprintf(stderr, "tirx cache %s: no cache directory at '%s': %s\n", sub, where,
+            strerror(errno));
+    return 1;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    fprintf(stderr, "tirx cache %s: '%s' is not a directory\n", sub, where);
+    return 1;
+  }
   tirx__store_options o;
   tirx__store_options_init(&o);
   o.path = dir;
@@ -226,6 +270,11 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
     print_usage(stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+    int nv = tirx__nvrtc_version();
+    printf("tirx %s (NVRTC %d.%d)\n", tirx_version(), nv / 1000, nv % 1000 / 10);
     return 0;
   }
   if (!strcmp(cmd, "cache"))

@@ -1,0 +1,105 @@
+/* The tirx command line (tools/tirx.c), run as a program: --version, and cache commands that
+ * never create a directory for a mistyped --dir. Skips when the tool is not built. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../helpers.h"
+#include "jit/jit.h"
+
+/* build/tools/tirx: $TIRX_TOOL, else beside this binary's build directory. */
+static void tool(char *buf, size_t cap) {
+  const char *env = getenv("TIRX_TOOL");
+  if (env && *env) {
+    snprintf(buf, cap, "%s", env);
+  } else {
+    char self[400];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    cr_assert_gt(n, 0);
+    self[n] = 0;
+    char *slash = strrchr(self, '/'); /* build/tests/unit/test_unit */
+    cr_assert_not_null(slash);
+    *slash = 0;
+    snprintf(buf, cap, "%s/../../tools/tirx", self);
+  }
+  if (access(buf, X_OK) != 0)
+    cr_skip_test("the tirx tool is not built (set TIRX_TOOL)");
+}
+
+/* Runs the tool with args; its stdout and stderr together go into out (malloc'ed). */
+static int run(const char *args, char **out) {
+  char t[512], path[64], cmd[2048];
+  tool(t, sizeof t);
+  snprintf(path, sizeof path, "/tmp/tirx-tool-XXXXXX");
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>&1", t, args, path);
+  int st = system(cmd);
+  cr_assert(WIFEXITED(st));
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  size_t len = 0;
+  *out = NULL;
+  FILE *m = open_memstream(out, &len);
+  int c;
+  while ((c = fgetc(f)) != EOF)
+    fputc(c, m);
+  fclose(m);
+  fclose(f);
+  unlink(path);
+  return WEXITSTATUS(st);
+}
+
+Test(tool, version) {
+  char *out = NULL;
+  cr_assert_eq(run("--version", &out), 0, "%s", out);
+  int nv = tirx__nvrtc_version();
+  char tail[64];
+  snprintf(tail, sizeof tail, " (NVRTC %d.%d)\n", nv / 1000, nv % 1000 / 10);
+  cr_assert(strncmp(out, "tirx ", 5) == 0, "%s", out);
+  cr_assert(strstr(out, tail) && strlen(strstr(out, tail)) == strlen(tail), "%s", out);
+  free(out);
+}
+
+Test(tool, cache_commands_never_create_a_mistyped_directory) {
+  char base[] = "/tmp/tirx-tool-dir-XXXXXX";
+  cr_assert_not_null(mkdtemp(base));
+  static const char *const subs[] = {"ls", "stats", "verify", "clear"};
+  for (int i = 0; i < 4; i++) {
+    char args[512], want[512], *out = NULL;
+    snprintf(args, sizeof args, "cache %s --dir %s/typo/deep/path", subs[i], base);
+    cr_assert_eq(run(args, &out), 1, "%s: %s", subs[i], out);
+    snprintf(want, sizeof want, "tirx cache %s: no cache directory at '%s/typo/deep/path': %s\n",
+             subs[i], base, strerror(ENOENT));
+    cr_assert_str_eq(out, want);
+    free(out);
+    char typo[512];
+    snprintf(typo, sizeof typo, "%s/typo", base);
+    struct stat sb;
+    cr_assert_neq(stat(typo, &sb), 0, "cache %s created %s", subs[i], typo);
+  }
+  /* A file is not a cache directory. */
+  char file[512], args[600], want[700], *out = NULL;
+  snprintf(file, sizeof file, "%s/file", base);
+  FILE *f = fopen(file, "w");
+  cr_assert_not_null(f);
+  fclose(f);
+  snprintf(args, sizeof args, "cache ls --dir %s", file);
+  cr_assert_eq(run(args, &out), 1, "%s", out);
+  snprintf(want, sizeof want, "tirx cache ls: '%s' is not a directory\n", file);
+  cr_assert_str_eq(out, want);
+  free(out);
+  unlink(file);
+  /* An existing, empty one lists nothing. */
+  chmod(base, 0700);
+  snprintf(args, sizeof args, "cache ls --dir %s", base);
+  cr_assert_eq(run(args, &out), 0, "%s", out);
+  cr_assert_str_eq(out, "");
+  free(out);
+  rmdir(base);
+}
