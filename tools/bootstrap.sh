@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 cuda_root=${CUDA_ROOT:-/usr/local/cuda}
 build=${TIRX_BUILD_DIR:-build}
 
-packages="gcc meson ninja-build pkg-config libuv1-dev libxxhash-dev libcriterion-dev libdlpack-dev"
+packages="gcc g++ meson ninja-build pkg-config libuv1-dev libxxhash-dev libcriterion-dev libdlpack-dev"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
