@@ -16,8 +16,14 @@
  *   TIRX_DUMP_DIR        when set, every compiled kernel writes <entry>-<hash>.ir, .cu,
  *                        .ptx and, for kernels with tile primitives, .dispatch (the dispatch
  *                        report) into this directory (created if missing)
- *   TIRX_LOG             stderr verbosity: 0 silent (default), 1 compiles, 2 launches too
+ *                        (each file written to a temporary name and renamed into place)
+ *   TIRX_DUMP_FILTER     with TIRX_DUMP_DIR: dump only kernels whose name contains this text
+ *   TIRX_LOG             stderr verbosity, a number or a name: 0 or "silent" (default), 1 or
+ *                        "compiles", 2 or "launches" (also "off", "info", "debug"); anything
+ *                        else is reported once on stderr and keeps logging off
  *   TIRX_CACHE_DIR       the disk cache directory (see tirx_runtime_options.cache_dir)
+ *   TIRX_CACHE_DISABLE   set (and not 0/no/false/off): no disk cache, as options.cache_disabled
+ *                        (to rule the cache out while debugging)
  *   UV_THREADPOOL_SIZE   the threads of libuv's pool that compiles run on (read by libuv once,
  *                        at the process's first use of the pool; default 4)
  *

@@ -128,6 +128,7 @@ struct tirx_runtime {
   char device_name[128];
   char *device_error; /* why there is no device; "" when there is one */
   char *dump_dir;     /* NULL: no dumps */
+  char *dump_filter;  /* $TIRX_DUMP_FILTER: dump only kernels whose name contains it */
   int log_level;
   bool has_device;
   tirx__driver drv;

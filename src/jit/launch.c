@@ -5,6 +5,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <dlpack/dlpack.h>
+
 #include "jit.h"
 
 static CUtensorMapDataType tmap_dtype(int t) {
@@ -78,6 +80,17 @@ static tirx_status launch(tirx_runtime *rt, const tirx_kernel *kernel, const tir
   st = tirx__kernel_plan(kernel, fn, args, nargs, &plan);
   if (st != TIRX_OK)
     return st;
+  /* The plan checked each DLTensor's device type; its ordinal needs the runtime. Managed
+   * memory is reachable from every device. */
+  for (int i = 0; i < nargs; i++)
+    if (TIRX_UNLIKELY(args[i].kind == TIRX_ARG_DLPACK)) {
+      const DLTensor *t = args[i].u.dlpack;
+      if (t->device.device_type == kDLCUDA && t->device.device_id != rt->ordinal)
+        return tirx__error(TIRX_E_LAUNCH_ARG,
+                           "%s: argument %d: DLPack device_id is %d, expected %d (the runtime's "
+                           "device)",
+                           fn, i, (int)t->device.device_id, rt->ordinal);
+    }
   if (TIRX_UNLIKELY(plan.shared_bytes > (uint32_t)rt->max_smem_optin))
     return tirx__error(TIRX_E_LIMIT,
                        "%s: kernel '%s' needs %u bytes of dynamic shared memory, the device "

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,29 +45,46 @@ void tirx__hash_hex(const uint64_t hash[2], char buf[33]) {
   snprintf(buf, 33, "%016llx%016llx", (unsigned long long)hash[0], (unsigned long long)hash[1]);
 }
 
+/* Writes text to dir/base.ext through a temporary file in dir renamed into place, so a reader
+ * (or another process dumping the same kernel) never sees a half-written file. */
 static void dump_file(const char *dir, const char *base, const char *ext, const char *text) {
   if (!text)
     return;
-  char path[4096];
+  char path[4096], tmp[4200];
   int n = snprintf(path, sizeof path, "%s/%s.%s", dir, base, ext);
   if (n < 0 || (size_t)n >= sizeof path) {
     fprintf(stderr, "tirx: dump path too long in TIRX_DUMP_DIR '%s'\n", dir);
     return;
   }
-  FILE *f = fopen(path, "w");
+  static _Atomic unsigned seq;
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
+           atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed));
+  FILE *f = fopen(tmp, "w");
   if (!f) {
     fprintf(stderr, "tirx: cannot write dump file %s: %s\n", path, strerror(errno));
     return;
   }
   size_t len = strlen(text);
-  if (fwrite(text, 1, len, f) != len)
+  bool ok = fwrite(text, 1, len, f) == len;
+  if (!ok)
     fprintf(stderr, "tirx: cannot write dump file %s: %s\n", path, strerror(errno));
-  if (fclose(f) != 0)
+  if (fclose(f) != 0) {
     fprintf(stderr, "tirx: cannot close dump file %s\n", path);
+    ok = false;
+  }
+  if (ok && rename(tmp, path) != 0) {
+    fprintf(stderr, "tirx: cannot rename dump file into %s: %s\n", path, strerror(errno));
+    ok = false;
+  }
+  if (!ok)
+    unlink(tmp);
 }
 
 void tirx__dump_kernel(const tirx_runtime *rt, const tirx_kernel *k, const char *ptx) {
   if (!rt->dump_dir)
+    return;
+  if (rt->dump_filter && !strstr(tirx__kernel_entry(k) ? tirx__kernel_entry(k) : "",
+                                 rt->dump_filter))
     return;
   if (mkdir(rt->dump_dir, 0755) != 0 && errno != EEXIST) {
     fprintf(stderr, "tirx: cannot create TIRX_DUMP_DIR '%s': %s\n", rt->dump_dir, strerror(errno));
@@ -84,6 +102,35 @@ void tirx__dump_kernel(const tirx_runtime *rt, const tirx_kernel *k, const char 
   if (report && *report) dump_file(rt->dump_dir, base, "dispatch", report);
   tirx__log(rt, 1, "dumped %s/%s.{ir,cu,ptx%s}", rt->dump_dir, base,
             report && *report ? ",dispatch" : "");
+}
+
+/* TIRX_LOG: a number, or a level's name. Anything else keeps logging off, said once. */
+static int log_level_from(const char *v) {
+  static const char *const names[][3] = {{"0", "silent", "off"},
+                                         {"1", "compiles", "info"},
+                                         {"2", "launches", "debug"}};
+  if (!v || !*v)
+    return 0;
+  for (int level = 0; level < 3; level++)
+    for (int i = 0; i < 3; i++)
+      if (strcasecmp(v, names[level][i]) == 0)
+        return level;
+  char *end = NULL;
+  long n = strtol(v, &end, 10);
+  if (end != v && *end == 0 && n >= 0)
+    return n > 2 ? 2 : (int)n;
+  fprintf(stderr,
+          "tirx: TIRX_LOG='%s' is not a level (0 or silent, 1 or compiles, 2 or launches); "
+          "logging stays off\n",
+          v);
+  return 0;
+}
+
+/* A true-ish environment switch: set, not empty, not "0", "no", "false" or "off". */
+static bool env_on(const char *name) {
+  const char *v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "no") != 0 &&
+         strcasecmp(v, "false") != 0 && strcasecmp(v, "off") != 0;
 }
 
 /* ---- sticky failure and device access ---- */
@@ -260,8 +307,14 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
     tirx_runtime_destroy(rt);
     return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   }
-  const char *log = getenv("TIRX_LOG");
-  rt->log_level = log ? atoi(log) : 0;
+  rt->log_level = log_level_from(getenv("TIRX_LOG"));
+  const char *filter = getenv("TIRX_DUMP_FILTER");
+  if (filter && *filter && !(rt->dump_filter = strdup(filter))) {
+    tirx_runtime_destroy(rt);
+    return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  }
+  if (env_on("TIRX_CACHE_DISABLE"))
+    rt->cache_disabled = true;
 
   tirx_status st = open_device(rt, o, fn);
   if (st != TIRX_OK) {
@@ -299,6 +352,7 @@ void tirx_runtime_destroy(tirx_runtime *rt) {
     rt->drv.DevicePrimaryCtxRelease(rt->device);
   free(rt->device_error);
   free(rt->dump_dir);
+  free(rt->dump_filter);
   free(rt->cache_dir);
   free(rt->failed_message);
   pthread_mutex_destroy(&rt->mu);

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <cuda.h>
+#include <dlpack/dlpack.h>
 
 #define GPU_HANG "a captured graph that never finished"
 #include "gpu_util.h"
@@ -214,6 +215,35 @@ Test(gpu_capture, wait_with_tiering_compiles_the_specialised_variant_into_the_gr
   cr_assert_eq(cs.tiered_fallbacks, 0);
   OK(tirx_runtime_drain(rt, 10000));
   OK(tirx_runtime_stream_destroy(rt, s));
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu_host, dlpack_tensors_of_another_device_are_refused) {
+  tirx_runtime *rt = gpu();
+  tirx_kernel *k = triple("gpu_host_dlpack");
+  float *x = NULL;
+  OK(tirx_runtime_alloc(rt, 64 * 4, (void **)&x));
+  int64_t shape[1] = {64};
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = x;
+  t.device.device_type = kDLCUDA;
+  t.device.device_id = 1; /* the runtime is on device 0 */
+  t.ndim = 1;
+  t.dtype.code = kDLFloat;
+  t.dtype.bits = 32;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  tirx_arg a[1] = {tirx_arg_dlpack(&t)};
+  cr_assert_eq(tirx_launch(rt, k, a, 1, NULL), TIRX_E_LAUNCH_ARG, "%s", tirx_last_error());
+  cr_assert_str_eq(tirx_last_error(),
+                   "tirx_launch: argument 0: DLPack device_id is 1, expected 0 (the runtime's "
+                   "device)");
+  t.device.device_id = 0;
+  OK(tirx_launch(rt, k, a, 1, NULL));
+  sync_or_fail(rt);
+  OK(tirx_runtime_free(rt, x));
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt);
 }
