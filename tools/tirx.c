@@ -54,6 +54,18 @@ static int usage_error(const char *fmt, const char *arg) {
   return 2;
 }
 
+/* The store's message without its internal function name ("tirx__store_list: cannot read
+ * ...": the command already names itself). */
+static const char *store_error(void) {
+  const char *m = tirx_last_error();
+  if (strncmp(m, "tirx__", 6) == 0) {
+    const char *colon = strstr(m, ": ");
+    if (colon)
+      return colon + 2;
+  }
+  return m;
+}
+
 /* ---- stats and ls ---- */
 
 enum { MAX_ARCHS = 16 };
@@ -109,7 +121,7 @@ static int cmd_stats(tirx__store *st, bool list) {
   s.now = time(NULL);
   size_t count = 0;
   if (tirx__store_list(st, on_item, &s, &count) != TIRX_OK) {
-    fprintf(stderr, "tirx cache %s: %s\n", list ? "ls" : "stats", tirx_last_error());
+    fprintf(stderr, "tirx cache %s: %s\n", list ? "ls" : "stats", store_error());
     return 1;
   }
   if (list)
@@ -136,7 +148,7 @@ static int cmd_stats(tirx__store *st, bool list) {
 static int cmd_verify(tirx__store *st) {
   tirx__store_verify_counts v;
   if (tirx__store_verify(st, &v) != TIRX_OK) {
-    fprintf(stderr, "tirx cache verify: %s\n", tirx_last_error());
+    fprintf(stderr, "tirx cache verify: %s\n", store_error());
     return 1;
   }
   tirx__store_counters c;
@@ -154,7 +166,7 @@ static int cmd_verify(tirx__store *st) {
 static int cmd_clear(tirx__store *st) {
   uint64_t removed = 0;
   if (tirx__store_clear(st, &removed) != TIRX_OK) {
-    fprintf(stderr, "tirx cache clear: %s\n", tirx_last_error());
+    fprintf(stderr, "tirx cache clear: %s\n", store_error());
     return 1;
   }
   printf("removed %llu file%s from %s\n", (unsigned long long)removed, removed == 1 ? "" : "s",

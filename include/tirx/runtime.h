@@ -13,9 +13,11 @@
  *
  * Environment:
  *   TIRX_DRIVER_LIBRARY  the driver library to dlopen instead of "libcuda.so.1" (tests)
- *   TIRX_DUMP_DIR        when set, every compiled kernel writes <entry>-<hash>.ir, .cu,
- *                        .ptx and, for kernels with tile primitives, .dispatch (the dispatch
- *                        report) into this directory (created if missing)
+ *   TIRX_DUMP_DIR        when set, every compiled kernel writes .ir, .cu, .ptx and, for
+ *                        kernels with tile primitives, .dispatch (the dispatch report) into
+ *                        this directory (created if missing): tirx_compile as
+ *                        <entry>-<kernel hash>.*, each variant a launch, prepare or warm-up
+ *                        compiles as <entry>.<arch>-<cache key>.* with its specialised source
  *                        (each file written to a temporary name and renamed into place)
  *   TIRX_DUMP_FILTER     with TIRX_DUMP_DIR: dump only kernels whose name contains this text
  *   TIRX_LOG             stderr verbosity, a number or a name: 0 or "silent" (default), 1 or
@@ -263,6 +265,12 @@ typedef struct tirx_launch_info {
   bool capturing;            /* the stream was capturing a graph (looked up on the miss path
                                 only: false on the fast path, which never asks the driver) */
   double millis;             /* host time of the call, lookup, compile and launch included */
+  /* fell_back because the specialised variant's background compile or load failed: the
+   * first such error (owned by the runtime, valid until tirx_runtime_destroy; NULL otherwise). A failure
+   * other than an NVRTC error (TIRX_E_COMPILE, which would fail again) is retried in the
+   * background up to 3 times, 0.25 s, 1 s and 4 s after each failure; until then, and for
+   * good after that, launches run the dynamic variant. */
+  const char *background_error;
 } tirx_launch_info;
 
 /*

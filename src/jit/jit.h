@@ -69,6 +69,11 @@ typedef struct tirx__module {
   struct tirx__module *next; /* the runtime's list, under rt->mu */
 } tirx__module;
 
+/* Tiered background compiles that failed (a load, the driver, memory; never an NVRTC error,
+ * which would fail again) are retried this many times, the n-th retry no sooner than
+ * TIRX__RETRY_BASE_MS * 4^(n-1) after the failure. */
+enum { TIRX__RETRY_MAX = 3, TIRX__RETRY_BASE_MS = 250 };
+
 /* States of a variant. IDLE: neither loaded nor being compiled (also after a failed compile).
  * PENDING: a compile runs on the queue. READY: mod is set and usable. LOADING: a thread is
  * looking it up in the disk store and loading it, synchronously, on its own thread (others that
@@ -89,7 +94,13 @@ typedef struct tirx__variant {
   int64_t spec[TIRX__MAX_SPEC];
   _Atomic int state;
   tirx__module *mod; /* valid once state reads READY (release/acquire) */
-  atomic_bool failed; /* the last compile failed (tiered mode then stops retrying it) */
+  atomic_bool failed; /* the last compile failed (tiered mode then retries it, bounded) */
+  /* Under rt->mu: failed compiles or loads, when a tiered background retry may start (a
+   * CLOCK_MONOTONIC millisecond), the last failure's status and message (NULL before one). */
+  int failures;
+  double retry_at_ms;
+  tirx_status last_status;
+  char *last_error;
   /* Under rt->mu. */
   bool have_ckey;
   tirx__cache_key ckey;
@@ -312,6 +323,12 @@ tirx_status tirx__driver_error(tirx_runtime *rt, const char *fn, const char *wha
 /* Writes the dumps of a compiled kernel when the runtime has a dump directory (failures to
  * write are reported on stderr and otherwise ignored). */
 void tirx__dump_kernel(const tirx_runtime *rt, const tirx_kernel *k, const char *ptx);
+
+/* The dumps of one compiled variant: <entry>.<arch>-<cache key>.{ir,cu,ptx,dispatch}, the .cu
+ * being the variant's own (specialised) source, so the variants of one kernel and its archs
+ * never overwrite each other. */
+void tirx__dump_variant(const tirx_runtime *rt, const tirx_kernel *k, const char *source,
+                        const char *arch, const char key_hex[33], const char *ptx);
 
 /* "0123...": the 32 hex digits of a kernel hash, into buf[33]. */
 void tirx__hash_hex(const uint64_t hash[2], char buf[33]);

@@ -80,9 +80,10 @@ static void dump_file(const char *dir, const char *base, const char *ext, const 
     unlink(tmp);
 }
 
-void tirx__dump_kernel(const tirx_runtime *rt, const tirx_kernel *k, const char *ptx) {
-  if (!rt->dump_dir)
-    return;
+/* The dump files of kernel k as base.{ir,cu,ptx,dispatch} in the dump directory; source is the
+ * CUDA that was compiled. */
+static void dump_files(const tirx_runtime *rt, const tirx_kernel *k, const char *base,
+                       const char *source, const char *ptx) {
   if (rt->dump_filter && !strstr(tirx__kernel_entry(k) ? tirx__kernel_entry(k) : "",
                                  rt->dump_filter))
     return;
@@ -90,18 +91,33 @@ void tirx__dump_kernel(const tirx_runtime *rt, const tirx_kernel *k, const char 
     fprintf(stderr, "tirx: cannot create TIRX_DUMP_DIR '%s': %s\n", rt->dump_dir, strerror(errno));
     return;
   }
-  uint64_t hash[2];
-  tirx__kernel_hash(k, hash);
-  char hex[33], base[160];
-  tirx__hash_hex(hash, hex);
-  snprintf(base, sizeof base, "%.100s-%s", tirx__kernel_entry(k), hex);
   dump_file(rt->dump_dir, base, "ir", tirx__kernel_ir(k));
-  dump_file(rt->dump_dir, base, "cu", tirx__kernel_source(k));
+  dump_file(rt->dump_dir, base, "cu", source);
   dump_file(rt->dump_dir, base, "ptx", ptx);
   const char *report = tirx_kernel_dispatch_report(k);
   if (report && *report) dump_file(rt->dump_dir, base, "dispatch", report);
   tirx__log(rt, 1, "dumped %s/%s.{ir,cu,ptx%s}", rt->dump_dir, base,
             report && *report ? ",dispatch" : "");
+}
+
+void tirx__dump_kernel(const tirx_runtime *rt, const tirx_kernel *k, const char *ptx) {
+  if (!rt->dump_dir)
+    return;
+  uint64_t hash[2];
+  tirx__kernel_hash(k, hash);
+  char hex[33], base[160];
+  tirx__hash_hex(hash, hex);
+  snprintf(base, sizeof base, "%.100s-%s", tirx__kernel_entry(k), hex);
+  dump_files(rt, k, base, tirx__kernel_source(k), ptx);
+}
+
+void tirx__dump_variant(const tirx_runtime *rt, const tirx_kernel *k, const char *source,
+                        const char *arch, const char key_hex[33], const char *ptx) {
+  if (!rt->dump_dir)
+    return;
+  char base[200];
+  snprintf(base, sizeof base, "%.100s.%.16s-%s", tirx__kernel_entry(k), arch, key_hex);
+  dump_files(rt, k, base, source, ptx);
 }
 
 /* TIRX_LOG: a number, or a level's name. Anything else keeps logging off, said once. */

@@ -404,7 +404,11 @@ static tirx_status job_run(void *arg, void **result, char **message) {
          tirx_last_error());
     return st;
   }
-  tirx__dump_kernel(rt, j->kernel, out.ptx);
+  if (rt->dump_dir) {
+    char hex[TIRX__CACHE_KEY_HEX + 1];
+    tirx__cache_key_hex(&j->ckey, hex);
+    tirx__dump_variant(rt, j->kernel, j->source, rt->arch, hex, out.ptx);
+  }
   /* Only what NVRTC accepted is published, and nothing after a fatal device error. */
   if (rt->store && !atomic_load(&rt->failed))
     tirx__store_put(rt->store, &j->ckey, &info, j->entry, strlen(j->entry), out.cubin,
@@ -519,8 +523,18 @@ static void on_request_done(tirx__future *qf, tirx_status st, void *result, void
     }
   } else if (state == TIRX__VARIANT_PENDING) {
     atomic_store(&v->state, TIRX__VARIANT_IDLE);
-    if (st != TIRX_E_CANCELLED)
+    if (st != TIRX_E_CANCELLED) {
       atomic_store(&v->failed, true);
+      v->failures++;
+      double backoff = TIRX__RETRY_BASE_MS;
+      for (int i = 1; i < v->failures; i++)
+        backoff *= 4;
+      v->retry_at_ms = now_ms() + backoff;
+      v->last_status = st;
+      /* The first failure's message stays: tirx_launch_info hands it out until destroy. */
+      if (!v->last_error)
+        v->last_error = strdup(tirx__future_message(qf));
+    }
   }
   pthread_mutex_unlock(&rt->mu);
   if (rq->pub) {
@@ -747,6 +761,7 @@ tirx_status tirx__runtime_select_ex(tirx_runtime *rt, const tirx_kernel *k,
   if (info) {
     info->fell_back = false;
     info->capturing = capturing;
+    info->background_error = NULL;
   }
   if (capturing) {
     uint64_t khash[2];
@@ -774,7 +789,22 @@ tirx_status tirx__runtime_select_ex(tirx_runtime *rt, const tirx_kernel *k,
   tirx__variant *v = tirx__variant_lookup(
       rt, khash, tirx__variant_hash(khash, plan->nspec, plan->spec), plan->nspec, plan->spec);
   int state = v ? atomic_load_explicit(&v->state, memory_order_acquire) : TIRX__VARIANT_IDLE;
-  if (state == TIRX__VARIANT_IDLE && !(v && atomic_load(&v->failed))) {
+  bool start = state == TIRX__VARIANT_IDLE;
+  if (start && v && atomic_load(&v->failed)) {
+    /* A bounded retry with backoff, never of an NVRTC error; the error is kept for
+     * tirx_launch_info either way. */
+    pthread_mutex_lock(&rt->mu);
+    start = v->last_status != TIRX_E_COMPILE && v->failures <= TIRX__RETRY_MAX &&
+            now_ms() >= v->retry_at_ms;
+    if (info && v->last_error)
+      info->background_error = v->last_error;
+    pthread_mutex_unlock(&rt->mu);
+    if (start)
+      tirx__log(rt, 1, "retrying the background compile of %s after %d failure%s: %s",
+                tirx__kernel_entry(k), v->failures, v->failures == 1 ? "" : "s",
+                v->last_error ? v->last_error : "");
+  }
+  if (start) {
     /* Start the specialised variant in the background. */
     tirx__future *qf = NULL;
     tirx_status st = variant_prepare(rt, k, plan->nspec, plan->spec, fn, NULL, &v, &qf, origin);
@@ -1129,8 +1159,12 @@ bool tirx__runtime_cache_destroy(tirx_runtime *rt, bool unload) {
   rt->modules = NULL;
   tirx__vtable *t = atomic_load(&rt->vtable);
   if (t)
-    for (size_t i = 0; i <= t->mask; i++)
-      free(atomic_load_explicit(&t->slots[i], memory_order_relaxed));
+    for (size_t i = 0; i <= t->mask; i++) {
+      tirx__variant *v = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+      if (v)
+        free(v->last_error);
+      free(v);
+    }
   while (t) {
     tirx__vtable *older = t->older;
     free(t);

@@ -425,3 +425,95 @@ Test(capture, stream_calls_check_arguments_and_need_a_device) {
                "tirx_runtime_fill32_async" NO_DEVICE);
   tirx_runtime_destroy(rt);
 }
+
+/* ---- bounded retry of a failed background compile ---- */
+
+typedef struct flaky_loader {
+  tirx__cache_key bad_key;
+  int fails_left;
+  tirx_status status;
+  int calls;
+} flaky_loader;
+
+static tirx_status flaky_load(tirx_runtime *rt, void *user, const char *fn,
+                              const tirx__cache_key *key, const void *image, size_t size,
+                              const char *entry, CUmodule *module, CUfunction *function) {
+  (void)rt, (void)image, (void)size, (void)entry;
+  flaky_loader *l = user;
+  if (tirx__cache_key_equal(key, &l->bad_key) && l->fails_left > 0) {
+    l->fails_left--;
+    return tirx__error(l->status, "%s: the fake driver refused the module", fn);
+  }
+  l->calls++;
+  *module = (CUmodule)(uintptr_t)(0x1000 + 16 * l->calls);
+  *function = (CUfunction)(uintptr_t)(0x2000 + 16 * l->calls);
+  return TIRX_OK;
+}
+
+/* One tiered select of b's variant: fell_back and background_error into *info. */
+static tirx__module *tiered_select(tirx_runtime *rt, const tirx_kernel *k, binding *b,
+                                   tirx_launch_info *info) {
+  tirx__module *m = NULL;
+  *info = info_new();
+  cr_assert_eq(tirx__runtime_select_ex(rt, k, &b->plan, "tirx_launch", false, &m, info), TIRX_OK,
+               "%s", tirx_last_error());
+  return m;
+}
+
+Test(capture, a_failed_background_load_is_retried_after_a_backoff_and_its_error_kept) {
+  tirx_kernel *k = triple_kernel();
+  tirx_runtime *rt = runtime(NULL, (tirx_runtime_options){.tiered = true});
+  binding *b = bind(k, 88);
+  flaky_loader l = {.fails_left = 1, .status = TIRX_E_DRIVER};
+  cr_assert_eq(tirx__variant_cache_key(rt, k, 1, b->plan.spec, &l.bad_key), TIRX_OK);
+  tirx__runtime_set_loader(rt, flaky_load, &l);
+  tirx_launch_info info;
+  tiered_select(rt, k, b, &info);
+  cr_assert(info.fell_back);
+  cr_assert_null(info.background_error);
+  cr_assert_eq(tirx_runtime_drain(rt, -1), TIRX_OK);
+  cr_assert_eq(stats(rt).compiles, 2);
+  /* Failed: the dynamic variant runs, with the error, and no retry before the backoff. */
+  tiered_select(rt, k, b, &info);
+  cr_assert(info.fell_back);
+  cr_assert_not_null(info.background_error);
+  cr_assert_str_eq(info.background_error, "tirx_launch: the fake driver refused the module");
+  cr_assert_eq(tirx_runtime_drain(rt, -1), TIRX_OK);
+  cr_assert_eq(stats(rt).compiles, 2, "retried before the backoff");
+  usleep((TIRX__RETRY_BASE_MS + 100) * 1000);
+  tiered_select(rt, k, b, &info);
+  cr_assert(info.fell_back);
+  cr_assert_eq(tirx_runtime_drain(rt, -1), TIRX_OK);
+  cr_assert_eq(stats(rt).compiles, 3, "no retry after the backoff");
+  tirx__cache_key spec = l.bad_key;
+  tirx__module *m = tiered_select(rt, k, b, &info);
+  cr_assert(!info.fell_back);
+  cr_assert_null(info.background_error);
+  cr_assert(tirx__cache_key_equal(&m->ckey, &spec));
+  tirx_runtime_destroy(rt);
+  free(b);
+  tirx_kernel_release(k);
+}
+
+Test(capture, an_nvrtc_failure_in_the_background_is_never_retried) {
+  tirx_kernel *k = triple_kernel();
+  tirx_runtime *rt = runtime(NULL, (tirx_runtime_options){.tiered = true});
+  binding *b = bind(k, 96);
+  flaky_loader l = {.fails_left = 100, .status = TIRX_E_COMPILE};
+  cr_assert_eq(tirx__variant_cache_key(rt, k, 1, b->plan.spec, &l.bad_key), TIRX_OK);
+  tirx__runtime_set_loader(rt, flaky_load, &l);
+  tirx_launch_info info;
+  tiered_select(rt, k, b, &info);
+  cr_assert_eq(tirx_runtime_drain(rt, -1), TIRX_OK);
+  usleep((TIRX__RETRY_BASE_MS + 100) * 1000);
+  for (int i = 0; i < 3; i++) {
+    tiered_select(rt, k, b, &info);
+    cr_assert(info.fell_back);
+    cr_assert_str_eq(info.background_error, "tirx_launch: the fake driver refused the module");
+  }
+  cr_assert_eq(tirx_runtime_drain(rt, -1), TIRX_OK);
+  cr_assert_eq(stats(rt).compiles, 2);
+  tirx_runtime_destroy(rt);
+  free(b);
+  tirx_kernel_release(k);
+}

@@ -126,3 +126,79 @@ Test(runtime_env, dump_filter_dumps_only_matching_kernels_and_leaves_no_temp_fil
   tirx_runtime_destroy(rt);
   rmdir(dir);
 }
+
+/* x[i] = -x[i] for i < n, n specialised on its value. */
+static tirx_kernel *negate_kernel(void) {
+  tirx_builder *b = tirx_builder_create("env_negate");
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_param_set_policy(b, n, TIRX_SPECIALIZE_VALUE);
+  tirx_tensor *x = tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 32)), NULL, NULL);
+  tirx_expr *i = tirx_let(b, "i", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), tirx_int(b, 32)),
+                                           tirx_thread_idx(b, 0)));
+  tirx_if_begin(b, tirx_lt(b, i, n));
+  tirx_store(b, x, TIRX_EXPRS(i), tirx_neg(b, tirx_load(b, x, TIRX_EXPRS(i))));
+  tirx_if_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "no file %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = calloc((size_t)n + 1, 1);
+  cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  return s;
+}
+
+Test(runtime_env, each_compiled_variant_dumps_its_own_source_under_its_arch_and_key) {
+  char dir[64];
+  make_dir(dir, sizeof dir);
+  tirx_runtime *rt = create(&(tirx_runtime_options){.dump_dir = dir, .cache_disabled = true});
+  tirx_kernel *k = negate_kernel();
+  char want[4096] = "";
+  const int64_t ns[2] = {40, 41};
+  char keys[2][33];
+  for (int v = 0; v < 2; v++) {
+    int64_t shape[1] = {ns[v]};
+    tirx_arg a[1] = {tirx_arg_tensor((void *)(uintptr_t)0x10000, TIRX_F32, 1, shape, NULL)};
+    tirx_future *f = NULL;
+    cr_assert_eq(tirx_prepare_async(rt, k, a, 1, &f), TIRX_OK, "%s", tirx_last_error());
+    cr_assert_eq(tirx_future_wait(f, -1), TIRX_OK, "%s", tirx_last_error());
+    tirx_future_release(f);
+    tirx__cache_key key;
+    cr_assert_eq(tirx__variant_cache_key(rt, k, 1, &ns[v], &key), TIRX_OK);
+    tirx__cache_key_hex(&key, keys[v]);
+  }
+  /* Sorted names: the two keys in order. */
+  int lo = strcmp(keys[0], keys[1]) < 0 ? 0 : 1;
+  for (int o = 0; o < 2; o++) {
+    const char *hex = keys[o == 0 ? lo : 1 - lo];
+    size_t len = strlen(want);
+    snprintf(want + len, sizeof want - len, "%senv_negate.sm_90a-%s.cu env_negate.sm_90a-%s.ir "
+             "env_negate.sm_90a-%s.ptx", o ? " " : "", hex, hex, hex);
+  }
+  for (int v = 0; v < 2; v++) {
+    char path[256], *src = NULL;
+    snprintf(path, sizeof path, "%s/env_negate.sm_90a-%s.cu", dir, keys[v]);
+    char *got = slurp(path);
+    cr_assert_eq(tirx__kernel_variant_source(k, 1, &ns[v], &src), TIRX_OK);
+    cr_assert_str_eq(got, src, "%s is not the source of variant n = %lld", path,
+                     (long long)ns[v]);
+    free(got);
+    free(src);
+  }
+  char names[4096];
+  list_dir(dir, names, sizeof names, true);
+  cr_assert_str_eq(names, want);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+  rmdir(dir);
+}
