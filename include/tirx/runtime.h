@@ -146,6 +146,13 @@ typedef struct tirx_runtime_options {
   /* Launches on a capturing stream whose variant is not ready (tirx_capture_policy); 0 is
    * TIRX_CAPTURE_WAIT. Other values: TIRX_E_INVALID_ARG from tirx_runtime_create. */
   tirx_capture_policy capture_policy;
+  /* A CUcontext of the host's to run in instead of the device's primary context (NULL: the
+   * primary context, retained). The runtime does not retain it: the host keeps it alive until
+   * tirx_runtime_destroy() has returned. Its device is the runtime's (device must be 0 or that
+   * device's ordinal). Errors: TIRX_E_INVALID_ARG with compile_only, or when device names
+   * another device; TIRX_E_NO_DEVICE as ever without a driver; TIRX_E_DRIVER when the driver
+   * refuses the context. */
+  void *context;
 } tirx_runtime_options;
 
 /*
@@ -406,8 +413,9 @@ TIRX_API tirx_status tirx_runtime_drain(tirx_runtime *rt, int64_t timeout_ms);
  * created in the device's primary context, which is the one the CUDA runtime API uses.
  */
 
-/* The runtime's CUDA context (a CUcontext: the device's primary context, retained by the
- * runtime until tirx_runtime_destroy), or NULL without a device (and in a forked child). */
+/* The runtime's CUDA context (a CUcontext: options->context, else the device's primary context,
+ * retained by the runtime until tirx_runtime_destroy), or NULL without a device (and in a
+ * forked child). */
 TIRX_API void *tirx_runtime_context(const tirx_runtime *rt);
 
 /* Creates a stream in the runtime's context (CU_STREAM_NON_BLOCKING: it does not synchronise

@@ -29,6 +29,7 @@
   X(DevicePrimaryCtxRetain, 7000, (CUcontext * pctx, CUdevice dev))                                \
   X(DevicePrimaryCtxRelease, 11000, (CUdevice dev))                                                \
   X(CtxGetCurrent, 4000, (CUcontext * pctx))                                                       \
+  X(CtxGetDevice, 2000, (CUdevice * device))                                                       \
   X(CtxPushCurrent, 4000, (CUcontext ctx))                                                         \
   X(CtxPopCurrent, 4000, (CUcontext * pctx))                                                       \
   X(CtxSynchronize, 2000, (void))                                                                  \

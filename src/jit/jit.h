@@ -144,7 +144,8 @@ struct tirx_runtime {
   bool has_device;
   tirx__driver drv;
   CUdevice device;
-  CUcontext ctx;      /* the retained primary context */
+  CUcontext ctx;      /* the retained primary context, or the host's (own_ctx false) */
+  bool own_ctx;       /* ctx is the primary context this runtime retained */
   int max_smem_optin; /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
   long pid;           /* the creating process */
   unsigned fork_gen;  /* tirx__fork_generation at creation */

@@ -245,7 +245,30 @@ static tirx_status open_device(tirx_runtime *rt, const tirx_runtime_options *o, 
       return tirx__error(TIRX_E_INVALID_ARG, "%s: device %d is out of range (%d CUDA device%s)", fn,
                          o->device, count, count == 1 ? "" : "s");
     } else {
-      if ((r = rt->drv.DeviceGet(&rt->device, o->device)) != CUDA_SUCCESS)
+      if (o->context) {
+        /* The host's context: its device is the runtime's. */
+        CUcontext prev = NULL;
+        if ((r = rt->drv.CtxPushCurrent((CUcontext)o->context)) != CUDA_SUCCESS)
+          return tirx__driver_error(rt, fn, "cuCtxPushCurrent(options->context)", r);
+        CUdevice dev = 0;
+        r = rt->drv.CtxGetDevice(&dev);
+        rt->drv.CtxPopCurrent(&prev);
+        if (r != CUDA_SUCCESS)
+          return tirx__driver_error(rt, fn, "cuCtxGetDevice(options->context)", r);
+        int ordinal = -1;
+        for (int i = 0; i < count && ordinal < 0; i++) {
+          CUdevice d = 0;
+          if (rt->drv.DeviceGet(&d, i) == CUDA_SUCCESS && d == dev)
+            ordinal = i;
+        }
+        if (o->device != 0 && o->device != ordinal)
+          return tirx__error(TIRX_E_INVALID_ARG,
+                             "%s: options->device is %d but options->context belongs to device "
+                             "%d",
+                             fn, o->device, ordinal);
+        rt->ordinal = ordinal < 0 ? 0 : ordinal;
+      }
+      if ((r = rt->drv.DeviceGet(&rt->device, rt->ordinal)) != CUDA_SUCCESS)
         return tirx__driver_error(rt, fn, "cuDeviceGet", r);
       int major = 0, minor = 0;
       if ((r = rt->drv.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -261,8 +284,13 @@ static tirx_status open_device(tirx_runtime *rt, const tirx_runtime_options *o, 
         return tirx__driver_error(rt, fn, "cuDeviceGetName", r);
       if (!o->arch)
         tirx__arch_for_cc(major, minor, rt->arch, sizeof rt->arch);
-      if ((r = rt->drv.DevicePrimaryCtxRetain(&rt->ctx, rt->device)) != CUDA_SUCCESS)
-        return tirx__driver_error(rt, fn, "cuDevicePrimaryCtxRetain", r);
+      if (o->context) {
+        rt->ctx = (CUcontext)o->context;
+      } else {
+        if ((r = rt->drv.DevicePrimaryCtxRetain(&rt->ctx, rt->device)) != CUDA_SUCCESS)
+          return tirx__driver_error(rt, fn, "cuDevicePrimaryCtxRetain", r);
+        rt->own_ctx = true;
+      }
       rt->has_device = true;
     }
   }
@@ -282,6 +310,9 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
   if (o->device < 0)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: options->device is %d, expected >= 0", fn,
                        o->device);
+  if (o->context && o->compile_only)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: options->context is set but options->compile_only is true", fn);
   if (o->capture_policy != TIRX_CAPTURE_WAIT && o->capture_policy != TIRX_CAPTURE_REFUSE)
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: options->capture_policy is %d, expected TIRX_CAPTURE_WAIT (0) or "
@@ -364,7 +395,7 @@ void tirx_runtime_destroy(tirx_runtime *rt) {
     tirx__ctx_leave(rt, &g);
   if (!freed)
     return; /* called from a compile-queue callback: leaked rather than freed under it */
-  if (rt->has_device)
+  if (rt->has_device && rt->own_ctx)
     rt->drv.DevicePrimaryCtxRelease(rt->device);
   free(rt->device_error);
   free(rt->dump_dir);

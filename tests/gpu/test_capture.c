@@ -247,3 +247,28 @@ Test(gpu_host, dlpack_tensors_of_another_device_are_refused) {
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt);
 }
+
+Test(gpu_host, a_runtime_in_the_host_context_launches_there) {
+  tirx_runtime *owner = gpu();
+  void *ctx = tirx_runtime_context(owner);
+  cr_assert_not_null(ctx);
+  tirx_runtime *rt = NULL;
+  OK(tirx_runtime_create(&(tirx_runtime_options){.context = ctx, .cache_disabled = true}, &rt));
+  cr_assert(tirx_runtime_has_device(rt));
+  cr_assert_eq(tirx_runtime_context(rt), ctx);
+  graph_api();
+  tirx_kernel *k = triple("gpu_host_context");
+  void *s = NULL;
+  OK(tirx_runtime_stream_create(rt, &s));
+  warm(rt, k, s, 300);
+  tirx_launch_info info;
+  capture_and_replay(rt, k, s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, 300, &info);
+  OK(tirx_runtime_stream_destroy(rt, s));
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+  /* The host's context (here another runtime's) is still usable. */
+  void *p = NULL;
+  OK(tirx_runtime_alloc(owner, 64, &p));
+  OK(tirx_runtime_free(owner, p));
+  tirx_runtime_destroy(owner);
+}

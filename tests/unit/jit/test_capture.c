@@ -517,3 +517,23 @@ Test(capture, an_nvrtc_failure_in_the_background_is_never_retried) {
   free(b);
   tirx_kernel_release(k);
 }
+
+Test(capture, a_host_context_needs_a_device_runtime) {
+  tirx_runtime *rt = (tirx_runtime *)&rt;
+  int fake_ctx;
+  expect_error(tirx_runtime_create(&(tirx_runtime_options){.context = &fake_ctx,
+                                                           .compile_only = true},
+                                   &rt),
+               TIRX_E_INVALID_ARG,
+               "tirx_runtime_create: options->context is set but options->compile_only is true");
+  cr_assert_null(rt);
+  /* Without a driver the context is never touched: a runtime without a device. */
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.context = &fake_ctx,
+                                                           .driver_library =
+                                                               "/nonexistent/libcuda.so.1"},
+                                   &rt),
+               TIRX_OK, "%s", tirx_last_error());
+  cr_assert(!tirx_runtime_has_device(rt));
+  cr_assert_null(tirx_runtime_context(rt));
+  tirx_runtime_destroy(rt);
+}
