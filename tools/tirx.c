@@ -3,7 +3,7 @@
  * dispatch report and generated source of built kernels (dump.c).
  *
  *   tirx cache stats  [--dir D]   entries, bytes, archs, temp files, limits
- *   tirx cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC, age
+ *   tirx cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC, age, kernel
  *   tirx cache verify [--dir D]   checks every entry as a runtime would; removes bad ones
  *   tirx cache clear  [--dir D]   removes every entry and temp file
  *   tirx dump DIR [NAME]          each kernel a runtime dumped into DIR (TIRX_DUMP_DIR)
@@ -16,11 +16,13 @@
  * found by verify, or no kernel found by dump), 2 usage error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cache/store.h"
 #include "dump.h"
@@ -32,7 +34,8 @@ static const char usage_head[] =
     "\n"
     "commands:\n"
     "  cache stats  [--dir D]   entries, bytes, archs and temp files of the disk cache\n"
-    "  cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC version, age\n"
+    "  cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC version, age,\n"
+    "                           kernel name\n"
     "  cache verify [--dir D]   check every entry as a runtime would; remove the bad ones\n"
     "                           (exit status 1 when some were bad)\n"
     "  cache clear  [--dir D]   remove every entry and temp file\n";
@@ -78,7 +81,33 @@ typedef struct scan {
   uint64_t arch_count[MAX_ARCHS];
   bool list;
   time_t now;
+  const char *dir;
 } scan;
+
+/* The kernel's name: an entry's metadata (store.h's file layout: the header, the arch, then
+ * meta_len bytes that the runtime fills with the entry point's name). Read with O_NOFOLLOW and
+ * cut at size; non-printable bytes shown as '?'; "?" when it cannot be read. */
+static void entry_kernel(const char *dir, const tirx__store_item *it, char *out, size_t size) {
+  snprintf(out, size, "?");
+  char path[4200];
+  if (snprintf(path, sizeof path, "%s/%s", dir, it->name) >= (int)sizeof path)
+    return;
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return;
+  size_t want = it->meta_len < size - 1 ? (size_t)it->meta_len : size - 1;
+  off_t at = (off_t)TIRX__STORE_HEADER_BYTES + (off_t)strlen(it->arch);
+  ssize_t n = want ? pread(fd, out, want, at) : 0;
+  close(fd);
+  if (n <= 0) {
+    snprintf(out, size, "?");
+    return;
+  }
+  out[n] = 0;
+  for (ssize_t i = 0; i < n; i++)
+    if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] > 0x7e)
+      out[i] = '?';
+}
 
 static bool on_item(void *user, const tirx__store_item *it) {
   scan *s = user;
@@ -104,9 +133,13 @@ static bool on_item(void *user, const tirx__store_item *it) {
     s->arch_count[i]++;
   if (s->list) {
     long age = (long)(s->now - it->mtime_s);
+    char kernel[128];
     if (it->header_ok)
-      printf("%s  %10llu  %-8s  NVRTC %d.%d  %6ld s ago\n", it->name,
-             (unsigned long long)it->file_bytes, it->arch, it->nvrtc_major, it->nvrtc_minor, age);
+      entry_kernel(s->dir, it, kernel, sizeof kernel);
+    if (it->header_ok)
+      printf("%s  %10llu  %-8s  NVRTC %d.%d  %6ld s ago  %s\n", it->name,
+             (unsigned long long)it->file_bytes, it->arch, it->nvrtc_major, it->nvrtc_minor, age,
+             kernel);
     else
       printf("%s  %10llu  (unreadable header)  %6ld s ago\n", it->name,
              (unsigned long long)it->file_bytes, age);
@@ -119,6 +152,7 @@ static int cmd_stats(tirx__store *st, bool list) {
   memset(&s, 0, sizeof s);
   s.list = list;
   s.now = time(NULL);
+  s.dir = tirx__store_path(st);
   size_t count = 0;
   if (tirx__store_list(st, on_item, &s, &count) != TIRX_OK) {
     fprintf(stderr, "tirx cache %s: %s\n", list ? "ls" : "stats", store_error());

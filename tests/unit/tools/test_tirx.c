@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../helpers.h"
+#include "demo_kernels.h"
 #include "jit/jit.h"
 
 /* build/tools/tirx: $TIRX_TOOL, else beside this binary's build directory. */
@@ -102,4 +103,37 @@ Test(tool, cache_commands_never_create_a_mistyped_directory) {
   cr_assert_str_eq(out, "");
   free(out);
   rmdir(base);
+}
+
+Test(tool, cache_ls_names_each_entry_kernel) {
+  char dir[] = "/tmp/tirx-tool-ls-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  tirx_runtime *rt = NULL;
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true, .cache_dir = dir,
+                                                           .cache_no_fsync = true},
+                                   &rt),
+               TIRX_OK, "%s", tirx_last_error());
+  tirx_kernel *k = example_vector_add();
+  cr_assert_not_null(k);
+  int64_t shape[1] = {100};
+  void *p = (void *)(uintptr_t)0x10000;
+  tirx_arg args[4] = {tirx_arg_i64(100), tirx_arg_tensor(p, TIRX_F32, 1, shape, NULL),
+                      tirx_arg_tensor(p, TIRX_F32, 1, shape, NULL),
+                      tirx_arg_tensor(p, TIRX_F32, 1, shape, NULL)};
+  const tirx_arg *lists[1] = {args};
+  int nargs[1] = {4};
+  cr_assert_eq(tirx_runtime_warmup(rt, k, lists, nargs, 1), TIRX_OK, "%s", tirx_last_error());
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+  char cmd[256], *out = NULL;
+  snprintf(cmd, sizeof cmd, "cache ls --dir %s", dir);
+  cr_assert_eq(run(cmd, &out), 0, "%s", out);
+  size_t n = strlen(out);
+  cr_assert(n > 13 && strcmp(out + n - 13, "  vector_add\n") == 0, "%s", out);
+  cr_assert_eq(strchr(out, '\n'), out + n - 1, "one entry expected: %s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "cache clear --dir %s", dir);
+  cr_assert_eq(run(cmd, &out), 0, "%s", out);
+  free(out);
+  rmdir(dir);
 }
