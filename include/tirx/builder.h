@@ -431,6 +431,26 @@ TIRX_API void tirx_set_min_blocks(tirx_builder *b, int n);
 TIRX_API void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes);
 
 /*
+ * Raw CUDA source (what CuPy's RawKernel and jitify do): the kernel's code is source, CUDA C++
+ * text with an extern "C" __global__ entry point named as the builder (tirx_builder_create's
+ * name), instead of code generated from statements. Everything else stays: the declared
+ * parameters and their policies give the argument checks and the specialisation,
+ * tirx_set_block/_grid/_shared_bytes the launch, the text's hash the cache key, and launches
+ * use the same cache, compile queue and launch path as any kernel. The entry point takes, in
+ * this order: every declared parameter in declaration order (i32 int, i64 long long, f32 float,
+ * f64 double, a tensor a pointer to its element type), then one long long per tensor
+ * dimension whose stride is neither a constant nor a single integer parameter (a dense
+ * [a, b, c] tensor passes b * c for dimension 0), tensors and dimensions in declaration order.
+ * A specialised variant's source is the text after "#define TIRX_SPEC_<param> <value>" lines
+ * (TIRX_DIV16_<param> 1 for a divisibility policy), which the text may use. source is copied.
+ * tirx_kernel_build refuses (TIRX_E_BUILD) a kernel that also has statements or shared
+ * buffers. A name the text does not define fails when the module is loaded (TIRX_E_DRIVER,
+ * CUDA_ERROR_NOT_FOUND). Records on b: TIRX_E_NULL_ARG (source), TIRX_E_INVALID_ARG (an empty
+ * source, or a second call).
+ */
+TIRX_API void tirx_set_source(tirx_builder *b, const char *source);
+
+/*
  * The dispatch target: the GPU architecture the kernel's tile primitives are dispatched for,
  * "sm_<major><minor>" with an optional "a" (arch-specific) or "f" suffix, sm_80 or newer:
  * "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a". Default "sm_90a". Copied; may be

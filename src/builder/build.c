@@ -345,8 +345,21 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
   const char *param_names[TIRX_BUILDER_MAX_PARAMS];
   tirx__ir_kernel kir;
   tirx__b_ir_kernel(b, &kir);
-  tirx_status st = tirx__codegen(&kir, b->arena, param_names, &source);
-  if (st != TIRX_OK) return tirx__b_fail(b, st, "%s", tirx_last_error());
+  tirx_status st;
+  if (b->raw_source) {
+    /* tirx_set_source: the caller's text is the code; the parameters name the spec macros. */
+    if (b->body.first || b->nshared || b->nprims)
+      return tirx__b_fail(b, TIRX_E_BUILD,
+                          "%s: kernel '%s' has a CUDA source (tirx_set_source) and also %s; a "
+                          "kernel is one or the other",
+                          fn, b->name, b->nshared ? "shared buffers" : "statements");
+    source = strdup(b->raw_source);
+    if (!source) return tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+    for (int i = 0; i < b->nparams; i++) param_names[i] = b->params[i]->name;
+  } else {
+    st = tirx__codegen(&kir, b->arena, param_names, &source);
+    if (st != TIRX_OK) return tirx__b_fail(b, st, "%s", tirx_last_error());
+  }
   char *ir = tirx__ir_print(&kir);
   if (!ir) {
     free(source);

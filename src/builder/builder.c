@@ -698,6 +698,29 @@ void tirx_set_grid(tirx_builder *b, tirx_expr *x, tirx_expr *y, tirx_expr *z) {
   for (int i = 0; i < 3; i++) b->grid[i] = v[i];
 }
 
+void tirx_set_source(tirx_builder *b, const char *source) {
+  static const char fn[] = "tirx_set_source";
+  if (!tirx__b_ok(b, fn)) return;
+  if (!source) {
+    tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: source is NULL", fn);
+    return;
+  }
+  if (!*source) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: source is empty", fn);
+    return;
+  }
+  if (b->raw_source) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: kernel '%s' already has a source", fn, b->name);
+    return;
+  }
+  char *copy = tirx__arena_strdup(b->arena, source, fn);
+  if (!copy) {
+    tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+    return;
+  }
+  b->raw_source = copy;
+}
+
 void tirx_set_block(tirx_builder *b, int x, int y, int z) {
   static const char fn[] = "tirx_set_block";
   if (!tirx__b_ok(b, fn)) return;

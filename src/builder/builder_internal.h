@@ -67,6 +67,7 @@ struct tirx_builder {
   const char *target_name;           /* "sm_90a" */
   tirx__features need;               /* every arch feature the kernel's code uses */
   const char *need_what[TIRX__FEAT_COUNT]; /* the first use of each (NULL outside need) */
+  const char *raw_source;            /* tirx_set_source (arena); NULL: generated code */
 };
 
 /* The kernel IR of b (a view of b's nodes) for the printer, codegen and the kernel ABI. */

@@ -798,11 +798,13 @@ tirx_status tirx__runtime_select_ex(tirx_runtime *rt, const tirx_kernel *k,
             now_ms() >= v->retry_at_ms;
     if (info && v->last_error)
       info->background_error = v->last_error;
+    int failures = v->failures;
+    const char *first_error = v->last_error; /* never freed before destroy */
     pthread_mutex_unlock(&rt->mu);
     if (start)
       tirx__log(rt, 1, "retrying the background compile of %s after %d failure%s: %s",
-                tirx__kernel_entry(k), v->failures, v->failures == 1 ? "" : "s",
-                v->last_error ? v->last_error : "");
+                tirx__kernel_entry(k), failures, failures == 1 ? "" : "s",
+                first_error ? first_error : "");
   }
   if (start) {
     /* Start the specialised variant in the background. */

@@ -272,3 +272,60 @@ Test(gpu_host, a_runtime_in_the_host_context_launches_there) {
   OK(tirx_runtime_free(owner, p));
   tirx_runtime_destroy(owner);
 }
+
+/* ---- a kernel from raw CUDA source (tirx_set_source) ---- */
+
+static const char raw_axpy[] =
+    "extern \"C\" __global__ void gpu_raw_axpy(long long rows, long long cols, float a,\n"
+    "                                          const float *x, float *y) {\n"
+    "  long long c = blockIdx.x * 128ll + threadIdx.x, r = blockIdx.y;\n"
+    "  if (c < cols) y[r * cols + c] = a * x[r * cols + c] + y[r * cols + c];\n"
+    "}\n";
+
+Test(gpu_host, a_raw_cuda_source_kernel_launches_and_checks_its_arguments) {
+  tirx_runtime *rt = gpu();
+  tirx_builder *b = tirx_builder_create("gpu_raw_axpy");
+  tirx_expr *rows = tirx_param_int(b, "rows", TIRX_I64);
+  tirx_expr *cols = tirx_param_int(b, "cols", TIRX_I64);
+  tirx_param_scalar(b, "a", TIRX_F32);
+  tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(rows, cols), NULL);
+  tirx_param_tensor(b, "y", TIRX_F32, TIRX_EXPRS(rows, cols), NULL);
+  tirx_set_block(b, 128, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, cols, tirx_int(b, 128)), rows, NULL);
+  tirx_set_source(b, raw_axpy);
+  tirx_kernel *k = NULL;
+  OK(tirx_kernel_build(b, &k));
+  tirx_builder_destroy(b);
+  const int64_t R = 3 + rnd32() % 5, C = 100 + rnd32() % 900;
+  const size_t n = (size_t)(R * C);
+  float *hx = malloc(n * 4), *hy = malloc(n * 4), *out = malloc(n * 4);
+  for (size_t i = 0; i < n; i++) {
+    hx[i] = (float)(rnd32() % 1000) / 100.0f;
+    hy[i] = (float)(rnd32() % 1000) / 100.0f - 5.0f;
+  }
+  void *x = NULL, *y = NULL, *s = NULL;
+  OK(tirx_runtime_stream_create(rt, &s));
+  OK(tirx_runtime_alloc(rt, n * 4, &x));
+  OK(tirx_runtime_alloc(rt, n * 4, &y));
+  OK(tirx_runtime_copy_async(rt, x, hx, n * 4, TIRX_COPY_HOST_TO_DEVICE, s));
+  OK(tirx_runtime_copy_async(rt, y, hy, n * 4, TIRX_COPY_HOST_TO_DEVICE, s));
+  int64_t shape[2] = {R, C}, bad[2] = {R, C + 1};
+  tirx_arg args[5] = {tirx_arg_i64(R), tirx_arg_i64(C), tirx_arg_f32(1.5f),
+                      tirx_arg_tensor(x, TIRX_F32, 2, shape, NULL),
+                      tirx_arg_tensor(y, TIRX_F32, 2, bad, NULL)};
+  cr_assert_eq(tirx_launch(rt, k, args, 5, s), TIRX_E_LAUNCH_ARG, "%s", tirx_last_error());
+  args[4] = tirx_arg_tensor(y, TIRX_F32, 2, shape, NULL);
+  tirx_launch_info info = {.size = sizeof info};
+  OK(tirx_launch_ex(rt, k, args, 5, s, &info));
+  cr_assert_neq(info.source, TIRX_LAUNCH_FROM_MEMORY);
+  OK(tirx_runtime_copy_async(rt, out, y, n * 4, TIRX_COPY_DEVICE_TO_HOST, s));
+  OK(tirx_runtime_synchronize(rt, s));
+  for (size_t i = 0; i < n; i++)
+    cr_assert_float_eq(out[i], 1.5f * hx[i] + hy[i], 1e-4f, "y[%zu] = %g", i, out[i]);
+  OK(tirx_runtime_free(rt, x));
+  OK(tirx_runtime_free(rt, y));
+  OK(tirx_runtime_stream_destroy(rt, s));
+  free(hx), free(hy), free(out);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
