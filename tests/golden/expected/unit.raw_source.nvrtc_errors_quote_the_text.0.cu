@@ -1,0 +1,1 @@
+extern "C" __global__ void raw_saxpy(long long n) { undeclared_thing(n); }
