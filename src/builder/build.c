@@ -263,11 +263,10 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
   for (int i = 0; i < b->ntmaps; i++) k->tmaps[i] = b->tmap[i];
   for (int i = 0; i < 3; i++) k->cluster[i] = (uint32_t)b->cluster[i];
   k->target = k_strdup(k, b->target_name);
-  k->need_arch = b->need_arch;
-  k->need_what = b->need_what ? k_strdup(k, b->need_what) : NULL;
-  k->need_sm90a = b->need_sm90a ? k_strdup(k, b->need_sm90a) : NULL;
-  if (!k->target || (b->need_what && !k->need_what) || (b->need_sm90a && !k->need_sm90a))
-    goto oom;
+  if (!k->target) goto oom;
+  k->need = b->need;
+  for (int f = 0; f < TIRX__FEAT_COUNT; f++)
+    if (b->need_what[f] && !(k->need_what[f] = k_strdup(k, b->need_what[f]))) goto oom;
   for (int i = 0; i < 3; i++) {
     k->grid[i] = b->grid[i] ? flatten(&hb, b->grid[i]) : -1;
     k->block[i] = (uint32_t)b->block[i];
@@ -329,15 +328,13 @@ tirx_status tirx_kernel_build(tirx_builder *b, tirx_kernel **out) {
     return tirx__b_fail(b, TIRX_E_BUILD,
                         "%s: tirx_set_min_blocks(%d) with tirx_setmaxnreg: setmaxnreg needs one "
                         "CTA per SM (expected n = 1)", fn, b->min_blocks);
-  /* Dispatch chose rules of the target; native statements may still need a newer one. */
-  if (b->need_arch > b->target)
+  /* Dispatch chose rules the target has; native statements may still need more. */
+  int lack = tirx__features_missing(tirx__arch_features(b->target, b->target_suffix), b->need);
+  if (lack >= 0)
     return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
-                        "%s: %s needs sm_%d or newer: the target is %s (tirx_set_target)", fn,
-                        b->need_what, b->need_arch, b->target_name);
-  if (b->need_sm90a && (b->target != 90 || b->target_suffix != 'a'))
-    return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED,
-                        "%s: %s is sm_90a only: the target is %s (tirx_set_target)", fn,
-                        b->need_sm90a, b->target_name);
+                        "%s: %s needs %s (%s): the target is %s (tirx_set_target)", fn,
+                        b->need_what[lack], tirx__feature_name((tirx__feature)lack),
+                        tirx__feature_where_only((tirx__feature)lack), b->target_name);
   /* TMA tensor maps (registered by the lowering): 128 bytes each, 64-byte aligned. */
   if (b->ntmaps && (count_slots(b) + b->ntmaps > TIRX__MAX_PARAMS ||
                     (count_slots(b) * 8 + 64) / 64 * 64 + b->ntmaps * 128 > TIRX__PARAM_STORAGE))

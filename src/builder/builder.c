@@ -771,13 +771,13 @@ void tirx_set_target(tirx_builder *b, const char *arch) {
   b->target_name = copy;
 }
 
-void tirx__b_need(tirx_builder *b, int arch, bool sm90a, const char *what) {
+void tirx__b_need(tirx_builder *b, tirx__features fs, const char *what) {
   if (!b) return;
-  if (arch > b->need_arch) {
-    b->need_arch = arch;
-    b->need_what = what;
-  }
-  if (sm90a && !b->need_sm90a) b->need_sm90a = what;
+  for (int f = 0; f < TIRX__FEAT_COUNT; f++)
+    if (fs >> f & 1 && !(b->need >> f & 1)) {
+      b->need |= (tirx__features)1 << f;
+      b->need_what[f] = what;
+    }
 }
 
 void tirx_set_shared_bytes(tirx_builder *b, tirx_expr *bytes) {

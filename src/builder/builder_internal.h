@@ -61,13 +61,12 @@ struct tirx_builder {
   uint8_t preludes;                  /* codegen: TIRX__PRE_* sections the kernel's native
                                       * statements and expressions need (native.h) */
   /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
-   * (tirx__b_need: the chosen rules' min_arch, the native statements' architectures) ---- */
+   * (tirx__b_need: the chosen rules' features, those of the native statements) ---- */
   int target;                        /* compute capability * 10 + minor: 90 */
   char target_suffix;                /* 'a', 'f' or 0 */
   const char *target_name;           /* "sm_90a" */
-  int need_arch;                     /* 0: any */
-  const char *need_what;             /* the first use that needs need_arch */
-  const char *need_sm90a;            /* the first use of an sm_90a-only instruction, or NULL */
+  tirx__features need;               /* every arch feature the kernel's code uses */
+  const char *need_what[TIRX__FEAT_COUNT]; /* the first use of each (NULL outside need) */
 };
 
 /* The kernel IR of b (a view of b's nodes) for the printer, codegen and the kernel ABI. */
@@ -116,7 +115,8 @@ tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind);
 tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, const tirx__native_op *op);
 
 /* The same for a statement a rule's lowering writes: the row's need is not recorded, the
- * rule's (min_arch, needs.sm90a, recorded by the lowering driver) stands for it. */
+ * rule's declared features (recorded by the lowering driver, which checks that they cover the
+ * statements the lowering wrote) stand for it. */
 tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, const tirx__native_op *op);
 /* The same two, appended to blk (NULL: the insertion point): for the emitter
  * (src/dispatch/emit.c) and the statements lowerings write through it. */
@@ -167,10 +167,10 @@ bool tirx__b_host_int(tirx_builder *b, const char *fn, const tirx_expr *e, const
 const char *tirx__b_expr_str(const tirx_expr *e, char *buf, size_t cap);
 
 /* Records that the kernel uses `what` (a public function or a rule name: a static string),
- * which needs a compile target of sm_<arch> or newer, and when sm90a is true exactly sm_90a
- * (wgmma, setmaxnreg). tirx_kernel_build checks the needs against the dispatch target
+ * which needs the arch features fs of its compile target; the first use of each feature is
+ * kept for messages. tirx_kernel_build checks the needs against the dispatch target
  * (tirx_set_target); the kernel keeps them for tirx_compile and launches. */
-void tirx__b_need(tirx_builder *b, int arch, bool sm90a, const char *what);
+void tirx__b_need(tirx_builder *b, tirx__features fs, const char *what);
 
 /* ---- TMA and clusters (tma.c) ---- */
 

@@ -72,7 +72,7 @@ static tirx_expr *cluster_reg(tirx_builder *b, const char *fn, int sp, int dim) 
   e->i = dim;
   e->host = false;
   b->preludes |= TIRX__PRE_BULK;
-  tirx__b_need(b, 90, false, fn);
+  tirx__b_need(b, tirx__special_features(sp), fn);
   return e;
 }
 

@@ -42,7 +42,7 @@ static tirx__stmt *native(tirx_builder *b, const char *fn, const tirx__native_op
   s->native.op = op;
   s->native.p = m + head;
   b->preludes |= op->section;
-  if (need) tirx__b_need(b, op->need.arch, op->need.sm90a, fn);
+  if (need) tirx__b_need(b, op->need, fn);
   return s;
 }
 

@@ -176,7 +176,7 @@ static tirx_expr *special(tirx_builder *b, const char *fn, int sp, tirx_dtype dt
   if (!e) return NULL;
   e->host = false;
   b->preludes |= TIRX__PRE_SYNC;
-  tirx__b_need(b, 90, false, fn);
+  tirx__b_need(b, tirx__special_features(sp), fn);
   return e;
 }
 

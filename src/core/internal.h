@@ -44,6 +44,55 @@ int tirx__axis_find(const char *name, size_t n);
  * in *suffix when not NULL; -1 when arch is NULL or not of that form (arch.c). */
 int tirx__arch_parse(const char *arch, char *suffix);
 
+/*
+ * Arch features (arch.c): what tirx's emitted code and its prelude helpers need of a compile
+ * target, as a small bitset. X(NAME, "text", since): since is the oldest compute capability
+ * that has the feature. Generic features exist on every target from `since` on; the
+ * arch-specific ones (the "a" features: wgmma, setmaxnreg, tcgen05) exist only on the targets
+ * arch.c's table lists (sm_90a's are not on sm_100a), so `since` is only the oldest of those.
+ */
+#define TIRX__FEATURE_MAP(X)                                                                       \
+  X(LDMATRIX, "ldmatrix", 75)     /* ldmatrix.sync */                                              \
+  X(CP_ASYNC, "cp.async", 80)     /* cp.async, its commit and wait groups */                       \
+  X(MMA_SYNC, "mma.sync", 80)     /* mma.sync m16n8k16 with f16/bf16 operands */                   \
+  X(TMA, "tma", 90)               /* cp.async.bulk.tensor, bulk groups, fence.proxy.async */       \
+  X(MBARRIER, "mbarrier", 90)     /* mbarriers with transaction counts, try_wait.parity */         \
+  X(CLUSTER, "cluster", 90)       /* clusters: barrier.cluster, %cluster_ctarank, mapa, DSMEM */   \
+  X(ELECT, "elect", 90)           /* elect.sync */                                                 \
+  X(STMATRIX, "stmatrix", 90)     /* stmatrix.sync */                                              \
+  X(WGMMA, "wgmma", 90)           /* wgmma.mma_async and its fence/commit/wait: sm_90a */          \
+  X(SETMAXNREG, "setmaxnreg", 90) /* setmaxnreg: sm_90a (tirx's helper is under SM90_ALL) */       \
+  X(TCGEN05, "tcgen05", 100)      /* tcgen05 and TMEM: sm_100a/f (no rule uses it yet) */
+typedef enum tirx__feature {
+#define TIRX__FEATURE_ENUM_(name, text, since) TIRX__FEAT_##name,
+  TIRX__FEATURE_MAP(TIRX__FEATURE_ENUM_)
+#undef TIRX__FEATURE_ENUM_
+  TIRX__FEAT_COUNT
+} tirx__feature;
+typedef uint32_t tirx__features; /* bit f: feature f */
+#define TIRX__FEAT(name) ((tirx__features)1 << TIRX__FEAT_##name)
+
+/* The features of target (number, suffix) as tirx__arch_parse gives them: "sm_90a" is
+ * (90, 'a'). A target without an arch-specific row in arch.c's table has exactly the generic
+ * features of its number. */
+tirx__features tirx__arch_features(int number, char suffix);
+/* "wgmma", "tma"; NULL out of range. Static. */
+const char *tirx__feature_name(tirx__feature f);
+/* Whether f is arch-specific (exists only on the targets arch.c's table lists). */
+bool tirx__feature_specific(tirx__feature f);
+/* Where f exists, for messages: "sm_90 or newer", or for an arch-specific feature the targets
+ * that have it, "sm_90a" ("sm_100a or sm_100f"). Static; NULL out of range. */
+const char *tirx__feature_where(tirx__feature f);
+/* The same as a parenthesis for messages: "sm_90 or newer", "sm_90a only". Static. */
+const char *tirx__feature_where_only(tirx__feature f);
+/* The oldest compute capability any target with all of fs has: the largest `since` among them
+ * (0 for none). A target older than this lacks fs whatever its suffix. */
+int tirx__features_min_arch(tirx__features fs);
+/* The feature of need that have lacks and that is hardest to get, or -1 when none is missing:
+ * an arch-specific feature before a generic one, then the newest `since`, then table order.
+ * Messages name this one. */
+int tirx__features_missing(tirx__features have, tirx__features need);
+
 /* Checked int64 arithmetic: false on overflow. */
 static inline bool tirx__mul_ok(int64_t a, int64_t b, int64_t *out) {
   return !__builtin_mul_overflow(a, b, out);

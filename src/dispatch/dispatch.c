@@ -326,10 +326,32 @@ const char *tirx__dispatch_key_str(tirx_arena *a, const tirx__call *call) {
 
 /* ---- Matching and the data constraints ------------------------------------------------------- */
 
+int tirx__rule_min_arch(const tirx__rule *rule) {
+  return tirx__features_min_arch(rule->needs.features);
+}
+
+static bool on_axis(const tirx_layout *l, tirx_axis ax) {
+  for (int i = 0; i < l->nd; i++)
+    if (l->d[i].axis == ax && l->d[i].extent > 1 && l->d[i].stride != 0) return true;
+  for (int i = 0; i < l->nr; i++)
+    if (l->r[i].axis == ax && l->r[i].extent > 1 && l->r[i].stride != 0) return true;
+  for (int i = 0; i < l->no; i++)
+    if (l->o[i].axis == ax) return true;
+  return false;
+}
+
+tirx__features tirx__call_features(const tirx__call *call) {
+  tirx__features fs = 0;
+  for (int i = 0; call && i < call->noperands && i < TIRX__MAX_OPERANDS; i++)
+    if (call->operands[i].layout && on_axis(call->operands[i].layout, TIRX_AXIS_CBX))
+      fs |= TIRX__FEAT(CLUSTER);
+  return fs;
+}
+
 bool tirx__rule_matches(const tirx__rule *rule, tirx__prim prim, int arch, int noperands,
                         const tirx__role *roles, tirx_team team) {
   if ((unsigned)prim >= TIRX__PRIM_COUNT || !(rule->prims & TIRX__BIT(prim))) return false;
-  if (arch < rule->min_arch) return false;
+  if (arch < tirx__rule_min_arch(rule)) return false;
   if ((unsigned)team > TIRX_TEAM_CLUSTER || !(rule->teams & TIRX__BIT(team))) return false;
   for (int i = 1; i < noperands; i++)
     if (!(rule->flows & TIRX__FLOW(roles[i], roles[0]))) return false;
@@ -383,8 +405,12 @@ static void check_needs(tirx__rule_ctx *ctx) {
   }
   if (n->ops && !(n->ops >> c->config.op & 1))
     tirx__reason(ctx, "op %s is not supported", OPS[c->config.op]);
-  if (n->sm90a && (c->arch != 90 || c->generic))
-    tirx__reason(ctx, "the instruction is sm_90a only: the target is sm_%d%s", c->arch,
+  int lack = tirx__features_missing(tirx__arch_features(c->arch, c->generic ? 0 : 'a'),
+                                    n->features);
+  if (lack >= 0)
+    tirx__reason(ctx, "needs %s (%s): the target is sm_%d%s",
+                 tirx__feature_name((tirx__feature)lack),
+                 tirx__feature_where_only((tirx__feature)lack), c->arch,
                  c->generic ? "" : c->arch >= 90 ? "a" : "");
 }
 
@@ -510,7 +536,7 @@ tirx_status tirx__dispatch(tirx_arena *a, const tirx__call *call, tirx__dispatch
     const tirx__rule *rule = table[i];
     if (!tirx__rule_matches(rule, call->prim, INT_MAX, call->noperands, roles, team)) continue;
     if (family ? strcmp(family, rule->family) != 0 : rule->kind == TIRX__RULE_EXPLICIT) continue;
-    if (call->arch < rule->min_arch) {
+    if (call->arch < tirx__rule_min_arch(rule)) {
       if (newer < TIRX__MAX_REASONS) need_newer[newer++] = rule;
       continue;
     }
@@ -538,7 +564,7 @@ tirx_status tirx__dispatch(tirx_arena *a, const tirx__call *call, tirx__dispatch
   /* The rules a newer target would have tried. */
   for (int i = 0; i < newer; i++)
     tirx__sb_printf(&sb, "%s%s: needs sm_%d or newer", i || candidates ? "; " : ": ",
-                    need_newer[i]->name, need_newer[i]->min_arch);
+                    need_newer[i]->name, tirx__rule_min_arch(need_newer[i]));
   char *msg = tirx__sb_finish(&sb);
   st = family && candidates ? TIRX_E_INVALID_ARG : TIRX_E_NO_RULE;
   tirx__error(st, "%s: %s", FN, msg ? msg : "(out of memory)");

@@ -7,8 +7,8 @@
  *
  * and the registry (registry.c: one explicit, ordered table; one file per rule under
  * families/) resolves it to a rule. Each rule describes its instruction as data (tirx__rule:
- * the key pattern it accepts, its minimum arch, dtypes, rank, team completeness, the ops it
- * implements) plus two functions: a legality check that sees the operand layouts and the scope
+ * the key pattern it accepts, the arch features it needs, dtypes, rank, team completeness, the
+ * ops it implements) plus two functions: a legality check that sees the operand layouts and the scope
  * and records every failed constraint as a sentence, and a shape enumerator that lists the
  * legal instruction shapes, largest first.
  *
@@ -21,9 +21,12 @@
  *     ever taken through config.family (protocols such as TMA vs cp.async).
  *   - no candidate at all: TIRX_E_NO_RULE, "tirx_dispatch: no rule for copy(arch=sm_90,
  *     roles=global->shared, team=warp)". Candidates but none legal: TIRX_E_NO_RULE listing
- *     every candidate's failed constraints. A rule whose key pattern matches but for its
- *     min_arch is no candidate (a successful dispatch does not list it), but a failure names
- *     it: "...: copy_async.tma: needs sm_90 or newer".
+ *     every candidate's failed constraints. A rule whose key pattern matches but whose
+ *     features no target as old as the call's has (tirx__rule_min_arch) is no candidate (a
+ *     successful dispatch does not list it), but a failure names it: "...: copy_async.tma:
+ *     needs sm_90 or newer". A candidate whose target lacks one of its arch-specific features
+ *     is rejected with a reason naming it: "needs wgmma (sm_90a only): the target is sm_90".
+ *     The call's target features are tirx__arch_features(arch, generic ? 0 : 'a').
  *   - the shape: config.shape when it is one of the rule's legal shapes (else
  *     TIRX_E_INVALID_ARG listing the legal ones), otherwise the largest legal shape.
  * The result names the rule and shape, and for a fallback each rejected rule with its failed
@@ -162,7 +165,8 @@ typedef struct tirx__config {
 typedef struct tirx__call {
   tirx__prim prim;
   int arch;      /* compute capability * 10 + minor: 80, 90, 100 */
-  bool generic;  /* the target lacks the arch-specific features: "sm_90", not "sm_90a" */
+  bool generic;  /* the target lacks the arch-specific features: "sm_90", not "sm_90a" (an
+                  * "f" target is dispatched as generic: no rule needs a family feature) */
   int noperands; /* must equal tirx__prim_operand_count(prim) */
   tirx__operand operands[TIRX__MAX_OPERANDS];
   const tirx_scope *scope; /* team kind and (A_inter, A_intra) at the call site */
@@ -209,7 +213,9 @@ typedef struct tirx__needs {
   bool full_team;  /* every thread of the team kind active (a full warp of 32, ...) */
   bool hints;      /* accepts config.hint */
   uint64_t ops;    /* accepted config.op, bit per tirx__prim_op */
-  bool sm90a;      /* an sm_90a instruction (wgmma): the target must be exactly sm_90a */
+  /* The arch features (internal.h) the rule's instructions need: TIRX__FEAT(TMA) | ... Its
+   * oldest arch is the newest `since` among them (tirx__rule_min_arch). */
+  tirx__features features;
 } tirx__needs;
 
 typedef struct tirx__rule tirx__rule;
@@ -244,7 +250,6 @@ struct tirx__rule {
    * other way round); 0 leaves operand i to flows. */
   uint32_t roles[TIRX__MAX_OPERANDS];
   uint32_t teams; /* TIRX__BIT(tirx_team) */
-  int min_arch;   /* 0: any */
   tirx__needs needs;
   const char *shape_dims[TIRX__SHAPE_DIMS]; /* names of the shape's dims, NULL after the last */
   tirx__check_fn check;                     /* NULL: the data constraints are all */
@@ -255,6 +260,14 @@ struct tirx__rule {
    * NULL-terminated, NULL: none. Codegen reads them through the registry. */
   const tirx__prelude_frag *const *prelude;
 };
+
+/* The oldest compute capability the rule can run on: tirx__features_min_arch of its
+ * features (0: any). */
+int tirx__rule_min_arch(const tirx__rule *rule);
+
+/* The arch features a call needs whatever rule serves it: cluster when an operand's layout
+ * places elements on cbx (the lowering reads the coordinate from %cluster_ctarank). */
+tirx__features tirx__call_features(const tirx__call *call);
 
 /* The registry: the ordered table of registry.c. *count is set; the array is static. */
 const tirx__rule *const *tirx__registry(int *count);

@@ -41,7 +41,7 @@ tirx__stmt *tirx__emit_stmt(tirx__emit *e, int kind);
 
 /* A native statement of op (native.h) at the insertion point, its payload (s->native.p)
  * zeroed for the caller to fill; its prelude section is recorded, its need is the rule's (the
- * lowering driver records the rule's min_arch). NULL with the error recorded. */
+ * lowering driver records the rule's features). NULL with the error recorded. */
 tirx__stmt *tirx__emit_native(tirx__emit *e, const tirx__native_op *op);
 
 /* for (name = lo; name < hi; name += step): the loop variable; its body is the insertion point

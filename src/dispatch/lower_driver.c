@@ -240,7 +240,8 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   if (!res.rule->emit)
     return tirx__b_fail(b, TIRX_E_NOT_SUPPORTED, "%s: [%s] rule %s has no lowering yet", FN,
                         where, res.rule->name);
-  tirx__b_need(b, res.rule->min_arch, res.rule->needs.sm90a, res.rule->name);
+  tirx__features declared = res.rule->needs.features | tirx__call_features(&call);
+  tirx__b_need(b, declared, res.rule->name);
   char *shape = tirx__shape_str(res.rule, &res.shape);
   char text[512];
   snprintf(text, sizeof text, "%s %s: %s", res.rule->name, shape ? shape : "?", res.key);
@@ -259,6 +260,17 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   if (st != TIRX_OK && b->status == TIRX_OK)
     return tirx__b_fail(b, st, "%s: [%s] %s: %s", FN, where, res.rule->name,
                         strip_fn(tirx_last_error()));
+  /* The rule's declared features (with the call's own: operands on cbx) must cover what its
+   * lowering wrote: dispatch chose it because the target has the declared ones, so anything
+   * more would fail inside NVRTC (issue 13: gemm_async.wgmma_rs on sm_90). An internal error,
+   * on every target: the unit suite's kernels (tests/unit/dispatch/test_registry.c covers
+   * every rule) catch a wrong rule. */
+  int extra = tirx__features_missing(declared, tirx__block_features(&s->prim.body));
+  if (b->status == TIRX_OK && extra >= 0)
+    return tirx__b_fail(b, TIRX_E_INTERNAL,
+                        "%s: [%s] rule %s wrote code that needs %s, which the rule does not "
+                        "declare (tirx__needs.features)",
+                        FN, where, res.rule->name, tirx__feature_name((tirx__feature)extra));
   return b->status;
 }
 

@@ -211,6 +211,14 @@ struct tirx__stmt {
   };
 };
 
+/* What statements need of the compile target (needs.c): a native statement its op's features
+ * (native.h), a special register its own. tirx__stmt_features is the statement itself, not its
+ * body; tirx__block_features every statement of blk, bodies included. */
+tirx__features tirx__native_features(const tirx__native_op *op); /* 0 for NULL */
+tirx__features tirx__special_features(int sp); /* tirx__special */
+tirx__features tirx__stmt_features(const tirx__stmt *s);
+tirx__features tirx__block_features(const tirx__block *blk);
+
 /* ---- TMA tensor maps (copy_async.tma; derived by src/dispatch/tensor_map.c, encoded at launch) ---- */
 
 enum {
@@ -336,9 +344,8 @@ struct tirx_kernel {
   /* The dispatch target and what the code needs of a compile target (tirx_builder's fields of
    * the same names): tirx__kernel_check_arch compares them with the arch it is compiled for. */
   const char *target;          /* "sm_90a" */
-  int need_arch;               /* 0: any */
-  const char *need_what;       /* NULL when need_arch is 0 */
-  const char *need_sm90a;      /* NULL: no sm_90a-only instruction */
+  tirx__features need;         /* the arch features the code uses */
+  const char *need_what[TIRX__FEAT_COUNT]; /* the first use of each; NULL outside need */
 };
 
 /* How codegen spells the stride of dimension k of a global tensor without a layout. */

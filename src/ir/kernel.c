@@ -91,17 +91,13 @@ tirx_status tirx__kernel_check_arch(const tirx_kernel *k, const char *fn, const 
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: %s is '%.32s', expected sm_<major><minor>[a|f] (sm_90a, sm_80)", fn,
                        what, arch ? arch : "(null)");
-  if (k->need_arch > number)
+  int lack = tirx__features_missing(tirx__arch_features(number, suffix), k->need);
+  if (lack >= 0)
     return tirx__error(TIRX_E_NOT_SUPPORTED,
-                       "%s: %s is %s, expected sm_%d or newer: kernel '%s' (dispatched for %s) "
-                       "uses %s, which needs sm_%d",
-                       fn, what, arch, k->need_arch, k->name, k->target, k->need_what,
-                       k->need_arch);
-  if (k->need_sm90a && (number != 90 || suffix != 'a'))
-    return tirx__error(TIRX_E_NOT_SUPPORTED,
-                       "%s: %s is %s, expected sm_90a: kernel '%s' (dispatched for %s) uses %s, "
-                       "which is sm_90a only",
-                       fn, what, arch, k->name, k->target, k->need_sm90a);
+                       "%s: %s is %s, expected %s: kernel '%s' (dispatched for %s) uses %s, "
+                       "which needs %s",
+                       fn, what, arch, tirx__feature_where((tirx__feature)lack), k->name,
+                       k->target, k->need_what[lack], tirx__feature_name((tirx__feature)lack));
   return TIRX_OK;
 }
 

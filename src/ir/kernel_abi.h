@@ -81,14 +81,16 @@ tirx_status tirx__kernel_variant_source(const tirx_kernel *k, int nspec, const i
 /* The dynamic variant's source is tirx__kernel_source(k). */
 
 /*
- * Whether k's code may be compiled for arch: every rule dispatch chose and every native
- * statement the kernel uses exists there (the newest min_arch among them, and sm_90a exactly
- * for wgmma and setmaxnreg). A kernel dispatched for an older target always passes for a newer
- * arch; one dispatched for sm_90a passes for sm_80 when it uses nothing of sm_90. fn and what
- * name the public function and its argument in messages ("tirx_compile", "arch").
+ * Whether k's code may be compiled for arch: arch has every feature (internal.h) of the rules
+ * dispatch chose and of the native statements the kernel uses. A kernel that uses only generic
+ * features passes for every newer arch; one that uses an arch-specific feature (wgmma,
+ * setmaxnreg) only for the targets that have it (sm_90a); one dispatched for sm_90a passes for
+ * sm_80 when it uses nothing of sm_90. fn and what name the public function and its argument
+ * in messages ("tirx_compile", "arch"). The message names the missing feature that is hardest
+ * to get (tirx__features_missing) and its first use.
  * Errors: TIRX_E_INVALID_ARG (arch malformed), TIRX_E_NOT_SUPPORTED ("tirx_compile: arch is
- * sm_80, expected sm_90 or newer: kernel 'k' (dispatched for sm_90a) uses gemm_async.wgmma,
- * which needs sm_90").
+ * sm_90, expected sm_90a: kernel 'k' (dispatched for sm_90a) uses gemm_async.wgmma, which
+ * needs wgmma").
  */
 tirx_status tirx__kernel_check_arch(const tirx_kernel *k, const char *fn, const char *what,
                                     const char *arch);

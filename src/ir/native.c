@@ -28,65 +28,66 @@ static void emit_prefetch(tirx__writer *w, const tirx__stmt *s) {
 
 /* ---- the generic ops ---- */
 
-#define OP(id, nm, hp, arch, a, sec, T, pf, pfn, ef, efn, ...)                                  \
-  const tirx__native_op tirx__nv_##id = {.name = nm, .helper = hp, .need = TIRX__NEED(arch, a),  \
+#define OP(id, nm, hp, fs, sec, T, pf, pfn, ef, efn, ...)                                  \
+  const tirx__native_op tirx__nv_##id = {.name = nm, .helper = hp, .need = TIRX__NEED(fs),         \
                                          .section = sec, .size = sizeof(T), .ops = {__VA_ARGS__}, \
                                          .print_fmt = pf, .print = pfn, .emit_fmt = ef,          \
                                          .emit = efn};
 #define MBAR tirx__nv_mbar
 #define IMMS tirx__nv_imm
 #define NBAR tirx__nv_named_bar
+#define F TIRX__FEAT
 #define S TIRX__PRE_SYNC
 #define B TIRX__PRE_BULK
 #define C TIRX__PRE_CP_ASYNC
 
 /* mbarriers, fences, clusters (builder/sync.c) */
-OP(mbar_init, "mbarrier_init", "tirx_mbar_init", 90, false, S, MBAR, "$n($0, $1)", NULL,
+OP(mbar_init, "mbarrier_init", "tirx_mbar_init", F(MBARRIER), S, MBAR, "$n($0, $1)", NULL,
    "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
-OP(mbar_arrive, "mbarrier_arrive", "tirx_mbar_arrive", 90, false, S, MBAR, "$n($0)", NULL,
+OP(mbar_arrive, "mbarrier_arrive", "tirx_mbar_arrive", F(MBARRIER), S, MBAR, "$n($0)", NULL,
    "$h($0);", NULL, TIRX__ELEM(MBAR, bar))
-OP(mbar_arrive_cluster, "mbarrier_arrive_cluster", "tirx_mbar_arrive_cluster", 90, false, S,
+OP(mbar_arrive_cluster, "mbarrier_arrive_cluster", "tirx_mbar_arrive_cluster", F(MBARRIER) | F(CLUSTER), S,
    MBAR, "$n($0, $1)", NULL, "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
-OP(mbar_expect_tx, "mbarrier_expect_tx", "tirx_mbar_expect_tx", 90, false, S, MBAR,
+OP(mbar_expect_tx, "mbarrier_expect_tx", "tirx_mbar_expect_tx", F(MBARRIER), S, MBAR,
    "$n($0, $1)", NULL, "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
-OP(mbar_wait, "mbarrier_wait", "tirx_mbar_wait", 90, false, S, MBAR, "$n($0, $1)", NULL,
+OP(mbar_wait, "mbarrier_wait", "tirx_mbar_wait", F(MBARRIER), S, MBAR, "$n($0, $1)", NULL,
    "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
-OP(fence_proxy_async, "fence_proxy_async", "tirx_fence_proxy_async", 90, false, S, IMMS, "$n()",
+OP(fence_proxy_async, "fence_proxy_async", "tirx_fence_proxy_async", F(TMA), S, IMMS, "$n()",
    NULL, "$h();", NULL, {0})
-OP(fence_mbar_init, "fence_mbarrier_init", "tirx_fence_mbarrier_init", 90, false, S, IMMS,
+OP(fence_mbar_init, "fence_mbarrier_init", "tirx_fence_mbarrier_init", F(MBARRIER), S, IMMS,
    "$n()", NULL, "$h();", NULL, {0})
-OP(cluster_sync, "cluster_sync", "tirx_cluster_sync", 90, false, S, IMMS, "$n()", NULL, "$h();",
+OP(cluster_sync, "cluster_sync", "tirx_cluster_sync", F(CLUSTER), S, IMMS, "$n()", NULL, "$h();",
    NULL, {0})
 /* setmaxnreg, named barriers, wgmma groups (builder/sync.c) */
-OP(setmaxnreg_inc, "setmaxnreg.inc", "tirx_setmaxnreg_inc", 90, true, S, IMMS, "$n $0", NULL,
+OP(setmaxnreg_inc, "setmaxnreg.inc", "tirx_setmaxnreg_inc", F(SETMAXNREG), S, IMMS, "$n $0", NULL,
    "$h<$0>();", NULL, TIRX__IMM(IMMS, n))
-OP(setmaxnreg_dec, "setmaxnreg.dec", "tirx_setmaxnreg_dec", 90, true, S, IMMS, "$n $0", NULL,
+OP(setmaxnreg_dec, "setmaxnreg.dec", "tirx_setmaxnreg_dec", F(SETMAXNREG), S, IMMS, "$n $0", NULL,
    "$h<$0>();", NULL, TIRX__IMM(IMMS, n))
-OP(named_bar_sync, "named_barrier_sync", "tirx_named_bar_sync", 0, false, S, NBAR, "$n($0, $1)",
+OP(named_bar_sync, "named_barrier_sync", "tirx_named_bar_sync", 0, S, NBAR, "$n($0, $1)",
    NULL, "$h($0, $1);", NULL, TIRX__IMM(NBAR, id), TIRX__IMM(NBAR, threads))
-OP(named_bar_arrive, "named_barrier_arrive", "tirx_named_bar_arrive", 0, false, S, NBAR,
+OP(named_bar_arrive, "named_barrier_arrive", "tirx_named_bar_arrive", 0, S, NBAR,
    "$n($0, $1)", NULL, "$h($0, $1);", NULL, TIRX__IMM(NBAR, id), TIRX__IMM(NBAR, threads))
-OP(wgmma_fence, "wgmma_fence", "tirx_wgmma_fence", 90, true, S, IMMS, "$n()", NULL, "$h();",
+OP(wgmma_fence, "wgmma_fence", "tirx_wgmma_fence", F(WGMMA), S, IMMS, "$n()", NULL, "$h();",
    NULL, {0})
-OP(wgmma_commit, "wgmma_commit", "tirx_wgmma_commit", 90, true, S, IMMS, "$n()", NULL, "$h();",
+OP(wgmma_commit, "wgmma_commit", "tirx_wgmma_commit", F(WGMMA), S, IMMS, "$n()", NULL, "$h();",
    NULL, {0})
-OP(wgmma_wait, "wgmma_wait", "tirx_wgmma_wait", 90, true, S, IMMS, "$n($0)", NULL, NULL,
+OP(wgmma_wait, "wgmma_wait", "tirx_wgmma_wait", F(WGMMA), S, IMMS, "$n($0)", NULL, NULL,
    emit_wgmma_wait, TIRX__IMM(IMMS, n))
 /* bulk groups, tensor-map prefetch (builder/bulk.c) */
-OP(bulk_commit, "bulk_commit", "tirx_bulk_commit", 90, false, B, IMMS, "$n", NULL, "$h();", NULL,
+OP(bulk_commit, "bulk_commit", "tirx_bulk_commit", F(TMA), B, IMMS, "$n", NULL, "$h();", NULL,
    {0})
-OP(bulk_wait, "bulk_wait", "tirx_bulk_wait", 90, false, B, IMMS, "$n $0", NULL, "$h<$0, 0>();",
+OP(bulk_wait, "bulk_wait", "tirx_bulk_wait", F(TMA), B, IMMS, "$n $0", NULL, "$h<$0, 0>();",
    NULL, TIRX__IMM(IMMS, n))
-OP(bulk_wait_read, "bulk_wait.read", "tirx_bulk_wait", 90, false, B, IMMS, "$n $0", NULL,
+OP(bulk_wait_read, "bulk_wait.read", "tirx_bulk_wait", F(TMA), B, IMMS, "$n $0", NULL,
    "$h<$0, 1>();", NULL, TIRX__IMM(IMMS, n))
-OP(tmap_prefetch, "tmap_prefetch", "tirx_tmap_prefetch", 90, false, B, tirx__nv_tensor, "$n $0",
+OP(tmap_prefetch, "tmap_prefetch", "tirx_tmap_prefetch", F(TMA), B, tirx__nv_tensor, "$n $0",
    NULL, NULL, emit_prefetch, TIRX__TENSOR(tirx__nv_tensor, tensor))
 /* cp.async groups (builder/cp_async.c) */
-OP(cp_async_commit, "cp_async_commit", "tirx_cp_async_commit", 80, false, C, IMMS, "$n", NULL,
+OP(cp_async_commit, "cp_async_commit", "tirx_cp_async_commit", F(CP_ASYNC), C, IMMS, "$n", NULL,
    "$h();", NULL, {0})
-OP(cp_async_wait, "cp_async_wait", "tirx_cp_async_wait", 80, false, C, IMMS, "$n $0", NULL,
+OP(cp_async_wait, "cp_async_wait", "tirx_cp_async_wait", F(CP_ASYNC), C, IMMS, "$n $0", NULL,
    "$h<$0>();", NULL, TIRX__IMM(IMMS, n))
-OP(cp_async_wait_all, "cp_async_wait_all", "tirx_cp_async_wait_all", 80, false, C, IMMS, "$n",
+OP(cp_async_wait_all, "cp_async_wait_all", "tirx_cp_async_wait_all", F(CP_ASYNC), C, IMMS, "$n",
    NULL, "$h();", NULL, {0})
 
 const tirx__native_op *const tirx__native_generic_ops[] = {

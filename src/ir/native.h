@@ -3,7 +3,8 @@
  * descriptor that says
  *
  *   - the op's name as the IR prints it, and the prelude helper codegen calls;
- *   - its arch need (one field: TIRX__NEED(arch, sm90a));
+ *   - its arch need: the features of the compile target its helper needs (one field,
+ *     TIRX__NEED);
  *   - the prelude section its helper lives in (TIRX__PRE_*), and the prelude fragments only it
  *     needs (emitted in kernels that use the op);
  *   - its payload's size and its operands: kind and offset in the payload, which validation
@@ -41,12 +42,9 @@ enum {
   TIRX__PRE_ALWAYS = 0x80 /* a fragment's `when`: every kernel */
 };
 
-/* What an op needs of the compile target: sm_<arch> or newer, and sm_90a exactly. */
-typedef struct tirx__arch_need {
-  int16_t arch;
-  bool sm90a;
-} tirx__arch_need;
-#define TIRX__NEED(arch, sm90a) {(arch), (sm90a)}
+/* What an op needs of the compile target: a set of arch features (core/internal.h,
+ * TIRX__FEATURE_MAP), TIRX__NEED(TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)); 0 runs anywhere. */
+#define TIRX__NEED(features) ((tirx__features)(features))
 
 /* Operand kinds (validation walks them; the formats print them). */
 typedef enum tirx__opnd_kind {
@@ -98,7 +96,7 @@ typedef struct tirx__prelude_frag {
 typedef struct tirx__native_op {
   const char *name;   /* as the IR prints it */
   const char *helper; /* the prelude helper codegen calls */
-  tirx__arch_need need;
+  tirx__features need; /* TIRX__NEED: the arch features its helper needs */
   uint8_t section;    /* TIRX__PRE_*: the section its helper is in */
   uint16_t size;      /* the payload's bytes (zeroed at construction) */
   tirx__opnd ops[TIRX__NATIVE_MAX_OPS]; /* ending at the first TIRX__OPND_NONE */

@@ -1142,6 +1142,161 @@ Test(gpu, membound_cluster_add_rmsnorm, .timeout = 300) {
   check_membound_cluster(TIRX_ROW_OP_ADD_RMSNORM);
 }
 
+/* Rows reduced by a CTA of 3, 6 and 12 warps (reduce.smem over a number of warps that is not
+ * a power of two: common hidden sizes 1536, 3072, 6144), every reducing kernel, f32 and bf16,
+ * each case checked to run on the warp count it names. Not yet run on a GPU. */
+Test(gpu, membound_warps_not_a_power_of_two, .timeout = 600) {
+  tirx_runtime *rt = gpu_runtime();
+  static const struct {
+    tirx_row_op kind;
+    tirx_dtype dt;
+    int64_t width;
+    int threads;
+  } cases[] = {
+      {TIRX_ROW_OP_SUM, TIRX_BF16, 3072, 96},     {TIRX_ROW_OP_SUM, TIRX_BF16, 6144, 192},
+      {TIRX_ROW_OP_SUM, TIRX_BF16, 12288, 384},   {TIRX_ROW_OP_SUM, TIRX_F32, 1536, 96},
+      {TIRX_ROW_OP_MAX, TIRX_BF16, 3072, 96},     {TIRX_ROW_OP_MAX, TIRX_F32, 3072, 192},
+      {TIRX_ROW_OP_MAX, TIRX_F32, 6144, 384},     {TIRX_ROW_OP_RMSNORM, TIRX_BF16, 1536, 96},
+      {TIRX_ROW_OP_RMSNORM, TIRX_BF16, 3072, 192},    {TIRX_ROW_OP_RMSNORM, TIRX_BF16, 6144, 384},
+      {TIRX_ROW_OP_RMSNORM, TIRX_F32, 3072, 384},     {TIRX_ROW_OP_ADD_RMSNORM, TIRX_BF16, 3072, 192},
+      {TIRX_ROW_OP_LAYERNORM, TIRX_BF16, 3072, 96},   {TIRX_ROW_OP_SOFTMAX, TIRX_BF16, 6144, 384},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char err[1024] = "", want[64];
+    tirx_kernel *k = row_kernel(cases[i].kind, &ro, cases[i].dt, cases[i].width, false, err,
+                                sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    snprintf(want, sizeof want, "-> reduce.smem threads=%d\n", cases[i].threads);
+    cr_assert_not_null(strstr(tirx_kernel_dispatch_report(k), want), "%s %s %lld: no '%s' in\n%s",
+                       tirx_kernels_row_name(cases[i].kind), tirx_dtype_name(cases[i].dt),
+                       (long long)cases[i].width, want, tirx_kernel_dispatch_report(k));
+    tirx_kernel_release(k);
+    check_membound(rt, cases[i].kind, cases[i].dt, cases[i].width, false);
+  }
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- The one-call ops of the kernel library (tirx/kernels.h) against float64 ---- */
+
+/* One row op through its tirx_op_* call (the kernel found or built from the options and the
+ * shape, the arguments checked, then launched), rows x W, outputs poisoned. */
+static void check_row_op(tirx_runtime *rt, tirx_row_op kind, tirx_dtype dt, int64_t W,
+                         int64_t rows) {
+  bool red = kind == TIRX_ROW_OP_SUM || kind == TIRX_ROW_OP_MAX;
+  int64_t win = kind == TIRX_ROW_OP_SILU_MUL ? 2 * W : W, wout = red ? 1 : W;
+  tirx_dtype odt = red ? TIRX_F32 : dt;
+  size_t nin = (size_t)rows * (size_t)win, nout = (size_t)rows * (size_t)wout;
+  float *hx, *hr, *hw, *hb;
+  void *dx = mb_input(rt, dt, nin, -2, 2, &hx), *dr = mb_input(rt, dt, nout, -1, 1, &hr);
+  void *dw = mb_input(rt, dt, (size_t)W, 0.5f, 1.5f, &hw);
+  void *db = mb_input(rt, dt, (size_t)W, -1, 1, &hb);
+  size_t obytes = nout * (size_t)tirx_dtype_size(odt);
+  void *dout = mb_output(rt, obytes), *dout2 = mb_output(rt, obytes);
+  int64_t xs[2] = {rows, win}, os[2] = {rows, wout}, ws[1] = {W};
+  tirx_tensor_arg x = {dx, dt, 2, xs, NULL}, res = {dr, dt, 2, os, NULL};
+  tirx_tensor_arg w = {dw, dt, 1, ws, NULL}, bias = {db, dt, 1, ws, NULL};
+  tirx_tensor_arg out = {dout, odt, 2, os, NULL}, res_out = {dout2, dt, 2, os, NULL};
+  switch (kind) {
+  case TIRX_ROW_OP_RMSNORM: OK(tirx_op_rmsnorm(rt, NULL, &x, &w, &out, 1e-5f, NULL)); break;
+  case TIRX_ROW_OP_LAYERNORM: OK(tirx_op_layernorm(rt, NULL, &x, &w, &bias, &out, 1e-5f, NULL)); break;
+  case TIRX_ROW_OP_ADD_RMSNORM:
+    OK(tirx_op_add_rmsnorm(rt, NULL, &x, &res, &w, &out, &res_out, 1e-5f, NULL));
+    break;
+  case TIRX_ROW_OP_SOFTMAX: OK(tirx_op_softmax(rt, NULL, &x, &out, NULL)); break;
+  case TIRX_ROW_OP_SILU_MUL: OK(tirx_op_silu_mul(rt, NULL, &x, &out, NULL)); break;
+  case TIRX_ROW_OP_SUM: OK(tirx_op_row_sum(rt, NULL, &x, &out, NULL)); break;
+  case TIRX_ROW_OP_MAX: OK(tirx_op_row_max(rt, NULL, &x, &out, NULL)); break;
+  default: cr_assert_fail("no op for %s", tirx_kernels_row_name(kind));
+  }
+  OK(tirx_runtime_synchronize(rt, NULL));
+  double *want = malloc(nout * sizeof *want), *want2 = malloc(nout * sizeof *want2);
+  for (int64_t i = 0; i < rows; i++)
+    mb_ref_row(kind, W, hx + (size_t)i * (size_t)win,
+               kind == TIRX_ROW_OP_ADD_RMSNORM ? hr + (size_t)i * (size_t)W : NULL, hw, hb,
+               want + (size_t)i * (size_t)wout, want2 + (size_t)i * (size_t)wout);
+  float *got = mb_download(rt, dout, odt, nout);
+  char what[160];
+  snprintf(what, sizeof what, "tirx_op_%s %s %lldx%lld", tirx_kernels_row_name(kind),
+           tirx_dtype_name(dt), (long long)rows, (long long)W);
+  double tol = dt == TIRX_F32 ? 2e-5 : dt == TIRX_F16 ? 2e-3 : 1.6e-2;
+  compare(what, got, want, nout, kind == TIRX_ROW_OP_SUM ? 1e-5 * (double)W : tol, tol);
+  free(got);
+  if (kind == TIRX_ROW_OP_ADD_RMSNORM) {
+    got = mb_download(rt, dout2, dt, nout);
+    compare("tirx_op_add_rmsnorm res_out", got, want2, nout, tol, tol);
+    free(got);
+  }
+  void *bufs[] = {dx, dr, dw, db, dout, dout2};
+  for (int i = 0; i < 6; i++) tirx_runtime_free(rt, bufs[i]);
+  free(hx), free(hr), free(hw), free(hb), free(want), free(want2);
+}
+
+/* Every row op, every dtype, warp-per-row and CTA-per-row widths (odd ones among them), one
+ * row and a few; the same op and shape twice (the second call finds the kernel). */
+Test(gpu, ops_rows, .timeout = 600) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_row_op ops[] = {TIRX_ROW_OP_RMSNORM, TIRX_ROW_OP_LAYERNORM,
+                                    TIRX_ROW_OP_ADD_RMSNORM, TIRX_ROW_OP_SOFTMAX,
+                                    TIRX_ROW_OP_SILU_MUL, TIRX_ROW_OP_SUM, TIRX_ROW_OP_MAX};
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const int64_t widths[] = {100, 1000, 4096, 5000};
+  static const int64_t rows[] = {1, 37};
+  for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+    for (size_t d = 0; d < 3; d++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        for (size_t r = 0; r < 2; r++) check_row_op(rt, ops[o], dts[d], widths[w], rows[r]);
+  check_row_op(rt, TIRX_ROW_OP_RMSNORM, TIRX_BF16, 5000, 37);
+  tirx_runtime_destroy(rt);
+}
+
+/* tirx_op_gemm: C = epilogue(A B^T [+ bias]) for decode and odd shapes, every epilogue, both
+ * dtypes, against a float64 reference of every element; C poisoned first. */
+static void check_op_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
+                          tirx_epilogue ep) {
+  float *ha, *hb, *hbias;
+  void *da = mb_input(rt, dt, (size_t)(M * K), -1, 1, &ha);
+  void *db = mb_input(rt, dt, (size_t)(N * K), -1, 1, &hb);
+  void *dbias = mb_input(rt, dt, (size_t)N, -1, 1, &hbias);
+  void *dc = mb_output(rt, (size_t)(M * N) * 2);
+  int64_t as[2] = {M, K}, bs[2] = {N, K}, cs[2] = {M, N}, bias_s[1] = {N};
+  tirx_tensor_arg a = {da, dt, 2, as, NULL}, b = {db, dt, 2, bs, NULL};
+  tirx_tensor_arg bias = {dbias, dt, 1, bias_s, NULL}, c = {dc, dt, 2, cs, NULL};
+  tirx_gemm_options o = {.epilogue = ep};
+  OK(tirx_op_gemm(rt, &o, &a, &b, ep == TIRX_EPILOGUE_NONE ? NULL : &bias, &c, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  double *want = malloc((size_t)(M * N) * sizeof *want);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += (double)ha[i * K + k] * hb[j * K + k];
+      if (ep != TIRX_EPILOGUE_NONE) acc += hbias[j];
+      if (ep == TIRX_EPILOGUE_BIAS_SILU) acc = acc / (1 + exp(-acc));
+      if (ep == TIRX_EPILOGUE_BIAS_GELU) acc = 0.5 * acc * (1 + erf(acc / sqrt(2.0)));
+      want[i * N + j] = acc;
+    }
+  float *got = mb_download(rt, dc, dt, (size_t)(M * N));
+  char what[160];
+  snprintf(what, sizeof what, "tirx_op_gemm %s %lldx%lldx%lld epilogue %d", tirx_dtype_name(dt),
+           (long long)M, (long long)N, (long long)K, (int)ep);
+  double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2;
+  compare(what, got, want, (size_t)(M * N), rel * sqrt((double)K) * 0.5, rel);
+  void *bufs[] = {da, db, dbias, dc};
+  for (int i = 0; i < 4; i++) tirx_runtime_free(rt, bufs[i]);
+  free(ha), free(hb), free(hbias), free(want), free(got);
+}
+
+Test(gpu, ops_gemm, .timeout = 600) {
+  tirx_runtime *rt = gpu_runtime();
+  static const int64_t shapes[][3] = {{1, 256, 128}, {7, 136, 72}, {129, 136, 72}, {64, 512, 256},
+                                      {300, 200, 520}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int d = 0; d < 2; d++)
+      for (int e = 0; e < 4; e++)
+        check_op_gemm(rt, d ? TIRX_F16 : TIRX_BF16, shapes[s][0], shapes[s][1], shapes[s][2],
+                      (tirx_epilogue)e);
+  tirx_runtime_destroy(rt);
+}
+
 Test(gpu, membound_rmsnorm, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_RMSNORM); }
 Test(gpu, membound_layernorm, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_LAYERNORM); }
 Test(gpu, membound_softmax, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_SOFTMAX); }

@@ -40,7 +40,7 @@ typedef struct cp_async_payload {
 } cp_async_payload;
 
 static const tirx__native_op nv_cp_async = {
-    .name = "cp_async", .helper = "tirx_cp_async", .need = TIRX__NEED(80, false),
+    .name = "cp_async", .helper = "tirx_cp_async", .need = TIRX__NEED(TIRX__FEAT(CP_ASYNC)),
     .section = TIRX__PRE_CP_ASYNC, .size = sizeof(cp_async_payload),
     .ops = {TIRX__ELEM(cp_async_payload, dst), TIRX__LOAD(cp_async_payload, src),
             TIRX__EXPR(cp_async_payload, src_bytes), TIRX__IMM(cp_async_payload, bytes)},
@@ -211,8 +211,7 @@ const tirx__rule tirx__rule_copy_cp_async = {
     .flows = TIRX__FLOW(TIRX__ROLE_GLOBAL, TIRX__ROLE_SHARED),
     .teams = TIRX__BIT(TIRX_TEAM_THREAD) | TIRX__BIT(TIRX_TEAM_WARP) |
              TIRX__BIT(TIRX_TEAM_WARPGROUP) | TIRX__BIT(TIRX_TEAM_CTA),
-    .min_arch = 80,
-    .needs = {.dtypes = TIRX__DTYPES_ALL, .full_team = true},
+    .needs = {.dtypes = TIRX__DTYPES_ALL, .full_team = true, .features = TIRX__FEAT(CP_ASYNC)},
     .shape_dims = {"vec"},
     .check = check,
     .shapes = shapes,

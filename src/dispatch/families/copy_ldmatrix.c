@@ -76,13 +76,13 @@ static void emit_matrix(tirx__writer *w, const tirx__stmt *s) {
 }
 
 const tirx__native_op tirx__nv_ldmatrix = {
-    .name = "ldmatrix", .helper = "tirx_ldmatrix", .need = TIRX__NEED(75, false),
+    .name = "ldmatrix", .helper = "tirx_ldmatrix", .need = TIRX__NEED(TIRX__FEAT(LDMATRIX)),
     .size = sizeof(matrix_payload),
     .ops = {TIRX__ELEM(matrix_payload, row), TIRX__LOADS(matrix_payload, regs, n)},
     .print = print_matrix, .emit = emit_matrix};
 
 const tirx__native_op tirx__nv_stmatrix = {
-    .name = "stmatrix", .helper = "tirx_stmatrix", .need = TIRX__NEED(90, false),
+    .name = "stmatrix", .helper = "tirx_stmatrix", .need = TIRX__NEED(TIRX__FEAT(STMATRIX)),
     .size = sizeof(matrix_payload),
     .ops = {TIRX__ELEM(matrix_payload, row), TIRX__LOADS(matrix_payload, regs, n)},
     .print = print_matrix, .emit = emit_matrix};
@@ -509,8 +509,8 @@ const tirx__rule tirx__rule_copy_ldmatrix = {
     .prims = TIRX__BIT(TIRX__PRIM_COPY),
     .flows = TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL),
     .teams = TIRX__BIT(TIRX_TEAM_WARP) | TIRX__BIT(TIRX_TEAM_WARPGROUP),
-    .min_arch = 75,
-    .needs = {.dtypes = TIRX__DTYPES_16BIT, .rank = 2, .full_team = true},
+    .needs = {.dtypes = TIRX__DTYPES_16BIT, .rank = 2, .full_team = true,
+              .features = TIRX__FEAT(LDMATRIX)},
     .shape_dims = {"num"},
     .check = check_ldmatrix,
     .shapes = tirx__matrix_shapes,

@@ -104,14 +104,15 @@ static void emit_tma_store(tirx__writer *w, const tirx__stmt *s) {
 }
 
 static const tirx__native_op nv_tma_load = {
-    .name = "tma_load", .helper = "tirx_tma_load", .need = TIRX__NEED(90, false),
+    .name = "tma_load", .helper = "tirx_tma_load",
+    .need = TIRX__NEED(TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)),
     .section = TIRX__PRE_BULK, .size = sizeof(tma_payload),
     .ops = {TIRX__ELEM(tma_payload, smem), TIRX__LOADS(tma_payload, coords, rank),
             TIRX__LOAD(tma_payload, bar), TIRX__EXPR(tma_payload, multicast)},
     .print = print_tma, .emit = emit_tma_load};
 
 static const tirx__native_op nv_tma_store = {
-    .name = "tma_store", .helper = "tirx_tma_store", .need = TIRX__NEED(90, false),
+    .name = "tma_store", .helper = "tirx_tma_store", .need = TIRX__NEED(TIRX__FEAT(TMA)),
     .section = TIRX__PRE_BULK, .size = sizeof(tma_payload),
     .ops = {TIRX__ELEM(tma_payload, smem), TIRX__LOADS(tma_payload, coords, rank)},
     .print = print_tma, .emit = emit_tma_store};
@@ -398,8 +399,7 @@ const tirx__rule tirx__rule_copy_tma = {
     .flows = TIRX__FLOW(TIRX__ROLE_GLOBAL, TIRX__ROLE_SHARED) |
              TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_GLOBAL),
     .teams = TIRX__TEAMS_ALL,
-    .min_arch = 90,
-    .needs = {.dtypes = TIRX__DTYPES_ALL},
+    .needs = {.dtypes = TIRX__DTYPES_ALL, .features = TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)},
     .shape_dims = {"box"},
     .check = check,
     .shapes = shapes,

@@ -42,7 +42,7 @@ static void emit_vcopy(tirx__writer *w, const tirx__stmt *s) {
 }
 
 static const tirx__native_op nv_vcopy = {
-    .name = "vec", .helper = "tirx_vcopy", .need = TIRX__NEED(0, false),
+    .name = "vec", .helper = "tirx_vcopy", .need = TIRX__NEED(0),
     .size = sizeof(vcopy_payload),
     .ops = {TIRX__ELEM(vcopy_payload, dst), TIRX__LOAD(vcopy_payload, src)},
     .print = print_vcopy, .emit = emit_vcopy};

@@ -90,7 +90,7 @@ static void print_mma(tirx__writer *w, const tirx__stmt *s) {
 }
 
 static const tirx__native_op nv_mma = {
-    .name = "mma.m16n8k16", .helper = "tirx_mma_m16n8k16", .need = TIRX__NEED(80, false),
+    .name = "mma.m16n8k16", .helper = "tirx_mma_m16n8k16", .need = TIRX__NEED(TIRX__FEAT(MMA_SYNC)),
     .section = TIRX__PRE_SYNC, .size = sizeof(mma_payload),
     .ops = {TIRX__LOAD(mma_payload, c), TIRX__LOAD(mma_payload, a), TIRX__LOAD(mma_payload, b),
             TIRX__EXPR(mma_payload, accumulate)},
@@ -200,8 +200,8 @@ const tirx__rule tirx__rule_gemm_mma = {
     .prims = TIRX__BIT(TIRX__PRIM_GEMM),
     .flows = TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL),
     .teams = TIRX__BIT(TIRX_TEAM_WARP),
-    .min_arch = 80,
-    .needs = {.dtypes = TIRX__DT(F32) | TIRX__DTYPES_16BIT, .rank = 2, .full_team = true},
+    .needs = {.dtypes = TIRX__DT(F32) | TIRX__DTYPES_16BIT, .rank = 2, .full_team = true,
+              .features = TIRX__FEAT(MMA_SYNC) | TIRX__FEAT(LDMATRIX)},
     .shape_dims = {"m", "n", "k"},
     .check = check,
     .shapes = shapes,

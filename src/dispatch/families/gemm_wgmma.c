@@ -441,14 +441,14 @@ static void collect(tirx__uses *u, const tirx__stmt *s) {
 }
 
 static const tirx__native_op nv_wgmma = {
-    .name = "wgmma", .helper = "tirx_wgmma", .need = TIRX__NEED(90, true),
+    .name = "wgmma", .helper = "tirx_wgmma", .need = TIRX__NEED(TIRX__FEAT(WGMMA)),
     .section = TIRX__PRE_SYNC, .size = sizeof(wgmma_payload),
     .ops = {TIRX__LOAD(wgmma_payload, acc), TIRX__EXPR(wgmma_payload, a),
             TIRX__LOAD(wgmma_payload, b), TIRX__EXPR(wgmma_payload, scale_d)},
     .print = print_wgmma, .emit = emit_wgmma, .run = wgmma_run, .collect = collect};
 
 static const tirx__native_op nv_fence_regs = {
-    .name = "fence_regs", .helper = "tirx_fence_regs", .need = TIRX__NEED(0, false),
+    .name = "fence_regs", .helper = "tirx_fence_regs", .need = TIRX__NEED(0),
     .section = TIRX__PRE_SYNC, .size = sizeof(fence_regs_payload),
     .ops = {TIRX__TENSOR(fence_regs_payload, regs)},
     .print = print_fence_regs, .emit = emit_fence_regs};
@@ -526,9 +526,8 @@ const tirx__rule tirx__rule_gemm_async_wgmma = {
     .prims = TIRX__BIT(TIRX__PRIM_GEMM_ASYNC),
     .flows = TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL),
     .teams = TIRX__BIT(TIRX_TEAM_WARPGROUP),
-    .min_arch = 90,
     .needs = {.dtypes = TIRX__DT(F32) | TIRX__DTYPES_16BIT, .rank = 2, .full_team = true,
-              .sm90a = true},
+              .features = TIRX__FEAT(WGMMA)},
     .shape_dims = {"m", "n", "k"},
     .check = check,
     .shapes = shapes,
@@ -546,8 +545,8 @@ const tirx__rule tirx__rule_gemm_async_wgmma_rs = {
              TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_LOCAL),
     .roles = {0, TIRX__BIT(TIRX__ROLE_LOCAL), TIRX__BIT(TIRX__ROLE_SHARED)},
     .teams = TIRX__BIT(TIRX_TEAM_WARPGROUP),
-    .min_arch = 90,
-    .needs = {.dtypes = TIRX__DT(F32) | TIRX__DTYPES_16BIT, .rank = 2, .full_team = true},
+    .needs = {.dtypes = TIRX__DT(F32) | TIRX__DTYPES_16BIT, .rank = 2, .full_team = true,
+              .features = TIRX__FEAT(WGMMA)},
     .shape_dims = {"m", "n", "k"},
     .check = check_rs,
     .shapes = shapes,

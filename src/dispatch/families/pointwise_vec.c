@@ -69,7 +69,7 @@ static void emit_packed(tirx__writer *w, const tirx__stmt *s) {
 }
 
 static const tirx__native_op nv_packed = {
-    .name = "x2", .helper = "tirx_x2", .need = TIRX__NEED(0, false),
+    .name = "x2", .helper = "tirx_x2", .need = TIRX__NEED(0),
     .size = sizeof(packed_payload),
     .ops = {TIRX__ELEM(packed_payload, dst), TIRX__EXPR(packed_payload, src[0]),
             TIRX__EXPR(packed_payload, src[1]), TIRX__EXPR(packed_payload, src[2])},

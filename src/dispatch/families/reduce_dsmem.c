@@ -75,19 +75,19 @@ typedef struct none_payload {
 } none_payload;
 
 static const tirx__native_op nv_cluster_sync = {
-    .name = "cluster_sync", .helper = "tirx_cluster_sync_all", .need = TIRX__NEED(90, false),
+    .name = "cluster_sync", .helper = "tirx_cluster_sync_all", .need = TIRX__NEED(TIRX__FEAT(CLUSTER)),
     .section = TIRX__PRE_BULK, .size = sizeof(none_payload), .print_fmt = "$n",
     .emit_fmt = "$h();"};
 
 static const tirx__native_op nv_dsmem_store = {
-    .name = "dsmem_store", .helper = "tirx_dsmem_st_f32", .need = TIRX__NEED(90, false),
+    .name = "dsmem_store", .helper = "tirx_dsmem_st_f32", .need = TIRX__NEED(TIRX__FEAT(CLUSTER)),
     .section = TIRX__PRE_BULK, .size = sizeof(dsmem_payload),
     .ops = {TIRX__ELEM(dsmem_payload, dst), TIRX__EXPR(dsmem_payload, cta),
             TIRX__EXPR(dsmem_payload, value)},
     .print_fmt = "$n $0 of cta $1 = $2", .emit_fmt = "$h($0, (unsigned)($1), $2);"};
 
 void tirx__dsmem_cluster_barrier(tirx__emit *e) {
-  if (tirx__emit_native(e, &nv_cluster_sync)) tirx__b_need(e->b, 90, false, "reduce.dsmem");
+  if (tirx__emit_native(e, &nv_cluster_sync)) tirx__b_need(e->b, nv_cluster_sync.need, "reduce.dsmem");
 }
 
 void tirx__dsmem_store(tirx__emit *e, tirx_tensor *t, tirx_expr *const *index, tirx_expr *rank,
@@ -143,8 +143,8 @@ const tirx__rule tirx__rule_reduce_dsmem = {
     .prims = TIRX__BIT(TIRX__PRIM_REDUCE),
     .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_LOCAL),
     .teams = TIRX__BIT(TIRX_TEAM_CLUSTER),
-    .min_arch = 90,
-    .needs = {.dtypes = TIRX__DTYPES_NUMERIC, .ops = TIRX__OPS_REDUCE},
+    .needs = {.dtypes = TIRX__DTYPES_NUMERIC, .ops = TIRX__OPS_REDUCE,
+              .features = TIRX__FEAT(CLUSTER)},
     .shape_dims = {"ctas"},
     .check = check,
     .shapes = shapes,

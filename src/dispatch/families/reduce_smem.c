@@ -158,12 +158,22 @@ tirx_status tirx__reduce_smem(tirx__lower *lw, bool cluster) {
     }
     int64_t s = tid_scale(it->axis);
     bool pow2 = !(it->extent & (it->extent - 1)) && !(it->stride & (it->stride - 1));
-    if (s < 0 || (!pow2 && !guard))
+    /* Unguarded, an extent that is not a power of two (6 warps) is lowered when its thread
+     * step S is one and it covers whole warps: within a warp it is a power-of-two part (the
+     * lanes that are multiples of S), across warps any count, which the cross-warp stage
+     * folds in warp order (lanes past the warps hold the identity). */
+    int64_t step = it->stride * s;
+    bool warps = s > 0 && !(step & (step - 1)) &&
+                 (step % 32 == 0 || (32 % step == 0 && it->extent * step % 32 == 0));
+    if (s < 0 || (!pow2 && !guard && !warps))
       return tirx__lower_fail(lw, "reduced iters on %s with extent %lld, stride %lld are not lowered yet",
                   tirx_axis_name(it->axis), (long long)it->extent, (long long)it->stride);
     int64_t span = (it->extent - 1) * it->stride * s, m = 1; /* guarded: the bits it spans */
     while (m <= span) m <<= 1;
-    bits |= pow2 ? span : m - 1;
+    if (pow2 || guard)
+      bits |= pow2 ? span : m - 1;
+    else /* this warp's lanes, and a bit above them: the partials cross warps */
+      bits |= (step < 32 ? 31 & ~(step - 1) : 0) | 32;
   }
   if (cluster && ctas != csize)
     return tirx__lower_fail(lw, "the reduced iters on cbx span %lld CTAs, expected the cluster's %lld",

@@ -1,9 +1,11 @@
 /* Tile primitives (src/builder/prim.c, src/dispatch/): the scope rules of paper 4.1 with
  * their exact messages, dispatch and lowering of copy, pointwise and reduce (rule comments in
  * the generated code, NVRTC for sm_90a), forced fallbacks, and dispatch report goldens. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../helpers.h"
+#include "ir/kernel_abi.h"
 #include "rows_ref.h"
 
 /* The row kernels' options of the current test (each test runs in its own process). */
@@ -328,6 +330,74 @@ Test(prim_lower, reduce_smem_warpgroup_max_and_kept_rows_on_registers, .timeout 
   assert_compiles(rt, k);
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt);
+}
+
+/* Any whole number of warps (issue 13, deliverable 2: an RMSNorm of 3072 on 6 warps was "not
+ * lowered yet"): the butterfly inside each warp, then lane w of every warp folds warp w's
+ * partial (lanes past the warps hold the identity) in the fixed xor order. Both forms of the
+ * reduced threads: one iter on tid, and warpid x laneid. */
+Test(prim_lower, reduce_smem_any_whole_number_of_warps, .timeout = 300) {
+  char err[1024] = "";
+  tirx_runtime *rt = compile_only_runtime();
+  static const int warps[] = {3, 5, 6, 7, 12};
+  for (size_t i = 0; i < sizeof warps / sizeof warps[0]; i++) {
+    int w = warps[i], t = 32 * w;
+    char lay[96], want[160];
+    snprintf(lay, sizeof lay, "(1,4,%d):(0@reg,1@reg,1@tid)", t);
+    tirx_kernel *k = smem_kernel(t, TIRX_TEAM_CTA, TIRX_OP_SUM, 1, 4 * t, lay, err, sizeof err);
+    cr_assert_not_null(k, "%d warps: %s", w, err);
+    snprintf(want, sizeof want, "-> reduce.smem threads=%d\n", t);
+    assert_has(tirx_kernel_dispatch_report(k), want);
+    const char *src = tirx_kernel_source(k);
+    assert_has(src, "__shfl_xor_sync(0xffffffffu, acc, 16)");
+    snprintf(want, sizeof want, "if ((lane < %d)) {", w);
+    assert_has(src, want);
+    snprintf(want, sizeof want, "/* ((1),(1),(%d)):((%d@m),(%d@m),(1@m)) */", w, w, w);
+    assert_has(src, want); /* the scratch: one partial per warp */
+    assert_has(src, "acc_1 = red2_smem[lane];");
+    assert_compiles(rt, k);
+    tirx_kernel_release(k);
+    snprintf(lay, sizeof lay, "(1,2,%d,32):(0@reg,1@reg,1@warpid,1@laneid)", w);
+    k = smem_kernel(t, TIRX_TEAM_CTA, TIRX_OP_MAX, 1, 2 * t, lay, err, sizeof err);
+    cr_assert_not_null(k, "%d warps on warpid: %s", w, err);
+    assert_has(tirx_kernel_source(k), "fmaxf(");
+    assert_compiles(rt, k);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
+
+/* The power-of-two warp counts keep the source they had before any number of warps was
+ * lowered: the hashes of both forms for 1..32 warps, recorded on the previous tree. */
+Test(prim_lower, reduce_smem_power_of_two_warps_are_unchanged) {
+  static const uint64_t want[6][2][2] = {
+      {{0x4f8487bdabc1d113u, 0x353a860b2ddc41f6u}, {0x0a90d1b550c61d95u, 0x244eaabf91ce7272u}},
+      {{0xf945f75d0e0a146au, 0x99b3ac8223971254u}, {0xf10becc819d6b3e2u, 0xbfd670cd14694310u}},
+      {{0x3d8eb8bf9ce4d986u, 0xcac9ca0a41611181u}, {0xe88396bbd1a231eeu, 0xcc2aec5f5a8b2fe2u}},
+      {{0x2e504edae90f7e5du, 0x675aba7b41bc2b8eu}, {0x03dba39dbb4f4e45u, 0xb2a8fa1ace9a6ffbu}},
+      {{0x30608f3717187701u, 0xdb85b67221ee6c4bu}, {0x12464da01130081fu, 0xc0cd05b5aa81c6c2u}},
+      {{0xcd4c3fba41dd6559u, 0xd2f148614a8ae149u}, {0xba91672bb7f6c7d7u, 0x8d5c9e7a3851df95u}},
+  };
+  char err[1024] = "";
+  for (int e = 0; e < 6; e++) {
+    int w = 1 << e, t = 32 * w;
+    char lay[96];
+    uint64_t h[2];
+    snprintf(lay, sizeof lay, "(1,4,%d):(0@reg,1@reg,1@tid)", t);
+    tirx_kernel *k = smem_kernel(t, TIRX_TEAM_CTA, TIRX_OP_SUM, 1, 4 * t, lay, err, sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    tirx__kernel_hash(k, h);
+    cr_assert(h[0] == want[e][0][0] && h[1] == want[e][0][1], "%d warps (tid): source changed",
+              w);
+    tirx_kernel_release(k);
+    snprintf(lay, sizeof lay, "(1,2,%d,32):(0@reg,1@reg,1@warpid,1@laneid)", w);
+    k = smem_kernel(t, TIRX_TEAM_CTA, TIRX_OP_MAX, 1, 2 * t, lay, err, sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    tirx__kernel_hash(k, h);
+    cr_assert(h[0] == want[e][1][0] && h[1] == want[e][1][1],
+              "%d warps (warpid): source changed", w);
+    tirx_kernel_release(k);
+  }
 }
 
 Test(prim_lower, reduce_smem_rejects_kept_dims_on_threads) {

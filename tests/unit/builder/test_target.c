@@ -86,14 +86,70 @@ static tirx_builder *gemm_tile(const char *target, bool async) {
   return b;
 }
 
+/* The RS form: d (64x64 f32) += a (64x32 bf16 wgmma A fragments in registers) x b (a 32x64
+ * K-major shared tile) for one warpgroup: gemm_async.wgmma_rs on sm_90a. */
+static tirx_builder *gemm_rs_tile(const char *target) {
+  tirx_builder *b = tirx_builder_create("rs");
+  if (target) tirx_set_target(b, target);
+  tirx_arena *A = tirx_builder_arena(b);
+  tirx_set_block(b, 128, 1, 1);
+  const tirx_layout *bl =
+      tirx_layout_permute(A, tirx_layout_smem_tile(A, 64, 32, 2, 64), 2, (int64_t[]){1, 0});
+  cr_assert(bl, "%s", tirx_last_error());
+  tirx_tensor *bs = tirx_alloc_shared(b, "bs", TIRX_BF16, TIRX_DIMS(32, 64), bl);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_tensor *a = tirx_alloc_local(b, "a", TIRX_BF16, TIRX_DIMS(64, 32),
+                                    tirx_layout_wgmma_a(A, 64, 32));
+  tirx_tensor *d =
+      tirx_alloc_local(b, "d", TIRX_F32, TIRX_DIMS(64, 64), tirx_layout_wgmma_acc(A, 64, 64));
+  tirx_fill(b, tirx_whole(b, a), tirx_float(b, 1.0, TIRX_BF16), NULL);
+  tirx_gemm_async(b, tirx_whole(b, d), tirx_whole(b, a), tirx_whole(b, bs), NULL);
+  tirx_team_end(b);
+  return b;
+}
+
+/* Issue 13: gemm_async.wgmma_rs was chosen for sm_90 and sm_100a (it declared no sm_90a need)
+ * and the kernel then failed inside NVRTC ("tirx_wgmma_fence is undefined"). Dispatch must
+ * reject it there with the missing feature; forcing the family gives the same reason. */
+Test(target, wgmma_rs_needs_wgmma_and_is_not_chosen_without_it, .timeout = 300) {
+  tirx_kernel *k = build_ok(gemm_rs_tile("sm_90a"));
+  has(tirx_kernel_dispatch_report(k), "-> gemm_async.wgmma_rs ");
+  cr_assert(k->need & TIRX__FEAT(WGMMA));
+  cr_assert_str_eq(k->need_what[TIRX__FEAT_WGMMA], "gemm_async.wgmma_rs");
+  tirx_runtime *rt = compile_only(NULL);
+  tirx_compiled *c = (tirx_compiled *)1;
+  expect_error(tirx_compile(rt, k, "sm_100a", &c), TIRX_E_NOT_SUPPORTED,
+               "tirx_compile: arch is sm_100a, expected sm_90a: kernel 'rs' (dispatched for "
+               "sm_90a) uses gemm_async.wgmma_rs, which needs wgmma");
+  cr_assert_null(c);
+  expect_error(tirx_compile(rt, k, "sm_90", &c), TIRX_E_NOT_SUPPORTED,
+               "tirx_compile: arch is sm_90, expected sm_90a: kernel 'rs' (dispatched for "
+               "sm_90a) uses gemm_async.wgmma_rs, which needs wgmma");
+  compiles(rt, k, "sm_90a");
+  tirx_runtime_destroy(rt);
+  tirx_kernel_release(k);
+  build_fails(gemm_rs_tile("sm_90"), TIRX_E_NO_RULE,
+              "tirx_kernel_build: [rs:2] no legal rule for gemm_async(arch=sm_90, "
+              "roles=local,shared->local, team=warpgroup): gemm_async.wgmma_rs: needs wgmma "
+              "(sm_90a only): the target is sm_90");
+  build_fails(gemm_rs_tile("sm_100a"), TIRX_E_NO_RULE,
+              "tirx_kernel_build: [rs:2] no legal rule for gemm_async(arch=sm_100, "
+              "roles=local,shared->local, team=warpgroup): gemm_async.wgmma_rs: needs wgmma "
+              "(sm_90a only): the target is sm_100a");
+  build_fails(gemm_rs_tile("sm_80"), TIRX_E_NO_RULE,
+              "tirx_kernel_build: [rs:2] no rule for gemm_async(arch=sm_80, "
+              "roles=local,shared->local, team=warpgroup): gemm_async.wgmma_rs: needs sm_90 or "
+              "newer");
+}
+
 Test(target, the_default_is_sm_90a_dispatched_as_sm_90) {
   tirx_kernel *k = build_ok(plain_copy(NULL));
   cr_assert_str_eq(tirx_kernel_target(k), "sm_90a");
   cr_assert_str_eq(
       tirx_kernel_dispatch_report(k),
       "[plain:1] copy(arch=sm_90, roles=global->global, team=cta) -> copy.vec vec=4\n");
-  cr_assert_eq(k->need_arch, 0);
-  cr_assert_null(k->need_sm90a);
+  cr_assert_eq(k->need, 0);
+  for (int f = 0; f < TIRX__FEAT_COUNT; f++) cr_assert_null(k->need_what[f]);
   tirx_kernel_release(k);
   cr_assert_null(tirx_kernel_target(NULL));
   /* The last call counts. */
@@ -128,8 +184,8 @@ static tirx_builder *tma_load(const char *target) {
 Test(target, sm_80_has_no_tma_wgmma_or_dsmem_and_says_which_rule_needs_sm_90) {
   tirx_kernel *k = build_ok(tma_load("sm_90"));
   has(tirx_kernel_dispatch_report(k), "-> copy_async.tma box=4096");
-  cr_assert_eq(k->need_arch, 90);
-  cr_assert_str_eq(k->need_what, "copy_async.tma");
+  cr_assert_eq(k->need, TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)); /* the tile's mbarrier */
+  cr_assert_str_eq(k->need_what[TIRX__FEAT_TMA], "copy_async.tma");
   tirx_kernel_release(k);
   /* With its mbarrier this load is TMA's protocol, which cp.async (sm_80) cannot take. */
   build_fails(tma_load("sm_80"), TIRX_E_NO_RULE,
@@ -142,20 +198,21 @@ Test(target, sm_80_has_no_tma_wgmma_or_dsmem_and_says_which_rule_needs_sm_90) {
               "tirx_kernel_build: [g:1] no rule for gemm_async(arch=sm_80, "
               "roles=shared,shared->local, team=warpgroup): gemm_async.wgmma: needs sm_90 or "
               "newer");
-  /* wgmma is sm_90a only: the generic sm_90 target rejects it, with the reason. */
+  /* wgmma is sm_90a only: the generic sm_90 target rejects it, with the missing feature. */
   build_fails(gemm_tile("sm_90", true), TIRX_E_NO_RULE,
               "tirx_kernel_build: [g:1] no legal rule for gemm_async(arch=sm_90, "
-              "roles=shared,shared->local, team=warpgroup): gemm_async.wgmma: the instruction is "
-              "sm_90a only: the target is sm_90");
+              "roles=shared,shared->local, team=warpgroup): gemm_async.wgmma: needs wgmma "
+              "(sm_90a only): the target is sm_90");
   build_fails(gemm_tile("sm_100a", true), TIRX_E_NO_RULE,
               "tirx_kernel_build: [g:1] no legal rule for gemm_async(arch=sm_100, "
-              "roles=shared,shared->local, team=warpgroup): gemm_async.wgmma: the instruction is "
-              "sm_90a only: the target is sm_100a");
+              "roles=shared,shared->local, team=warpgroup): gemm_async.wgmma: needs wgmma "
+              "(sm_90a only): the target is sm_100a");
   /* gemm's sm_80 family is chosen on sm_80. */
   k = build_ok(gemm_tile("sm_80", false));
   has(tirx_kernel_dispatch_report(k),
       "[g:1] gemm(arch=sm_80, roles=shared,shared->local, team=warp) -> gemm.mma ");
-  cr_assert_eq(k->need_arch, 80);
+  cr_assert_eq(k->need, TIRX__FEAT(MMA_SYNC) | TIRX__FEAT(LDMATRIX));
+  cr_assert_eq(tirx__features_min_arch(k->need), 80);
   tirx_kernel_release(k);
 
   /* A reduction over a cluster: reduce.dsmem needs sm_90, and the scalar fallback cannot reach
@@ -187,16 +244,18 @@ Test(target, native_statements_newer_than_the_target_fail_the_build) {
     int which;
     const char *msg;
   } cases[] = {
-      {"sm_80", 0, "tirx_kernel_build: tirx_mbarrier_init needs sm_90 or newer: the target is "
-                   "sm_80 (tirx_set_target)"},
-      {"sm_89", 1, "tirx_kernel_build: tirx_cluster_ctarank needs sm_90 or newer: the target is "
-                   "sm_89 (tirx_set_target)"},
-      {"sm_86", 2, "tirx_kernel_build: tirx_bulk_commit needs sm_90 or newer: the target is "
-                   "sm_86 (tirx_set_target)"},
-      {"sm_90", 3, "tirx_kernel_build: tirx_setmaxnreg is sm_90a only: the target is sm_90 "
-                   "(tirx_set_target)"},
-      {"sm_100a", 4, "tirx_kernel_build: tirx_wgmma_fence is sm_90a only: the target is sm_100a "
-                     "(tirx_set_target)"},
+      {"sm_80", 0, "tirx_kernel_build: tirx_mbarrier_init needs mbarrier (sm_90 or newer): the "
+                   "target is sm_80 (tirx_set_target)"},
+      {"sm_89", 1, "tirx_kernel_build: tirx_cluster_ctarank needs cluster (sm_90 or newer): the "
+                   "target is sm_89 (tirx_set_target)"},
+      {"sm_86", 2, "tirx_kernel_build: tirx_bulk_commit needs tma (sm_90 or newer): the target "
+                   "is sm_86 (tirx_set_target)"},
+      {"sm_90", 3, "tirx_kernel_build: tirx_setmaxnreg needs setmaxnreg (sm_90a only): the "
+                   "target is sm_90 (tirx_set_target)"},
+      {"sm_100a", 4, "tirx_kernel_build: tirx_wgmma_fence needs wgmma (sm_90a only): the target "
+                     "is sm_100a (tirx_set_target)"},
+      {"sm_80", 5, "tirx_kernel_build: tirx_elect_one needs elect (sm_90 or newer): the target "
+                   "is sm_80 (tirx_set_target)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tirx_builder *b = tirx_builder_create("nat");
@@ -212,6 +271,7 @@ Test(target, native_statements_newer_than_the_target_fail_the_build) {
     case 2: tirx_bulk_commit(b); break;
     case 3: tirx_setmaxnreg(b, 240, true); break;
     case 4: tirx_wgmma_fence(b); break;
+    case 5: tirx_store(b, y, TIRX_EXPRS(tirx_int(b, 0)), tirx_cast(b, tirx_elect_one(b), TIRX_I32)); break;
     }
     build_fails(b, TIRX_E_NOT_SUPPORTED, cases[i].msg);
   }
@@ -221,26 +281,26 @@ Test(target, native_statements_newer_than_the_target_fail_the_build) {
   tirx_set_block(b, 64, 1, 1);
   tirx_named_barrier_sync(b, 1, 64);
   tirx_kernel *k = build_ok(b);
-  cr_assert_eq(k->need_arch, 0);
+  cr_assert_eq(k->need, 0);
   tirx_kernel_release(k);
 }
 
 Test(target, compile_refuses_an_arch_older_than_the_kernel_needs, .timeout = 300) {
   tirx_runtime *rt = compile_only(NULL);
   tirx_kernel *wg = build_ok(gemm_tile(NULL, true));
-  cr_assert_eq(wg->need_arch, 90);
-  cr_assert_str_eq(wg->need_sm90a, "gemm_async.wgmma");
+  cr_assert_eq(wg->need, TIRX__FEAT(WGMMA));
+  cr_assert_str_eq(wg->need_what[TIRX__FEAT_WGMMA], "gemm_async.wgmma");
   tirx_compiled *c = (tirx_compiled *)1;
   expect_error(tirx_compile(rt, wg, "sm_80", &c), TIRX_E_NOT_SUPPORTED,
-               "tirx_compile: arch is sm_80, expected sm_90 or newer: kernel 'g' (dispatched for "
-               "sm_90a) uses gemm_async.wgmma, which needs sm_90");
+               "tirx_compile: arch is sm_80, expected sm_90a: kernel 'g' (dispatched for sm_90a) "
+               "uses gemm_async.wgmma, which needs wgmma");
   cr_assert_null(c);
   expect_error(tirx_compile(rt, wg, "sm_90", &c), TIRX_E_NOT_SUPPORTED,
                "tirx_compile: arch is sm_90, expected sm_90a: kernel 'g' (dispatched for sm_90a) "
-               "uses gemm_async.wgmma, which is sm_90a only");
+               "uses gemm_async.wgmma, which needs wgmma");
   expect_error(tirx_compile(rt, wg, "sm_100a", &c), TIRX_E_NOT_SUPPORTED,
                "tirx_compile: arch is sm_100a, expected sm_90a: kernel 'g' (dispatched for "
-               "sm_90a) uses gemm_async.wgmma, which is sm_90a only");
+               "sm_90a) uses gemm_async.wgmma, which needs wgmma");
   /* A malformed arch is reported as before (NVRTC's check comes first). */
   expect_error(tirx_compile(rt, wg, "sm90", &c), TIRX_E_INVALID_ARG,
                "tirx_compile: arch 'sm90' is not of the form sm_<major><minor>[a|f] (sm_90a, "
@@ -251,8 +311,8 @@ Test(target, compile_refuses_an_arch_older_than_the_kernel_needs, .timeout = 300
   tirx_runtime *rt80 = compile_only("sm_80");
   tirx_future *f = NULL;
   expect_error(tirx_prepare_async(rt80, wg, NULL, 0, &f), TIRX_E_NOT_SUPPORTED,
-               "tirx_prepare_async: the runtime's arch is sm_80, expected sm_90 or newer: kernel "
-               "'g' (dispatched for sm_90a) uses gemm_async.wgmma, which needs sm_90");
+               "tirx_prepare_async: the runtime's arch is sm_80, expected sm_90a: kernel 'g' "
+               "(dispatched for sm_90a) uses gemm_async.wgmma, which needs wgmma");
   cr_assert_null(f);
   tirx_kernel_release(wg);
 
@@ -262,7 +322,7 @@ Test(target, compile_refuses_an_arch_older_than_the_kernel_needs, .timeout = 300
   compiles(rt, mma, "sm_90a");
   expect_error(tirx_compile(rt, mma, "sm_75", &c), TIRX_E_NOT_SUPPORTED,
                "tirx_compile: arch is sm_75, expected sm_80 or newer: kernel 'g' (dispatched for "
-               "sm_80) uses gemm.mma, which needs sm_80");
+               "sm_80) uses gemm.mma, which needs mma.sync");
   tirx_kernel_release(mma);
   /* Dispatched for sm_90a with nothing of sm_90: compiles for sm_80 too. */
   tirx_kernel *k = build_ok(plain_copy(NULL));

@@ -135,7 +135,8 @@ Test(dispatch_registry, every_primitive_with_rules_has_a_last_resort) {
     cr_assert_eq(last->kind, TIRX__RULE_FALLBACK, "%s", last->name);
     cr_assert_str_eq(last->family, "scalar");
     cr_assert_eq(last->teams, TIRX__TEAMS_ALL, "%s", last->name);
-    cr_assert_eq(last->min_arch, 0, "%s", last->name);
+    cr_assert_eq(last->needs.features, 0, "%s", last->name);
+    cr_assert_eq(tirx__rule_min_arch(last), 0, "%s", last->name);
   }
 }
 
@@ -148,4 +149,89 @@ Test(dispatch_registry, names) {
   cr_assert_str_eq(tirx__prim_op_name(TIRX__PRIM_OP_SUMSQ), "sumsq");
   cr_assert_null(tirx__prim_op_name(TIRX__PRIM_OP_COUNT));
   cr_assert_str_eq(tirx__hint_name(TIRX__HINT_NC), ".nc");
+}
+
+/* ---- every rule's declared features cover the code its lowering writes ---- */
+
+#include "cp_async_tiles.h"
+#include "mma_tiles.h"
+#include "rows_ref.h"
+
+/* Marks the rules a kernel's dispatch report names ("-> copy.vec vec=4"). */
+static void mark_rules(const tirx_kernel *k, bool *seen, int n, const tirx__rule *const *t) {
+  const char *rep = tirx_kernel_dispatch_report(k);
+  for (const char *p = strstr(rep, "-> "); p; p = strstr(p + 3, "-> "))
+    for (int i = 0; i < n; i++) {
+      size_t len = strlen(t[i]->name);
+      if (strncmp(p + 3, t[i]->name, len) == 0 && (p[3 + len] == ' ' || p[3 + len] == '\n'))
+        seen[i] = true;
+    }
+}
+
+/* One thread folds its own registers: reduce.scalar. */
+static tirx_kernel *thread_sum(void) {
+  tirx_builder *b = tirx_builder_create("tsum");
+  tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_F32, TIRX_EXPRS(tirx_int(b, 1)), NULL);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_team_begin(b, TIRX_TEAM_THREAD);
+  tirx_tensor *v = tirx_alloc_local(b, "v", TIRX_F32, TIRX_DIMS(8), NULL);
+  tirx_fill(b, tirx_whole(b, v), tirx_float(b, 1.0, TIRX_F32), NULL);
+  tirx_tensor *s = tirx_alloc_local(b, "s", TIRX_F32, TIRX_DIMS(1), NULL);
+  tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, v), TIRX_OP_SUM, 1, false, NULL);
+  tirx_store(b, y, TIRX_EXPRS(tirx_int(b, 0)), tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0))));
+  tirx_team_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
+/*
+ * Issue 13: gemm_async.wgmma_rs declared no sm_90a need, so dispatch chose it on sm_90 and
+ * sm_100a and NVRTC failed. The lowering driver (src/dispatch/lower_driver.c, lower_one) now checks,
+ * for every call, that the features of the statements the rule wrote (src/ir/needs.c) are
+ * among the rule's declared ones, and fails the build with TIRX_E_INTERNAL otherwise. Here
+ * every rule of the registry is chosen by at least one kernel built for sm_90a (where every
+ * feature but tcgen05 exists), so a rule that under-declares fails this test.
+ */
+Test(dispatch_registry, every_rule_declares_the_features_its_lowering_needs, .timeout = 300) {
+  int n = 0;
+  const tirx__rule *const *t = tirx__registry(&n);
+  bool seen[64] = {false};
+  cr_assert_leq(n, 64);
+  char err[1024];
+  tirx_kernel *ks[32];
+  int nk = 0;
+  static const tirx_row_op kinds[] = {TIRX_ROW_OP_RMSNORM, TIRX_ROW_OP_LAYERNORM,
+                                      TIRX_ROW_OP_SOFTMAX};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_BF16, 4096, false, err, sizeof err); /* smem */
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_BF16, 512, false, err, sizeof err);  /* shuffle */
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_F32, 512, true, err, sizeof err);    /* scalar */
+    ks[nk++] = row_kernel(kinds[i], NULL, TIRX_BF16, 32768, false, err, sizeof err); /* TMA */
+  }
+  ks[nk++] = row_kernel(TIRX_ROW_OP_RMSNORM, &(tirx_row_options){.cluster = 2}, TIRX_BF16, 32768,
+                        false, err, sizeof err); /* dsmem */
+  ks[nk++] = example_cp_async_tile(
+      &(cp_async_tile){.dtype = TIRX_F32, .tm = 16, .tn = 64, .ld = 64, .stages = 2,
+                       .threads = 128},
+      err, sizeof err);
+  static const char *const families[] = {"mma", "scalar", "wgmma"};
+  for (size_t i = 0; i < 3; i++)
+    ks[nk++] = example_mma_tile(&(mma_tile){.family = families[i], .dtype = TIRX_BF16, .m = 64,
+                                            .n = 64, .k = 64, .warpgroups = i == 2,
+                                            .swizzle = 128},
+                                err, sizeof err);
+  ks[nk++] = example_mma_tile(&(mma_tile){.family = "wgmma", .dtype = TIRX_F16, .m = 64, .n = 64,
+                                          .k = 64, .warpgroups = 1, .swizzle = 128,
+                                          .a_regs = true},
+                              err, sizeof err);
+  ks[nk++] = thread_sum();
+  for (int i = 0; i < nk; i++) {
+    cr_assert_not_null(ks[i], "kernel %d: %s", i, err);
+    mark_rules(ks[i], seen, n, t);
+    tirx_kernel_release(ks[i]);
+  }
+  for (int i = 0; i < n; i++)
+    cr_expect(seen[i], "no kernel of this test chooses %s: add one", t[i]->name);
 }

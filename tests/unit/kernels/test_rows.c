@@ -3,6 +3,7 @@
  * and exact message), the op table, and that a staged kernel reads its rows
  * through TMA into a ring and compiles for sm_90a (the GPU suite runs them:
  * tests/gpu/test_gpu.c, membound_staged_*). */
+#include <stdio.h>
 #include <string.h>
 
 #include "../helpers.h"
@@ -297,5 +298,34 @@ Test(kernels_rows, ops_without_a_device_return_no_device, .timeout = 120) {
   cr_assert_eq(tirx_kernels_cached(), 9);
   tirx_kernels_clear();
   cr_assert_eq(tirx_kernels_cached(), 0);
+  tirx_runtime_destroy(rt);
+}
+
+/* Common hidden sizes whose rows take a CTA of a number of warps that is not a power of two
+ * (3072 bf16: rmsnorm 192 threads, 6 warps; layernorm 96, 3 warps) build since reduce.smem
+ * lowers any whole number of warps, and compile for sm_90a without local memory. */
+Test(example_membound, hidden_sizes_on_warps_that_are_not_a_power_of_two_build, .timeout = 300) {
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
+  static const int64_t widths[] = {3072, 5120, 6144};
+  for (int w = 0; w < 3; w++)
+    for (int op = 0; op < TIRX_ROW_OP_COUNT; op++) {
+      char err[1024] = "";
+      tirx_kernel *k = row_kernel((tirx_row_op)op, &ro, TIRX_BF16, widths[w], false, err,
+                                  sizeof err);
+      cr_assert_not_null(k, "%s %lld: %s", tirx_kernels_row_name((tirx_row_op)op),
+                         (long long)widths[w], err);
+      if (op == TIRX_ROW_OP_RMSNORM) {
+        char want[64];
+        snprintf(want, sizeof want, "-> reduce.smem threads=%lld\n", (long long)widths[w] / 16);
+        assert_has(tirx_kernel_dispatch_report(k), want); /* 192, 320, 384: 6, 10, 12 warps */
+        tirx_compiled *c = NULL;
+        cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
+        cr_assert_null(strstr(tirx_compiled_ptx(c), ".local"), "rmsnorm uses local memory");
+        tirx_compiled_destroy(c);
+      }
+      tirx_kernel_release(k);
+    }
   tirx_runtime_destroy(rt);
 }

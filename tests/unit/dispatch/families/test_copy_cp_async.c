@@ -67,8 +67,8 @@ Test(cp_async_prim, one_stage_source_guards_tails_with_the_src_size) {
   has(ir, "cp_async.16 tile[");
   has(ir, " zfill past ");
   has(ir, "cp_async_wait_all\n");
-  cr_assert_eq(k->need_arch, 80); /* the first use that needs it: the statements come first */
-  cr_assert_str_eq(k->need_what, "tirx_cp_async_wait_all");
+  cr_assert_eq(k->need, TIRX__FEAT(CP_ASYNC)); /* first use: the statements come first */
+  cr_assert_str_eq(k->need_what[TIRX__FEAT_CP_ASYNC], "tirx_cp_async_wait_all");
   tirx_kernel_release(k);
 }
 
@@ -134,11 +134,11 @@ Test(cp_async_prim, the_prelude_section_only_where_used) {
     const char *src = tirx_kernel_source(k);
     if (which) {
       has(src, "__device__ __forceinline__ void tirx_cp_async_commit()");
-      cr_assert_eq(k->need_arch, 80);
-      cr_assert_str_eq(k->need_what, "tirx_cp_async_commit");
+      cr_assert_eq(k->need, TIRX__FEAT(CP_ASYNC));
+      cr_assert_str_eq(k->need_what[TIRX__FEAT_CP_ASYNC], "tirx_cp_async_commit");
     } else {
       lacks(src, "cp.async");
-      cr_assert_eq(k->need_arch, 0);
+      cr_assert_eq(k->need, 0);
     }
     tirx_kernel_release(k);
     tirx_builder_destroy(b);
@@ -195,7 +195,7 @@ Test(cp_async_prim, ptx_has_cp_async_cg_and_wait_group, .timeout = 120) {
   expect_error(tirx_compile(rt, k, "sm_75", &c), TIRX_E_NOT_SUPPORTED,
                "tirx_compile: arch is sm_75, expected sm_80 or newer: kernel "
                "'cp_async_f32_16x64_s2' (dispatched for sm_80) uses tirx_cp_async_commit, which "
-               "needs sm_80");
+               "needs cp.async");
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt);
 }
