@@ -1,7 +1,8 @@
 /*
- * The rules of the registry, one file each in this folder, and the masks their key patterns
- * share. registry.c lists them in one ordered table; adding a rule is one file here, one
- * declaration below, one line in that table and one line in ../meson.build.
+ * What the rules of the registry (one file each in this folder) share: the masks of their key
+ * patterns, helpers and the native statements one family defines and another emits.
+ * registry.c lists the rules in one ordered table; adding a rule is one file here, one line
+ * in that table and one line in ../meson.build.
  */
 #ifndef TIRX_DISPATCH_FAMILIES_H
 #define TIRX_DISPATCH_FAMILIES_H
@@ -75,26 +76,6 @@ void tirx__dsmem_cluster_barrier(tirx__emit *e);
 void tirx__dsmem_store(tirx__emit *e, tirx_tensor *t, tirx_expr *const *index, tirx_expr *rank,
                        tirx_expr *value);
 
-/* copy */
-extern const tirx__rule tirx__rule_copy_ldmatrix; /* copy_ldmatrix.c */
-extern const tirx__rule tirx__rule_copy_stmatrix; /* copy_stmatrix.c */
-extern const tirx__rule tirx__rule_copy_vec;      /* copy_vec.c */
-extern const tirx__rule tirx__rule_copy_scalar;   /* copy_scalar.c */
-/* pointwise (unary, binary, ternary), cast, fill, select */
-extern const tirx__rule tirx__rule_pointwise_vec;    /* pointwise_vec.c */
-extern const tirx__rule tirx__rule_pointwise_scalar; /* pointwise_scalar.c */
-/* reduce */
-extern const tirx__rule tirx__rule_reduce_shuffle; /* reduce_shuffle.c */
-extern const tirx__rule tirx__rule_reduce_smem;    /* reduce_smem.c */
-extern const tirx__rule tirx__rule_reduce_dsmem;   /* reduce_dsmem.c */
-extern const tirx__rule tirx__rule_reduce_scalar;  /* reduce_scalar.c */
-/* copy_async */
-extern const tirx__rule tirx__rule_copy_tma;      /* copy_tma.c */
-extern const tirx__rule tirx__rule_copy_cp_async; /* copy_cp_async.c */
-/* gemm, gemm_async (shared analyses: gemm_common.h) */
-extern const tirx__rule tirx__rule_gemm_mma;          /* gemm_mma.c */
-extern const tirx__rule tirx__rule_gemm_scalar;       /* gemm_scalar.c */
-extern const tirx__rule tirx__rule_gemm_async_wgmma;    /* gemm_wgmma.c */
-extern const tirx__rule tirx__rule_gemm_async_wgmma_rs; /* gemm_wgmma.c */
+/* The rules themselves (tirx__rule_<file>) are declared by registry.c's list. */
 
 #endif
