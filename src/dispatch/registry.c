@@ -19,6 +19,7 @@
   RULE(pointwise_vec)                                                                          \
   RULE(pointwise_scalar)                                                                       \
   /* reduce: warp shuffle, warpgroup/CTA through shared memory, cluster through DSMEM */       \
+  RULE(reduce_redux)                                                                           \
   RULE(reduce_shuffle)                                                                         \
   RULE(reduce_smem)                                                                            \
   RULE(reduce_dsmem)                                                                           \
