@@ -136,14 +136,18 @@ static int cmd_verify(tirx__store *st) {
   }
   tirx__store_counters c;
   tirx__store_counters_get(st, &c);
-  printf("checked %llu, ok %llu, corrupt %llu (removed)\n", (unsigned long long)v.checked,
+  printf("checked %llu, ok %llu, corrupt %llu (removed)", (unsigned long long)v.checked,
          (unsigned long long)v.ok, (unsigned long long)v.corrupt);
+  if (v.kept)
+    printf(", corrupt but not removable %llu (left in place; see the warning)",
+           (unsigned long long)v.kept);
+  printf("\n");
   for (int r = 0; r < TIRX__STORE_CORRUPT_COUNT; r++)
     if (c.corrupt_by_reason[r])
       printf("  %-12s %llu  %s\n", tirx__store_corrupt_name((tirx__store_corrupt)r),
              (unsigned long long)c.corrupt_by_reason[r],
              tirx__store_corrupt_str((tirx__store_corrupt)r));
-  return v.corrupt ? 1 : 0;
+  return v.corrupt || v.kept ? 1 : 0;
 }
 
 static int cmd_clear(tirx__store *st) {

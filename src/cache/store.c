@@ -27,6 +27,7 @@ enum {
   WARN_CORRUPT = 1u << 3,
   WARN_READ = 1u << 4,
   WARN_LIMIT = 1u << 5,
+  WARN_KEPT = 1u << 6,
 };
 
 enum { REASON_MAX = 1024, TMP_NAME_MAX = 64 };
@@ -46,7 +47,7 @@ struct tirx__store {
   void *log_user;
   atomic_bool writes_off;
   atomic_uint warned;
-  _Atomic uint64_t hits, misses, puts, publish_failed, evictions, tmp_swept;
+  _Atomic uint64_t hits, misses, puts, publish_failed, evictions, tmp_swept, corrupt_kept;
   _Atomic uint64_t corrupt[TIRX__STORE_CORRUPT_COUNT];
 };
 
@@ -307,10 +308,14 @@ static char *resolve_path(const tirx__store_options *opt, char *why, size_t why_
 }
 
 /* mkdir -p with mode 0700. Returns 1 when the last component was created, 0 when it existed,
- * -1 with errno on failure. Failures on parents show up when the root is created or opened.
- * A parent made here is set to exactly 0700, so a restrictive umask (0277, say) cannot leave
- * it unwritable for the next component. */
-static int make_dirs(char *path) {
+ * -1 with errno on failure. When a parent could not be created (EACCES on its own parent,
+ * say) and the last mkdir then fails with ENOENT, that parent's errno is the one returned and
+ * its path is copied into failed (failed_len bytes; "" when the last component itself failed),
+ * so the caller reports the real cause. A parent made here is set to exactly 0700, so a
+ * restrictive umask (0277, say) cannot leave it unwritable for the next component. */
+static int make_dirs(char *path, char *failed, size_t failed_len) {
+  int parent_err = 0;
+  failed[0] = '\0';
   for (char *p = path + 1; *p; p++) {
     if (*p != '/' || p[-1] == '/') continue;
     *p = '\0';
@@ -320,11 +325,20 @@ static int make_dirs(char *path) {
         (void)sys_fchmod(fd, 0700);
         sys_close(fd);
       }
+    } else if (errno != EEXIST && !parent_err) {
+      parent_err = errno;
+      snprintf(failed, failed_len, "%s", path);
     }
     *p = '/';
   }
   if (sys_mkdir(path, 0700) == 0) return 1;
-  return errno == EEXIST ? 0 : -1;
+  if (errno == EEXIST) return 0;
+  if (errno == ENOENT && parent_err) {
+    errno = parent_err;
+  } else {
+    failed[0] = '\0';
+  }
+  return -1;
 }
 
 static tirx_status refuse(tirx__store *s, const char *fmt, ...) TIRX_PRINTF(2, 3);
@@ -367,9 +381,15 @@ tirx_status tirx__store_open(const tirx__store_options *opt, tirx__store **out) 
   s->path = resolve_path(opt, why, sizeof why);
   if (!s->path)
     return refuse(s, "%s: %s; the disk cache is disabled", fn, why);
-  int made = make_dirs(s->path);
+  char failed[512];
+  int made = make_dirs(s->path, failed, sizeof failed);
   if (made < 0) {
     int e = errno;
+    if (failed[0])
+      return refuse(s,
+                    "%s: cannot create cache directory '%s': cannot create its parent '%s': %s; "
+                    "the disk cache is disabled",
+                    fn, s->path, failed, strerror(e));
     return refuse(s, "%s: cannot create cache directory '%s': %s; the disk cache is disabled",
                   fn, s->path, strerror(e));
   }
@@ -437,6 +457,7 @@ void tirx__store_counters_get(const tirx__store *s, tirx__store_counters *out) {
   out->publish_failed = atomic_load(&m->publish_failed);
   out->evictions = atomic_load(&m->evictions);
   out->tmp_swept = atomic_load(&m->tmp_swept);
+  out->corrupt_kept = atomic_load(&m->corrupt_kept);
   for (int i = 0; i < TIRX__STORE_CORRUPT_COUNT; i++) {
     out->corrupt_by_reason[i] = atomic_load(&m->corrupt[i]);
     out->corrupt_detected += out->corrupt_by_reason[i];
@@ -447,7 +468,53 @@ void tirx__store_counters_get(const tirx__store *s, tirx__store_counters *out) {
 /* Reading and validating                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-enum { READ_OK, READ_MISS, READ_CORRUPT };
+enum { READ_OK, READ_MISS, READ_CORRUPT, READ_KEPT };
+
+enum { REMOVE_DEPTH_MAX = 16 };
+
+/* Removes name under dfd; st is its lstat. A directory is removed with its contents, never
+ * following a symbolic link and never crossing into another filesystem (a mount point is left
+ * alone: EXDEV), at most REMOVE_DEPTH_MAX levels deep (ELOOP beyond). Returns 0 (also when
+ * the name is already gone) or the errno of the first failure. */
+static int remove_at(int dfd, const char *name, const struct stat *st, int depth) {
+  if (!S_ISDIR(st->st_mode)) {
+    if (sys_unlinkat(dfd, name, 0) == 0 || errno == ENOENT) return 0;
+    return errno;
+  }
+  if (sys_unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return 0;
+  if (errno != ENOTEMPTY && errno != EEXIST) return errno;
+  if (depth >= REMOVE_DEPTH_MAX) return ELOOP;
+  int fd = sys_openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) return errno == ENOENT ? 0 : errno;
+  struct stat dst;
+  if (fstat(fd, &dst) != 0 || dst.st_dev != st->st_dev || dst.st_ino != st->st_ino) {
+    close(fd);
+    return EXDEV; /* replaced meanwhile, or a mount point */
+  }
+  int err = 0;
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    err = errno;
+    close(fd);
+    return err;
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    struct stat cst;
+    if (fstatat(dirfd(d), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(cst.st_mode) && cst.st_dev != st->st_dev) {
+      if (!err) err = EXDEV;
+      continue;
+    }
+    int e = remove_at(dirfd(d), de->d_name, &cst, depth + 1);
+    if (e && !err) err = e;
+  }
+  closedir(d);
+  if (err) return err;
+  if (sys_unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return 0;
+  return errno;
+}
 enum { VALID = -1 };
 
 /* The fields of a structurally valid entry, pointing into the file's bytes. */
@@ -504,15 +571,26 @@ static int match_entry(const entry_view *v, const tirx__cache_key *key,
 
 /* Counts a rejected entry and removes it when the name still refers to the file that was
  * examined (seen), or, without seen, when it is not a regular file: a valid entry renamed
- * into place meanwhile is never removed. */
+ * into place meanwhile is never removed. A directory is removed with its contents
+ * (remove_at). When the removal fails the entry is counted as kept, not removed, and the
+ * warning says so. */
 static int discard(tirx__store *s, const char *fn, const char *name, const struct stat *seen,
                    tirx__store_corrupt reason) {
   count(&s->corrupt[reason]);
   struct stat now;
+  int err = 0;
   if (fstatat(s->root_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0) {
     bool same = seen ? now.st_dev == seen->st_dev && now.st_ino == seen->st_ino
                      : !S_ISREG(now.st_mode);
-    if (same) (void)sys_unlinkat(s->root_fd, name, S_ISDIR(now.st_mode) ? AT_REMOVEDIR : 0);
+    if (same) err = remove_at(s->root_fd, name, &now, 0);
+  }
+  if (err) {
+    count(&s->corrupt_kept);
+    warn_once(s, WARN_KEPT,
+              "%s: cannot remove the corrupt cache entry '%s/%s' (%s): %s; it is skipped and "
+              "its key is compiled without the disk cache",
+              fn, s->path, name, tirx__store_corrupt_str(reason), strerror(err));
+    return READ_KEPT;
   }
   warn_once(s, WARN_CORRUPT, "%s: removed a corrupt cache entry '%s/%s' (%s); it will be rebuilt",
             fn, s->path, name, tirx__store_corrupt_str(reason));
@@ -976,6 +1054,7 @@ tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out) {
     int r = read_entry(s, fn, names.names[i], &key, NULL, false, NULL);
     if (r == READ_OK) out->ok++;
     else if (r == READ_CORRUPT) out->corrupt++;
+    else if (r == READ_KEPT) out->kept++;
   }
   free(names.names);
   return TIRX_OK;
@@ -990,20 +1069,28 @@ tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed) {
   name_list names;
   tirx_status rst = read_names(s, fn, &names);
   if (rst != TIRX_OK) return rst;
-  uint64_t n = 0;
+  uint64_t n = 0, failed = 0;
   int first_err = 0;
+  char first_name[TMP_NAME_MAX] = "";
   for (size_t i = 0; i < names.n; i++) {
     struct stat st;
     if (fstatat(s->root_fd, names.names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (sys_unlinkat(s->root_fd, names.names[i], S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0)
+    int e = remove_at(s->root_fd, names.names[i], &st, 0);
+    if (e == 0) {
       n++;
-    else if (errno != ENOENT && !S_ISDIR(st.st_mode) && !first_err)
-      first_err = errno;
+      continue;
+    }
+    if (!failed++) {
+      first_err = e;
+      memcpy(first_name, names.names[i], sizeof first_name);
+    }
   }
   free(names.names);
   if (removed) *removed = n;
-  if (first_err)
-    return tirx__error(TIRX_E_IO, "%s: cannot remove entries from '%s': %s", fn, s->path,
-                       strerror(first_err));
+  if (failed)
+    return tirx__error(TIRX_E_IO, "%s: removed %llu of %llu entries from '%s'; cannot remove "
+                       "'%s'%s: %s",
+                       fn, (unsigned long long)n, (unsigned long long)(n + failed), s->path,
+                       first_name, failed > 1 ? " (and others)" : "", strerror(first_err));
   return TIRX_OK;
 }

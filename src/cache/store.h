@@ -32,7 +32,9 @@
  * then every check: magic, version, lengths against the file size, checksum, key echo equal
  * to the requested key, arch and NVRTC version equal to the caller's. Only then are bytes
  * returned. A file that fails any check is counted in corrupt_detected (with its reason),
- * unlinked when it is still the file that was read, and reported as a miss. ENOENT, ESTALE
+ * unlinked when it is still the file that was read (a directory with its contents), and
+ * reported as a miss; when it cannot be removed it is counted in corrupt_kept and the
+ * warning says it was kept. ENOENT, ESTALE
  * and other errors on the read path are plain misses (FM-04, FM-22).
  *
  * Eviction: least recently used by mtime. A hit sets the entry's atime and mtime to now
@@ -150,6 +152,8 @@ typedef struct tirx__store_counters {
   uint64_t publish_failed;                         /* puts that failed on I/O */
   uint64_t evictions;                              /* entries removed by the size limit */
   uint64_t tmp_swept;                              /* stale temp files removed */
+  uint64_t corrupt_kept;   /* corrupt entries that could not be removed (also in
+                              corrupt_detected): left in place, skipped, reported */
 } tirx__store_counters;
 
 /*
@@ -240,6 +244,8 @@ typedef struct tirx__store_verify_counts {
   uint64_t checked;          /* entry names examined */
   uint64_t ok;               /* fully valid (arch and NVRTC version not compared) */
   uint64_t corrupt;          /* rejected, counted in corrupt_detected and removed */
+  uint64_t kept;             /* rejected but could not be removed (a non-empty directory on
+                                another filesystem, a permission error): left in place */
 } tirx__store_verify_counts;
 
 /* Reads and checks every entry as get does (without touching its mtime), removing the bad
@@ -247,8 +253,12 @@ typedef struct tirx__store_verify_counts {
 tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out);
 
 /* Removes every entry and every temp file (of any age; a writer whose temp file is removed
- * fails its put harmlessly). Files with other names are left alone. *removed (may be NULL)
- * receives the count. Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED, TIRX_E_IO. */
+ * fails its put harmlessly); a directory at such a name is removed with its contents (no
+ * symbolic link followed, no mount point crossed). Files with other names are left alone.
+ * *removed (may be NULL) receives the count of names removed. When some name cannot be
+ * removed the others still are, and the status is TIRX_E_IO with a message naming the first
+ * such name, the count removed of the total and the reason. Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_NOT_SUPPORTED, TIRX_E_IO. */
 tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed);
 
 /* ---- fault injection, for tests ---- */
