@@ -28,6 +28,7 @@ enum {
   WARN_READ = 1u << 4,
   WARN_LIMIT = 1u << 5,
   WARN_KEPT = 1u << 6,
+  WARN_CLAIM = 1u << 7,
 };
 
 enum { REASON_MAX = 1024, TMP_NAME_MAX = 64 };
@@ -47,7 +48,8 @@ struct tirx__store {
   void *log_user;
   atomic_bool writes_off;
   atomic_uint warned;
-  _Atomic uint64_t hits, misses, puts, publish_failed, evictions, tmp_swept, corrupt_kept;
+  _Atomic uint64_t hits, misses, puts, publish_failed, evictions, tmp_swept, corrupt_kept,
+      claims, claim_waited_hits, claim_timeouts;
   _Atomic uint64_t corrupt[TIRX__STORE_CORRUPT_COUNT];
 };
 
@@ -200,6 +202,27 @@ static bool is_key_name(const char *name, tirx__cache_key *key) {
 
 static bool is_tmp_name(const char *name) {
   return strncmp(name, tmp_prefix, sizeof tmp_prefix - 1) == 0;
+}
+
+static const char lock_prefix[] = ".lock.";
+
+static bool is_lock_name(const char *name) {
+  return strncmp(name, lock_prefix, sizeof lock_prefix - 1) == 0;
+}
+
+/* Removes the lock file name when no process holds its lock (flock LOCK_NB) and it is still
+ * the file that was locked. Returns true when it was removed. */
+static bool remove_unheld_lock(int root_fd, const char *name) {
+  int fd = sys_openat(root_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
+  if (fd < 0) return false;
+  bool removed = false;
+  struct stat a, b;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+      fstatat(root_fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino)
+    removed = sys_unlinkat(root_fd, name, 0) == 0;
+  sys_close(fd);
+  return removed;
 }
 
 static uint64_t next_nonce(void) {
@@ -458,6 +481,9 @@ void tirx__store_counters_get(const tirx__store *s, tirx__store_counters *out) {
   out->evictions = atomic_load(&m->evictions);
   out->tmp_swept = atomic_load(&m->tmp_swept);
   out->corrupt_kept = atomic_load(&m->corrupt_kept);
+  out->claims = atomic_load(&m->claims);
+  out->claim_waited_hits = atomic_load(&m->claim_waited_hits);
+  out->claim_timeouts = atomic_load(&m->claim_timeouts);
   for (int i = 0; i < TIRX__STORE_CORRUPT_COUNT; i++) {
     out->corrupt_by_reason[i] = atomic_load(&m->corrupt[i]);
     out->corrupt_detected += out->corrupt_by_reason[i];
@@ -868,7 +894,7 @@ static int collect_names(int dfd, name_list *out) {
   int err = 0;
   while ((de = readdir(d)) != NULL) {
     const char *nm = de->d_name;
-    if (!is_key_name(nm, NULL) && !is_tmp_name(nm)) continue;
+    if (!is_key_name(nm, NULL) && !is_tmp_name(nm) && !is_lock_name(nm)) continue;
     if (strlen(nm) >= TMP_NAME_MAX) continue; /* not one of ours */
     if (out->n == out->cap) {
       size_t cap = out->cap ? out->cap * 2 : 64;
@@ -950,6 +976,11 @@ static void maintain(tirx__store *s, const char *protect) {
     const char *nm = names.names[i];
     struct stat st;
     if (fstatat(s->root_fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (is_lock_name(nm)) {
+      if (now - st.st_mtime > s->tmp_max_age_s && remove_unheld_lock(s->root_fd, nm))
+        count(&s->tmp_swept);
+      continue;
+    }
     if (is_tmp_name(nm)) {
       if (now - st.st_mtime > s->tmp_max_age_s &&
           sys_unlinkat(s->root_fd, nm, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0)
@@ -1093,4 +1124,111 @@ tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed) {
                        fn, (unsigned long long)n, (unsigned long long)(n + failed), s->path,
                        first_name, failed > 1 ? " (and others)" : "", strerror(first_err));
   return TIRX_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Single flight across processes: per-key claims                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* A hit without counting a miss when there is none yet (the poll loop looks many times). */
+static bool claim_peek(tirx__store *s, const char *name, const tirx__cache_key *key,
+                       const tirx__store_info *expect, tirx__store_entry *out) {
+  if (read_entry(s, "tirx__store_claim", name, key, expect, true, out) != READ_OK) return false;
+  count(&s->hits);
+  return true;
+}
+
+tirx__store_claim_result tirx__store_claim(tirx__store *s, const tirx__cache_key *key,
+                                           const tirx__store_info *expect, int wait_ms,
+                                           tirx__claim *claim, tirx__store_entry *out) {
+  if (claim) claim->fd = -1;
+  if (out) memset(out, 0, sizeof *out);
+  if (!s || !key || !expect || !expect->arch || !claim || !out) {
+    if (!s) (void)tirx__error(TIRX_E_NULL_ARG, "tirx__store_claim: s is NULL");
+    else (void)tirx__error(TIRX_E_NULL_ARG, "tirx__store_claim: key, expect, claim or out is NULL");
+    return TIRX__CLAIM_NONE;
+  }
+  if (!s->enabled || atomic_load(&s->writes_off)) return TIRX__CLAIM_NONE;
+  char hex[TIRX__CACHE_KEY_HEX + 1];
+  tirx__cache_key_hex(key, hex);
+  snprintf(claim->name, sizeof claim->name, "%s%s", lock_prefix, hex);
+  int64_t deadline = mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+  int nap = 1;
+  bool waited = false;
+  for (;;) {
+    if (claim_peek(s, hex, key, expect, out)) {
+      if (waited) count(&s->claim_waited_hits);
+      return TIRX__CLAIM_HIT;
+    }
+    int fd = sys_openat(s->root_fd, claim->name,
+                        O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (fd < 0) {
+      int e = errno;
+      warn_once(s, WARN_CLAIM,
+                "tirx__store_claim: cannot create the lock file '%s/%s': %s; processes may "
+                "compile the same kernel at once",
+                s->path, claim->name, strerror(e));
+      return TIRX__CLAIM_NONE;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      struct stat a, b;
+      if (fstat(fd, &a) == 0 && fstatat(s->root_fd, claim->name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+          a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        /* The holder may have published between the peek and the lock. */
+        if (claim_peek(s, hex, key, expect, out)) {
+          (void)sys_unlinkat(s->root_fd, claim->name, 0);
+          sys_close(fd);
+          if (waited) count(&s->claim_waited_hits);
+          return TIRX__CLAIM_HIT;
+        }
+        char pid[32];
+        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, pid, (size_t)n, 0); /* for people only */
+        claim->fd = fd;
+        count(&s->claims);
+        return TIRX__CLAIM_OWNER;
+      }
+      /* Locked a file its holder had already unlinked: look again. */
+      sys_close(fd);
+      continue;
+    }
+    int e = errno;
+    sys_close(fd);
+    if (e != EWOULDBLOCK && e != EINTR) {
+      warn_once(s, WARN_CLAIM,
+                "tirx__store_claim: cannot lock '%s/%s': %s; processes may compile the same "
+                "kernel at once",
+                s->path, claim->name, strerror(e));
+      return TIRX__CLAIM_NONE;
+    }
+    /* A live holder (a dead one's flock is gone with its descriptors). */
+    int64_t left = deadline - mono_ms();
+    if (left <= 0) {
+      count(&s->claim_timeouts);
+      return TIRX__CLAIM_NONE;
+    }
+    waited = true;
+    sleep_ms(nap < left ? nap : (int)left);
+    if (nap < 16) nap *= 2;
+  }
+}
+
+void tirx__store_claim_release(tirx__store *s, tirx__claim *claim) {
+  if (!claim || claim->fd < 0) return;
+  /* Unlink first, then unlock: a waiter that locked the old inode sees it gone and retries. */
+  if (s && s->root_fd >= 0) (void)sys_unlinkat(s->root_fd, claim->name, 0);
+  sys_close(claim->fd);
+  claim->fd = -1;
 }

@@ -154,6 +154,9 @@ typedef struct tirx__store_counters {
   uint64_t tmp_swept;                              /* stale temp files removed */
   uint64_t corrupt_kept;   /* corrupt entries that could not be removed (also in
                               corrupt_detected): left in place, skipped, reported */
+  uint64_t claims;                                 /* claims taken (OWNER) */
+  uint64_t claim_waited_hits;                      /* HITs after waiting for another holder */
+  uint64_t claim_timeouts;                         /* waits given up at the deadline */
 } tirx__store_counters;
 
 /*
@@ -215,6 +218,51 @@ void tirx__store_maintain(tirx__store *s);
 
 /* Copies the counters into *out. */
 void tirx__store_counters_get(const tirx__store *s, tirx__store_counters *out);
+
+/* ---- single flight across processes ---- */
+
+/*
+ * A per-key claim: so that N processes that miss the same new key compile it once, a process
+ * that missed calls tirx__store_claim before compiling. The claim is an flock(LOCK_EX) on the
+ * lock file ".lock.<key hex>" in the cache directory (mode 0600, holding the holder's pid for
+ * people). flock locks belong to open file descriptions, so the kernel drops a holder's claim
+ * the moment it dies, SIGKILL included: a dead holder's claim is broken at once (within one
+ * poll, at most 16 ms). A waiter polls, looking for the entry before each try, and gives up
+ * at its deadline when a live holder keeps the claim (a hung compile): it then compiles
+ * without a claim, which costs one duplicate compile and nothing else (publish is atomic).
+ *
+ * The holder unlinks the lock file before it unlocks it, so a successful run leaves nothing
+ * behind; a waiter that locks an inode the holder already unlinked notices (the name no
+ * longer refers to its file) and tries again. A killed holder leaves its lock file, unheld:
+ * the next claim of the key takes it over, maintenance removes unheld ones older than
+ * tmp_max_age_s, and clear removes them all. Lock files are not entries: list and verify
+ * ignore them.
+ */
+typedef struct tirx__claim {
+  int fd;                                    /* -1: no claim held */
+  char name[TIRX__CACHE_KEY_HEX + 8];
+} tirx__claim;
+
+typedef enum tirx__store_claim_result {
+  TIRX__CLAIM_OWNER = 0, /* the caller holds the claim: compile, put, then release */
+  TIRX__CLAIM_HIT = 1,   /* the entry is there (published by another holder): *out filled */
+  TIRX__CLAIM_NONE = 2,  /* no claim: disabled or unwritable store, a lock file that cannot
+                            be made, or wait_ms passed with a live holder: compile anyway */
+} tirx__store_claim_result;
+
+/*
+ * Looks for key's entry and, when it is missing, takes the key's claim, waiting up to wait_ms
+ * milliseconds (0: not at all) while another live process or thread holds it. *claim must be
+ * released with tirx__store_claim_release after OWNER (release is a no-op otherwise). On HIT,
+ * *out is filled as by tirx__store_get (free it). NULL arguments give NONE with
+ * TIRX_E_NULL_ARG recorded. Never blocks past wait_ms, never fails a compile.
+ */
+tirx__store_claim_result tirx__store_claim(tirx__store *s, const tirx__cache_key *key,
+                                           const tirx__store_info *expect, int wait_ms,
+                                           tirx__claim *claim, tirx__store_entry *out);
+
+/* Gives the claim up (after the put, or after a failed compile). NULL or unheld: no-op. */
+void tirx__store_claim_release(tirx__store *s, tirx__claim *claim);
 
 /* ---- for the `tirx cache ls|verify|clear` tool ---- */
 
