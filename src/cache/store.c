@@ -631,9 +631,20 @@ static int read_miss(tirx__store *s, const char *fn, const char *what, const cha
 }
 
 /* Reads, validates and (on success, with out) returns an entry. */
+static int read_entry_raw(tirx__store *s, const char *fn, const char *name,
+                          const tirx__cache_key *key, const tirx__store_info *expect, bool touch,
+                          tirx__store_entry *out, unsigned char **raw, size_t *raw_len);
+
 static int read_entry(tirx__store *s, const char *fn, const char *name,
                       const tirx__cache_key *key, const tirx__store_info *expect, bool touch,
                       tirx__store_entry *out) {
+  return read_entry_raw(s, fn, name, key, expect, touch, out, NULL, NULL);
+}
+
+/* As read_entry; with raw, a valid entry's whole file is handed over in *raw (malloc'ed). */
+static int read_entry_raw(tirx__store *s, const char *fn, const char *name,
+                          const tirx__cache_key *key, const tirx__store_info *expect, bool touch,
+                          tirx__store_entry *out, unsigned char **raw, size_t *raw_len) {
   int fd = sys_openat(s->root_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
                       0);
   if (fd < 0) {
@@ -710,7 +721,12 @@ static int read_entry(tirx__store *s, const char *fn, const char *name,
     out->nvrtc_major = v.nvrtc_major;
     out->nvrtc_minor = v.nvrtc_minor;
   }
-  free(buf);
+  if (raw) {
+    *raw = buf;
+    *raw_len = size;
+  } else {
+    free(buf);
+  }
   if (touch) (void)sys_futimens(fd); /* the LRU clock; a read-only directory just skips it */
   sys_close(fd);
   return READ_OK;
@@ -1231,4 +1247,255 @@ void tirx__store_claim_release(tirx__store *s, tirx__claim *claim) {
   if (s && s->root_fd >= 0) (void)sys_unlinkat(s->root_fd, claim->name, 0);
   sys_close(claim->fd);
   claim->fd = -1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bundles: export and import                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+static const unsigned char bundle_magic[8] = {0x89, 'T', 'X', 'B', 'N', 'D', 'L', '\n'};
+
+enum { BUNDLE_HEADER = 24, BUNDLE_TRAILER = 8 };
+
+static bool write_all(FILE *f, XXH3_state_t *h, const void *p, size_t n) {
+  if (h) XXH3_64bits_update(h, p, n);
+  return n == 0 || fwrite(p, 1, n, f) == n;
+}
+
+tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *exported) {
+  static const char fn[] = "tirx__store_export";
+  if (exported) *exported = 0;
+  if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
+  if (!file) return tirx__error(TIRX_E_NULL_ARG, "%s: file is NULL", fn);
+  if (!s->enabled)
+    return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: the cache is disabled: %s", fn, s->reason);
+  name_list names;
+  tirx_status rst = read_names(s, fn, &names);
+  if (rst != TIRX_OK) return rst;
+  /* The valid entries, read and checked as a load does (arch and NVRTC not compared). */
+  unsigned char **bufs = calloc(names.n ? names.n : 1, sizeof *bufs);
+  size_t *lens = calloc(names.n ? names.n : 1, sizeof *lens);
+  uint64_t n = 0;
+  tirx_status st = TIRX_OK;
+  if (!bufs || !lens) st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  for (size_t i = 0; st == TIRX_OK && i < names.n; i++) {
+    tirx__cache_key key;
+    if (!is_key_name(names.names[i], &key)) continue;
+    if (read_entry_raw(s, fn, names.names[i], &key, NULL, false, NULL, &bufs[n], &lens[n]) ==
+        READ_OK)
+      n++;
+  }
+  free(names.names);
+  size_t plen = strlen(file);
+  char *tmp = st == TIRX_OK ? malloc(plen + 32) : NULL;
+  if (st == TIRX_OK && !tmp) st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  FILE *f = NULL;
+  int fd = -1;
+  if (st == TIRX_OK) {
+    snprintf(tmp, plen + 32, "%s.tmp.%016llx", file, (unsigned long long)next_nonce());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || !(f = fdopen(fd, "wb"))) {
+      int e = errno;
+      if (fd >= 0) close(fd);
+      st = tirx__error(TIRX_E_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(e));
+      free(tmp);
+      tmp = NULL;
+    }
+  }
+  if (st == TIRX_OK) {
+    XXH3_state_t *h = XXH3_createState();
+    unsigned char hdr[BUNDLE_HEADER];
+    memcpy(hdr, bundle_magic, 8);
+    put_u32(hdr + 8, TIRX__STORE_BUNDLE_VERSION);
+    put_u32(hdr + 12, 0);
+    put_u64(hdr + 16, n);
+    bool ok = h && XXH3_64bits_reset(h) == XXH_OK && write_all(f, h, hdr, sizeof hdr);
+    for (uint64_t i = 0; ok && i < n; i++) {
+      unsigned char len[8];
+      put_u64(len, lens[i]);
+      ok = write_all(f, h, len, 8) && write_all(f, h, bufs[i], lens[i]);
+    }
+    if (ok) {
+      unsigned char sum[8];
+      put_u64(sum, XXH3_64bits_digest(h));
+      ok = write_all(f, NULL, sum, 8);
+    }
+    int e = ok ? 0 : (errno ? errno : EIO);
+    if (ok && fflush(f) != 0) e = errno;
+    if (!e && s->fsync && fsync(fileno(f)) != 0) e = errno;
+    if (fclose(f) != 0 && !e) e = errno;
+    if (!e && rename(tmp, file) != 0) e = errno;
+    if (!h) e = ENOMEM;
+    XXH3_freeState(h);
+    if (e) {
+      unlink(tmp);
+      st = tirx__error(TIRX_E_IO, "%s: cannot write '%s': %s", fn, file, strerror(e));
+    }
+    free(tmp);
+  }
+  for (uint64_t i = 0; bufs && i < n; i++) free(bufs[i]);
+  free(bufs);
+  free(lens);
+  if (st == TIRX_OK && exported) *exported = n;
+  return st;
+}
+
+/* Reads exactly n bytes; false at end of file or on error (errno 0 at end of file). */
+static bool read_exact(FILE *f, void *p, size_t n) {
+  errno = 0;
+  return n == 0 || fread(p, 1, n, f) == n;
+}
+
+/*
+ * One pass over a bundle: checks its structure, every entry as a load does and the checksum;
+ * with publish, also publishes each entry (recording the names it created in made).
+ */
+static tirx_status bundle_pass(tirx__store *s, const char *file, bool publish_entries,
+                               name_list *made, uint64_t *count_out) {
+  static const char fn[] = "tirx__store_import";
+  FILE *f = fopen(file, "rbe");
+  if (!f) return tirx__error(TIRX_E_IO, "%s: cannot open '%s': %s", fn, file, strerror(errno));
+  tirx_status st = TIRX_OK;
+  XXH3_state_t *h = XXH3_createState();
+  unsigned char *buf = NULL;
+  if (!h || XXH3_64bits_reset(h) != XXH_OK) {
+    st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+    goto done;
+  }
+  unsigned char hdr[BUNDLE_HEADER];
+  if (!read_exact(f, hdr, sizeof hdr)) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is not a tirx cache bundle (%s)", fn, file,
+                     errno ? strerror(errno) : "shorter than a bundle header");
+    goto done;
+  }
+  if (memcmp(hdr, bundle_magic, 8) != 0) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is not a tirx cache bundle (bad magic)", fn,
+                     file);
+    goto done;
+  }
+  uint32_t ver = get_u32(hdr + 8);
+  if (ver != TIRX__STORE_BUNDLE_VERSION) {
+    st = tirx__error(TIRX_E_INVALID_ARG,
+                     "%s: '%s' has bundle format version %u; this tirx reads version %d", fn,
+                     file, (unsigned)ver, TIRX__STORE_BUNDLE_VERSION);
+    goto done;
+  }
+  XXH3_64bits_update(h, hdr, sizeof hdr);
+  uint64_t n = get_u64(hdr + 16);
+  for (uint64_t i = 0; i < n; i++) {
+    unsigned char lenb[8];
+    if (!read_exact(f, lenb, 8)) {
+      st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is truncated in entry %llu of %llu", fn,
+                       file, (unsigned long long)i + 1, (unsigned long long)n);
+      goto done;
+    }
+    XXH3_64bits_update(h, lenb, 8);
+    uint64_t len = get_u64(lenb);
+    if (len > s->max_entry_bytes) {
+      st = tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: '%s': entry %llu of %llu is %llu bytes, over the entry size limit "
+                       "of %llu",
+                       fn, file, (unsigned long long)i + 1, (unsigned long long)n,
+                       (unsigned long long)len, (unsigned long long)s->max_entry_bytes);
+      goto done;
+    }
+    free(buf);
+    buf = malloc(len ? (size_t)len : 1);
+    if (!buf) {
+      st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+      goto done;
+    }
+    if (!read_exact(f, buf, (size_t)len)) {
+      st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is truncated in entry %llu of %llu", fn,
+                       file, (unsigned long long)i + 1, (unsigned long long)n);
+      goto done;
+    }
+    XXH3_64bits_update(h, buf, (size_t)len);
+    entry_view v;
+    int reason = parse_entry(buf, len, &v);
+    if (reason != VALID) {
+      st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s': entry %llu of %llu is corrupt (%s)", fn,
+                       file, (unsigned long long)i + 1, (unsigned long long)n,
+                       tirx__store_corrupt_str((tirx__store_corrupt)reason));
+      goto done;
+    }
+    if (publish_entries) {
+      tirx__cache_key key;
+      memcpy(key.bytes, v.key, TIRX__CACHE_KEY_BYTES);
+      char name[TIRX__CACHE_KEY_HEX + 1];
+      tirx__cache_key_hex(&key, name);
+      struct stat old;
+      bool existed = fstatat(s->root_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
+      if (publish(s, name, buf, (size_t)len) != TIRX_OK) {
+        st = tirx__error(TIRX_E_IO, "%s: cannot publish entry %llu of %llu (%s) into '%s': %s",
+                         fn, (unsigned long long)i + 1, (unsigned long long)n, name, s->path,
+                         atomic_load(&s->writes_off) ? "writes are off (see the warning)"
+                                                     : "see the warning");
+        goto done;
+      }
+      count(&s->puts);
+      if (!existed) {
+        if (made->n == made->cap) {
+          size_t cap = made->cap ? made->cap * 2 : 64;
+          void *p = realloc(made->names, cap * sizeof *made->names);
+          if (!p) {
+            (void)sys_unlinkat(s->root_fd, name, 0);
+            st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+            goto done;
+          }
+          made->names = p;
+          made->cap = cap;
+        }
+        memcpy(made->names[made->n++], name, sizeof name);
+      }
+    }
+  }
+  unsigned char sum[8];
+  if (!read_exact(f, sum, 8)) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is truncated before its checksum", fn, file);
+    goto done;
+  }
+  if (get_u64(sum) != XXH3_64bits_digest(h)) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' fails its checksum (the bundle is damaged)",
+                     fn, file);
+    goto done;
+  }
+  if (fgetc(f) != EOF) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' has bytes after its checksum", fn, file);
+    goto done;
+  }
+  if (count_out) *count_out = n;
+done:
+  free(buf);
+  XXH3_freeState(h);
+  fclose(f);
+  return st;
+}
+
+tirx_status tirx__store_import(tirx__store *s, const char *file, uint64_t *imported) {
+  static const char fn[] = "tirx__store_import";
+  if (imported) *imported = 0;
+  if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
+  if (!file) return tirx__error(TIRX_E_NULL_ARG, "%s: file is NULL", fn);
+  if (!s->enabled)
+    return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: the cache is disabled: %s", fn, s->reason);
+  if (atomic_load(&s->writes_off))
+    return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: writes to '%s' have stopped (see the warning)",
+                       fn, s->path);
+  /* Pass 1 checks the whole bundle, so a bad one changes nothing. */
+  uint64_t n = 0;
+  tirx_status st = bundle_pass(s, file, false, NULL, &n);
+  if (st != TIRX_OK) return st;
+  /* Pass 2 publishes; should it fail (the file changed, the disk filled), the entries it
+   * created are removed again. */
+  name_list made;
+  memset(&made, 0, sizeof made);
+  st = bundle_pass(s, file, true, &made, &n);
+  if (st != TIRX_OK)
+    for (size_t i = 0; i < made.n; i++) (void)sys_unlinkat(s->root_fd, made.names[i], 0);
+  free(made.names);
+  if (st != TIRX_OK) return st;
+  maintain(s, NULL);
+  if (imported) *imported = n;
+  return TIRX_OK;
 }

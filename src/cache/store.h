@@ -309,6 +309,53 @@ tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out);
  * TIRX_E_NOT_SUPPORTED, TIRX_E_IO. */
 tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed);
 
+/* ---- bundles: warm start for a fleet (`tirx cache export|import`) ---- */
+
+/*
+ * A bundle is one file holding entries exactly as the store keeps them (integers
+ * little-endian):
+ *
+ *     off  size  field
+ *       0     8  magic "\x89TXBNDL\n"
+ *       8     4  bundle format version (TIRX__STORE_BUNDLE_VERSION)
+ *      12     4  0
+ *      16     8  entry count n
+ *      24     .  n times: u64 length, then that many bytes of one entry file (store.h format)
+ *     end-8   8  XXH3-64 of every byte before it
+ */
+enum { TIRX__STORE_BUNDLE_VERSION = 1 };
+
+/*
+ * Writes every valid entry (checked as a load checks it; arch and NVRTC version kept, not
+ * compared) into a new bundle at file: written to "<file>.tmp.<random>" and renamed over
+ * file, so a failure leaves nothing. *exported (may be NULL) receives the entry count.
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (disabled store), TIRX_E_NO_MEMORY,
+ * TIRX_E_IO ("tirx__store_export: cannot write 'F': No space left on device").
+ */
+tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *exported);
+
+/*
+ * Publishes every entry of the bundle at file into the store (replacing entries of the same
+ * key). The whole bundle is checked first, its structure, its checksum and every entry as a
+ * load checks it (magic, version, lengths, checksum, arch string; the key comes from the
+ * entry's own header), so a bad bundle changes nothing; if publishing then fails, the
+ * entries this import created are removed again. Entries for another arch or NVRTC version
+ * are imported too (a runtime ignores them). *imported (may be NULL) receives the count.
+ * Errors: TIRX_E_NULL_ARG; TIRX_E_NOT_SUPPORTED (disabled store, writes stopped);
+ * TIRX_E_IO (cannot open file, cannot publish); TIRX_E_NO_MEMORY; TIRX_E_INVALID_ARG for a
+ * bad bundle, with one of these messages ('F' is file):
+ *   "tirx__store_import: 'F' is not a tirx cache bundle (bad magic)"
+ *   "tirx__store_import: 'F' is not a tirx cache bundle (shorter than a bundle header)"
+ *   "tirx__store_import: 'F' has bundle format version 7; this tirx reads version 1"
+ *   "tirx__store_import: 'F' is truncated in entry 3 of 20"
+ *   "tirx__store_import: 'F': entry 3 of 20 is 999999999999 bytes, over the entry size limit of 268435456"
+ *   "tirx__store_import: 'F': entry 3 of 20 is corrupt (checksum mismatch)"
+ *   "tirx__store_import: 'F' is truncated before its checksum"
+ *   "tirx__store_import: 'F' fails its checksum (the bundle is damaged)"
+ *   "tirx__store_import: 'F' has bytes after its checksum"
+ */
+tirx_status tirx__store_import(tirx__store *s, const char *file, uint64_t *imported);
+
 /* ---- fault injection, for tests ---- */
 
 /* The system calls the store makes through its shim. */
