@@ -1257,9 +1257,33 @@ static const unsigned char bundle_magic[8] = {0x89, 'T', 'X', 'B', 'N', 'D', 'L'
 
 enum { BUNDLE_HEADER = 24, BUNDLE_TRAILER = 8 };
 
-static bool write_all(FILE *f, XXH3_state_t *h, const void *p, size_t n) {
-  if (h) XXH3_64bits_update(h, p, n);
-  return n == 0 || fwrite(p, 1, n, f) == n;
+/* Appends the XXH3-64 of the file's first len bytes to it (re-read from the start). */
+static int seal_bundle(FILE *f, uint64_t len) {
+  XXH3_state_t *h = XXH3_createState();
+  unsigned char *chunk = malloc(1 << 16);
+  int e = 0;
+  if (!h || !chunk || XXH3_64bits_reset(h) != XXH_OK) e = ENOMEM;
+  if (!e && fflush(f) != 0) e = errno;
+  if (!e && fseeko(f, 0, SEEK_SET) != 0) e = errno;
+  for (uint64_t done = 0; !e && done < len;) {
+    size_t want = len - done < (1 << 16) ? (size_t)(len - done) : (size_t)1 << 16;
+    size_t got = fread(chunk, 1, want, f);
+    if (got != want) {
+      e = EIO;
+      break;
+    }
+    XXH3_64bits_update(h, chunk, got);
+    done += got;
+  }
+  if (!e && fseeko(f, (off_t)len, SEEK_SET) != 0) e = errno;
+  if (!e) {
+    unsigned char sum[8];
+    put_u64(sum, XXH3_64bits_digest(h));
+    if (fwrite(sum, 1, 8, f) != 8) e = errno ? errno : EIO;
+  }
+  free(chunk);
+  XXH3_freeState(h);
+  return e;
 }
 
 tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *exported) {
@@ -1272,70 +1296,67 @@ tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *expor
   name_list names;
   tirx_status rst = read_names(s, fn, &names);
   if (rst != TIRX_OK) return rst;
-  /* The valid entries, read and checked as a load does (arch and NVRTC not compared). */
-  unsigned char **bufs = calloc(names.n ? names.n : 1, sizeof *bufs);
-  size_t *lens = calloc(names.n ? names.n : 1, sizeof *lens);
-  uint64_t n = 0;
-  tirx_status st = TIRX_OK;
-  if (!bufs || !lens) st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-  for (size_t i = 0; st == TIRX_OK && i < names.n; i++) {
+  size_t plen = strlen(file);
+  char *tmp = malloc(plen + 32);
+  if (!tmp) {
+    free(names.names);
+    return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  }
+  snprintf(tmp, plen + 32, "%s.tmp.%016llx", file, (unsigned long long)next_nonce());
+  int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+  if (!f) {
+    int e = errno;
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
+    free(names.names);
+    tirx_status st = tirx__error(TIRX_E_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(e));
+    free(tmp);
+    return st;
+  }
+  /* The header with a zero count, each valid entry (read and checked as a load checks it;
+   * arch and NVRTC version kept, not compared) streamed after it, then the count, then the
+   * checksum over everything, re-read from the file: one entry in memory at a time. */
+  unsigned char hdr[BUNDLE_HEADER];
+  memcpy(hdr, bundle_magic, 8);
+  put_u32(hdr + 8, TIRX__STORE_BUNDLE_VERSION);
+  put_u32(hdr + 12, 0);
+  put_u64(hdr + 16, 0);
+  int e = fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr ? 0 : (errno ? errno : EIO);
+  uint64_t n = 0, len = sizeof hdr;
+  for (size_t i = 0; !e && i < names.n; i++) {
     tirx__cache_key key;
     if (!is_key_name(names.names[i], &key)) continue;
-    if (read_entry_raw(s, fn, names.names[i], &key, NULL, false, NULL, &bufs[n], &lens[n]) ==
-        READ_OK)
-      n++;
+    unsigned char *raw = NULL;
+    size_t raw_len = 0;
+    if (read_entry_raw(s, fn, names.names[i], &key, NULL, false, NULL, &raw, &raw_len) != READ_OK)
+      continue;
+    unsigned char lb[8];
+    put_u64(lb, raw_len);
+    if (fwrite(lb, 1, 8, f) != 8 || fwrite(raw, 1, raw_len, f) != raw_len) e = errno ? errno : EIO;
+    free(raw);
+    len += 8 + raw_len;
+    n++;
   }
   free(names.names);
-  size_t plen = strlen(file);
-  char *tmp = st == TIRX_OK ? malloc(plen + 32) : NULL;
-  if (st == TIRX_OK && !tmp) st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-  FILE *f = NULL;
-  int fd = -1;
-  if (st == TIRX_OK) {
-    snprintf(tmp, plen + 32, "%s.tmp.%016llx", file, (unsigned long long)next_nonce());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 || !(f = fdopen(fd, "wb"))) {
-      int e = errno;
-      if (fd >= 0) close(fd);
-      st = tirx__error(TIRX_E_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(e));
-      free(tmp);
-      tmp = NULL;
-    }
-  }
-  if (st == TIRX_OK) {
-    XXH3_state_t *h = XXH3_createState();
-    unsigned char hdr[BUNDLE_HEADER];
-    memcpy(hdr, bundle_magic, 8);
-    put_u32(hdr + 8, TIRX__STORE_BUNDLE_VERSION);
-    put_u32(hdr + 12, 0);
+  if (!e) {
     put_u64(hdr + 16, n);
-    bool ok = h && XXH3_64bits_reset(h) == XXH_OK && write_all(f, h, hdr, sizeof hdr);
-    for (uint64_t i = 0; ok && i < n; i++) {
-      unsigned char len[8];
-      put_u64(len, lens[i]);
-      ok = write_all(f, h, len, 8) && write_all(f, h, bufs[i], lens[i]);
-    }
-    if (ok) {
-      unsigned char sum[8];
-      put_u64(sum, XXH3_64bits_digest(h));
-      ok = write_all(f, NULL, sum, 8);
-    }
-    int e = ok ? 0 : (errno ? errno : EIO);
-    if (ok && fflush(f) != 0) e = errno;
-    if (!e && s->fsync && fsync(fileno(f)) != 0) e = errno;
-    if (fclose(f) != 0 && !e) e = errno;
-    if (!e && rename(tmp, file) != 0) e = errno;
-    if (!h) e = ENOMEM;
-    XXH3_freeState(h);
-    if (e) {
-      unlink(tmp);
-      st = tirx__error(TIRX_E_IO, "%s: cannot write '%s': %s", fn, file, strerror(e));
-    }
-    free(tmp);
+    if (fflush(f) != 0 || fseeko(f, 16, SEEK_SET) != 0 || fwrite(hdr + 16, 1, 8, f) != 8)
+      e = errno ? errno : EIO;
   }
-  for (uint64_t i = 0; bufs && i < n; i++) free(bufs[i]);
-  free(bufs);
-  free(lens);
+  if (!e) e = seal_bundle(f, len);
+  if (!e && fflush(f) != 0) e = errno;
+  if (!e && s->fsync && fsync(fileno(f)) != 0) e = errno;
+  if (fclose(f) != 0 && !e) e = errno;
+  if (!e && rename(tmp, file) != 0) e = errno;
+  tirx_status st = TIRX_OK;
+  if (e) {
+    unlink(tmp);
+    st = tirx__error(TIRX_E_IO, "%s: cannot write '%s': %s", fn, file, strerror(e));
+  }
+  free(tmp);
   if (st == TIRX_OK && exported) *exported = n;
   return st;
 }

@@ -328,7 +328,7 @@ enum { TIRX__STORE_BUNDLE_VERSION = 1 };
 /*
  * Writes every valid entry (checked as a load checks it; arch and NVRTC version kept, not
  * compared) into a new bundle at file: written to "<file>.tmp.<random>" and renamed over
- * file, so a failure leaves nothing. *exported (may be NULL) receives the entry count.
+ * file, so a failure leaves nothing. Entries are streamed, one in memory at a time. *exported (may be NULL) receives the entry count.
  * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (disabled store), TIRX_E_NO_MEMORY,
  * TIRX_E_IO ("tirx__store_export: cannot write 'F': No space left on device").
  */
