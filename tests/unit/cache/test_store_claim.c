@@ -196,7 +196,8 @@ Test(cache_claim, dead_holder_is_broken_at_once) {
   cr_assert_eq(tirx__store_claim(s, &key, tc_info(), 10000, &c, &e), TIRX__CLAIM_OWNER);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-  cr_assert_lt(ms, 500, "took %.1f ms to break a dead holder's claim (polls every <= 16 ms)", ms);
+  cr_assert_lt(ms, 500, "took %.1f ms to break a dead holder's claim (polls every <= 16 ms)",
+               ms);
   tirx__store_claim_release(s, &c);
   cr_assert_eq(count_prefix(root, ".lock."), 0);
   tirx__store_close(s);
