@@ -328,7 +328,8 @@ enum { TIRX__STORE_BUNDLE_VERSION = 1 };
 /*
  * Writes every valid entry (checked as a load checks it; arch and NVRTC version kept, not
  * compared) into a new bundle at file: written to "<file>.tmp.<random>" and renamed over
- * file, so a failure leaves nothing. Entries are streamed, one in memory at a time. *exported (may be NULL) receives the entry count.
+ * file, so a failure leaves nothing. Entries are streamed, one in memory at a time.
+ * *exported (may be NULL) receives the entry count.
  * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (disabled store), TIRX_E_NO_MEMORY,
  * TIRX_E_IO ("tirx__store_export: cannot write 'F': No space left on device").
  */
@@ -348,7 +349,8 @@ tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *expor
  *   "tirx__store_import: 'F' is not a tirx cache bundle (shorter than a bundle header)"
  *   "tirx__store_import: 'F' has bundle format version 7; this tirx reads version 1"
  *   "tirx__store_import: 'F' is truncated in entry 3 of 20"
- *   "tirx__store_import: 'F': entry 3 of 20 is 999999999999 bytes, over the entry size limit of 268435456"
+ *   "tirx__store_import: 'F': entry 3 of 20 is 999999999999 bytes, over the entry size limit
+ *    of 268435456" (one line)
  *   "tirx__store_import: 'F': entry 3 of 20 is corrupt (checksum mismatch)"
  *   "tirx__store_import: 'F' is truncated before its checksum"
  *   "tirx__store_import: 'F' fails its checksum (the bundle is damaged)"

@@ -222,8 +222,8 @@ Test(cache_bundle, a_failed_publish_leaves_nothing_partial) {
   tirx__store_fault_set(0, -1, 0, false);
   cr_assert_eq(st, TIRX_E_IO, "%s", tirx_last_error());
   cr_assert_eq(n, 0);
-  cr_assert(strncmp(tirx_last_error(), "tirx__store_import: cannot publish entry 4 of 5 (", 49) == 0,
-            "%s", tirx_last_error());
+  static const char pub[] = "tirx__store_import: cannot publish entry 4 of 5 (";
+  cr_assert(strncmp(tirx_last_error(), pub, sizeof pub - 1) == 0, "%s", tirx_last_error());
   cr_assert_eq(tc_count_files(f.b), 1, "only the entry that was there before remains");
   expect_hit(f.sb, 2);
   /* Export into a directory that does not exist fails and leaves nothing. */

@@ -43,7 +43,8 @@ static int child_run(const char *root, shared *sh, int compile_us, int wait_ms) 
     payload_for(k, want);
     tirx__store_entry e;
     if (tirx__store_get(s, &key, tc_info(), &e)) {
-      if (e.payload_len != PAYLOAD || memcmp(e.payload, want, PAYLOAD)) atomic_fetch_add(&sh->bad, 1);
+      if (e.payload_len != PAYLOAD || memcmp(e.payload, want, PAYLOAD))
+        atomic_fetch_add(&sh->bad, 1);
       tirx__store_entry_free(&e);
       atomic_fetch_add(&sh->hits, 1);
       continue;
@@ -51,7 +52,8 @@ static int child_run(const char *root, shared *sh, int compile_us, int wait_ms) 
     tirx__claim c;
     tirx__store_claim_result r = tirx__store_claim(s, &key, tc_info(), wait_ms, &c, &e);
     if (r == TIRX__CLAIM_HIT) {
-      if (e.payload_len != PAYLOAD || memcmp(e.payload, want, PAYLOAD)) atomic_fetch_add(&sh->bad, 1);
+      if (e.payload_len != PAYLOAD || memcmp(e.payload, want, PAYLOAD))
+        atomic_fetch_add(&sh->bad, 1);
       tirx__store_entry_free(&e);
       atomic_fetch_add(&sh->hits, 1);
       continue;
