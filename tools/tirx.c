@@ -296,24 +296,28 @@ static int cmd_cache(int argc, char **argv) {
     return usage_error("cache %s: a bundle FILE is needed", sub);
   if (dir && !*dir)
     return usage_error("%s", "--dir needs a non-empty directory");
-  /* Opening the store creates a missing directory (a runtime wants that); a command that only
-   * looks or removes must not turn a mistyped --dir into a new, empty cache. */
+  /* Opening the store creates a missing directory (a runtime wants that, and so does import,
+   * which fills a new cache); a command that only looks, exports or removes must not turn a
+   * mistyped --dir into a new, empty cache. */
   char where[4096];
-  if (!cache_dir_path(dir, where, sizeof where)) {
+  if (!strcmp(sub, "import")) {
+    /* creates the directory when missing */
+  } else if (!cache_dir_path(dir, where, sizeof where)) {
     fprintf(stderr, "tirx cache %s: no cache directory: $TIRX_CACHE_DIR, $XDG_CACHE_HOME and "
                     "$HOME are all unset (use --dir)\n",
             sub);
     return 1;
-  }
-  struct stat sb;
-  if (stat(where, &sb) != 0) {
-    fprintf(stderr, "tirx cache %s: no cache directory at '%s': %s\n", sub, where,
-            strerror(errno));
-    return 1;
-  }
-  if (!S_ISDIR(sb.st_mode)) {
-    fprintf(stderr, "tirx cache %s: '%s' is not a directory\n", sub, where);
-    return 1;
+  } else {
+    struct stat sb;
+    if (stat(where, &sb) != 0) {
+      fprintf(stderr, "tirx cache %s: no cache directory at '%s': %s\n", sub, where,
+              strerror(errno));
+      return 1;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+      fprintf(stderr, "tirx cache %s: '%s' is not a directory\n", sub, where);
+      return 1;
+    }
   }
   tirx__store_options o;
   tirx__store_options_init(&o);
