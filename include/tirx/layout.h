@@ -187,7 +187,18 @@ TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, i
  * element begin + y of l grouped to shape. The result is grouped to extent[] (dimensions of
  * extent 1 keep their place with no iters). Errors: TIRX_E_INVALID_ARG (rank, begin < 0,
  * extent < 1), TIRX_E_OUT_OF_RANGE ("region dim 1 [4, 12) exceeds extent 8"),
- * TIRX_E_NOT_REPRESENTABLE (the region wraps an iter boundary), and those of group.
+ * TIRX_E_NOT_REPRESENTABLE ("region dim 0 [2, 6) wraps around iter (4):(1@laneid) and is not
+ * a layout"), and those of group.
+ *
+ * A region that crosses an iter boundary is split as paper 5.1 says: rows [4, 12) of
+ * (2,8):(192,8) keep (4):(8) whole and the two blocks of 4 become an iter of their own,
+ * ((2,4)):((160,8))+32. In one dimension a run [b, b+e) of the iters is accepted when
+ * f = gcd(E, b % E, e) splits the iter it wraps into whole pieces of f and what is left is two
+ * equal runs whose starts differ on one axis, or pairs (E = 2, from digit 1) that the next
+ * iter on the same axis holds without wrapping; any other run of up to 1024 elements is
+ * factored from its points (strides that coincide across carries), and a longer one is
+ * refused. The unit tests check
+ * against brute force that every refused run of small layouts is indeed no layout.
  */
 TIRX_API tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
                                         const int64_t *shape, const int64_t *begin,
