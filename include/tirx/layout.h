@@ -229,6 +229,75 @@ TIRX_API tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *i
 TIRX_API tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l,
                                           const tirx_layout *f);
 
+/* ---- Relating layouts (upstream TIRx) ---------------------------------------------------- */
+
+/*
+ * The per-iter digits of a logical coordinate: index[rank] for a grouped layout, index[0] the
+ * flat index for a flat one; digits[k] is the digit of D iter k (outermost first), so that
+ * D(x) = sum_k digits[k] * stride_k. *count is set to the number of iters. Errors:
+ * TIRX_E_NULL_ARG (layout, index, count), TIRX_E_OUT_OF_RANGE ("index[1] is 9, outside
+ * [0, 8)"), TIRX_E_BUFFER_TOO_SMALL (cap below the number of iters, or digits NULL).
+ */
+TIRX_API tirx_status tirx_layout_coord(const tirx_layout *l, const int64_t *index,
+                                       int64_t *digits, int cap, int *count);
+
+/*
+ * Tile recovery, the inverses of tirx_layout_tile. tirx_layout_tile_outer: given a tiling l and
+ * its inner (tile) layout, the outer o with tirx_layout_tile(o, inner) placing every index as l
+ * does ("is_tile_inner": the call succeeds exactly when inner is l's inner factor). The outer
+ * gets l's replicas and swizzle and l's offset minus inner's. tirx_layout_tile_inner is the
+ * converse: given the outer, the inner ("is_tile_outer"). l and the given layout are grouped,
+ * of one rank, and the given one has no replicas and no swizzle. Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_INVALID_ARG (not grouped, ranks differ, the given layout has replicas or a swizzle),
+ * TIRX_E_LIMIT (rank above 8), TIRX_E_OVERFLOW (offsets), TIRX_E_NOT_REPRESENTABLE with the
+ * reason: "dim 1 of the layout has extent 12, not a multiple of inner's 8", a boundary of the
+ * tiling inside an iter (as tirx_layout_group says it), or "the layout is not a tiling with this
+ * inner: its inner half is ((2),(4)):((8@m),(1@m)), inner is ((2),(4)):((4@m),(1@m))".
+ */
+TIRX_API tirx_layout *tirx_layout_tile_outer(tirx_arena *a, const tirx_layout *l,
+                                             const tirx_layout *inner);
+TIRX_API tirx_layout *tirx_layout_tile_inner(tirx_arena *a, const tirx_layout *l,
+                                             const tirx_layout *outer);
+
+/*
+ * The direct sum x (+) y: index (i, j) of the shape (shape of x, shape of y) maps to
+ * x(i) + y(j) (a flat operand counts as one dimension of its size); D is x's iters then y's,
+ * the replicas both sets, the offsets added. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (an
+ * operand is swizzled: a swizzle does not distribute over a sum), TIRX_E_LIMIT, TIRX_E_OVERFLOW.
+ */
+TIRX_API tirx_layout *tirx_layout_direct_sum(tirx_arena *a, const tirx_layout *x,
+                                             const tirx_layout *y);
+
+/*
+ * Recovers operands of a direct sum: the first k logical dimensions of s as *x (with s's
+ * replicas, offset and swizzle) and the rest as *y (no replicas, no offset), so that
+ * tirx_layout_direct_sum(*x, *y) places as s does when s is unswizzled. Both NULL on failure.
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG ("k is 2, the layout's rank is 2: expected
+ * 1 <= k < rank").
+ */
+TIRX_API tirx_status tirx_layout_direct_sum_split(tirx_arena *a, const tirx_layout *s, int k,
+                                                  tirx_layout **x, tirx_layout **y);
+
+/*
+ * Element-width reinterpretation on one axis (m for memory, reg for registers). pack: the
+ * layout of elements factor times wider (2 x bf16 as one 32-bit register: factor 2 on reg;
+ * 16 bytes as a vector: factor 16 / element bytes on m): wide element j of the last dimension
+ * holds narrow elements j*factor .. j*factor + factor - 1, at axis coordinate c / factor where
+ * c is the first one's. Conditions, each refused with TIRX_E_NOT_REPRESENTABLE and its reason:
+ * the innermost iter has stride 1 on axis and an extent that factor divides ("the innermost iter
+ * (6):(2@reg) is not 2 or a multiple of it with stride 1@reg"; canonicalize first to merge
+ * iters), the last dimension's extent is a multiple of factor, every other stride, replica
+ * stride and the offset on axis are multiples of factor, and the layout is not swizzled.
+ * unpack is the inverse: strides, replicas and offset on axis times factor, and an innermost iter
+ * (factor):(1@axis) in the last dimension; unpack(pack(l)) places as l does. Errors:
+ * TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (factor < 1), TIRX_E_UNKNOWN_AXIS, TIRX_E_LIMIT,
+ * TIRX_E_OVERFLOW (unpack), TIRX_E_NOT_REPRESENTABLE (a swizzle; pack's conditions).
+ */
+TIRX_API tirx_layout *tirx_layout_pack(tirx_arena *a, const tirx_layout *l, tirx_axis axis,
+                                       int64_t factor);
+TIRX_API tirx_layout *tirx_layout_unpack(tirx_arena *a, const tirx_layout *l, tirx_axis axis,
+                                         int64_t factor);
+
 /* ---- Queries --------------------------------------------------------------------------------- */
 
 /*

@@ -98,8 +98,8 @@ static bool check_shape(const char *fn, const tirx_layout *l, int rank, const in
  * extent 1 get no iters; extent-1 iters of d stay with the dimension being filled when they
  * are met, and any left over outside the outermost non-trivial dimension join it.
  */
-static bool group_iters(const char *fn, int nd, const tirx_iter *d, int rank, const int64_t *shape,
-                        tirx_iter *out, int *n_out, int32_t *begin) {
+bool tirx__layout_group_iters(const char *fn, int nd, const tirx_iter *d, int rank,
+                              const int64_t *shape, tirx_iter *out, int *n_out, int32_t *begin) {
   tirx_iter rev[WORK_ITERS]; /* inner first */
   int count[TIRX_LAYOUT_MAX_RANK] = {0};
   int n = 0, i = nd - 1, outermost = -1;
@@ -156,7 +156,7 @@ tirx_layout *tirx_layout_group(tirx_arena *a, const tirx_layout *l, int rank,
   tirx_iter d[WORK_ITERS];
   int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
   int nd;
-  if (!group_iters(fn, l->nd, l->d, rank, shape, d, &nd, begin)) return NULL;
+  if (!tirx__layout_group_iters(fn, l->nd, l->d, rank, shape, d, &nd, begin)) return NULL;
   if (nd > TIRX_LAYOUT_MAX_ITERS) {
     tirx__error(TIRX_E_LIMIT, "%s: grouping needs %d iters, the limit is %d", fn, nd,
                 (int)TIRX_LAYOUT_MAX_ITERS);
@@ -450,7 +450,7 @@ tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
   tirx_iter g[WORK_ITERS];
   int32_t gb[TIRX_LAYOUT_MAX_RANK + 1];
   int ng;
-  if (!group_iters(fn, l->nd, l->d, rank, shape, g, &ng, gb)) return NULL;
+  if (!tirx__layout_group_iters(fn, l->nd, l->d, rank, shape, g, &ng, gb)) return NULL;
 
   /* The new offset is l at the region's origin, before the swizzle, on every axis. */
   int64_t off[TIRX_AXIS_MAX] = {0};
