@@ -298,6 +298,45 @@ TIRX_API tirx_layout *tirx_layout_pack(tirx_arena *a, const tirx_layout *l, tirx
 TIRX_API tirx_layout *tirx_layout_unpack(tirx_arena *a, const tirx_layout *l, tirx_axis axis,
                                          int64_t factor);
 
+/* ---- CuTe's algebra ----------------------------------------------------------------------- */
+
+/*
+ * CuTe's operations on index maps (layouts on m with no replicas, offset or swizzle; strides
+ * >= 0). Composition is tirx_layout_compose: CuTe's composition(A, B)(i) = A(B(i)), except
+ * that tirx refuses B's values outside [0, size(A)) where CuTe extends A's last mode.
+ *
+ * Order: CuTe lists modes colexicographically (mode 0 varies fastest), tirx row-major (the last
+ * iter and dimension vary fastest). CuTe's (e0,e1):(s0,s1) is tirx's (e1,e0):(s1,s0), and mode
+ * k of a CuTe result of rank r is tirx's dimension r-1-k.
+ *
+ * tirx_layout_complement(l, cosize): CuTe's complement(A, M): the flat layout B, strides
+ * increasing inwards-out (largest first in tirx order), that fills the gaps of l's image so that
+ * (B, l), i.e. b + a, is a bijection onto [0, size(l) * size(B)), size(l) * size(B) >= cosize
+ * (the last iter of B rounds cosize up). Stride-0 iters of l are ignored (CuTe's filter).
+ *   complement((4):(2), 16) = (2,2):(8,1)
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (cosize < 1; not an index map: "layout is not
+ * an index map (it has replicas)", "layout has a negative stride (iter 0: -1)"),
+ * TIRX_E_NOT_REPRESENTABLE ("iter (2):(3@m) does not sit on a multiple of 2, the span of the
+ * iters below it: the layout has no complement"), TIRX_E_OVERFLOW.
+ *
+ * tirx_layout_logical_divide(l, tiler): CuTe's logical_divide(A, B) = A o (B, complement(B,
+ * size(A))), grouped as ((rest),(tile)) (CuTe's ((tile),(rest))): element (t, e) is l at the
+ * flat index complement(t) + tiler(e). l may be any layout; tiler an index map.
+ * Errors: those of complement (for tiler), TIRX_E_NOT_REPRESENTABLE when the tiler does not
+ * divide l ("the tiler and its complement cover 12 elements, the layout has 10: the tiler
+ * does not divide it") or composition refuses (its reason, named by this function).
+ *
+ * tirx_layout_logical_product(l, tiler): CuTe's logical_product(A, B) = (A, complement(A,
+ * size(A) * cosize(B)) o B), grouped as ((tiler's part),(l)): element (j, i) is
+ * l(i) + complement(tiler(j)). Both are index maps. Errors: those of complement and compose,
+ * named by this function.
+ */
+TIRX_API tirx_layout *tirx_layout_complement(tirx_arena *a, const tirx_layout *l, int64_t cosize);
+TIRX_API tirx_layout *tirx_layout_logical_divide(tirx_arena *a, const tirx_layout *l,
+                                                 const tirx_layout *tiler);
+TIRX_API tirx_layout *tirx_layout_logical_product(tirx_arena *a, const tirx_layout *l,
+                                                  const tirx_layout *tiler);
+
 /* ---- Queries --------------------------------------------------------------------------------- */
 
 /*
