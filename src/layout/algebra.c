@@ -247,8 +247,9 @@ tirx_status tirx_layout_direct_sum_split(tirx_arena *a, const tirx_layout *s, in
   tirx_layout *l1 = tirx__layout_make(a, fn, split, s->d, s->nr, s->r, s->no, s->o, k, b1,
                                       s->swizzle_bytes, s->swizzle_elem);
   if (!l1) return tirx_last_status();
-  tirx_layout *l2 = tirx__layout_make(a, fn, s->nd - split, s->d + split, 0, NULL, 0, NULL,
-                                      s->rank - k, b2, 0, 0);
+  const tirx_iter *rest = s->nd > split ? s->d + split : NULL; /* a scalar has no iters */
+  tirx_layout *l2 = tirx__layout_make(a, fn, s->nd - split, rest, 0, NULL, 0, NULL, s->rank - k,
+                                      b2, 0, 0);
   if (!l2) return tirx_last_status();
   *x = l1;
   *y = l2;
