@@ -188,7 +188,8 @@ TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, i
  * extent 1 keep their place with no iters). Errors: TIRX_E_INVALID_ARG (rank, begin < 0,
  * extent < 1), TIRX_E_OUT_OF_RANGE ("region dim 1 [4, 12) exceeds extent 8"),
  * TIRX_E_NOT_REPRESENTABLE ("region dim 0 [2, 6) wraps around iter (4):(1@laneid) and is not
- * a layout"), and those of group.
+ * a layout"), TIRX_E_LIMIT (the split result needs more than 64 iters), TIRX_E_NO_MEMORY, and
+ * those of group.
  *
  * A region that crosses an iter boundary is split as paper 5.1 says: rows [4, 12) of
  * (2,8):(192,8) keep (4):(8) whole and the two blocks of 4 become an iter of their own,
@@ -197,8 +198,8 @@ TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, i
  * equal runs whose starts differ on one axis, or pairs (E = 2, from digit 1) that the next
  * iter on the same axis holds without wrapping; any other run of up to 1024 elements is
  * factored from its points (strides that coincide across carries), and a longer one is
- * refused. The unit tests check
- * against brute force that every refused run of small layouts is indeed no layout.
+ * refused. The unit tests check against brute force that every refused run of small layouts
+ * is indeed no layout.
  */
 TIRX_API tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
                                         const int64_t *shape, const int64_t *begin,
