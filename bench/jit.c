@@ -20,6 +20,11 @@
  *       one at a time against max_parallel_compiles = the pool size: speedup and thread count.
  *       UV_THREADPOOL_SIZE is set to the number of online CPUs when unset (before libuv starts).
  *
+ *   (e) single flight across processes: P processes (this program re-executed, so no CUDA state
+ *       is forked) miss the same K new kernels in one fresh cache directory at once and compile
+ *       them with NVRTC, with per-key claims (tirx__store_claim) and without: NVRTC runs and
+ *       wall time of each.
+ *
  * Without a GPU, (a) and (b) are skipped (said so on stdout and in the CSV) and (c) and (d)
  * run. The CSV has one row per figure: section,name,metric,value,unit.
  */
@@ -359,6 +364,129 @@ static int first_launch_child(const char *dir, const char *out_path) {
   return rc;
 }
 
+/* ---- (e) single flight across processes ---- */
+
+enum { E_PROCS = 4, E_KEYS = 8 };
+
+static void e_source(int i, char *buf, size_t cap) {
+  snprintf(buf, cap,
+           "extern \"C\" __global__ void e%d(float *x, int n) {\n"
+           "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i < n) x[i] = x[i] * %d.0f + 1.0f;\n"
+           "}\n",
+           i, i + 2);
+}
+
+/* One process of (e): every key in order; writes its NVRTC run count to out_path. */
+static int claim_child(const char *dir, const char *arch, const char *mode, const char *out_path) {
+  bool claims = !strcmp(mode, "claims");
+  tirx__store_options so;
+  tirx__store_options_init(&so);
+  so.path = dir;
+  tirx__store *store = NULL;
+  if (tirx__store_open(&so, &store) != TIRX_OK)
+    return 3;
+  int v = tirx__nvrtc_version();
+  int nv_major = v / 1000, nv_minor = v % 1000 / 10;
+  tirx__store_info info = {arch, nv_major, nv_minor};
+  int compiles = 0;
+  for (int i = 0; i < E_KEYS; i++) {
+    char src[512];
+    e_source(i, src, sizeof src);
+    tirx__cache_key_input in;
+    tirx__cache_key_input_init(&in);
+    in.source = src;
+    in.source_len = strlen(src);
+    in.arch = arch;
+    in.nvrtc_major = nv_major;
+    in.nvrtc_minor = nv_minor;
+    tirx__cache_key key;
+    tirx__cache_key_compute(&in, &key);
+    tirx__store_entry e;
+    if (tirx__store_get(store, &key, &info, &e)) {
+      tirx__store_entry_free(&e);
+      continue;
+    }
+    tirx__claim c = {.fd = -1};
+    if (claims && tirx__store_claim(store, &key, &info, 120000, &c, &e) == TIRX__CLAIM_HIT) {
+      tirx__store_entry_free(&e);
+      continue;
+    }
+    char name[16];
+    snprintf(name, sizeof name, "e%d", i);
+    tirx__nvrtc_output o;
+    if (tirx__nvrtc_compile("jit", name, src, arch, false, &o) != TIRX_OK) {
+      fprintf(stderr, "jit (e) child: %s\n", tirx_last_error());
+      return 4;
+    }
+    compiles++;
+    tirx__store_put(store, &key, &info, name, strlen(name), o.cubin, o.cubin_size);
+    tirx__nvrtc_output_free(&o);
+    tirx__store_claim_release(store, &c);
+  }
+  tirx__store_close(store);
+  FILE *out = fopen(out_path, "w");
+  if (!out)
+    return 2;
+  fprintf(out, "%d\n", compiles);
+  fclose(out);
+  return 0;
+}
+
+/* P children at once on one fresh directory; returns the wall time, *compiles their sum. */
+static double claim_round(const char *arch, const char *mode, int *compiles) {
+  char dir[256];
+  mkdtemp_in(dir, sizeof dir, "claims");
+  pid_t pids[E_PROCS];
+  char outs[E_PROCS][300];
+  double t0 = now_ms();
+  for (int p = 0; p < E_PROCS; p++) {
+    snprintf(outs[p], sizeof outs[p], "%s.out%d", dir, p);
+    pids[p] = fork();
+    if (pids[p] == 0) {
+      execl("/proc/self/exe", "jit", "--claim-child", dir, arch, mode, outs[p], (char *)NULL);
+      _exit(127);
+    }
+  }
+  *compiles = 0;
+  bool ok = true;
+  for (int p = 0; p < E_PROCS; p++) {
+    int st = 0;
+    if (pids[p] < 0 || waitpid(pids[p], &st, 0) != pids[p] || !WIFEXITED(st) ||
+        WEXITSTATUS(st) != 0)
+      ok = false;
+    FILE *f = fopen(outs[p], "r");
+    int n = 0;
+    if (f && fscanf(f, "%d", &n) == 1)
+      *compiles += n;
+    if (f)
+      fclose(f);
+    unlink(outs[p]);
+  }
+  double ms = now_ms() - t0;
+  rm_cache_dir(dir);
+  return ok ? ms : -1;
+}
+
+static int bench_claims(const char *arch) {
+  int c_off = 0, c_on = 0;
+  double off = claim_round(arch, "none", &c_off);
+  double on = claim_round(arch, "claims", &c_on);
+  if (off < 0 || on < 0) {
+    fprintf(stderr, "jit (e): a child failed\n");
+    return 1;
+  }
+  printf("(e) %d processes miss the same %d new kernels at once (%ld CPUs):\n", E_PROCS, E_KEYS,
+         sysconf(_SC_NPROCESSORS_ONLN));
+  printf("    without claims         %9.1f ms (%d NVRTC runs)\n", off, c_off);
+  printf("    with per-key claims    %9.1f ms (%d NVRTC runs)\n", on, c_on);
+  row("e_claims", "4x8", "wall_without", off, "ms");
+  row("e_claims", "4x8", "compiles_without", c_off, "count");
+  row("e_claims", "4x8", "wall_with", on, "ms");
+  row("e_claims", "4x8", "compiles_with", c_on, "count");
+  return 0;
+}
+
 static int bench_first_launch(void) {
   char dir[256], out_path[300];
   mkdtemp_in(dir, sizeof dir, "first");
@@ -618,6 +746,8 @@ static int bench_queue(void) {
 int main(int argc, char **argv) {
   if (argc == 4 && !strcmp(argv[1], "--first-launch-child"))
     return first_launch_child(argv[2], argv[3]);
+  if (argc == 6 && !strcmp(argv[1], "--claim-child"))
+    return claim_child(argv[2], argv[3], argv[4], argv[5]);
   const char *csv_path = NULL;
   long launches = 100000;
   for (int i = 1; i < argc; i++) {
@@ -669,6 +799,7 @@ int main(int argc, char **argv) {
   }
   failures += bench_cold_compile(rt) != 0;
   failures += bench_queue() != 0;
+  failures += bench_claims(rt->arch) != 0;
   tirx_runtime_destroy(rt);
   rm_cache_dir(tmp_cache);
   if (csv) {

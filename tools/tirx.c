@@ -6,6 +6,9 @@
  *   tirx cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC, age
  *   tirx cache verify [--dir D]   checks every entry as a runtime would; removes bad ones
  *   tirx cache clear  [--dir D]   removes every entry and temp file
+ *   tirx cache export FILE [--dir D]  every valid entry into one bundle (warm start a fleet)
+ *   tirx cache import FILE [--dir D]  a bundle's entries, all checked first; a bad one changes
+ *                                     nothing
  *   tirx dump DIR [NAME]          each kernel a runtime dumped into DIR (TIRX_DUMP_DIR)
  *   tirx dump --example E         an example kernel, built in-process (no GPU)
  *
@@ -31,7 +34,12 @@ static const char usage_head[] =
     "  cache ls     [--dir D]   one line per entry: key, bytes, arch, NVRTC version, age\n"
     "  cache verify [--dir D]   check every entry as a runtime would; remove the bad ones\n"
     "                           (exit status 1 when some were bad)\n"
-    "  cache clear  [--dir D]   remove every entry and temp file\n";
+    "  cache clear  [--dir D]   remove every entry and temp file\n"
+    "  cache export FILE [--dir D]\n"
+    "                           write every valid entry into the bundle FILE\n"
+    "  cache import FILE [--dir D]\n"
+    "                           add the bundle FILE's entries, every one checked as a\n"
+    "                           runtime checks a load; a bad bundle changes nothing\n";
 static const char usage_tail[] =
     "  help                     this text\n"
     "\n"
@@ -136,14 +144,18 @@ static int cmd_verify(tirx__store *st) {
   }
   tirx__store_counters c;
   tirx__store_counters_get(st, &c);
-  printf("checked %llu, ok %llu, corrupt %llu (removed)\n", (unsigned long long)v.checked,
+  printf("checked %llu, ok %llu, corrupt %llu (removed)", (unsigned long long)v.checked,
          (unsigned long long)v.ok, (unsigned long long)v.corrupt);
+  if (v.kept)
+    printf(", corrupt but not removable %llu (left in place; see the warning)",
+           (unsigned long long)v.kept);
+  printf("\n");
   for (int r = 0; r < TIRX__STORE_CORRUPT_COUNT; r++)
     if (c.corrupt_by_reason[r])
       printf("  %-12s %llu  %s\n", tirx__store_corrupt_name((tirx__store_corrupt)r),
              (unsigned long long)c.corrupt_by_reason[r],
              tirx__store_corrupt_str((tirx__store_corrupt)r));
-  return v.corrupt ? 1 : 0;
+  return v.corrupt || v.kept ? 1 : 0;
 }
 
 static int cmd_clear(tirx__store *st) {
@@ -154,6 +166,22 @@ static int cmd_clear(tirx__store *st) {
   }
   printf("removed %llu file%s from %s\n", (unsigned long long)removed, removed == 1 ? "" : "s",
          tirx__store_path(st));
+  return 0;
+}
+
+static int cmd_bundle(tirx__store *st, bool export_, const char *file) {
+  uint64_t n = 0;
+  tirx_status s = export_ ? tirx__store_export(st, file, &n) : tirx__store_import(st, file, &n);
+  if (s != TIRX_OK) {
+    fprintf(stderr, "tirx cache %s: %s\n", export_ ? "export" : "import", tirx_last_error());
+    return 1;
+  }
+  if (export_)
+    printf("exported %llu entr%s from %s to %s\n", (unsigned long long)n, n == 1 ? "y" : "ies",
+           tirx__store_path(st), file);
+  else
+    printf("imported %llu entr%s from %s into %s\n", (unsigned long long)n, n == 1 ? "y" : "ies",
+           file, tirx__store_path(st));
   return 0;
 }
 
@@ -168,15 +196,18 @@ static void print_warning(void *user, const char *msg) {
 
 static int cmd_cache(int argc, char **argv) {
   if (argc < 1)
-    return usage_error("%s", "cache: a subcommand is needed (stats, ls, verify, clear)");
+    return usage_error("%s",
+                       "cache: a subcommand is needed (stats, ls, verify, clear, export, import)");
   const char *sub = argv[0];
   if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
     print_usage(stdout);
     return 0;
   }
-  if (strcmp(sub, "stats") && strcmp(sub, "ls") && strcmp(sub, "verify") && strcmp(sub, "clear"))
+  bool bundle = !strcmp(sub, "export") || !strcmp(sub, "import");
+  if (strcmp(sub, "stats") && strcmp(sub, "ls") && strcmp(sub, "verify") && strcmp(sub, "clear") &&
+      !bundle)
     return usage_error("cache: unknown subcommand '%s'", sub);
-  const char *dir = NULL;
+  const char *dir = NULL, *file = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--dir")) {
       if (i + 1 >= argc)
@@ -184,10 +215,14 @@ static int cmd_cache(int argc, char **argv) {
       dir = argv[++i];
     } else if (!strncmp(argv[i], "--dir=", 6)) {
       dir = argv[i] + 6;
+    } else if (bundle && !file && argv[i][0] != '-') {
+      file = argv[i];
     } else {
       return usage_error("cache: unknown option '%s'", argv[i]);
     }
   }
+  if (bundle && !file)
+    return usage_error("cache %s: a bundle FILE is needed", sub);
   if (dir && !*dir)
     return usage_error("%s", "--dir needs a non-empty directory");
   tirx__store_options o;
@@ -213,6 +248,8 @@ static int cmd_cache(int argc, char **argv) {
     rc = cmd_stats(st, true);
   } else if (!strcmp(sub, "verify")) {
     rc = cmd_verify(st);
+  } else if (bundle) {
+    rc = cmd_bundle(st, !strcmp(sub, "export"), file);
   } else {
     rc = cmd_clear(st);
   }

@@ -27,6 +27,15 @@
  * Every function that returns a layout returns NULL on failure and sets tirx_last_error().
  * Extents are >= 1; strides may be any int64 (0 broadcasts, negative reverses); every
  * coordinate a layout can produce must fit in int64, which the constructors check.
+ *
+ * Errors. Each function below lists every status it can set. Those common to all of them:
+ * TIRX_E_NULL_ARG for a NULL arena, layout or required pointer ("tirx_layout_tile: inner is
+ * NULL"); TIRX_E_NO_MEMORY when the arena (or malloc) cannot grow. A function that returns a
+ * new layout also checks the result as tirx_layout_new() does, so it may fail with
+ * TIRX_E_LIMIT (more than TIRX_LAYOUT_MAX_ITERS iters) or TIRX_E_OVERFLOW (a coordinate of
+ * the result overflows int64) even when its inputs were valid; the lists say where that can
+ * happen. Accessors and queries that return a number (not a status) return 0 for a NULL
+ * layout without recording an error, unless their comment says otherwise.
  */
 #ifndef TIRX_LAYOUT_H
 #define TIRX_LAYOUT_H
@@ -68,18 +77,27 @@ enum {
 
 /*
  * A layout from its parts, copied into the arena. d may be NULL when nd == 0 (a scalar: one
- * element at the offset), likewise r and o. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG
- * (extent < 1, negative counts, an offset given twice for one axis), TIRX_E_UNKNOWN_AXIS,
- * TIRX_E_LIMIT, TIRX_E_OVERFLOW (size or a coordinate overflows int64).
+ * element at the offset), likewise r and o. Errors: TIRX_E_NULL_ARG (a, or d, r or o with a
+ * non-zero count), TIRX_E_INVALID_ARG (extent < 1, negative counts, an offset given twice for
+ * one axis), TIRX_E_UNKNOWN_AXIS (an iter or offset on no axis), TIRX_E_LIMIT (nd or nr above
+ * TIRX_LAYOUT_MAX_ITERS, no above TIRX_AXIS_MAX), TIRX_E_OVERFLOW (size, replica count or a
+ * coordinate overflows int64), TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_layout *tirx_layout_new(tirx_arena *a, int nd, const tirx_iter *d, int nr,
                                       const tirx_iter *r, int no, const tirx_axis_offset *o);
 
-/* Parses the text form above. Errors: TIRX_E_PARSE with the 0-based character position,
- * "tirx_layout_parse: at 7: expected ',' or ')'", plus those of tirx_layout_new(). */
+/* Parses the text form above. Errors: TIRX_E_NULL_ARG (a, text), TIRX_E_PARSE with the 0-based
+ * character position, "tirx_layout_parse: at 7: expected ',' or ')'", TIRX_E_LIMIT (text
+ * longer than TIRX_LAYOUT_MAX_TEXT, more than TIRX_LAYOUT_MAX_ITERS shard or replica iters,
+ * more than TIRX_LAYOUT_MAX_RANK dimensions), TIRX_E_OVERFLOW (a number that does not fit in
+ * int64, "at 4: integer does not fit in int64"), TIRX_E_UNKNOWN_AXIS ("at 6: unknown axis
+ * 'foo'"), TIRX_E_INVALID_ARG (an offset given twice), plus those of tirx_layout_new(). */
 TIRX_API tirx_layout *tirx_layout_parse(tirx_arena *a, const char *text);
 
-/* Row-major (last dimension contiguous) dense layout on m, grouped to shape. */
+/* Row-major (last dimension contiguous) dense layout on m, grouped to shape. Errors (also of
+ * col_major and strided): TIRX_E_NULL_ARG (a, shape, strides), TIRX_E_INVALID_ARG (rank
+ * outside 1 to TIRX_LAYOUT_MAX_RANK, shape[k] < 1), TIRX_E_OVERFLOW (the product of shape,
+ * or a coordinate with the given strides, overflows int64), TIRX_E_NO_MEMORY. */
 TIRX_API tirx_layout *tirx_layout_row_major(tirx_arena *a, int rank, const int64_t *shape);
 
 /* Column-major (first dimension contiguous) dense layout on m, grouped to shape. */
@@ -94,7 +112,7 @@ TIRX_API tirx_layout *tirx_layout_strided(tirx_arena *a, int rank, const int64_t
 TIRX_API int tirx_layout_num_iters(const tirx_layout *l);    /* |D| */
 TIRX_API int tirx_layout_num_replicas(const tirx_layout *l); /* |R| */
 TIRX_API int tirx_layout_num_offsets(const tirx_layout *l);  /* non-zero entries of O */
-/* The i-th item; returns TIRX_E_OUT_OF_RANGE or TIRX_E_NULL_ARG. */
+/* The i-th item. Errors: TIRX_E_NULL_ARG (l, out), TIRX_E_OUT_OF_RANGE (i outside [0, count)). */
 TIRX_API tirx_status tirx_layout_iter(const tirx_layout *l, int i, tirx_iter *out);
 TIRX_API tirx_status tirx_layout_replica(const tirx_layout *l, int i, tirx_iter *out);
 TIRX_API tirx_status tirx_layout_offset_at(const tirx_layout *l, int i, tirx_axis_offset *out);
@@ -106,7 +124,8 @@ TIRX_API int64_t tirx_layout_size(const tirx_layout *l);
 TIRX_API int64_t tirx_layout_replica_count(const tirx_layout *l);
 /* The logical rank of a grouped layout; 0 for a flat one. */
 TIRX_API int tirx_layout_rank(const tirx_layout *l);
-/* The logical shape of a grouped layout into out[rank]. */
+/* The logical shape of a grouped layout into out[rank]. Errors: TIRX_E_NULL_ARG (l; out when
+ * the rank is not 0), TIRX_E_BUFFER_TOO_SMALL (cap < rank). */
 TIRX_API tirx_status tirx_layout_shape(const tirx_layout *l, int64_t *out, int cap);
 /* The swizzle: bytes 0 (none), 32, 64 or 128, and element bytes. */
 TIRX_API int tirx_layout_swizzle_bytes(const tirx_layout *l);
@@ -114,11 +133,13 @@ TIRX_API int tirx_layout_swizzle_elem_bytes(const tirx_layout *l);
 
 /* ---- Text ---------------------------------------------------------------------------------- */
 
-/* The text form, malloc'ed; the caller frees it with free(). NULL on failure. */
+/* The text form, malloc'ed; the caller frees it with free(). NULL on failure. Errors:
+ * TIRX_E_NULL_ARG, TIRX_E_NO_MEMORY. */
 TIRX_API char *tirx_layout_str(const tirx_layout *l);
 
 /* Writes the text form into buf (always NUL-terminated when cap > 0). Returns the length the
- * full text needs, excluding the NUL, or -1 on a NULL layout. */
+ * full text needs, excluding the NUL, or -1 with an error: TIRX_E_NULL_ARG (l),
+ * TIRX_E_NO_MEMORY. */
 TIRX_API int64_t tirx_layout_format(const tirx_layout *l, char *buf, size_t cap);
 
 /* ---- Evaluation ---------------------------------------------------------------------------- */
@@ -127,18 +148,22 @@ TIRX_API int64_t tirx_layout_format(const tirx_layout *l, char *buf, size_t cap)
  * Evaluates L(x) for a flat logical index x in [0, size). Writes up to cap coordinates into
  * out (cap may be 0 to ask for the count) and the number of points into *count: the replica
  * count; coinciding points are written once each time they occur, in replica order (the
- * first replica iter outermost). Errors: TIRX_E_NULL_ARG, TIRX_E_OUT_OF_RANGE (x),
- * TIRX_E_BUFFER_TOO_SMALL (cap < count; *count is still set).
+ * first replica iter outermost). Errors: TIRX_E_NULL_ARG (l, count; out when cap > 0),
+ * TIRX_E_INVALID_ARG (cap < 0), TIRX_E_OUT_OF_RANGE (x), TIRX_E_BUFFER_TOO_SMALL (cap < count;
+ * *count is still set).
  */
 TIRX_API tirx_status tirx_layout_eval(const tirx_layout *l, int64_t x, tirx_coord *out,
                                       int64_t cap, int64_t *count);
 
-/* As tirx_layout_eval for a logical multi-index of a grouped layout (index[rank]). */
+/* As tirx_layout_eval for a logical multi-index of a grouped layout (index[rank]). Errors:
+ * those of tirx_layout_eval, TIRX_E_NULL_ARG (index), TIRX_E_INVALID_ARG (l not grouped),
+ * TIRX_E_OUT_OF_RANGE (index[k] outside [0, shape[k])). */
 TIRX_API tirx_status tirx_layout_eval_nd(const tirx_layout *l, const int64_t *index,
                                          tirx_coord *out, int64_t cap, int64_t *count);
 
 /* The m coordinate of x with replica 0 and the swizzle applied: the address, in elements, a
- * single-valued memory layout gives. Errors as tirx_layout_eval. */
+ * single-valued memory layout gives. Errors: TIRX_E_NULL_ARG (l, out), TIRX_E_OUT_OF_RANGE
+ * (x). */
 TIRX_API tirx_status tirx_layout_eval_m(const tirx_layout *l, int64_t x, int64_t *out);
 
 /* ---- Dispatch-oriented operations (paper 5.1) --------------------------------------------- */
@@ -150,46 +175,59 @@ TIRX_API tirx_status tirx_layout_eval_m(const tirx_layout *l, int64_t x, int64_t
  * positive by moving the difference into O, replicas sorted by (axis, stride) and merged;
  * zero offsets dropped. Grouping is kept: merges never cross logical dimensions. Two layouts
  * have the same placement exactly when their canonical forms are equal (see tirx_layout_equal).
+ * Errors: TIRX_E_NULL_ARG (a, l), TIRX_E_OVERFLOW (moving a negative replica stride's
+ * difference into O takes a coordinate of the canonical form past int64, though l's own
+ * coordinates fit: "(1):(1)+[2:-4611686018427387904@m]-4611686018427387902@m"),
+ * TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_layout *tirx_layout_canonicalize(tirx_arena *a, const tirx_layout *l);
 
 /*
  * Placement equality: true when both layouts map every logical index to the same set of
  * coordinates (same size, same swizzle). Grouping is ignored. Decided on canonical forms, with
- * replica sets compared as point sets. Sets tirx_last_error and returns false on NULL.
+ * replica sets compared as point sets. Returns false with an error: TIRX_E_NULL_ARG (a, b),
+ * TIRX_E_LIMIT (comparing replica sets needs more than 2^20 points on one axis),
+ * TIRX_E_NO_MEMORY.
  */
 TIRX_API bool tirx_layout_equal(const tirx_layout *a, const tirx_layout *b);
 
-/* Structural equality: the same iters, replicas, offsets, grouping and swizzle. */
+/* Structural equality: the same iters, replicas, offsets, grouping and swizzle. Returns false
+ * with TIRX_E_NULL_ARG for a NULL a or b. */
 TIRX_API bool tirx_layout_same(const tirx_layout *a, const tirx_layout *b);
 
 /*
  * Groups the flat iters to a logical shape (product equal to the size), splitting an iter
  * (e):(s) into (e/f, f):(s*f, s) where a dimension boundary needs it. The result maps the
- * logical multi-index of shape to the same places. Errors: TIRX_E_INVALID_ARG (product
- * differs, extent < 1), TIRX_E_NOT_REPRESENTABLE (a boundary falls inside an iter at a point
- * that does not divide it: "(2,6) cannot be grouped to (3,4)"), TIRX_E_LIMIT.
+ * logical multi-index of shape to the same places. Errors: TIRX_E_NULL_ARG (a, l, shape),
+ * TIRX_E_INVALID_ARG (rank < 1, product differs, extent < 1), TIRX_E_LIMIT (rank above
+ * TIRX_LAYOUT_MAX_RANK, or the splits need more than TIRX_LAYOUT_MAX_ITERS iters),
+ * TIRX_E_OVERFLOW (the product of shape overflows int64), TIRX_E_NOT_REPRESENTABLE (a
+ * boundary falls inside an iter at a point that does not divide it: "(2,6) cannot be grouped
+ * to (3,4)"), TIRX_E_NO_MEMORY.
  * A grouped input is regrouped from its flat iters.
  */
 TIRX_API tirx_layout *tirx_layout_group(tirx_arena *a, const tirx_layout *l, int rank,
                                         const int64_t *shape);
 
-/* Drops the grouping (the logical shape); the placement is unchanged. */
+/* Drops the grouping (the logical shape); the placement is unchanged. Errors:
+ * TIRX_E_NULL_ARG (a, l), TIRX_E_NO_MEMORY. */
 TIRX_API tirx_layout *tirx_layout_flatten(tirx_arena *a, const tirx_layout *l);
 
 /* Reorders the logical dimensions of a grouped layout: dimension k of the result is dimension
- * perm[k] of l. Errors: TIRX_E_INVALID_ARG (not grouped, not a permutation of rank). */
+ * perm[k] of l. Errors: TIRX_E_NULL_ARG (a, l, perm), TIRX_E_INVALID_ARG (not grouped, rank
+ * differs from l's, not a permutation of rank), TIRX_E_NO_MEMORY. */
 TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, int rank,
                                           const int64_t *perm);
 
 /*
  * The layout of a region of a logical shape: element y of the region (shape extent[]) is
  * element begin + y of l grouped to shape. The result is grouped to extent[] (dimensions of
- * extent 1 keep their place with no iters). Errors: TIRX_E_INVALID_ARG (rank, begin < 0,
- * extent < 1), TIRX_E_OUT_OF_RANGE ("region dim 1 [4, 12) exceeds extent 8"),
- * TIRX_E_NOT_REPRESENTABLE ("region dim 0 [2, 6) wraps around iter (4):(1@laneid) and is not
- * a layout"), TIRX_E_LIMIT (the split result needs more than 64 iters), TIRX_E_NO_MEMORY, and
- * those of group.
+ * extent 1 keep their place with no iters). Errors: TIRX_E_NULL_ARG (begin, extent),
+ * TIRX_E_INVALID_ARG (rank, begin < 0, extent < 1), TIRX_E_OUT_OF_RANGE ("region dim 1
+ * [4, 12) exceeds extent 8"), TIRX_E_NOT_REPRESENTABLE ("region dim 0 [2, 6) wraps around iter
+ * (4):(1@laneid) and is not a layout"), TIRX_E_OVERFLOW (the region's offset overflows int64),
+ * TIRX_E_LIMIT (the split result needs more than 64 iters), TIRX_E_NO_MEMORY, and those of
+ * group.
  *
  * A region that crosses an iter boundary is split as paper 5.1 says: rows [4, 12) of
  * (2,8):(192,8) keep (4):(8) whole and the two blocks of 4 become an iter of their own,
@@ -210,22 +248,30 @@ TIRX_API tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int
  * result has shape outer_shape[k] * inner_shape[k] and maps index i to
  *     outer(i / inner_shape) + inner(i % inner_shape)
  * (per dimension; replicas and offsets of both are added). No strides are rescaled: build the
- * outer layout with the strides you want, or use tirx_layout_tile_dense. Errors: rank
- * mismatch, ungrouped inputs, both swizzled.
+ * outer layout with the strides you want, or use tirx_layout_tile_dense. Errors:
+ * TIRX_E_NULL_ARG (a, outer, inner), TIRX_E_INVALID_ARG (rank mismatch, an ungrouped input,
+ * both swizzled), TIRX_E_LIMIT (the result has more than TIRX_LAYOUT_MAX_ITERS iters or
+ * replicas), TIRX_E_OVERFLOW (a coordinate of the result overflows int64),
+ * TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_layout *tirx_layout_tile(tirx_arena *a, const tirx_layout *outer,
                                        const tirx_layout *inner);
 
 /* Repeats inner over a row-major grid of reps[rank] tiles placed one after another on m:
- * the outer strides are multiples of the inner layout's span on m. */
+ * the outer strides are multiples of the inner layout's span on m. Errors: TIRX_E_NULL_ARG
+ * (a, inner, reps), TIRX_E_INVALID_ARG (inner not grouped, rank differs from inner's,
+ * reps[k] < 1), TIRX_E_OVERFLOW ("the tile grid's strides overflow int64"), and those of
+ * tirx_layout_tile. */
 TIRX_API tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *inner, int rank,
                                              const int64_t *reps);
 
 /*
  * Composition (l o f)(x) = l(f(x)), where f is an index map: a single-valued layout on m with
  * no replicas, no offset and no swizzle, whose values lie in [0, size(l)). The result has f's
- * size (and f's grouping). Errors: TIRX_E_INVALID_ARG (f not an index map),
- * TIRX_E_OUT_OF_RANGE, TIRX_E_NOT_REPRESENTABLE (a stride of f does not divide l's iters).
+ * size (and f's grouping). Errors: TIRX_E_NULL_ARG (a, l, f), TIRX_E_INVALID_ARG (f not an
+ * index map), TIRX_E_OUT_OF_RANGE (f's values outside [0, size(l))),
+ * TIRX_E_NOT_REPRESENTABLE (a stride of f does not divide l's iters), TIRX_E_LIMIT (the
+ * result needs more than TIRX_LAYOUT_MAX_ITERS iters), TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l,
                                           const tirx_layout *f);
@@ -342,7 +388,8 @@ TIRX_API tirx_layout *tirx_layout_logical_product(tirx_arena *a, const tirx_layo
 
 /*
  * The extent of the coordinates on one axis over every x and replica, before the swizzle:
- * max - min + 1 (1 when the axis is unused). *min_out may be NULL.
+ * max - min + 1 (1 when the axis is unused). *min_out may be NULL. Errors: TIRX_E_NULL_ARG
+ * (l, span_out), TIRX_E_UNKNOWN_AXIS (axis).
  */
 TIRX_API tirx_status tirx_layout_span(const tirx_layout *l, tirx_axis axis, int64_t *min_out,
                                       int64_t *span_out);
@@ -351,6 +398,8 @@ TIRX_API tirx_status tirx_layout_span(const tirx_layout *l, tirx_axis axis, int6
  * The storage view: iters on axes outside keep_mask (bit k = axis k) become stride-0
  * broadcasts, replicas and offsets on them are dropped. keep_mask 0 means the storage axes
  * {m, reg}. The result answers "which storage slot holds x" for one thread, CTA or device.
+ * Errors: TIRX_E_NULL_ARG (a, l), TIRX_E_INVALID_ARG (keep_mask has bits at or above
+ * TIRX_AXIS_MAX), TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_layout *tirx_layout_storage_view(tirx_arena *a, const tirx_layout *l,
                                                uint64_t keep_mask);
@@ -358,7 +407,7 @@ TIRX_API tirx_layout *tirx_layout_storage_view(tirx_arena *a, const tirx_layout 
 /*
  * The number of innermost logical elements that are contiguous on m: the extent of the
  * innermost canonical D iter when it has stride 1 on m (0 when not; 1 for a scalar).
- * Swizzled layouts count only within a 16-byte chunk.
+ * Swizzled layouts count only within a 16-byte chunk. 0 with TIRX_E_NULL_ARG for a NULL l.
  */
 TIRX_API int64_t tirx_layout_contiguous(const tirx_layout *l);
 
@@ -366,7 +415,8 @@ TIRX_API int64_t tirx_layout_contiguous(const tirx_layout *l);
  * The widest legal vector access on m, in elements of elem_bytes: the largest power of two v
  * with v * elem_bytes <= max_bytes such that every run of v consecutive logical elements
  * (aligned to v) is contiguous on m and starts at an m coordinate divisible by v, for every
- * replica. 1 when nothing wider is legal; 0 with tirx_last_error set on bad arguments.
+ * replica. 1 when nothing wider is legal; 0 with an error on bad arguments: TIRX_E_NULL_ARG
+ * (l), TIRX_E_INVALID_ARG (elem_bytes < 1, max_bytes < elem_bytes).
  */
 TIRX_API int64_t tirx_layout_vector_width(const tirx_layout *l, int elem_bytes, int max_bytes);
 
@@ -377,16 +427,23 @@ TIRX_API int64_t tirx_layout_vector_width(const tirx_layout *l, int elem_bytes, 
  * 4 or 8) with the m coordinate: in bytes, address bits [4, 4+b) are XORed with bits
  * [7, 7+b), b = log2(swizzle_bytes / 16), as TMA and wgmma do (the atom repeats every
  * 8 * swizzle_bytes bytes, from a 1024-byte aligned base). swizzle_bytes 0 removes it.
+ * Errors: TIRX_E_NULL_ARG (a, l), TIRX_E_INVALID_ARG (swizzle_bytes, elem_bytes),
+ * TIRX_E_OVERFLOW (an m coordinate in bytes overflows int64), TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_layout *tirx_layout_swizzle(tirx_arena *a, const tirx_layout *l,
                                           int swizzle_bytes, int elem_bytes);
 
 /* The swizzle applied to one m coordinate in elements (pure function, no layout needed).
  * Returns m unchanged for swizzle_bytes 0, and -1 for invalid arguments or when m * elem_bytes
- * overflows int64 (no layout can produce such an m: the constructors check it). */
+ * overflows int64 (no layout can produce such an m: the constructors check it); it records no
+ * error. */
 TIRX_API int64_t tirx_swizzle_apply(int swizzle_bytes, int elem_bytes, int64_t m);
 
 /* ---- Ready-made layouts ------------------------------------------------------------------- */
+
+/* Errors of every function in this section: TIRX_E_NULL_ARG (a), TIRX_E_INVALID_ARG (a size
+ * or byte count outside the values listed for it), TIRX_E_NO_MEMORY; tirx_layout_smem_tile
+ * also TIRX_E_OVERFLOW (the tile's size or a coordinate overflows int64). */
 
 /* mma.sync m16n8k16 fragments, as (laneid, reg) layouts of the logical tile, grouped:
  *   A: (16,16) -> 8 regs; B: (16,8) as (K,N) -> 4 regs; C/D: (16,8) -> 4 regs.

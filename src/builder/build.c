@@ -51,13 +51,13 @@ static bool check_elem(tirx_builder *b, const tirx__elem *e) {
   return true;
 }
 
-/* A native statement's operands, as its row of the native table lists them. */
+/* A native statement's operands, as its op lists them. */
 static bool check_native(tirx_builder *b, const tirx__stmt *s) {
-  const tirx__native_info *r = tirx__native_row(s->native.op);
-  if (!r) return true;
+  const tirx__native_op *r = s->native.op;
+  if (!r || !s->native.p) return true;
   for (int i = 0; i < TIRX__NATIVE_MAX_OPS && r->ops[i].kind != TIRX__OPND_NONE; i++) {
     const tirx__opnd *o = &r->ops[i];
-    const void *p = (const char *)&s->native + o->at;
+    const void *p = (const char *)s->native.p + o->at;
     bool ok = true;
     switch (o->kind) {
     case TIRX__OPND_ELEM: ok = check_elem(b, p); break;
@@ -66,7 +66,7 @@ static bool check_native(tirx_builder *b, const tirx__stmt *s) {
     case TIRX__OPND_TENSOR: ok = check_decl(b, &(*(tirx_tensor *const *)p)->decl); break;
     case TIRX__OPND_LOADS: {
       tirx_expr *const *v = *(tirx_expr **const *)p;
-      int32_t n = *(const int32_t *)((const char *)&s->native + o->count);
+      int32_t n = *(const int32_t *)((const char *)s->native.p + o->count);
       for (int j = 0; ok && j < n; j++) ok = check_expr(b, v[j]);
       break;
     }
@@ -225,8 +225,8 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       p->dense = t->dense;
       p->opaque = t->layout && !t->stride[0];
       p->align = tirx_dtype_size((tirx_dtype)t->dtype);
-      /* Dispatch took the base to be 16-byte aligned; the launch checks what the chosen
-       * vector accesses (copy.vec, cp.async) need of it. */
+      /* Dispatch took the base to be 16-byte aligned; the launch checks what the vector
+       * accesses of the chosen rules need of it. */
       if (t->vec_bytes > p->align) p->align = t->vec_bytes;
       for (int kk = 0; kk < t->rank; kk++) {
         p->shape[kk] = flatten(&hb, t->shape[kk]);

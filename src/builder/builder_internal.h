@@ -58,7 +58,7 @@ struct tirx_builder {
   /* ---- synchronisation and tensor cores ---- */
   bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
   int min_blocks;                    /* tirx_set_min_blocks; 0: none */
-  uint8_t preludes;                  /* codegen: TIRX__PRE_* fragments the kernel's native
+  uint8_t preludes;                  /* codegen: TIRX__PRE_* sections the kernel's native
                                       * statements and expressions need (native.h) */
   /* ---- the dispatch target (tirx_set_target) and what the kernel needs of the compile target
    * (tirx__b_need: the chosen rules' features, those of the native statements) ---- */
@@ -110,19 +110,20 @@ tirx_expr *tirx__b_expr_new(tirx_builder *b, const char *fn, int kind, int op, t
 /* Appends a statement at the insertion point. */
 tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind);
 
-/* Appends the native statement op (a row of the native table, native.h) with its payload
- * zeroed, and records the prelude fragment and the need of its row (in fn's name). NULL with
- * the error recorded. */
-tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op);
+/* Appends a native statement of op (native.h) with its payload zeroed (s->native.p), and
+ * records the op's prelude section and its need (in fn's name). NULL with the error recorded. */
+tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, const tirx__native_op *op);
 
 /* The same for a statement a rule's lowering writes: the row's need is not recorded, the
  * rule's declared features (recorded by the lowering driver, which checks that they cover the
- * rows the lowering wrote) stand for it. */
-tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op);
+ * statements the lowering wrote) stand for it. */
+tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, const tirx__native_op *op);
 /* The same two, appended to blk (NULL: the insertion point): for the emitter
  * (src/dispatch/emit.c) and the statements lowerings write through it. */
-tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk);
-tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk);
+tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, const tirx__native_op *op,
+                              tirx__block *blk);
+tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, const tirx__native_op *op,
+                                      tirx__block *blk);
 
 /* ---- statements into a given block (NULL: the insertion point) ----
  * What the public statement functions do, without touching the builder's insertion stack:
@@ -187,14 +188,6 @@ bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *
 /* The most groups tirx_cp_async_wait may leave pending. */
 enum { TIRX__CP_ASYNC_MAX_PENDING = 63 };
 
-/* A cp.async of bytes (4, 8 or 16) from the address of src (a load of a global tensor
- * element) into element index of the shared tensor dst; src_bytes (an integer expression,
- * NULL: all) says how many of them to read, the rest being zero-filled. Internal: the
- * copy_async.cp_async lowering writes it. NULL with the error recorded. */
-tirx__stmt *tirx__cp_async(tirx_builder *b, tirx__block *blk, tirx_tensor *dst,
-                           tirx_expr *const *index, tirx_expr *src, int bytes,
-                           tirx_expr *src_bytes);
-
 /* ---- shared with the other files of src/builder ---- */
 
 /* The scope at the insertion point, made from the block size at the first need (prim.c); NULL
@@ -217,12 +210,5 @@ tirx__prim_stmt *tirx__b_add_prim(tirx_builder *b, const char *fn, int prim, int
 /* Checks a region argument (prim.c): non-NULL, of this builder, and (dst) not a broadcast. */
 bool tirx__b_region(tirx_builder *b, const char *fn, const tirx_region *r, const char *arg,
                     bool dst);
-
-/* Stores the f32 value into element index of shared tensor t in the shared memory of the
- * cluster's CTA rank (mapa.shared::cluster + st.shared::cluster; internal: reduce.dsmem's
- * lowering). Visible to that CTA after a cluster barrier (arrive.release, wait.acquire). */
-void tirx__dsmem_store(tirx_builder *b, tirx__block *blk, tirx_tensor *t,
-                       tirx_expr *const *index, tirx_expr *rank, tirx_expr *value);
-
 
 #endif

@@ -1,26 +1,22 @@
 /*
  * TMA and clusters in the builder: bulk-group statements, tensor-map prefetch, the cluster
  * shape and cluster special registers, the registry of tensor maps the copy_async.tma
- * lowering asks for (one hidden entry-point parameter each), the check of an mbarrier operand,
- * and reduce.dsmem's DSMEM store. The mbarrier statements are sync.c's.
+ * lowering asks for (one hidden entry-point parameter each) and the check of an mbarrier
+ * operand. The mbarrier statements are sync.c's.
  * tirx_copy_async itself is in prim.c with the other primitives.
  */
 #include <string.h>
 
 #include "builder_internal.h"
 
-/* The row's need and prelude (native.h): the helpers of tirx__prelude_tma are sm_90. */
-static tirx__stmt *async_stmt_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
-  return tirx__b_native_in(b, fn, op, blk);
-}
-
-static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, int op) {
-  return async_stmt_in(b, fn, op, NULL);
+/* The op's need and prelude section (native.c): the bulk helpers are sm_90. */
+static tirx__stmt *async_stmt(tirx_builder *b, const char *fn, const tirx__native_op *op) {
+  return tirx__b_native_in(b, fn, op, NULL);
 }
 
 void tirx_bulk_commit(tirx_builder *b) {
   static const char fn[] = "tirx_bulk_commit";
-  if (tirx__b_ok(b, fn)) async_stmt(b, fn, TIRX__NV_BULK_COMMIT);
+  if (tirx__b_ok(b, fn)) async_stmt(b, fn, &tirx__nv_bulk_commit);
 }
 
 void tirx_bulk_wait(tirx_builder *b, int n, bool read_only) {
@@ -30,8 +26,8 @@ void tirx_bulk_wait(tirx_builder *b, int n, bool read_only) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: n is %d, expected 0 to 63", fn, n);
     return;
   }
-  tirx__stmt *s = async_stmt(b, fn, read_only ? TIRX__NV_BULK_WAIT_READ : TIRX__NV_BULK_WAIT);
-  if (s) s->native.wait.n = n;
+  tirx__stmt *s = async_stmt(b, fn, read_only ? &tirx__nv_bulk_wait_read : &tirx__nv_bulk_wait);
+  if (s) ((tirx__nv_imm *)s->native.p)->n = n;
 }
 
 void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t) {
@@ -42,8 +38,8 @@ void tirx_tmap_prefetch(tirx_builder *b, tirx_tensor *t) {
                  t->decl.name);
     return;
   }
-  tirx__stmt *s = async_stmt(b, fn, TIRX__NV_TMAP_PREFETCH);
-  if (s) s->native.prefetch.tensor = t;
+  tirx__stmt *s = async_stmt(b, fn, &tirx__nv_tmap_prefetch);
+  if (s) ((tirx__nv_tensor *)s->native.p)->tensor = t;
 }
 
 void tirx_set_cluster(tirx_builder *b, int x, int y, int z) {
@@ -75,7 +71,7 @@ static tirx_expr *cluster_reg(tirx_builder *b, const char *fn, int sp, int dim) 
   if (!e) return NULL;
   e->i = dim;
   e->host = false;
-  b->preludes |= TIRX__PRE_TMA;
+  b->preludes |= TIRX__PRE_BULK;
   tirx__b_need(b, tirx__special_features(sp), fn);
   return e;
 }
@@ -103,7 +99,7 @@ int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d) {
   return b->ntmaps++;
 }
 
-/* ---- mbarrier operands, DSMEM stores ---- */
+/* ---- mbarrier operands ---- */
 
 bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *r,
                             const char *arg) {
@@ -119,27 +115,4 @@ bool tirx__b_region_barrier(tirx_builder *b, const char *fn, const tirx_region *
     return false;
   }
   return true;
-}
-
-void tirx__dsmem_store(tirx_builder *b, tirx__block *blk, tirx_tensor *t,
-                       tirx_expr *const *index, tirx_expr *rank, tirx_expr *value) {
-  static const char fn[] = "tirx__dsmem_store";
-  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t") || !tirx__b_expr(b, fn, rank, "rank") ||
-      !tirx__b_expr(b, fn, value, "value"))
-    return;
-  if (t->storage != TIRX__SHARED || t->dtype != TIRX_F32) {
-    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: t is not a shared f32 tensor", fn);
-    return;
-  }
-  tirx_expr **ix = tirx__b_node(b, fn, sizeof *ix * (size_t)t->rank);
-  tirx__stmt *s = ix ? async_stmt_in(b, fn, TIRX__NV_DSMEM_STORE, blk) : NULL;
-  if (!s) return;
-  for (int k = 0; k < t->rank; k++) {
-    if (!tirx__b_expr(b, fn, index[k], "index")) return;
-    ix[k] = index[k];
-  }
-  s->native.dsmem.dst.tensor = t;
-  s->native.dsmem.dst.index = ix;
-  s->native.dsmem.value = value;
-  s->native.dsmem.cta = rank;
 }

@@ -216,6 +216,59 @@ static bool fold(int op, int64_t x, int64_t y, int64_t *out) {
   }
 }
 
+static int64_t int_min(int t) { return t == TIRX_I64 ? INT64_MIN : INT32_MIN; }
+
+/*
+ * Rejects constant operands whose C++ meaning is undefined in type t (the operands' common
+ * type), as a constant division by zero is: a shift count outside 0..width-1, INT_MIN / -1
+ * and INT_MIN % -1, and signed overflow of +, -, * or ceildiv's x + y - 1 between two
+ * constants. Unsigned (u32) arithmetic wraps, which C++ defines, and is left alone.
+ */
+static bool const_defined(tirx_builder *b, const char *fn, int op, const tirx_expr *x,
+                          const tirx_expr *y, int t) {
+  if (!tirx__dtype_is_int(t)) return true;
+  bool xc = x->kind == TIRX__EX_INT, yc = y->kind == TIRX__EX_INT;
+  bool sgn = t == TIRX_I32 || t == TIRX_I64;
+  if ((op == TIRX__OP_SHL || op == TIRX__OP_SHR) && yc) {
+    int width = t == TIRX_I64 ? 64 : 32;
+    if (y->i < 0 || y->i >= width) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                   "%s: y is the constant %lld, outside 0 to %d for %s (shift count out of "
+                   "range)",
+                   fn, (long long)y->i, width - 1, dn(t));
+      return false;
+    }
+    return true;
+  }
+  if (!sgn) return true;
+  if ((op == TIRX__OP_DIV || op == TIRX__OP_MOD || op == TIRX__OP_CEILDIV) && xc && yc &&
+      x->i == int_min(t) && y->i == -1) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG,
+                 "%s: x is the constant %lld and y the constant -1 (the quotient overflows %s)",
+                 fn, (long long)x->i, dn(t));
+    return false;
+  }
+  if (!xc || !yc) return true;
+  int64_t r;
+  bool ok;
+  const char *sym;
+  switch (op) {
+  case TIRX__OP_ADD: ok = tirx__add_ok(x->i, y->i, &r); sym = "x + y"; break;
+  case TIRX__OP_SUB: ok = !__builtin_sub_overflow(x->i, y->i, &r); sym = "x - y"; break;
+  case TIRX__OP_MUL: ok = tirx__mul_ok(x->i, y->i, &r); sym = "x * y"; break;
+  case TIRX__OP_CEILDIV: /* emitted as ((x + y - 1) / y) */
+    ok = !__builtin_sub_overflow(y->i, 1, &r) && int_fits(r, t) && tirx__add_ok(x->i, r, &r);
+    sym = "x + y - 1";
+    break;
+  default: return true;
+  }
+  if (ok && int_fits(r, t)) return true;
+  tirx__b_fail(b, TIRX_E_INVALID_ARG,
+               "%s: the constants x = %lld and y = %lld overflow %s in %s (signed overflow)",
+               fn, (long long)x->i, (long long)y->i, dn(t), sym);
+  return false;
+}
+
 /* Arithmetic and bitwise: operands of one numeric type. kinds: 0 any numeric, 1 integer,
  * 2 float. */
 static tirx_expr *arith(tirx_builder *b, const char *fn, int op, tirx_expr *x, tirx_expr *y,
@@ -244,6 +297,7 @@ static tirx_expr *arith(tirx_builder *b, const char *fn, int op, tirx_expr *x, t
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: y is the constant 0 (division by zero)", fn);
     return NULL;
   }
+  if (!const_defined(b, fn, op, x, y, t)) return NULL;
   if (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && tirx__dtype_is_int(t)) {
     int64_t r;
     if (fold(op, x->i, y->i, &r) && int_fits(r, t)) {

@@ -20,29 +20,47 @@ tirx__stmt *tirx__b_stmt(tirx_builder *b, const char *fn, int kind) {
   return tirx__b_stmt_in(b, fn, kind, NULL);
 }
 
-static tirx__stmt *native(tirx_builder *b, const char *fn, int op, bool need, tirx__block *blk) {
-  const tirx__native_info *r = tirx__native_row(op);
-  tirx__stmt *s = r ? tirx__b_stmt_in(b, fn, TIRX__ST_NATIVE, blk) : NULL;
-  if (!s) return NULL;
-  s->native.op = (uint8_t)op;
-  b->preludes |= r->prelude;
-  if (need) tirx__b_need(b, r->need, fn);
+/* The statement and its payload are one node (one allocation). */
+static tirx__stmt *native(tirx_builder *b, const char *fn, const tirx__native_op *op, bool need,
+                          tirx__block *blk) {
+  if (!op) {
+    tirx__b_fail(b, TIRX_E_INTERNAL, "%s: no native op", fn);
+    return NULL;
+  }
+  enum { ALIGN = _Alignof(max_align_t) };
+  size_t head = (sizeof(tirx__stmt) + ALIGN - 1) / ALIGN * ALIGN;
+  char *m = tirx__b_node(b, fn, head + op->size);
+  if (!m) return NULL;
+  tirx__stmt *s = (tirx__stmt *)(void *)m;
+  s->kind = TIRX__ST_NATIVE;
+  if (!blk) blk = b->frames[b->depth].block;
+  if (blk->last)
+    blk->last->next = s;
+  else
+    blk->first = s;
+  blk->last = s;
+  s->native.op = op;
+  s->native.p = m + head;
+  b->preludes |= op->section;
+  if (need) tirx__b_need(b, op->need, fn);
   return s;
 }
 
-tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, int op) {
+tirx__stmt *tirx__b_native(tirx_builder *b, const char *fn, const tirx__native_op *op) {
   return native(b, fn, op, true, NULL);
 }
 
-tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+tirx__stmt *tirx__b_native_in(tirx_builder *b, const char *fn, const tirx__native_op *op,
+                              tirx__block *blk) {
   return native(b, fn, op, true, blk);
 }
 
-tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, int op) {
+tirx__stmt *tirx__b_lowered_native(tirx_builder *b, const char *fn, const tirx__native_op *op) {
   return native(b, fn, op, false, NULL);
 }
 
-tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, int op, tirx__block *blk) {
+tirx__stmt *tirx__b_lowered_native_in(tirx_builder *b, const char *fn, const tirx__native_op *op,
+                                      tirx__block *blk) {
   return native(b, fn, op, false, blk);
 }
 

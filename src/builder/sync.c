@@ -1,7 +1,7 @@
 /*
  * Synchronisation and asynchronous-hardware statements (builder.h, "Synchronisation"):
  * mbarriers, fences, cluster barriers, elect.sync, setmaxnreg, named barriers and the wgmma
- * group statements. Each becomes one native statement (a row of native.h; its payload in ir.h) that
+ * group statements. Each becomes one native statement (a generic op of native.c, its payload in native.h) that
  * codegen prints as a call of an inline-PTX helper of the prelude; the two expressions are
  * TIRX__EX_SPECIAL nodes. The build-time checks are here: ranges of the constants, dtypes of
  * the expressions, and, for the statements the whole warpgroup executes (.sync.aligned), that
@@ -13,7 +13,7 @@ enum { MBAR_MAX_COUNT = (1 << 20) - 1, MBAR_MAX_TX = (1 << 20) - 1 };
 
 /* The row's need (native.h): bar.sync/bar.arrive run anywhere; setmaxnreg and the wgmma
  * groups are sm_90a only; the other helpers of tirx__prelude_sync are sm_90. */
-static tirx__stmt *native(tirx_builder *b, const char *fn, int op) {
+static tirx__stmt *native(tirx_builder *b, const char *fn, const tirx__native_op *op) {
   return tirx__b_native(b, fn, op);
 }
 
@@ -64,7 +64,7 @@ static bool int_arg(tirx_builder *b, const char *fn, const tirx_expr *e, const c
 }
 
 /* A statement on the one mbarrier of region bar: tensor and index set. */
-static tirx__stmt *mbar_stmt(tirx_builder *b, const char *fn, tirx_region *bar, int op) {
+static tirx__stmt *mbar_stmt(tirx_builder *b, const char *fn, tirx_region *bar, const tirx__native_op *op) {
   if (!tirx__b_region(b, fn, bar, "bar", false)) return NULL;
   const tirx_tensor *t = bar->tensor;
   if (!t) {
@@ -92,8 +92,9 @@ static tirx__stmt *mbar_stmt(tirx_builder *b, const char *fn, tirx_region *bar, 
   if (!idx) return NULL;
   tirx__stmt *s = native(b, fn, op);
   if (!s) return NULL;
-  s->native.mbar.bar.tensor = bar->tensor;
-  s->native.mbar.bar.index = idx;
+  tirx__nv_mbar *m = s->native.p;
+  m->bar.tensor = bar->tensor;
+  m->bar.index = idx;
   return s;
 }
 
@@ -117,13 +118,13 @@ void tirx_mbarrier_init(tirx_builder *b, tirx_region *bar, int64_t count) {
   }
   tirx_expr *c = tirx__b_const(b, fn, count, TIRX_I32);
   if (!c) return;
-  tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_INIT);
-  if (s) s->native.mbar.value = c;
+  tirx__stmt *s = mbar_stmt(b, fn, bar, &tirx__nv_mbar_init);
+  if (s) ((tirx__nv_mbar *)s->native.p)->value = c;
 }
 
 void tirx_mbarrier_arrive(tirx_builder *b, tirx_region *bar) {
   static const char fn[] = "tirx_mbarrier_arrive";
-  if (tirx__b_ok(b, fn)) mbar_stmt(b, fn, bar, TIRX__NV_MBAR_ARRIVE);
+  if (tirx__b_ok(b, fn)) mbar_stmt(b, fn, bar, &tirx__nv_mbar_arrive);
 }
 
 void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar, tirx_expr *cta_rank) {
@@ -134,8 +135,8 @@ void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar, tirx_expr *
                  (long long)cta_rank->i);
     return;
   }
-  tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_ARRIVE_CLUSTER);
-  if (s) s->native.mbar.value = cta_rank;
+  tirx__stmt *s = mbar_stmt(b, fn, bar, &tirx__nv_mbar_arrive_cluster);
+  if (s) ((tirx__nv_mbar *)s->native.p)->value = cta_rank;
 }
 
 void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes) {
@@ -146,28 +147,28 @@ void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes
                  (long long)bytes->i, MBAR_MAX_TX);
     return;
   }
-  tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_EXPECT_TX);
-  if (s) s->native.mbar.value = bytes;
+  tirx__stmt *s = mbar_stmt(b, fn, bar, &tirx__nv_mbar_expect_tx);
+  if (s) ((tirx__nv_mbar *)s->native.p)->value = bytes;
 }
 
 void tirx_mbarrier_wait(tirx_builder *b, tirx_region *bar, tirx_expr *phase) {
   static const char fn[] = "tirx_mbarrier_wait";
   if (!tirx__b_ok(b, fn) || !int_arg(b, fn, phase, "phase")) return;
-  tirx__stmt *s = mbar_stmt(b, fn, bar, TIRX__NV_MBAR_WAIT);
-  if (s) s->native.mbar.value = phase;
+  tirx__stmt *s = mbar_stmt(b, fn, bar, &tirx__nv_mbar_wait);
+  if (s) ((tirx__nv_mbar *)s->native.p)->value = phase;
 }
 
-static void plain(tirx_builder *b, const char *fn, int op) {
+static void plain(tirx_builder *b, const char *fn, const tirx__native_op *op) {
   if (tirx__b_ok(b, fn)) native(b, fn, op);
 }
 
 void tirx_fence_proxy_async(tirx_builder *b) {
-  plain(b, "tirx_fence_proxy_async", TIRX__NV_FENCE_PROXY_ASYNC);
+  plain(b, "tirx_fence_proxy_async", &tirx__nv_fence_proxy_async);
 }
 void tirx_fence_mbarrier_init(tirx_builder *b) {
-  plain(b, "tirx_fence_mbarrier_init", TIRX__NV_FENCE_MBAR_INIT);
+  plain(b, "tirx_fence_mbarrier_init", &tirx__nv_fence_mbar_init);
 }
-void tirx_cluster_sync(tirx_builder *b) { plain(b, "tirx_cluster_sync", TIRX__NV_CLUSTER_SYNC); }
+void tirx_cluster_sync(tirx_builder *b) { plain(b, "tirx_cluster_sync", &tirx__nv_cluster_sync); }
 
 static tirx_expr *special(tirx_builder *b, const char *fn, int sp, tirx_dtype dtype) {
   if (!tirx__b_ok(b, fn)) return NULL;
@@ -195,13 +196,14 @@ void tirx_setmaxnreg(tirx_builder *b, int regs, bool inc) {
     return;
   }
   if (!whole_warpgroups(b, fn, "setmaxnreg")) return;
-  tirx__stmt *s = native(b, fn, inc ? TIRX__NV_SETMAXNREG_INC : TIRX__NV_SETMAXNREG_DEC);
+  tirx__stmt *s = native(b, fn, inc ? &tirx__nv_setmaxnreg_inc : &tirx__nv_setmaxnreg_dec);
   if (!s) return;
-  s->native.setmaxnreg.regs = regs;
+  ((tirx__nv_imm *)s->native.p)->n = regs;
   b->uses_setmaxnreg = true;
 }
 
-static void named_barrier(tirx_builder *b, const char *fn, int op, int id, int nthreads) {
+static void named_barrier(tirx_builder *b, const char *fn, const tirx__native_op *op, int id,
+                          int nthreads) {
   if (!tirx__b_ok(b, fn)) return;
   if (id < 1 || id > 15) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG,
@@ -218,27 +220,29 @@ static void named_barrier(tirx_builder *b, const char *fn, int op, int id, int n
   }
   tirx__stmt *s = native(b, fn, op);
   if (!s) return;
-  s->native.named_bar.id = id;
-  s->native.named_bar.threads = nthreads;
+  tirx__nv_named_bar *nb = s->native.p;
+  nb->id = id;
+  nb->threads = nthreads;
 }
 
 void tirx_named_barrier_sync(tirx_builder *b, int id, int nthreads) {
-  named_barrier(b, "tirx_named_barrier_sync", TIRX__NV_NAMED_BAR_SYNC, id, nthreads);
+  named_barrier(b, "tirx_named_barrier_sync", &tirx__nv_named_bar_sync, id, nthreads);
 }
 void tirx_named_barrier_arrive(tirx_builder *b, int id, int nthreads) {
-  named_barrier(b, "tirx_named_barrier_arrive", TIRX__NV_NAMED_BAR_ARRIVE, id, nthreads);
+  named_barrier(b, "tirx_named_barrier_arrive", &tirx__nv_named_bar_arrive, id, nthreads);
 }
 
-static tirx__stmt *wgmma_group(tirx_builder *b, const char *fn, int op, const char *what) {
+static tirx__stmt *wgmma_group(tirx_builder *b, const char *fn, const tirx__native_op *op,
+                               const char *what) {
   if (!tirx__b_ok(b, fn) || !whole_warpgroups(b, fn, what)) return NULL;
   return native(b, fn, op);
 }
 
 void tirx_wgmma_fence(tirx_builder *b) {
-  wgmma_group(b, "tirx_wgmma_fence", TIRX__NV_WGMMA_FENCE, "wgmma.fence");
+  wgmma_group(b, "tirx_wgmma_fence", &tirx__nv_wgmma_fence, "wgmma.fence");
 }
 void tirx_wgmma_commit(tirx_builder *b) {
-  wgmma_group(b, "tirx_wgmma_commit", TIRX__NV_WGMMA_COMMIT, "wgmma.commit_group");
+  wgmma_group(b, "tirx_wgmma_commit", &tirx__nv_wgmma_commit, "wgmma.commit_group");
 }
 void tirx_wgmma_wait(tirx_builder *b, int n) {
   static const char fn[] = "tirx_wgmma_wait";
@@ -247,6 +251,6 @@ void tirx_wgmma_wait(tirx_builder *b, int n) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: n is %d, expected 0 to 7", fn, n);
     return;
   }
-  tirx__stmt *s = wgmma_group(b, fn, TIRX__NV_WGMMA_WAIT, "wgmma.wait_group");
-  if (s) s->native.wait.n = n;
+  tirx__stmt *s = wgmma_group(b, fn, &tirx__nv_wgmma_wait, "wgmma.wait_group");
+  if (s) ((tirx__nv_imm *)s->native.p)->n = n;
 }

@@ -27,6 +27,8 @@ enum {
   WARN_CORRUPT = 1u << 3,
   WARN_READ = 1u << 4,
   WARN_LIMIT = 1u << 5,
+  WARN_KEPT = 1u << 6,
+  WARN_CLAIM = 1u << 7,
 };
 
 enum { REASON_MAX = 1024, TMP_NAME_MAX = 64 };
@@ -46,7 +48,8 @@ struct tirx__store {
   void *log_user;
   atomic_bool writes_off;
   atomic_uint warned;
-  _Atomic uint64_t hits, misses, puts, publish_failed, evictions, tmp_swept;
+  _Atomic uint64_t hits, misses, puts, publish_failed, evictions, tmp_swept, corrupt_kept,
+      claims, claim_waited_hits, claim_timeouts;
   _Atomic uint64_t corrupt[TIRX__STORE_CORRUPT_COUNT];
 };
 
@@ -201,6 +204,27 @@ static bool is_tmp_name(const char *name) {
   return strncmp(name, tmp_prefix, sizeof tmp_prefix - 1) == 0;
 }
 
+static const char lock_prefix[] = ".lock.";
+
+static bool is_lock_name(const char *name) {
+  return strncmp(name, lock_prefix, sizeof lock_prefix - 1) == 0;
+}
+
+/* Removes the lock file name when no process holds its lock (flock LOCK_NB) and it is still
+ * the file that was locked. Returns true when it was removed. */
+static bool remove_unheld_lock(int root_fd, const char *name) {
+  int fd = sys_openat(root_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
+  if (fd < 0) return false;
+  bool removed = false;
+  struct stat a, b;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+      fstatat(root_fd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino)
+    removed = sys_unlinkat(root_fd, name, 0) == 0;
+  sys_close(fd);
+  return removed;
+}
+
 static uint64_t next_nonce(void) {
   if (fault.has_nonce) {
     fault.has_nonce = false;
@@ -307,10 +331,14 @@ static char *resolve_path(const tirx__store_options *opt, char *why, size_t why_
 }
 
 /* mkdir -p with mode 0700. Returns 1 when the last component was created, 0 when it existed,
- * -1 with errno on failure. Failures on parents show up when the root is created or opened.
- * A parent made here is set to exactly 0700, so a restrictive umask (0277, say) cannot leave
- * it unwritable for the next component. */
-static int make_dirs(char *path) {
+ * -1 with errno on failure. When a parent could not be created (EACCES on its own parent,
+ * say) and the last mkdir then fails with ENOENT, that parent's errno is the one returned and
+ * its path is copied into failed (failed_len bytes; "" when the last component itself failed),
+ * so the caller reports the real cause. A parent made here is set to exactly 0700, so a
+ * restrictive umask (0277, say) cannot leave it unwritable for the next component. */
+static int make_dirs(char *path, char *failed, size_t failed_len) {
+  int parent_err = 0;
+  failed[0] = '\0';
   for (char *p = path + 1; *p; p++) {
     if (*p != '/' || p[-1] == '/') continue;
     *p = '\0';
@@ -320,11 +348,20 @@ static int make_dirs(char *path) {
         (void)sys_fchmod(fd, 0700);
         sys_close(fd);
       }
+    } else if (errno != EEXIST && !parent_err) {
+      parent_err = errno;
+      snprintf(failed, failed_len, "%s", path);
     }
     *p = '/';
   }
   if (sys_mkdir(path, 0700) == 0) return 1;
-  return errno == EEXIST ? 0 : -1;
+  if (errno == EEXIST) return 0;
+  if (errno == ENOENT && parent_err) {
+    errno = parent_err;
+  } else {
+    failed[0] = '\0';
+  }
+  return -1;
 }
 
 static tirx_status refuse(tirx__store *s, const char *fmt, ...) TIRX_PRINTF(2, 3);
@@ -367,9 +404,15 @@ tirx_status tirx__store_open(const tirx__store_options *opt, tirx__store **out) 
   s->path = resolve_path(opt, why, sizeof why);
   if (!s->path)
     return refuse(s, "%s: %s; the disk cache is disabled", fn, why);
-  int made = make_dirs(s->path);
+  char failed[512];
+  int made = make_dirs(s->path, failed, sizeof failed);
   if (made < 0) {
     int e = errno;
+    if (failed[0])
+      return refuse(s,
+                    "%s: cannot create cache directory '%s': cannot create its parent '%s': %s; "
+                    "the disk cache is disabled",
+                    fn, s->path, failed, strerror(e));
     return refuse(s, "%s: cannot create cache directory '%s': %s; the disk cache is disabled",
                   fn, s->path, strerror(e));
   }
@@ -437,6 +480,10 @@ void tirx__store_counters_get(const tirx__store *s, tirx__store_counters *out) {
   out->publish_failed = atomic_load(&m->publish_failed);
   out->evictions = atomic_load(&m->evictions);
   out->tmp_swept = atomic_load(&m->tmp_swept);
+  out->corrupt_kept = atomic_load(&m->corrupt_kept);
+  out->claims = atomic_load(&m->claims);
+  out->claim_waited_hits = atomic_load(&m->claim_waited_hits);
+  out->claim_timeouts = atomic_load(&m->claim_timeouts);
   for (int i = 0; i < TIRX__STORE_CORRUPT_COUNT; i++) {
     out->corrupt_by_reason[i] = atomic_load(&m->corrupt[i]);
     out->corrupt_detected += out->corrupt_by_reason[i];
@@ -447,7 +494,53 @@ void tirx__store_counters_get(const tirx__store *s, tirx__store_counters *out) {
 /* Reading and validating                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-enum { READ_OK, READ_MISS, READ_CORRUPT };
+enum { READ_OK, READ_MISS, READ_CORRUPT, READ_KEPT };
+
+enum { REMOVE_DEPTH_MAX = 16 };
+
+/* Removes name under dfd; st is its lstat. A directory is removed with its contents, never
+ * following a symbolic link and never crossing into another filesystem (a mount point is left
+ * alone: EXDEV), at most REMOVE_DEPTH_MAX levels deep (ELOOP beyond). Returns 0 (also when
+ * the name is already gone) or the errno of the first failure. */
+static int remove_at(int dfd, const char *name, const struct stat *st, int depth) {
+  if (!S_ISDIR(st->st_mode)) {
+    if (sys_unlinkat(dfd, name, 0) == 0 || errno == ENOENT) return 0;
+    return errno;
+  }
+  if (sys_unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return 0;
+  if (errno != ENOTEMPTY && errno != EEXIST) return errno;
+  if (depth >= REMOVE_DEPTH_MAX) return ELOOP;
+  int fd = sys_openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (fd < 0) return errno == ENOENT ? 0 : errno;
+  struct stat dst;
+  if (fstat(fd, &dst) != 0 || dst.st_dev != st->st_dev || dst.st_ino != st->st_ino) {
+    close(fd);
+    return EXDEV; /* replaced meanwhile, or a mount point */
+  }
+  int err = 0;
+  DIR *d = fdopendir(fd);
+  if (!d) {
+    err = errno;
+    close(fd);
+    return err;
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    struct stat cst;
+    if (fstatat(dirfd(d), de->d_name, &cst, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (S_ISDIR(cst.st_mode) && cst.st_dev != st->st_dev) {
+      if (!err) err = EXDEV;
+      continue;
+    }
+    int e = remove_at(dirfd(d), de->d_name, &cst, depth + 1);
+    if (e && !err) err = e;
+  }
+  closedir(d);
+  if (err) return err;
+  if (sys_unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return 0;
+  return errno;
+}
 enum { VALID = -1 };
 
 /* The fields of a structurally valid entry, pointing into the file's bytes. */
@@ -504,15 +597,26 @@ static int match_entry(const entry_view *v, const tirx__cache_key *key,
 
 /* Counts a rejected entry and removes it when the name still refers to the file that was
  * examined (seen), or, without seen, when it is not a regular file: a valid entry renamed
- * into place meanwhile is never removed. */
+ * into place meanwhile is never removed. A directory is removed with its contents
+ * (remove_at). When the removal fails the entry is counted as kept, not removed, and the
+ * warning says so. */
 static int discard(tirx__store *s, const char *fn, const char *name, const struct stat *seen,
                    tirx__store_corrupt reason) {
   count(&s->corrupt[reason]);
   struct stat now;
+  int err = 0;
   if (fstatat(s->root_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0) {
     bool same = seen ? now.st_dev == seen->st_dev && now.st_ino == seen->st_ino
                      : !S_ISREG(now.st_mode);
-    if (same) (void)sys_unlinkat(s->root_fd, name, S_ISDIR(now.st_mode) ? AT_REMOVEDIR : 0);
+    if (same) err = remove_at(s->root_fd, name, &now, 0);
+  }
+  if (err) {
+    count(&s->corrupt_kept);
+    warn_once(s, WARN_KEPT,
+              "%s: cannot remove the corrupt cache entry '%s/%s' (%s): %s; it is skipped and "
+              "its key is compiled without the disk cache",
+              fn, s->path, name, tirx__store_corrupt_str(reason), strerror(err));
+    return READ_KEPT;
   }
   warn_once(s, WARN_CORRUPT, "%s: removed a corrupt cache entry '%s/%s' (%s); it will be rebuilt",
             fn, s->path, name, tirx__store_corrupt_str(reason));
@@ -527,9 +631,20 @@ static int read_miss(tirx__store *s, const char *fn, const char *what, const cha
 }
 
 /* Reads, validates and (on success, with out) returns an entry. */
+static int read_entry_raw(tirx__store *s, const char *fn, const char *name,
+                          const tirx__cache_key *key, const tirx__store_info *expect, bool touch,
+                          tirx__store_entry *out, unsigned char **raw, size_t *raw_len);
+
 static int read_entry(tirx__store *s, const char *fn, const char *name,
                       const tirx__cache_key *key, const tirx__store_info *expect, bool touch,
                       tirx__store_entry *out) {
+  return read_entry_raw(s, fn, name, key, expect, touch, out, NULL, NULL);
+}
+
+/* As read_entry; with raw, a valid entry's whole file is handed over in *raw (malloc'ed). */
+static int read_entry_raw(tirx__store *s, const char *fn, const char *name,
+                          const tirx__cache_key *key, const tirx__store_info *expect, bool touch,
+                          tirx__store_entry *out, unsigned char **raw, size_t *raw_len) {
   int fd = sys_openat(s->root_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
                       0);
   if (fd < 0) {
@@ -606,7 +721,12 @@ static int read_entry(tirx__store *s, const char *fn, const char *name,
     out->nvrtc_major = v.nvrtc_major;
     out->nvrtc_minor = v.nvrtc_minor;
   }
-  free(buf);
+  if (raw) {
+    *raw = buf;
+    *raw_len = size;
+  } else {
+    free(buf);
+  }
   if (touch) (void)sys_futimens(fd); /* the LRU clock; a read-only directory just skips it */
   sys_close(fd);
   return READ_OK;
@@ -790,7 +910,7 @@ static int collect_names(int dfd, name_list *out) {
   int err = 0;
   while ((de = readdir(d)) != NULL) {
     const char *nm = de->d_name;
-    if (!is_key_name(nm, NULL) && !is_tmp_name(nm)) continue;
+    if (!is_key_name(nm, NULL) && !is_tmp_name(nm) && !is_lock_name(nm)) continue;
     if (strlen(nm) >= TMP_NAME_MAX) continue; /* not one of ours */
     if (out->n == out->cap) {
       size_t cap = out->cap ? out->cap * 2 : 64;
@@ -872,6 +992,11 @@ static void maintain(tirx__store *s, const char *protect) {
     const char *nm = names.names[i];
     struct stat st;
     if (fstatat(s->root_fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (is_lock_name(nm)) {
+      if (now - st.st_mtime > s->tmp_max_age_s && remove_unheld_lock(s->root_fd, nm))
+        count(&s->tmp_swept);
+      continue;
+    }
     if (is_tmp_name(nm)) {
       if (now - st.st_mtime > s->tmp_max_age_s &&
           sys_unlinkat(s->root_fd, nm, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0)
@@ -976,6 +1101,7 @@ tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out) {
     int r = read_entry(s, fn, names.names[i], &key, NULL, false, NULL);
     if (r == READ_OK) out->ok++;
     else if (r == READ_CORRUPT) out->corrupt++;
+    else if (r == READ_KEPT) out->kept++;
   }
   free(names.names);
   return TIRX_OK;
@@ -990,20 +1116,407 @@ tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed) {
   name_list names;
   tirx_status rst = read_names(s, fn, &names);
   if (rst != TIRX_OK) return rst;
-  uint64_t n = 0;
+  uint64_t n = 0, failed = 0;
   int first_err = 0;
+  char first_name[TMP_NAME_MAX] = "";
   for (size_t i = 0; i < names.n; i++) {
     struct stat st;
     if (fstatat(s->root_fd, names.names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    if (sys_unlinkat(s->root_fd, names.names[i], S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0)
+    int e = remove_at(s->root_fd, names.names[i], &st, 0);
+    if (e == 0) {
       n++;
-    else if (errno != ENOENT && !S_ISDIR(st.st_mode) && !first_err)
-      first_err = errno;
+      continue;
+    }
+    if (!failed++) {
+      first_err = e;
+      memcpy(first_name, names.names[i], sizeof first_name);
+    }
   }
   free(names.names);
   if (removed) *removed = n;
-  if (first_err)
-    return tirx__error(TIRX_E_IO, "%s: cannot remove entries from '%s': %s", fn, s->path,
-                       strerror(first_err));
+  if (failed)
+    return tirx__error(TIRX_E_IO, "%s: removed %llu of %llu entries from '%s'; cannot remove "
+                       "'%s'%s: %s",
+                       fn, (unsigned long long)n, (unsigned long long)(n + failed), s->path,
+                       first_name, failed > 1 ? " (and others)" : "", strerror(first_err));
+  return TIRX_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Single flight across processes: per-key claims                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* A hit without counting a miss when there is none yet (the poll loop looks many times). */
+static bool claim_peek(tirx__store *s, const char *name, const tirx__cache_key *key,
+                       const tirx__store_info *expect, tirx__store_entry *out) {
+  if (read_entry(s, "tirx__store_claim", name, key, expect, true, out) != READ_OK) return false;
+  count(&s->hits);
+  return true;
+}
+
+tirx__store_claim_result tirx__store_claim(tirx__store *s, const tirx__cache_key *key,
+                                           const tirx__store_info *expect, int wait_ms,
+                                           tirx__claim *claim, tirx__store_entry *out) {
+  if (claim) claim->fd = -1;
+  if (out) memset(out, 0, sizeof *out);
+  if (!s || !key || !expect || !expect->arch || !claim || !out) {
+    if (!s) (void)tirx__error(TIRX_E_NULL_ARG, "tirx__store_claim: s is NULL");
+    else (void)tirx__error(TIRX_E_NULL_ARG, "tirx__store_claim: key, expect, claim or out is NULL");
+    return TIRX__CLAIM_NONE;
+  }
+  if (!s->enabled || atomic_load(&s->writes_off)) return TIRX__CLAIM_NONE;
+  char hex[TIRX__CACHE_KEY_HEX + 1];
+  tirx__cache_key_hex(key, hex);
+  snprintf(claim->name, sizeof claim->name, "%s%s", lock_prefix, hex);
+  int64_t deadline = mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+  int nap = 1;
+  bool waited = false;
+  for (;;) {
+    if (claim_peek(s, hex, key, expect, out)) {
+      if (waited) count(&s->claim_waited_hits);
+      return TIRX__CLAIM_HIT;
+    }
+    int fd = sys_openat(s->root_fd, claim->name,
+                        O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (fd < 0) {
+      int e = errno;
+      warn_once(s, WARN_CLAIM,
+                "tirx__store_claim: cannot create the lock file '%s/%s': %s; processes may "
+                "compile the same kernel at once",
+                s->path, claim->name, strerror(e));
+      return TIRX__CLAIM_NONE;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      struct stat a, b;
+      if (fstat(fd, &a) == 0 && fstatat(s->root_fd, claim->name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+          a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        /* The holder may have published between the peek and the lock. */
+        if (claim_peek(s, hex, key, expect, out)) {
+          (void)sys_unlinkat(s->root_fd, claim->name, 0);
+          sys_close(fd);
+          if (waited) count(&s->claim_waited_hits);
+          return TIRX__CLAIM_HIT;
+        }
+        char pid[32];
+        int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, pid, (size_t)n, 0); /* for people only */
+        claim->fd = fd;
+        count(&s->claims);
+        return TIRX__CLAIM_OWNER;
+      }
+      /* Locked a file its holder had already unlinked: look again. */
+      sys_close(fd);
+      continue;
+    }
+    int e = errno;
+    sys_close(fd);
+    if (e != EWOULDBLOCK && e != EINTR) {
+      warn_once(s, WARN_CLAIM,
+                "tirx__store_claim: cannot lock '%s/%s': %s; processes may compile the same "
+                "kernel at once",
+                s->path, claim->name, strerror(e));
+      return TIRX__CLAIM_NONE;
+    }
+    /* A live holder (a dead one's flock is gone with its descriptors). */
+    int64_t left = deadline - mono_ms();
+    if (left <= 0) {
+      count(&s->claim_timeouts);
+      return TIRX__CLAIM_NONE;
+    }
+    waited = true;
+    sleep_ms(nap < left ? nap : (int)left);
+    if (nap < 16) nap *= 2;
+  }
+}
+
+void tirx__store_claim_release(tirx__store *s, tirx__claim *claim) {
+  if (!claim || claim->fd < 0) return;
+  /* Unlink first, then unlock: a waiter that locked the old inode sees it gone and retries. */
+  if (s && s->root_fd >= 0) (void)sys_unlinkat(s->root_fd, claim->name, 0);
+  sys_close(claim->fd);
+  claim->fd = -1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bundles: export and import                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+static const unsigned char bundle_magic[8] = {0x89, 'T', 'X', 'B', 'N', 'D', 'L', '\n'};
+
+enum { BUNDLE_HEADER = 24, BUNDLE_TRAILER = 8 };
+
+/* Appends the XXH3-64 of the file's first len bytes to it (re-read from the start). */
+static int seal_bundle(FILE *f, uint64_t len) {
+  XXH3_state_t *h = XXH3_createState();
+  unsigned char *chunk = malloc(1 << 16);
+  int e = 0;
+  if (!h || !chunk || XXH3_64bits_reset(h) != XXH_OK) e = ENOMEM;
+  if (!e && fflush(f) != 0) e = errno;
+  if (!e && fseeko(f, 0, SEEK_SET) != 0) e = errno;
+  for (uint64_t done = 0; !e && done < len;) {
+    size_t want = len - done < (1 << 16) ? (size_t)(len - done) : (size_t)1 << 16;
+    size_t got = fread(chunk, 1, want, f);
+    if (got != want) {
+      e = EIO;
+      break;
+    }
+    XXH3_64bits_update(h, chunk, got);
+    done += got;
+  }
+  if (!e && fseeko(f, (off_t)len, SEEK_SET) != 0) e = errno;
+  if (!e) {
+    unsigned char sum[8];
+    put_u64(sum, XXH3_64bits_digest(h));
+    if (fwrite(sum, 1, 8, f) != 8) e = errno ? errno : EIO;
+  }
+  free(chunk);
+  XXH3_freeState(h);
+  return e;
+}
+
+tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *exported) {
+  static const char fn[] = "tirx__store_export";
+  if (exported) *exported = 0;
+  if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
+  if (!file) return tirx__error(TIRX_E_NULL_ARG, "%s: file is NULL", fn);
+  if (!s->enabled)
+    return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: the cache is disabled: %s", fn, s->reason);
+  name_list names;
+  tirx_status rst = read_names(s, fn, &names);
+  if (rst != TIRX_OK) return rst;
+  size_t plen = strlen(file);
+  char *tmp = malloc(plen + 32);
+  if (!tmp) {
+    free(names.names);
+    return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  }
+  snprintf(tmp, plen + 32, "%s.tmp.%016llx", file, (unsigned long long)next_nonce());
+  int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "w+b") : NULL;
+  if (!f) {
+    int e = errno;
+    if (fd >= 0) {
+      close(fd);
+      unlink(tmp);
+    }
+    free(names.names);
+    tirx_status st = tirx__error(TIRX_E_IO, "%s: cannot create '%s': %s", fn, tmp, strerror(e));
+    free(tmp);
+    return st;
+  }
+  /* The header with a zero count, each valid entry (read and checked as a load checks it;
+   * arch and NVRTC version kept, not compared) streamed after it, then the count, then the
+   * checksum over everything, re-read from the file: one entry in memory at a time. */
+  unsigned char hdr[BUNDLE_HEADER];
+  memcpy(hdr, bundle_magic, 8);
+  put_u32(hdr + 8, TIRX__STORE_BUNDLE_VERSION);
+  put_u32(hdr + 12, 0);
+  put_u64(hdr + 16, 0);
+  int e = fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr ? 0 : (errno ? errno : EIO);
+  uint64_t n = 0, len = sizeof hdr;
+  for (size_t i = 0; !e && i < names.n; i++) {
+    tirx__cache_key key;
+    if (!is_key_name(names.names[i], &key)) continue;
+    unsigned char *raw = NULL;
+    size_t raw_len = 0;
+    if (read_entry_raw(s, fn, names.names[i], &key, NULL, false, NULL, &raw, &raw_len) != READ_OK)
+      continue;
+    unsigned char lb[8];
+    put_u64(lb, raw_len);
+    if (fwrite(lb, 1, 8, f) != 8 || fwrite(raw, 1, raw_len, f) != raw_len) e = errno ? errno : EIO;
+    free(raw);
+    len += 8 + raw_len;
+    n++;
+  }
+  free(names.names);
+  if (!e) {
+    put_u64(hdr + 16, n);
+    if (fflush(f) != 0 || fseeko(f, 16, SEEK_SET) != 0 || fwrite(hdr + 16, 1, 8, f) != 8)
+      e = errno ? errno : EIO;
+  }
+  if (!e) e = seal_bundle(f, len);
+  if (!e && fflush(f) != 0) e = errno;
+  if (!e && s->fsync && fsync(fileno(f)) != 0) e = errno;
+  if (fclose(f) != 0 && !e) e = errno;
+  if (!e && rename(tmp, file) != 0) e = errno;
+  tirx_status st = TIRX_OK;
+  if (e) {
+    unlink(tmp);
+    st = tirx__error(TIRX_E_IO, "%s: cannot write '%s': %s", fn, file, strerror(e));
+  }
+  free(tmp);
+  if (st == TIRX_OK && exported) *exported = n;
+  return st;
+}
+
+/* Reads exactly n bytes; false at end of file or on error (errno 0 at end of file). */
+static bool read_exact(FILE *f, void *p, size_t n) {
+  errno = 0;
+  return n == 0 || fread(p, 1, n, f) == n;
+}
+
+/*
+ * One pass over a bundle: checks its structure, every entry as a load does and the checksum;
+ * with publish, also publishes each entry (recording the names it created in made).
+ */
+static tirx_status bundle_pass(tirx__store *s, const char *file, bool publish_entries,
+                               name_list *made, uint64_t *count_out) {
+  static const char fn[] = "tirx__store_import";
+  FILE *f = fopen(file, "rbe");
+  if (!f) return tirx__error(TIRX_E_IO, "%s: cannot open '%s': %s", fn, file, strerror(errno));
+  tirx_status st = TIRX_OK;
+  XXH3_state_t *h = XXH3_createState();
+  unsigned char *buf = NULL;
+  if (!h || XXH3_64bits_reset(h) != XXH_OK) {
+    st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+    goto done;
+  }
+  unsigned char hdr[BUNDLE_HEADER];
+  if (!read_exact(f, hdr, sizeof hdr)) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is not a tirx cache bundle (%s)", fn, file,
+                     errno ? strerror(errno) : "shorter than a bundle header");
+    goto done;
+  }
+  if (memcmp(hdr, bundle_magic, 8) != 0) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is not a tirx cache bundle (bad magic)", fn,
+                     file);
+    goto done;
+  }
+  uint32_t ver = get_u32(hdr + 8);
+  if (ver != TIRX__STORE_BUNDLE_VERSION) {
+    st = tirx__error(TIRX_E_INVALID_ARG,
+                     "%s: '%s' has bundle format version %u; this tirx reads version %d", fn,
+                     file, (unsigned)ver, TIRX__STORE_BUNDLE_VERSION);
+    goto done;
+  }
+  XXH3_64bits_update(h, hdr, sizeof hdr);
+  uint64_t n = get_u64(hdr + 16);
+  for (uint64_t i = 0; i < n; i++) {
+    unsigned char lenb[8];
+    if (!read_exact(f, lenb, 8)) {
+      st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is truncated in entry %llu of %llu", fn,
+                       file, (unsigned long long)i + 1, (unsigned long long)n);
+      goto done;
+    }
+    XXH3_64bits_update(h, lenb, 8);
+    uint64_t len = get_u64(lenb);
+    if (len > s->max_entry_bytes) {
+      st = tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: '%s': entry %llu of %llu is %llu bytes, over the entry size limit "
+                       "of %llu",
+                       fn, file, (unsigned long long)i + 1, (unsigned long long)n,
+                       (unsigned long long)len, (unsigned long long)s->max_entry_bytes);
+      goto done;
+    }
+    free(buf);
+    buf = malloc(len ? (size_t)len : 1);
+    if (!buf) {
+      st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+      goto done;
+    }
+    if (!read_exact(f, buf, (size_t)len)) {
+      st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is truncated in entry %llu of %llu", fn,
+                       file, (unsigned long long)i + 1, (unsigned long long)n);
+      goto done;
+    }
+    XXH3_64bits_update(h, buf, (size_t)len);
+    entry_view v;
+    int reason = parse_entry(buf, len, &v);
+    if (reason != VALID) {
+      st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s': entry %llu of %llu is corrupt (%s)", fn,
+                       file, (unsigned long long)i + 1, (unsigned long long)n,
+                       tirx__store_corrupt_str((tirx__store_corrupt)reason));
+      goto done;
+    }
+    if (publish_entries) {
+      tirx__cache_key key;
+      memcpy(key.bytes, v.key, TIRX__CACHE_KEY_BYTES);
+      char name[TIRX__CACHE_KEY_HEX + 1];
+      tirx__cache_key_hex(&key, name);
+      struct stat old;
+      bool existed = fstatat(s->root_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0;
+      if (publish(s, name, buf, (size_t)len) != TIRX_OK) {
+        st = tirx__error(TIRX_E_IO, "%s: cannot publish entry %llu of %llu (%s) into '%s': %s",
+                         fn, (unsigned long long)i + 1, (unsigned long long)n, name, s->path,
+                         atomic_load(&s->writes_off) ? "writes are off (see the warning)"
+                                                     : "see the warning");
+        goto done;
+      }
+      count(&s->puts);
+      if (!existed) {
+        if (made->n == made->cap) {
+          size_t cap = made->cap ? made->cap * 2 : 64;
+          void *p = realloc(made->names, cap * sizeof *made->names);
+          if (!p) {
+            (void)sys_unlinkat(s->root_fd, name, 0);
+            st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+            goto done;
+          }
+          made->names = p;
+          made->cap = cap;
+        }
+        memcpy(made->names[made->n++], name, sizeof name);
+      }
+    }
+  }
+  unsigned char sum[8];
+  if (!read_exact(f, sum, 8)) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' is truncated before its checksum", fn, file);
+    goto done;
+  }
+  if (get_u64(sum) != XXH3_64bits_digest(h)) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' fails its checksum (the bundle is damaged)",
+                     fn, file);
+    goto done;
+  }
+  if (fgetc(f) != EOF) {
+    st = tirx__error(TIRX_E_INVALID_ARG, "%s: '%s' has bytes after its checksum", fn, file);
+    goto done;
+  }
+  if (count_out) *count_out = n;
+done:
+  free(buf);
+  XXH3_freeState(h);
+  fclose(f);
+  return st;
+}
+
+tirx_status tirx__store_import(tirx__store *s, const char *file, uint64_t *imported) {
+  static const char fn[] = "tirx__store_import";
+  if (imported) *imported = 0;
+  if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
+  if (!file) return tirx__error(TIRX_E_NULL_ARG, "%s: file is NULL", fn);
+  if (!s->enabled)
+    return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: the cache is disabled: %s", fn, s->reason);
+  if (atomic_load(&s->writes_off))
+    return tirx__error(TIRX_E_NOT_SUPPORTED, "%s: writes to '%s' have stopped (see the warning)",
+                       fn, s->path);
+  /* Pass 1 checks the whole bundle, so a bad one changes nothing. */
+  uint64_t n = 0;
+  tirx_status st = bundle_pass(s, file, false, NULL, &n);
+  if (st != TIRX_OK) return st;
+  /* Pass 2 publishes; should it fail (the file changed, the disk filled), the entries it
+   * created are removed again. */
+  name_list made;
+  memset(&made, 0, sizeof made);
+  st = bundle_pass(s, file, true, &made, &n);
+  if (st != TIRX_OK)
+    for (size_t i = 0; i < made.n; i++) (void)sys_unlinkat(s->root_fd, made.names[i], 0);
+  free(made.names);
+  if (st != TIRX_OK) return st;
+  maintain(s, NULL);
+  if (imported) *imported = n;
   return TIRX_OK;
 }

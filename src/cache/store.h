@@ -32,7 +32,9 @@
  * then every check: magic, version, lengths against the file size, checksum, key echo equal
  * to the requested key, arch and NVRTC version equal to the caller's. Only then are bytes
  * returned. A file that fails any check is counted in corrupt_detected (with its reason),
- * unlinked when it is still the file that was read, and reported as a miss. ENOENT, ESTALE
+ * unlinked when it is still the file that was read (a directory with its contents), and
+ * reported as a miss; when it cannot be removed it is counted in corrupt_kept and the
+ * warning says it was kept. ENOENT, ESTALE
  * and other errors on the read path are plain misses (FM-04, FM-22).
  *
  * Eviction: least recently used by mtime. A hit sets the entry's atime and mtime to now
@@ -150,6 +152,11 @@ typedef struct tirx__store_counters {
   uint64_t publish_failed;                         /* puts that failed on I/O */
   uint64_t evictions;                              /* entries removed by the size limit */
   uint64_t tmp_swept;                              /* stale temp files removed */
+  uint64_t corrupt_kept;   /* corrupt entries that could not be removed (also in
+                              corrupt_detected): left in place, skipped, reported */
+  uint64_t claims;                                 /* claims taken (OWNER) */
+  uint64_t claim_waited_hits;                      /* HITs after waiting for another holder */
+  uint64_t claim_timeouts;                         /* waits given up at the deadline */
 } tirx__store_counters;
 
 /*
@@ -212,6 +219,51 @@ void tirx__store_maintain(tirx__store *s);
 /* Copies the counters into *out. */
 void tirx__store_counters_get(const tirx__store *s, tirx__store_counters *out);
 
+/* ---- single flight across processes ---- */
+
+/*
+ * A per-key claim: so that N processes that miss the same new key compile it once, a process
+ * that missed calls tirx__store_claim before compiling. The claim is an flock(LOCK_EX) on the
+ * lock file ".lock.<key hex>" in the cache directory (mode 0600, holding the holder's pid for
+ * people). flock locks belong to open file descriptions, so the kernel drops a holder's claim
+ * the moment it dies, SIGKILL included: a dead holder's claim is broken at once (within one
+ * poll, at most 16 ms). A waiter polls, looking for the entry before each try, and gives up
+ * at its deadline when a live holder keeps the claim (a hung compile): it then compiles
+ * without a claim, which costs one duplicate compile and nothing else (publish is atomic).
+ *
+ * The holder unlinks the lock file before it unlocks it, so a successful run leaves nothing
+ * behind; a waiter that locks an inode the holder already unlinked notices (the name no
+ * longer refers to its file) and tries again. A killed holder leaves its lock file, unheld:
+ * the next claim of the key takes it over, maintenance removes unheld ones older than
+ * tmp_max_age_s, and clear removes them all. Lock files are not entries: list and verify
+ * ignore them.
+ */
+typedef struct tirx__claim {
+  int fd;                                    /* -1: no claim held */
+  char name[TIRX__CACHE_KEY_HEX + 8];
+} tirx__claim;
+
+typedef enum tirx__store_claim_result {
+  TIRX__CLAIM_OWNER = 0, /* the caller holds the claim: compile, put, then release */
+  TIRX__CLAIM_HIT = 1,   /* the entry is there (published by another holder): *out filled */
+  TIRX__CLAIM_NONE = 2,  /* no claim: disabled or unwritable store, a lock file that cannot
+                            be made, or wait_ms passed with a live holder: compile anyway */
+} tirx__store_claim_result;
+
+/*
+ * Looks for key's entry and, when it is missing, takes the key's claim, waiting up to wait_ms
+ * milliseconds (0: not at all) while another live process or thread holds it. *claim must be
+ * released with tirx__store_claim_release after OWNER (release is a no-op otherwise). On HIT,
+ * *out is filled as by tirx__store_get (free it). NULL arguments give NONE with
+ * TIRX_E_NULL_ARG recorded. Never blocks past wait_ms, never fails a compile.
+ */
+tirx__store_claim_result tirx__store_claim(tirx__store *s, const tirx__cache_key *key,
+                                           const tirx__store_info *expect, int wait_ms,
+                                           tirx__claim *claim, tirx__store_entry *out);
+
+/* Gives the claim up (after the put, or after a failed compile). NULL or unheld: no-op. */
+void tirx__store_claim_release(tirx__store *s, tirx__claim *claim);
+
 /* ---- for the `tirx cache ls|verify|clear` tool ---- */
 
 /* One directory entry whose name is a key. Header fields are valid when header_ok. */
@@ -240,6 +292,8 @@ typedef struct tirx__store_verify_counts {
   uint64_t checked;          /* entry names examined */
   uint64_t ok;               /* fully valid (arch and NVRTC version not compared) */
   uint64_t corrupt;          /* rejected, counted in corrupt_detected and removed */
+  uint64_t kept;             /* rejected but could not be removed (a non-empty directory on
+                                another filesystem, a permission error): left in place */
 } tirx__store_verify_counts;
 
 /* Reads and checks every entry as get does (without touching its mtime), removing the bad
@@ -247,9 +301,62 @@ typedef struct tirx__store_verify_counts {
 tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out);
 
 /* Removes every entry and every temp file (of any age; a writer whose temp file is removed
- * fails its put harmlessly). Files with other names are left alone. *removed (may be NULL)
- * receives the count. Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED, TIRX_E_IO. */
+ * fails its put harmlessly); a directory at such a name is removed with its contents (no
+ * symbolic link followed, no mount point crossed). Files with other names are left alone.
+ * *removed (may be NULL) receives the count of names removed. When some name cannot be
+ * removed the others still are, and the status is TIRX_E_IO with a message naming the first
+ * such name, the count removed of the total and the reason. Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_NOT_SUPPORTED, TIRX_E_IO. */
 tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed);
+
+/* ---- bundles: warm start for a fleet (`tirx cache export|import`) ---- */
+
+/*
+ * A bundle is one file holding entries exactly as the store keeps them (integers
+ * little-endian):
+ *
+ *     off  size  field
+ *       0     8  magic "\x89TXBNDL\n"
+ *       8     4  bundle format version (TIRX__STORE_BUNDLE_VERSION)
+ *      12     4  0
+ *      16     8  entry count n
+ *      24     .  n times: u64 length, then that many bytes of one entry file (store.h format)
+ *     end-8   8  XXH3-64 of every byte before it
+ */
+enum { TIRX__STORE_BUNDLE_VERSION = 1 };
+
+/*
+ * Writes every valid entry (checked as a load checks it; arch and NVRTC version kept, not
+ * compared) into a new bundle at file: written to "<file>.tmp.<random>" and renamed over
+ * file, so a failure leaves nothing. Entries are streamed, one in memory at a time.
+ * *exported (may be NULL) receives the entry count.
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (disabled store), TIRX_E_NO_MEMORY,
+ * TIRX_E_IO ("tirx__store_export: cannot write 'F': No space left on device").
+ */
+tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *exported);
+
+/*
+ * Publishes every entry of the bundle at file into the store (replacing entries of the same
+ * key). The whole bundle is checked first, its structure, its checksum and every entry as a
+ * load checks it (magic, version, lengths, checksum, arch string; the key comes from the
+ * entry's own header), so a bad bundle changes nothing; if publishing then fails, the
+ * entries this import created are removed again. Entries for another arch or NVRTC version
+ * are imported too (a runtime ignores them). *imported (may be NULL) receives the count.
+ * Errors: TIRX_E_NULL_ARG; TIRX_E_NOT_SUPPORTED (disabled store, writes stopped);
+ * TIRX_E_IO (cannot open file, cannot publish); TIRX_E_NO_MEMORY; TIRX_E_INVALID_ARG for a
+ * bad bundle, with one of these messages ('F' is file):
+ *   "tirx__store_import: 'F' is not a tirx cache bundle (bad magic)"
+ *   "tirx__store_import: 'F' is not a tirx cache bundle (shorter than a bundle header)"
+ *   "tirx__store_import: 'F' has bundle format version 7; this tirx reads version 1"
+ *   "tirx__store_import: 'F' is truncated in entry 3 of 20"
+ *   "tirx__store_import: 'F': entry 3 of 20 is 999999999999 bytes, over the entry size limit
+ *    of 268435456" (one line)
+ *   "tirx__store_import: 'F': entry 3 of 20 is corrupt (checksum mismatch)"
+ *   "tirx__store_import: 'F' is truncated before its checksum"
+ *   "tirx__store_import: 'F' fails its checksum (the bundle is damaged)"
+ *   "tirx__store_import: 'F' has bytes after its checksum"
+ */
+tirx_status tirx__store_import(tirx__store *s, const char *file, uint64_t *imported);
 
 /* ---- fault injection, for tests ---- */
 

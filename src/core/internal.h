@@ -55,6 +55,7 @@ int tirx__arch_parse(const char *arch, char *suffix);
   X(LDMATRIX, "ldmatrix", 75)     /* ldmatrix.sync */                                              \
   X(CP_ASYNC, "cp.async", 80)     /* cp.async, its commit and wait groups */                       \
   X(MMA_SYNC, "mma.sync", 80)     /* mma.sync m16n8k16 with f16/bf16 operands */                   \
+  X(REDUX, "redux.sync", 80)      /* redux.sync: warp reductions of 32-bit integers */             \
   X(TMA, "tma", 90)               /* cp.async.bulk.tensor, bulk groups, fence.proxy.async */       \
   X(MBARRIER, "mbarrier", 90)     /* mbarriers with transaction counts, try_wait.parity */         \
   X(CLUSTER, "cluster", 90)       /* clusters: barrier.cluster, %cluster_ctarank, mapa, DSMEM */   \

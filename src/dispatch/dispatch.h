@@ -59,6 +59,7 @@
 #define TIRX_DISPATCH_H
 
 #include "../core/internal.h"
+#include "../ir/native.h" /* tirx__prelude_frag */
 
 /* ---- The call -------------------------------------------------------------------------------- */
 
@@ -254,6 +255,10 @@ struct tirx__rule {
   tirx__check_fn check;                     /* NULL: the data constraints are all */
   tirx__shapes_fn shapes;                   /* NULL: the single shape {1} */
   tirx__emit_fn emit; /* NULL: lowering not written yet (an error when chosen) */
+  /* Prelude fragments of the rule's family that go by section (tirx__prelude_frag.when: every
+   * kernel's, or the sections a kernel uses) rather than by the ops a kernel emits;
+   * NULL-terminated, NULL: none. Codegen reads them through the registry. */
+  const tirx__prelude_frag *const *prelude;
 };
 
 /* The oldest compute capability the rule can run on: tirx__features_min_arch of its

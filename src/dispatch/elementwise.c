@@ -20,6 +20,7 @@
 
 #include "../layout/layout_internal.h"
 #include "lower.h"
+#include "families/families.h" /* copy.vec's vector move */
 
 static const char FN[] = "tirx_kernel_build";
 
@@ -256,16 +257,10 @@ static void vcopy(tirx__lower *lw, tirx_tensor *dt, tirx_expr *const *dix, tirx_
     if (hint == TIRX__HINT_LAST_USE) flags |= TIRX__VC_LD_LU;
   }
   if (dt->storage == TIRX__GLOBAL && hint == TIRX__HINT_STREAM) flags |= TIRX__VC_ST_CS;
-  tirx__stmt *s = tirx__emit_native(lw->e, TIRX__NV_VCOPY);
-  if (!s) return;
+  if (!tirx__vcopy_stmt(lw->e, dt, idx, src, (int)vec, flags)) return;
   int32_t bytes = (int32_t)vec * tirx_dtype_size((tirx_dtype)dt->dtype);
   if (st->storage == TIRX__GLOBAL && bytes > st->vec_bytes) st->vec_bytes = bytes;
   if (dt->storage == TIRX__GLOBAL && bytes > dt->vec_bytes) dt->vec_bytes = bytes;
-  s->native.vcopy.dst.tensor = dt;
-  s->native.vcopy.dst.index = idx;
-  s->native.vcopy.src = src;
-  s->native.vcopy.n = (int32_t)vec;
-  s->native.vcopy.hints = flags;
 }
 
 /* ---- element operations ---- */

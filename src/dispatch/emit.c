@@ -24,7 +24,7 @@ tirx__stmt *tirx__emit_stmt(tirx__emit *e, int kind) {
   return tirx__b_stmt_in(e->b, fn, kind, tirx__emit_block(e));
 }
 
-tirx__stmt *tirx__emit_native(tirx__emit *e, int op) {
+tirx__stmt *tirx__emit_native(tirx__emit *e, const tirx__native_op *op) {
   static const char fn[] = "tirx_kernel_build";
   if (!tirx__b_ok(e->b, fn)) return NULL;
   return tirx__b_lowered_native_in(e->b, fn, op, tirx__emit_block(e));

@@ -39,10 +39,10 @@ tirx__block *tirx__emit_block(tirx__emit *e);
  * recorded. */
 tirx__stmt *tirx__emit_stmt(tirx__emit *e, int kind);
 
-/* The native statement op (a row of native.h) at the insertion point, its payload zeroed for
- * the caller to fill; its prelude fragment is recorded, its need is the rule's (the lowering
- * driver records the rule's features). NULL with the error recorded. */
-tirx__stmt *tirx__emit_native(tirx__emit *e, int op);
+/* A native statement of op (native.h) at the insertion point, its payload (s->native.p)
+ * zeroed for the caller to fill; its prelude section is recorded, its need is the rule's (the
+ * lowering driver records the rule's features). NULL with the error recorded. */
+tirx__stmt *tirx__emit_native(tirx__emit *e, const tirx__native_op *op);
 
 /* for (name = lo; name < hi; name += step): the loop variable; its body is the insertion point
  * until tirx__emit_for_end. */

@@ -140,6 +140,15 @@ tirx_expr *tirx__reduce_combine(tirx_builder *b, int op, tirx_expr *x, tirx_expr
  * butterfly over the lane bits `lane_mask` (0: none). reduce.shuffle and reduce.scalar. */
 tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask);
 
+/* The cross-lane step of a warp reduction: writes through e what combines the accumulator acc
+ * (a variable of dtype dt, reduce op `op`) over the lane bits lane_mask, leaving the result in
+ * acc in every lane of each group. */
+typedef void (*tirx__reduce_lanes_fn)(tirx__emit *e, tirx_expr *acc, int op, int dt,
+                                      int64_t lane_mask);
+/* tirx__lower_reduce with another cross-lane step (NULL: the butterfly). */
+tirx_status tirx__lower_reduce_with(tirx__lower *lw, int64_t lane_mask,
+                                    tirx__reduce_lanes_fn lanes);
+
 /* reduce.smem (cluster false) and reduce.dsmem (cluster true; families/reduce_smem.c):
  * per-thread fold, warp butterfly, per-warp partials through a shared scratch, a barrier, a
  * final butterfly in every warp; with cluster, the CTAs' partials through distributed shared

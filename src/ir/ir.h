@@ -128,87 +128,16 @@ typedef enum tirx__st_kind {
   TIRX__ST_SYNCWARP,  /* no payload */
   TIRX__ST_LOCAL,     /* local: the tensor declared */
   TIRX__ST_PRIM,      /* prim: a tile primitive and its lowering (filled at build time) */
-  TIRX__ST_NATIVE     /* native: one row of the native table (native.h) */
+  TIRX__ST_NATIVE     /* native: an op's statement (native.h) */
 } tirx__st_kind;
 
-/* An element operand: tensor[index], index an arena array of the tensor's rank. */
-typedef struct tirx__elem {
-  tirx_tensor *tensor;
-  tirx_expr **index;
-} tirx__elem;
-
-/* TIRX__NV_VCOPY hints (the tirx_vcopy template's H argument, prelude.c). */
-enum {
-  TIRX__VC_LD_CS = 1,    /* the source is global: ld.global.cs */
-  TIRX__VC_ST_CS = 2,    /* the destination is global: st.global.cs */
-  TIRX__VC_SRC_REG = 4,  /* the source is a local array: element moves */
-  TIRX__VC_DST_REG = 8,  /* the destination is a local array: element moves */
-  TIRX__VC_LD_NC = 16,   /* ld.global.nc */
-  TIRX__VC_LD_LU = 32    /* ld.global.lu */
-};
-
-/* The instruction of a wgmma.mma_async m64nNk16 (all int32_t: statements compare it with
- * memcmp to join k16 steps into one asm statement). */
-typedef struct tirx__wgmma_instr {
-  int32_t n;                /* the instruction's N */
-  int32_t dtype;            /* TIRX_F16 or TIRX_BF16 */
-  int32_t trans_a, trans_b; /* transpose bits: 0 K-major, 1 MN-major */
-  int32_t lbo_a, sbo_a, swz_a; /* descriptor fields in bytes, and the swizzle code (0 none, */
-  int32_t lbo_b, sbo_b, swz_b; /* 1 128B, 2 64B, 3 32B) */
-  int32_t rs;               /* 1: A from registers (the RS form; trans_a and the A fields unused) */
-} tirx__wgmma_instr;
-
 /*
- * A native statement: op is its row of the native table (native.h), which names the member of
- * the union that holds its operands.
+ * A native statement: op is its descriptor (native.h), p its payload, a struct of the op's
+ * owner (op->size bytes in the builder's arena, zeroed at construction).
  */
 typedef struct tirx__native_stmt {
-  uint8_t op; /* tirx__native */
-  union {
-    /* MBAR_INIT (value: the arrival count, i32), MBAR_ARRIVE (no value), MBAR_ARRIVE_CLUSTER
-     * (the CTA rank), MBAR_EXPECT_TX (bytes), MBAR_WAIT (the phase parity) */
-    struct { tirx__elem bar; tirx_expr *value; } mbar;
-    struct { int32_t regs; } setmaxnreg;              /* SETMAXNREG_INC, _DEC */
-    struct { int32_t id, threads; } named_bar;        /* NAMED_BAR_SYNC, _ARRIVE */
-    struct { int32_t n; } wait;       /* WGMMA_WAIT, BULK_WAIT[_READ], CP_ASYNC_WAIT: groups left */
-    /* WGMMA: acc a load of the local accumulator at the slab's corner (its first register); b
-     * a load of the B element whose shared address starts its descriptor; a the same for A,
-     * or in the RS form a load of the local A array at the fragment's corner (the first of
-     * its 8 registers); scale_d the scale-d predicate (bool) */
-    struct { tirx_expr *acc, *a, *b, *scale_d; tirx__wgmma_instr in; } wgmma;
-    /* MMA (m16n8k16): loads of the C fragment's first register, the A fragment (8 16-bit
-     * values), the B fragment (4); accumulate (bool); dtype of A and B */
-    struct { tirx_expr *c, *a, *b, *accumulate; int32_t dtype; } mma;
-    /* FENCE_REGS: an empty asm that reads and writes the first n registers of the local array
-     * regs (DeepGEMM's warpgroup_fence_operand): no read or write of them moves across it */
-    struct { tirx_tensor *regs; int32_t n; } fence_regs;
-    /* TMA_LOAD: smem <- map at coords (rank loads... of the coordinates), mbarrier bar (a
-     * load), multicast the u16 CTA mask (NULL: none); TMA_STORE: map at coords <- smem */
-    struct {
-      tirx__elem smem;
-      tirx_expr **coords;
-      int32_t rank;
-      int32_t map; /* the kernel's tensor-map index */
-      tirx_expr *bar, *multicast;
-    } tma;
-    struct { tirx_tensor *tensor; } prefetch;         /* TMAP_PREFETCH: its tensor maps */
-    /* DSMEM_STORE: the f32 value into shared element dst of the cluster's CTA cta (mapa +
-     * st.shared::cluster; reduce.dsmem) */
-    struct { tirx__elem dst; tirx_expr *cta, *value; } dsmem;
-    /* CP_ASYNC: shared dst <- bytes at the address of the global load src; src_bytes the
-     * bytes to read (the rest zero-filled), NULL: all */
-    struct { tirx__elem dst; tirx_expr *src, *src_bytes; int32_t bytes; } cp_async;
-    /* VCOPY: a vector move of n elements, dst = src (a load); hints TIRX__VC_* */
-    struct { tirx__elem dst; tirx_expr *src; int32_t n; int32_t hints; } vcopy;
-    /* LDMATRIX, STMATRIX: row is this lane's shared row address; n matrices (1, 2, 4);
-     * regs[i] (a load of the local array) the first of the two 16-bit elements of matrix i's
-     * register */
-    struct { tirx__elem row; tirx_expr **regs; int32_t n; } matrix;
-    /* PACKED (f16x2/bf16x2 math; pointwise.vec pack=2, prelude tirx_x2_*): dst and the next
-     * element of its last dim = op(src...) on pairs; src[i] (NULL past the last) is the pair
-     * starting at that load when bit i of pairs is set, else a value broadcast to both */
-    struct { tirx__elem dst; tirx_expr *src[3]; int32_t op; int32_t pairs; } packed;
-  };
+  const tirx__native_op *op;
+  void *p;
 } tirx__native_stmt;
 
 /* A region operand of a primitive (builder.h: tirx_region): tensor and begin/extent per
@@ -282,10 +211,10 @@ struct tirx__stmt {
   };
 };
 
-/* What statements need of the compile target (needs.c): a native statement its row's features
+/* What statements need of the compile target (needs.c): a native statement its op's features
  * (native.h), a special register its own. tirx__stmt_features is the statement itself, not its
  * body; tirx__block_features every statement of blk, bodies included. */
-tirx__features tirx__native_features(int op);  /* tirx__native */
+tirx__features tirx__native_features(const tirx__native_op *op); /* 0 for NULL */
 tirx__features tirx__special_features(int sp); /* tirx__special */
 tirx__features tirx__stmt_features(const tirx__stmt *s);
 tirx__features tirx__block_features(const tirx__block *blk);
@@ -342,7 +271,7 @@ typedef struct tirx__ir_kernel {
   int block[3];
   int min_blocks;                    /* __launch_bounds__'s second argument; 0: none */
   bool uses_setmaxnreg;              /* then __launch_bounds__(threads, 1) */
-  uint8_t preludes;                  /* TIRX__PRE_* the native statements and expressions need */
+  uint8_t preludes;                  /* TIRX__PRE_* sections the native statements and expressions use */
   int ntmaps;                        /* TMA tensor maps (one hidden parameter each) */
   tirx_tensor *const *tmap_tensor;
   const tirx__tmap_desc *tmap;
@@ -484,44 +413,12 @@ int tirx__kernel_slots(const tirx__ir_kernel *k, tirx__slot *out, int cap);
 bool tirx__cpp_reserved(const char *name);
 
 
-/* The prelude every generated translation unit starts with (prelude.c). */
-extern const char tirx__prelude[];
-/* TMA, bulk groups and cluster registers (with tirx_cluster_ctarank), emitted after
- * tirx__prelude for kernels that need TIRX__PRE_TMA or TIRX__PRE_SYNC (prelude.c). */
-extern const char tirx__prelude_tma[];
-/* cp.async copies and groups (TIRX__NV_CP_ASYNC*), emitted after tirx__prelude for kernels
- * that need TIRX__PRE_CP_ASYNC (prelude.c). */
-extern const char tirx__prelude_cp_async[];
+/* The generic fragments of the prelude (prelude.c), NULL-terminated: the core every kernel
+ * starts with and the sections' own text. Codegen adds the registered families' and the
+ * kernel's ops' fragments and sorts them by order (native.h: tirx__prelude_frag). */
+extern const tirx__prelude_frag *const tirx__prelude_core[];
 
-/* ---- synchronisation and tensor cores ---- */
-/* The prelude's section for the TIRX__PRE_SYNC native statements and the cluster/elect
- * expressions, appended after tirx__prelude when the kernel uses them (prelude.c). */
-extern const char tirx__prelude_sync[];
-/* Appends the helper tirx_wgmma_m64n<n>k16_<f16|bf16><TA, TB> (SS form; prelude.c), for
- * group > 1 tirx_wgmma_m64n<n>k16_<f16|bf16>_x<group><TA, TB>: group wgmma.mma_async on the
- * same accumulators in one asm statement (descriptor pairs in order, scale-d from acc on the
- * first only), or with rs tirx_wgmma_rs_m64n<n>k16_<f16|bf16><TB> (A from registers; group 1).
- * A kernel carries the variants it uses only. */
-void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs, int group);
-
-/* ---- The native table (native.c) ---- */
-
-/* One row of the table (native.h, TIRX__NATIVE_OPS). */
-typedef struct tirx__writer tirx__writer;
-typedef struct tirx__native_info {
-  const char *name;   /* as the IR prints it */
-  const char *helper; /* the prelude helper codegen calls */
-  tirx__features need; /* TIRX__NEED: the arch features its helper needs */
-  uint8_t prelude;    /* TIRX__PRE_* */
-  tirx__opnd ops[TIRX__NATIVE_MAX_OPS]; /* ending at the first TIRX__OPND_NONE */
-  const char *print_fmt;
-  void (*print)(tirx__writer *w, const tirx__stmt *s);
-  const char *emit_fmt;
-  void (*emit)(tirx__writer *w, const tirx__stmt *s);
-} tirx__native_info;
-
-/* The row of op, NULL when op is not one. */
-const tirx__native_info *tirx__native_row(int op);
+/* ---- Native statements (native.c) ---- */
 
 /*
  * Where printing (the IR printer) and emitting (codegen) write a native statement: the
@@ -536,19 +433,19 @@ struct tirx__writer {
   void (*elem)(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *index);
   const char *(*tensor)(tirx__writer *w, const tirx_tensor *t); /* its name */
   /* C++ only: the C++ type of a dtype; the i-th tensor map of t's (NULL past the last, map -1)
-   * or the tensor map of index map (t NULL); after wgmma_wait, fence the live accumulators. */
+   * or the tensor map of index map (t NULL); after a wait that fences, the register operands
+   * in scope that ops collected (tirx__uses.fence), each on its own line. */
   const char *(*ctype)(int dtype);
   const char *(*tmap)(tirx__writer *w, const tirx_tensor *t, int map, int i);
-  void (*wgmma_wait_fences)(tirx__writer *w);
+  void (*wait_fences)(tirx__writer *w);
 };
 
 /* Prints (IR) or emits (C++) native statement s, without the final newline. */
 void tirx__native_print(tirx__writer *w, const tirx__stmt *s);
 void tirx__native_emit(tirx__writer *w, const tirx__stmt *s);
 
-/* The number of wgmma statements from s on that one asm statement issues (1: s alone): the
- * statements that follow with the same accumulator and instruction and scale-d true. */
-int tirx__wgmma_run(const tirx__stmt *s);
+/* The statements from s on that one emission covers (1: s alone; native.h: run). */
+int tirx__native_run(const tirx__stmt *s);
 
 /* Evaluates host expression idx of k with integer parameter values vals (by param index).
  * Returns false and writes a reason ("division by zero", "overflow") on failure. */

@@ -1,341 +1,108 @@
 /*
- * The table of native statements (native.h): the rows, the format interpreter, and the print
- * and emit functions of the rows a format cannot say. Both the IR printer and codegen write
- * through a tirx__writer, so a row's two spellings sit side by side here.
+ * Native statements (native.h): the generic ops of the public builder API, the format
+ * interpreter, and printing and emitting through an op's descriptor. Both the IR printer and
+ * codegen write through a tirx__writer, so an op's two spellings sit side by side. The ops
+ * only an instruction family's lowering emits are in that family's file.
  */
 #include <stddef.h>
 #include <string.h>
 
 #include "ir.h"
-#include "../dispatch/dispatch.h" /* tirx__prim_op_name: packed math */
 
 static void put(tirx__writer *w, const char *s) { tirx__sb_append(w->sb, s); }
 
-static void indent(tirx__writer *w, int depth) {
-  for (int i = 0; i < depth; i++) put(w, "  ");
-}
-
-static void load(tirx__writer *w, const tirx_expr *e) { w->elem(w, e->tensor, e->index); }
-
-/* ---- mbarriers, wgmma ---- */
-
+/* The register operands ops collected are fenced after the wait, so that no read of them
+ * moves above it (CUTLASS: warpgroup_wait; warpgroup_fence_operand). */
 static void emit_wgmma_wait(tirx__writer *w, const tirx__stmt *s) {
-  /* The accumulators in scope are fenced after the wait, so that no read of them moves
-   * above it (CUTLASS: warpgroup_wait; warpgroup_fence_operand). */
-  tirx__sb_printf(w->sb, "tirx_wgmma_wait<%d>();", (int)s->native.wait.n);
-  if (w->wgmma_wait_fences) w->wgmma_wait_fences(w);
-}
-
-static void print_desc(tirx__writer *w, const tirx_expr *e, int lbo, int sbo, int swz) {
-  static const char *const modes[] = {"interleave", "sw128", "sw64", "sw32"};
-  w->expr(w, e);
-  tirx__sb_printf(w->sb, " %s lbo=%d sbo=%d", modes[swz & 3], lbo, sbo);
-}
-
-static void print_wgmma(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__wgmma_instr *in = &s->native.wgmma.in;
-  tirx__sb_printf(w->sb, "wgmma%s.m64n%dk16.%s(", in->rs ? "_rs" : "", (int)in->n,
-                  tirx_dtype_name((tirx_dtype)in->dtype));
-  w->expr(w, s->native.wgmma.acc);
-  put(w, ", ");
-  if (in->rs) /* the A fragment's first register */
-    w->expr(w, s->native.wgmma.a);
-  else
-    print_desc(w, s->native.wgmma.a, in->lbo_a, in->sbo_a, in->swz_a);
-  put(w, ", ");
-  print_desc(w, s->native.wgmma.b, in->lbo_b, in->sbo_b, in->swz_b);
-  put(w, ", accumulate ");
-  w->expr(w, s->native.wgmma.scale_d);
-  put(w, ")");
-}
-
-/* tirx_wgmma_desc(tirx_smem_addr(&t[index]), lbo, sbo, swz) for the load e */
-static void emit_desc(tirx__writer *w, const tirx_expr *e, int lbo, int sbo, int swz) {
-  put(w, "tirx_wgmma_desc(tirx_smem_addr(");
-  load(w, e);
-  tirx__sb_printf(w->sb, "), %d, %d, %d)", lbo, sbo, swz);
-}
-
-enum { WGMMA_GROUP_MAX = 8 };
-
-static bool same_index(const tirx_expr *x, const tirx_expr *y) {
-  return x == y || (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && x->i == y->i);
-}
-
-static bool is_wgmma(const tirx__stmt *t) {
-  return t && t->kind == TIRX__ST_NATIVE && t->native.op == TIRX__NV_WGMMA;
-}
-
-/* Whether wgmma t can join the asm statement of wgmma s: the same accumulator registers, the
- * same instruction and descriptor fields, and scale-d the constant true. */
-static bool wgmma_joins(const tirx__stmt *s, const tirx__stmt *t) {
-  if (!is_wgmma(t)) return false;
-  const tirx_expr *ds = s->native.wgmma.acc, *dt = t->native.wgmma.acc;
-  if (ds->tensor != dt->tensor || !same_index(ds->index[0], dt->index[0]) ||
-      !same_index(ds->index[1], dt->index[1]))
-    return false;
-  const tirx__wgmma_instr *a = &s->native.wgmma.in, *b = &t->native.wgmma.in;
-  if (memcmp(a, b, sizeof *a) != 0 || a->rs) return false;
-  const tirx_expr *c = t->native.wgmma.scale_d;
-  return c->kind == TIRX__EX_INT && c->i == 1;
-}
-
-/* The lowering emits a primitive's k16 steps back to back; with one accumulator block (one
- * m64 slab, one n block) they all join. */
-int tirx__wgmma_run(const tirx__stmt *s) {
-  if (!is_wgmma(s)) return 1;
-  int g = 1;
-  for (const tirx__stmt *t = s->next; g < WGMMA_GROUP_MAX && wgmma_joins(s, t); t = t->next) g++;
-  return g;
-}
-
-/* With the statements that join it (codegen skips them). */
-static void emit_wgmma(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__wgmma_instr *in = &s->native.wgmma.in;
-  const char *ty = in->dtype == TIRX_F16 ? "f16" : "bf16";
-  if (in->rs) { /* RS: the A fragment's first register, one instruction */
-    tirx__sb_printf(w->sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)in->n, ty, (int)in->trans_b);
-    load(w, s->native.wgmma.acc);
-    put(w, ",\n");
-    indent(w, w->depth + 2);
-    load(w, s->native.wgmma.a);
-    put(w, ",\n");
-    indent(w, w->depth + 2);
-    emit_desc(w, s->native.wgmma.b, in->lbo_b, in->sbo_b, in->swz_b);
-    put(w, ", ");
-    w->expr(w, s->native.wgmma.scale_d);
-    put(w, ");");
-    return;
-  }
-  int g = tirx__wgmma_run(s);
-  tirx__sb_printf(w->sb, "tirx_wgmma_m64n%dk16_%s", (int)in->n, ty);
-  if (g > 1) tirx__sb_printf(w->sb, "_x%d", g);
-  tirx__sb_printf(w->sb, "<%d, %d>(", (int)in->trans_a, (int)in->trans_b);
-  load(w, s->native.wgmma.acc);
-  const tirx__stmt *t = s;
-  for (int j = 0; j < g; j++, t = t->next) {
-    put(w, ",\n");
-    indent(w, w->depth + 2);
-    emit_desc(w, t->native.wgmma.a, in->lbo_a, in->sbo_a, in->swz_a);
-    put(w, ",\n");
-    indent(w, w->depth + 2);
-    emit_desc(w, t->native.wgmma.b, in->lbo_b, in->sbo_b, in->swz_b);
-  }
-  put(w, ", ");
-  w->expr(w, s->native.wgmma.scale_d);
-  put(w, ");");
-}
-
-static void print_mma(tirx__writer *w, const tirx__stmt *s) {
-  tirx__sb_printf(w->sb, "mma.m16n8k16.%s(", tirx_dtype_name((tirx_dtype)s->native.mma.dtype));
-  const tirx_expr *r[3] = {s->native.mma.c, s->native.mma.a, s->native.mma.b};
-  for (int i = 0; i < 3; i++) {
-    w->expr(w, r[i]);
-    put(w, ", ");
-  }
-  put(w, "accumulate ");
-  w->expr(w, s->native.mma.accumulate);
-  put(w, ")");
-}
-
-static void print_fence_regs(tirx__writer *w, const tirx__stmt *s) {
-  tirx__sb_printf(w->sb, "fence_regs(%s[0..%d))", w->tensor(w, s->native.fence_regs.regs),
-                  (int)s->native.fence_regs.n);
-}
-
-/* tirx_fence_regs<n>(t) for an f32 array, tirx_fence_regs16<n>(t) for a 16-bit one. */
-static void emit_fence_regs(tirx__writer *w, const tirx__stmt *s) {
-  const tirx_tensor *t = s->native.fence_regs.regs;
-  tirx__sb_printf(w->sb, "tirx_fence_regs%s<%lld>(%s);", t->dtype == TIRX_F32 ? "" : "16",
-                  (long long)s->native.fence_regs.n, w->tensor(w, t));
-}
-
-/* ---- TMA ---- */
-
-static void print_tma(tirx__writer *w, const tirx__stmt *s) {
-  bool ld = s->native.op == TIRX__NV_TMA_LOAD;
-  put(w, ld ? "tma_load " : "tma_store ");
-  w->elem(w, s->native.tma.smem.tensor, s->native.tma.smem.index);
-  tirx__sb_printf(w->sb, " %s tmap%d(", ld ? "<-" : "->", (int)s->native.tma.map);
-  for (int i = 0; i < s->native.tma.rank; i++) {
-    if (i) put(w, ", ");
-    w->expr(w, s->native.tma.coords[i]);
-  }
-  put(w, ")");
-  if (s->native.tma.bar) {
-    put(w, " bar ");
-    load(w, s->native.tma.bar);
-  }
-  if (s->native.tma.multicast) {
-    put(w, " multicast ");
-    w->expr(w, s->native.tma.multicast);
-  }
-}
-
-static void coords(tirx__writer *w, const tirx__stmt *s) {
-  for (int i = 0; i < s->native.tma.rank; i++) {
-    put(w, ", ");
-    w->expr(w, s->native.tma.coords[i]);
-  }
-  put(w, ");");
-}
-
-static void emit_tma_load(tirx__writer *w, const tirx__stmt *s) {
-  const tirx_expr *mc = s->native.tma.multicast;
-  tirx__sb_printf(w->sb, "tirx_tma_load_%s%dd(", mc ? "mc_" : "", (int)s->native.tma.rank);
-  w->elem(w, s->native.tma.smem.tensor, s->native.tma.smem.index);
-  tirx__sb_printf(w->sb, ", &%s, ", w->tmap(w, NULL, s->native.tma.map, 0));
-  load(w, s->native.tma.bar);
-  if (mc) {
-    put(w, ", (unsigned short)(");
-    w->expr(w, mc);
-    put(w, ")");
-  }
-  coords(w, s);
-}
-
-static void emit_tma_store(tirx__writer *w, const tirx__stmt *s) {
-  tirx__sb_printf(w->sb, "tirx_tma_store_%dd(&%s, ", (int)s->native.tma.rank,
-                  w->tmap(w, NULL, s->native.tma.map, 0));
-  w->elem(w, s->native.tma.smem.tensor, s->native.tma.smem.index);
-  coords(w, s);
+  tirx__sb_printf(w->sb, "tirx_wgmma_wait<%d>();", (int)((const tirx__nv_imm *)s->native.p)->n);
+  if (w->wait_fences) w->wait_fences(w);
 }
 
 static void emit_prefetch(tirx__writer *w, const tirx__stmt *s) {
-  const tirx_tensor *t = s->native.prefetch.tensor;
+  const tirx_tensor *t = ((const tirx__nv_tensor *)s->native.p)->tensor;
   int n = 0;
   for (const char *m; (m = w->tmap(w, t, -1, n)) != NULL;)
     tirx__sb_printf(w->sb, "%stirx_tmap_prefetch(&%s);", n++ ? " " : "", m);
   if (!n) tirx__sb_printf(w->sb, "/* %s has no tensor map to prefetch */", t->decl.name);
 }
 
-/* ---- vector moves, ldmatrix/stmatrix, packed math ---- */
+/* ---- the generic ops ---- */
 
-static void print_vcopy(tirx__writer *w, const tirx__stmt *s) {
-  int h = s->native.vcopy.hints;
-  w->elem(w, s->native.vcopy.dst.tensor, s->native.vcopy.dst.index);
-  tirx__sb_printf(w->sb, " = vec%d(", (int)s->native.vcopy.n);
-  w->expr(w, s->native.vcopy.src);
-  tirx__sb_printf(w->sb, ")%s%s", h & (TIRX__VC_LD_CS | TIRX__VC_ST_CS) ? " .cs" : "",
-                  h & TIRX__VC_LD_NC ? " .nc" : h & TIRX__VC_LD_LU ? " .lu" : "");
-}
+#define OP(id, nm, hp, fs, sec, T, pf, pfn, ef, efn, ...)                                  \
+  const tirx__native_op tirx__nv_##id = {.name = nm, .helper = hp, .need = TIRX__NEED(fs),         \
+                                         .section = sec, .size = sizeof(T), .ops = {__VA_ARGS__}, \
+                                         .print_fmt = pf, .print = pfn, .emit_fmt = ef,          \
+                                         .emit = efn};
+#define MBAR tirx__nv_mbar
+#define IMMS tirx__nv_imm
+#define NBAR tirx__nv_named_bar
+#define F TIRX__FEAT
+#define S TIRX__PRE_SYNC
+#define B TIRX__PRE_BULK
+#define C TIRX__PRE_CP_ASYNC
 
-static void emit_vcopy(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__elem *d = &s->native.vcopy.dst;
-  tirx__sb_printf(w->sb, "tirx_vcopy<%s, %d, %d>(", w->ctype(d->tensor->dtype),
-                  (int)s->native.vcopy.n, (int)s->native.vcopy.hints);
-  w->elem(w, d->tensor, d->index);
-  put(w, ", ");
-  load(w, s->native.vcopy.src);
-  put(w, ");");
-}
+/* mbarriers, fences, clusters (builder/sync.c) */
+OP(mbar_init, "mbarrier_init", "tirx_mbar_init", F(MBARRIER), S, MBAR, "$n($0, $1)", NULL,
+   "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
+OP(mbar_arrive, "mbarrier_arrive", "tirx_mbar_arrive", F(MBARRIER), S, MBAR, "$n($0)", NULL,
+   "$h($0);", NULL, TIRX__ELEM(MBAR, bar))
+OP(mbar_arrive_cluster, "mbarrier_arrive_cluster", "tirx_mbar_arrive_cluster", F(MBARRIER) | F(CLUSTER), S,
+   MBAR, "$n($0, $1)", NULL, "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
+OP(mbar_expect_tx, "mbarrier_expect_tx", "tirx_mbar_expect_tx", F(MBARRIER), S, MBAR,
+   "$n($0, $1)", NULL, "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
+OP(mbar_wait, "mbarrier_wait", "tirx_mbar_wait", F(MBARRIER), S, MBAR, "$n($0, $1)", NULL,
+   "$h($0, $1);", NULL, TIRX__ELEM(MBAR, bar), TIRX__EXPR(MBAR, value))
+OP(fence_proxy_async, "fence_proxy_async", "tirx_fence_proxy_async", F(TMA), S, IMMS, "$n()",
+   NULL, "$h();", NULL, {0})
+OP(fence_mbar_init, "fence_mbarrier_init", "tirx_fence_mbarrier_init", F(MBARRIER), S, IMMS,
+   "$n()", NULL, "$h();", NULL, {0})
+OP(cluster_sync, "cluster_sync", "tirx_cluster_sync", F(CLUSTER), S, IMMS, "$n()", NULL, "$h();",
+   NULL, {0})
+/* setmaxnreg, named barriers, wgmma groups (builder/sync.c) */
+OP(setmaxnreg_inc, "setmaxnreg.inc", "tirx_setmaxnreg_inc", F(SETMAXNREG), S, IMMS, "$n $0", NULL,
+   "$h<$0>();", NULL, TIRX__IMM(IMMS, n))
+OP(setmaxnreg_dec, "setmaxnreg.dec", "tirx_setmaxnreg_dec", F(SETMAXNREG), S, IMMS, "$n $0", NULL,
+   "$h<$0>();", NULL, TIRX__IMM(IMMS, n))
+OP(named_bar_sync, "named_barrier_sync", "tirx_named_bar_sync", 0, S, NBAR, "$n($0, $1)",
+   NULL, "$h($0, $1);", NULL, TIRX__IMM(NBAR, id), TIRX__IMM(NBAR, threads))
+OP(named_bar_arrive, "named_barrier_arrive", "tirx_named_bar_arrive", 0, S, NBAR,
+   "$n($0, $1)", NULL, "$h($0, $1);", NULL, TIRX__IMM(NBAR, id), TIRX__IMM(NBAR, threads))
+OP(wgmma_fence, "wgmma_fence", "tirx_wgmma_fence", F(WGMMA), S, IMMS, "$n()", NULL, "$h();",
+   NULL, {0})
+OP(wgmma_commit, "wgmma_commit", "tirx_wgmma_commit", F(WGMMA), S, IMMS, "$n()", NULL, "$h();",
+   NULL, {0})
+OP(wgmma_wait, "wgmma_wait", "tirx_wgmma_wait", F(WGMMA), S, IMMS, "$n($0)", NULL, NULL,
+   emit_wgmma_wait, TIRX__IMM(IMMS, n))
+/* bulk groups, tensor-map prefetch (builder/bulk.c) */
+OP(bulk_commit, "bulk_commit", "tirx_bulk_commit", F(TMA), B, IMMS, "$n", NULL, "$h();", NULL,
+   {0})
+OP(bulk_wait, "bulk_wait", "tirx_bulk_wait", F(TMA), B, IMMS, "$n $0", NULL, "$h<$0, 0>();",
+   NULL, TIRX__IMM(IMMS, n))
+OP(bulk_wait_read, "bulk_wait.read", "tirx_bulk_wait", F(TMA), B, IMMS, "$n $0", NULL,
+   "$h<$0, 1>();", NULL, TIRX__IMM(IMMS, n))
+OP(tmap_prefetch, "tmap_prefetch", "tirx_tmap_prefetch", F(TMA), B, tirx__nv_tensor, "$n $0",
+   NULL, NULL, emit_prefetch, TIRX__TENSOR(tirx__nv_tensor, tensor))
+/* cp.async groups (builder/cp_async.c) */
+OP(cp_async_commit, "cp_async_commit", "tirx_cp_async_commit", F(CP_ASYNC), C, IMMS, "$n", NULL,
+   "$h();", NULL, {0})
+OP(cp_async_wait, "cp_async_wait", "tirx_cp_async_wait", F(CP_ASYNC), C, IMMS, "$n $0", NULL,
+   "$h<$0>();", NULL, TIRX__IMM(IMMS, n))
+OP(cp_async_wait_all, "cp_async_wait_all", "tirx_cp_async_wait_all", F(CP_ASYNC), C, IMMS, "$n",
+   NULL, "$h();", NULL, {0})
 
-static void regs(tirx__writer *w, const tirx__stmt *s) {
-  for (int i = 0; i < s->native.matrix.n; i++) {
-    if (i) put(w, ", ");
-    w->expr(w, s->native.matrix.regs[i]);
-  }
-}
-
-/* ldmatrix: {regs} = ldmatrix.xN(s[row]); stmatrix the other way */
-static void print_matrix(tirx__writer *w, const tirx__stmt *s) {
-  bool st = s->native.op == TIRX__NV_STMATRIX;
-  const tirx__elem *r = &s->native.matrix.row;
-  if (!st) {
-    put(w, "{");
-    regs(w, s);
-    put(w, "} = ");
-  }
-  tirx__sb_printf(w->sb, "%s.x%d(", tirx__native_row(s->native.op)->name,
-                  (int)s->native.matrix.n);
-  w->elem(w, r->tensor, r->index);
-  if (st) {
-    put(w, ", {");
-    regs(w, s);
-    put(w, "}");
-  }
-  put(w, ")");
-}
-
-static void emit_matrix(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__elem *r = &s->native.matrix.row;
-  tirx__sb_printf(w->sb, "%s_x%d(", tirx__native_row(s->native.op)->helper,
-                  (int)s->native.matrix.n);
-  w->elem(w, r->tensor, r->index);
-  for (int i = 0; i < s->native.matrix.n; i++) {
-    put(w, ", ");
-    load(w, s->native.matrix.regs[i]);
-  }
-  put(w, ");");
-}
-
-/* "out[0..2] = x2.add(src[0..2], b)" */
-static void print_packed(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__elem *d = &s->native.packed.dst;
-  tirx__sb_printf(w->sb, "%s[", w->tensor(w, d->tensor)); /* "t[i, j +0..2]" */
-  for (int k = 0; k < d->tensor->rank; k++) {
-    if (k) put(w, ", ");
-    w->expr(w, d->index[k]);
-  }
-  tirx__sb_printf(w->sb, " +0..2] = x2.%s(",
-                  tirx__prim_op_name((tirx__prim_op)s->native.packed.op));
-  for (int i = 0; i < 3 && s->native.packed.src[i]; i++) {
-    if (i) put(w, ", ");
-    w->expr(w, s->native.packed.src[i]);
-    if (s->native.packed.pairs >> i & 1) put(w, " +0..2");
-  }
-  put(w, ")");
-}
-
-static void emit_packed(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__elem *d = &s->native.packed.dst;
-  put(w, "tirx_x2_st(");
-  w->elem(w, d->tensor, d->index);
-  tirx__sb_printf(w->sb, ", tirx_x2_%s_%s(", d->tensor->dtype == TIRX_F16 ? "f16x2" : "bf16x2",
-                  tirx__prim_op_name((tirx__prim_op)s->native.packed.op));
-  for (int i = 0; i < 3 && s->native.packed.src[i]; i++) {
-    const tirx_expr *e = s->native.packed.src[i];
-    if (i) put(w, ", ");
-    if (s->native.packed.pairs >> i & 1) { /* the pair at a load */
-      put(w, "tirx_x2_ld(");
-      load(w, e);
-      put(w, ")");
-    } else { /* a value broadcast to both halves */
-      put(w, "tirx_x2_dup(");
-      w->expr(w, e);
-      put(w, ")");
-    }
-  }
-  put(w, "));");
-}
-
-/* ---- the table ---- */
-
-#define OPS(...) {__VA_ARGS__ NONE_OP}
-#define NONE_OP {TIRX__OPND_NONE, 0, 0}
-#define OPND(k, f) {TIRX__OPND_##k, (uint16_t)offsetof(tirx__native_stmt, f), 0},
-#define ELEM(f) OPND(ELEM, f)
-#define LOAD(f) OPND(LOAD, f)
-#define EXPR(f) OPND(EXPR, f)
-#define TENSOR(f) OPND(TENSOR, f)
-#define IMM(f) OPND(IMM, f)
-#define LOADS(f, n)                                                                            \
-  {TIRX__OPND_LOADS, (uint16_t)offsetof(tirx__native_stmt, f),                                \
-   (uint16_t)offsetof(tirx__native_stmt, n)},
-#define ROW(id, nm, hp, nd, pre, opl, pf, pfn, ef, efn)                                        \
-  [TIRX__NV_##id] = {.name = nm, .helper = hp, .need = nd, .prelude = pre, .ops = opl,        \
-                     .print_fmt = pf, .print = pfn, .emit_fmt = ef, .emit = efn},
-
-static const tirx__native_info rows[TIRX__NV_COUNT] = {TIRX__NATIVE_OPS(ROW)};
-
-const tirx__native_info *tirx__native_row(int op) {
-  return op >= 0 && op < TIRX__NV_COUNT ? &rows[op] : NULL;
-}
+const tirx__native_op *const tirx__native_generic_ops[] = {
+    &tirx__nv_mbar_init, &tirx__nv_mbar_arrive, &tirx__nv_mbar_arrive_cluster,
+    &tirx__nv_mbar_expect_tx, &tirx__nv_mbar_wait, &tirx__nv_fence_proxy_async,
+    &tirx__nv_fence_mbar_init, &tirx__nv_cluster_sync, &tirx__nv_setmaxnreg_inc,
+    &tirx__nv_setmaxnreg_dec, &tirx__nv_named_bar_sync, &tirx__nv_named_bar_arrive,
+    &tirx__nv_wgmma_fence, &tirx__nv_wgmma_commit, &tirx__nv_wgmma_wait, &tirx__nv_bulk_commit,
+    &tirx__nv_bulk_wait, &tirx__nv_bulk_wait_read, &tirx__nv_tmap_prefetch,
+    &tirx__nv_cp_async_commit, &tirx__nv_cp_async_wait, &tirx__nv_cp_async_wait_all, NULL};
 
 /* ---- the format interpreter ---- */
 
 static const void *field(const tirx__stmt *s, const tirx__opnd *o) {
-  return (const char *)&s->native + o->at;
+  return (const char *)s->native.p + o->at;
 }
 
 static bool present(const tirx__stmt *s, const tirx__opnd *o) {
@@ -352,7 +119,11 @@ static void operand(tirx__writer *w, const tirx__stmt *s, const tirx__opnd *o) {
     w->elem(w, e->tensor, e->index);
     break;
   }
-  case TIRX__OPND_LOAD: load(w, *(tirx_expr *const *)p); break;
+  case TIRX__OPND_LOAD: {
+    const tirx_expr *e = *(tirx_expr *const *)p;
+    w->elem(w, e->tensor, e->index);
+    break;
+  }
   case TIRX__OPND_EXPR: w->expr(w, *(tirx_expr *const *)p); break;
   case TIRX__OPND_TENSOR: put(w, w->tensor(w, *(tirx_tensor *const *)p)); break;
   case TIRX__OPND_IMM: tirx__sb_printf(w->sb, "%d", (int)*(const int32_t *)p); break;
@@ -360,8 +131,12 @@ static void operand(tirx__writer *w, const tirx__stmt *s, const tirx__opnd *o) {
   }
 }
 
-static void format(tirx__writer *w, const tirx__stmt *s, const tirx__native_info *r,
+static void format(tirx__writer *w, const tirx__stmt *s, const tirx__native_op *r,
                    const char *f) {
+  if (!f) {
+    put(w, "?");
+    return;
+  }
   for (; *f; f++) {
     if (*f == '{') { /* an optional part: skipped when an operand it names is absent */
       const char *end = strchr(f, '}');
@@ -390,8 +165,8 @@ static void format(tirx__writer *w, const tirx__stmt *s, const tirx__native_info
 }
 
 void tirx__native_print(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__native_info *r = tirx__native_row(s->native.op);
-  if (!r)
+  const tirx__native_op *r = s->native.op;
+  if (!r || !s->native.p)
     put(w, "?");
   else if (r->print)
     r->print(w, s);
@@ -400,11 +175,17 @@ void tirx__native_print(tirx__writer *w, const tirx__stmt *s) {
 }
 
 void tirx__native_emit(tirx__writer *w, const tirx__stmt *s) {
-  const tirx__native_info *r = tirx__native_row(s->native.op);
-  if (!r)
+  const tirx__native_op *r = s->native.op;
+  if (!r || !s->native.p)
     put(w, "/* ? */");
   else if (r->emit)
     r->emit(w, s);
   else
     format(w, s, r, r->emit_fmt);
+}
+
+int tirx__native_run(const tirx__stmt *s) {
+  if (!s || s->kind != TIRX__ST_NATIVE || !s->native.op || !s->native.op->run) return 1;
+  int g = s->native.op->run(s);
+  return g > 1 ? g : 1;
 }

@@ -1,15 +1,13 @@
 /*
  * What statements need of the compile target (core/internal.h: the arch features). A native
- * statement needs its row's features (native.h, TIRX__NEED); special registers theirs (below).
+ * statement needs its op's features (native.h, TIRX__NEED); special registers theirs (below).
  * The builder records them as statements are made (builder/stmt.c, sync.c, tma.c); the
  * lowering driver (dispatch/lower_driver.c) walks what a rule's lowering wrote and checks it
  * against the rule's declared features.
  */
 #include "ir.h"
 
-tirx__features tirx__native_features(int op) {
-  return op >= 0 && op < TIRX__NV_COUNT ? tirx__native_row(op)->need : 0;
-}
+tirx__features tirx__native_features(const tirx__native_op *op) { return op ? op->need : 0; }
 
 tirx__features tirx__special_features(int sp) {
   switch (sp) {

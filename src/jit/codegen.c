@@ -15,6 +15,7 @@
 #include "../ir/ir.h"
 #include "../ir/kernel_abi.h" /* TIRX__MAX_PARAMS */
 #include "../layout/layout_internal.h"
+#include "../dispatch/dispatch.h" /* tirx__registry: the families' prelude fragments */
 
 static const char fn[] = "tirx_kernel_build";
 
@@ -83,10 +84,19 @@ typedef struct cg {
   bool failed;
   tirx_status status;
   char error[TIRX__ERROR_MAX];
-  /* ---- synchronisation and tensor cores: the wgmma register operands, accumulators and RS
-   * A tiles (fenced after a wait) ---- */
-  const tirx_tensor **accs;
-  int naccs;
+  /* What the walk over the native statements collected (tirx__uses): the register operands
+   * fenced after a wait, with the op's fence, and the prelude fragments with their keys, both
+   * in first-use order. */
+  struct fenced {
+    const tirx_tensor *t;
+    void (*fence)(tirx__writer *w, const tirx_tensor *t);
+  } *fenced;
+  int nfenced;
+  struct frag_use {
+    const tirx__prelude_frag *f;
+    int key;
+  } *frags;
+  int nfrags, capfrags;
 } cg;
 
 static void fail(cg *c, tirx_status st, const char *fmt, ...) TIRX_PRINTF(3, 4);
@@ -667,46 +677,63 @@ static const char *w_tmap(tirx__writer *w, const tirx_tensor *t, int map, int i)
   return NULL;
 }
 
-/* After tirx_wgmma_wait: a register fence on each wgmma register operand in scope. */
+/* After a wait that fences: the register operands ops collected that are in scope. */
 static void w_fences(tirx__writer *w) {
   cg *c = w->ctx;
-  for (int i = 0; i < c->naccs; i++) {
-    const tirx_tensor *t = c->accs[i];
+  for (int i = 0; i < c->nfenced; i++) {
+    const tirx_tensor *t = c->fenced[i].t;
     if (!visible(c, cname(c, &t->decl))) continue;
     tirx__sb_append(&c->sb, "\n");
     indent(c, w->depth);
-    tirx__sb_printf(&c->sb, "tirx_fence_regs%s<%lld>(%s);", t->dtype == TIRX_F32 ? "" : "16",
-                    (long long)t->elems, cname(c, &t->decl));
+    c->fenced[i].fence(w, t);
   }
 }
 
 static void native(cg *c, const tirx__stmt *s, int depth) {
   tirx__writer w = {.sb = &c->sb, .depth = depth, .ctx = c, .expr = w_expr, .elem = w_elem,
-                    .tensor = w_tensor, .ctype = ctype, .tmap = w_tmap,
-                    .wgmma_wait_fences = w_fences};
+                    .tensor = w_tensor, .ctype = ctype, .tmap = w_tmap, .wait_fences = w_fences};
   tirx__native_emit(&w, s);
   tirx__sb_append(&c->sb, "\n");
 }
 
-/* The wgmma helpers a kernel uses: N (8..256), dtype, form and group size as
- * ((n * 32 + dtype) * 2 + rs) * 16 + group, and the register operands (accumulators, RS A
- * tiles), both in first-use order. */
-typedef struct wgmma_uses {
-  int variants[64];
-  int nvariants;
-} wgmma_uses;
+/* ---- the prelude: fragments, each once, by order ---- */
 
-/* Records t among the wgmma register operands (once). */
-static void add_operand(cg *c, const tirx_tensor *t) {
-  for (int i = 0; i < c->naccs; i++)
-    if (c->accs[i] == t) return;
-  const tirx_tensor **n = realloc(c->accs, (size_t)(c->naccs + 1) * sizeof *n);
+/* Records fragment f with key (once). */
+static void use_frag(cg *c, const tirx__prelude_frag *f, int key) {
+  if (!f) return;
+  for (int i = 0; i < c->nfrags; i++)
+    if (c->frags[i].f == f && c->frags[i].key == key) return;
+  if (c->nfrags == c->capfrags) {
+    int cap = c->capfrags ? 2 * c->capfrags : 64;
+    struct frag_use *n = realloc(c->frags, (size_t)cap * sizeof *n);
+    if (!n) {
+      fail(c, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+      return;
+    }
+    c->frags = n;
+    c->capfrags = cap;
+  }
+  c->frags[c->nfrags++] = (struct frag_use){f, key};
+}
+
+static void u_variant(tirx__uses *u, const tirx__prelude_frag *f, int key) {
+  use_frag(u->ctx, f, key);
+}
+
+/* Records t among the registers fenced after a wait (once). */
+static void u_fence(tirx__uses *u, const tirx_tensor *t,
+                    void (*fence)(tirx__writer *w, const tirx_tensor *t)) {
+  cg *c = u->ctx;
+  if (!t || !fence) return;
+  for (int i = 0; i < c->nfenced; i++)
+    if (c->fenced[i].t == t) return;
+  struct fenced *n = realloc(c->fenced, (size_t)(c->nfenced + 1) * sizeof *n);
   if (!n) {
-    c->failed = true;
+    fail(c, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
     return;
   }
-  c->accs = n;
-  c->accs[c->naccs++] = t;
+  c->fenced = n;
+  c->fenced[c->nfenced++] = (struct fenced){t, fence};
 }
 
 /* The blocks nested in s (NULL past the last). */
@@ -719,23 +746,55 @@ static const tirx__block *sub_block(const tirx__stmt *s, int i) {
   }
 }
 
-static void collect_native(cg *c, wgmma_uses *u, const tirx__block *blk) {
+/* The native statements as codegen emits them (a run's first only): their ops' fragments and
+ * what their collect hooks record. */
+static void collect_native(cg *c, tirx__uses *u, const tirx__block *blk) {
   for (const tirx__stmt *s = blk->first; s; s = s->next) {
     for (int i = 0; sub_block(s, i); i++) collect_native(c, u, sub_block(s, i));
-    if (s->kind != TIRX__ST_NATIVE || s->native.op != TIRX__NV_WGMMA) continue;
-    const tirx__wgmma_instr *in = &s->native.wgmma.in;
-    int g = tirx__wgmma_run(s);
-    int v = ((in->n * 32 + in->dtype) * 2 + (in->rs != 0)) * 16 + g;
-    int known = 0;
-    for (int j = 1; j < g; j++) s = s->next; /* the statements that joined s */
-    for (int i = 0; i < u->nvariants; i++) known |= u->variants[i] == v;
-    if (!known && u->nvariants < 64) u->variants[u->nvariants++] = v;
-    add_operand(c, s->native.wgmma.acc->tensor);
-    if (s->native.wgmma.in.rs) add_operand(c, s->native.wgmma.a->tensor);
+    if (s->kind != TIRX__ST_NATIVE || !s->native.op) continue;
+    const tirx__native_op *op = s->native.op;
+    for (int i = 0; op->prelude && op->prelude[i]; i++) use_frag(c, op->prelude[i], 0);
+    if (op->collect) op->collect(u, s);
+    for (int g = tirx__native_run(s); g > 1; g--) s = s->next; /* joined s */
   }
 }
 
-/* ---- end synchronisation and tensor cores ---- */
+/* Whether a fragment of a section list is in the kernel: every kernel's, or one of the
+ * sections it uses. */
+static bool section_used(const tirx__prelude_frag *f, unsigned used) {
+  return (f->when & TIRX__PRE_ALWAYS) || (f->when & used);
+}
+
+/* The prelude: the generic fragments and the registered families' of the sections the kernel
+ * uses, its ops' own and the variants they collected, by order, then first use. */
+static void prelude(cg *c) {
+  const tirx__ir_kernel *k = c->k;
+  unsigned used = k->preludes | (k->ntmaps ? TIRX__PRE_BULK : 0);
+  for (int i = 0; tirx__prelude_core[i]; i++)
+    if (section_used(tirx__prelude_core[i], used)) use_frag(c, tirx__prelude_core[i], 0);
+  int nrules = 0;
+  const tirx__rule *const *rules = tirx__registry(&nrules);
+  for (int r = 0; r < nrules; r++)
+    for (int i = 0; rules[r]->prelude && rules[r]->prelude[i]; i++)
+      if (section_used(rules[r]->prelude[i], used)) use_frag(c, rules[r]->prelude[i], 0);
+  tirx__uses u = {.ctx = c, .variant = u_variant, .fence = u_fence};
+  collect_native(c, &u, k->body);
+  /* a stable insertion sort by order */
+  for (int i = 1; i < c->nfrags; i++) {
+    struct frag_use x = c->frags[i];
+    int j = i;
+    for (; j > 0 && c->frags[j - 1].f->order > x.f->order; j--) c->frags[j] = c->frags[j - 1];
+    c->frags[j] = x;
+  }
+  for (int i = 0; i < c->nfrags; i++) {
+    const tirx__prelude_frag *f = c->frags[i].f;
+    if (f->gen)
+      f->gen(&c->sb, c->frags[i].key);
+    else if (f->text)
+      tirx__sb_append(&c->sb, f->text);
+  }
+}
+
 
 static void stmt(cg *c, const tirx__stmt *s, int depth) {
   tirx__strbuf *sb = &c->sb;
@@ -847,7 +906,7 @@ static void block(cg *c, const tirx__block *blk, int depth) {
   int mark = c->nnames;
   for (const tirx__stmt *s = blk->first; s; s = s->next) {
     stmt(c, s, depth);
-    for (int g = tirx__wgmma_run(s); g > 1; g--) s = s->next; /* joined it: emitted */
+    for (int g = tirx__native_run(s); g > 1; g--) s = s->next; /* joined it: emitted */
   }
   c->nnames = mark;
 }
@@ -922,7 +981,7 @@ static void parameters(cg *c) {
       c->stride_name[sl->param][sl->dim] = declare(c, NULL, base);
       tirx__sb_printf(sb, "long long %s", c->stride_name[sl->param][sl->dim]);
       break;
-    default: /* TMA tensor maps (copy_async.tma), by value in the parameter space */
+    default: /* tensor maps (the kernel ABI's), by value in the parameter space */
       snprintf(base, sizeof base, "%s_tmap", cname(c, &k->tmap_tensor[sl->dim]->decl));
       c->tmap_name[sl->dim] = declare(c, NULL, base);
       tirx__sb_printf(sb, "const __grid_constant__ tirx_tmap %s", c->tmap_name[sl->dim]);
@@ -944,18 +1003,7 @@ tirx_status tirx__codegen(const tirx__ir_kernel *k, tirx_arena *names, const cha
   tirx__strbuf *sb = &c.sb;
   if (!c.failed) {
     tirx__sb_printf(sb, "/* Generated by tirx %s: kernel %s. */\n", tirx_version(), k->name);
-    tirx__sb_append(sb, tirx__prelude);
-    if ((k->preludes & (TIRX__PRE_TMA | TIRX__PRE_SYNC)) || k->ntmaps)
-      tirx__sb_append(sb, tirx__prelude_tma);
-    if (k->preludes & TIRX__PRE_CP_ASYNC) tirx__sb_append(sb, tirx__prelude_cp_async);
-    if (k->preludes & TIRX__PRE_SYNC) { /* synchronisation and tensor cores */
-      wgmma_uses u = {.nvariants = 0};
-      tirx__sb_append(sb, tirx__prelude_sync);
-      collect_native(&c, &u, k->body);
-      for (int i = 0; i < u.nvariants; i++)
-        tirx__prelude_wgmma(sb, u.variants[i] / 32 / 32, u.variants[i] / 32 % 32,
-                            u.variants[i] / 16 % 2 != 0, u.variants[i] % 16);
-    }
+    prelude(&c);
     int threads = k->block[0] * k->block[1] * k->block[2];
     /* setmaxnreg needs a register cap at entry: one block per SM (hopper-kernels.md, 5). */
     int min_blocks = k->uses_setmaxnreg ? 1 : k->min_blocks; /* tirx_set_min_blocks */
@@ -982,7 +1030,8 @@ tirx_status tirx__codegen(const tirx__ir_kernel *k, tirx_arena *names, const cha
   }
   for (int i = 0; !c.failed && i < k->nparams; i++) param_names[i] = cname(&c, k->params[i]);
   free(c.names);
-  free(c.accs);
+  free(c.fenced);
+  free(c.frags);
   free(c.decl_name);
   free(c.arg_name);
   free(c.stride_name);

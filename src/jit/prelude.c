@@ -1,12 +1,23 @@
-/* The prelude of every generated translation unit: no #include, only what tirx's code uses.
- * f16 and bf16 are 16-bit storage structs converted through inline PTX (cvt), so NVRTC never
- * parses cuda_fp16.h or cuda_bf16.h. */
+/*
+ * The prelude's generic fragments (native.h: tirx__prelude_frag): the core every generated
+ * translation unit starts with, and the text of the sections the generic native ops use
+ * (native.c). No #include, only what tirx's code uses. f16 and bf16 are 16-bit storage structs
+ * converted through inline PTX (cvt), so NVRTC never parses cuda_fp16.h or cuda_bf16.h.
+ *
+ * Codegen appends these, the fragments of the registered families (their rules' prelude
+ * lists) and those of the kernel's ops, each once, by increasing order. Generic fragments take
+ * the multiples of 100 and a few numbers between where an owner's text sits inside a section
+ * (a family's helpers inside an #if the section opens); an owner's fragment takes a number in
+ * between (docs/ARCHITECTURE.md lists them).
+ */
 #include "../ir/ir.h"
 
-/* One string, longer than the 4095 characters C99 promises to support; GCC and Clang take it. */
+/* Strings longer than the 4095 characters C99 promises to support; GCC and Clang take them. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
-const char tirx__prelude[] =
+
+/* every kernel: 16-bit types, min/max, fast math, the swizzle */
+static const tirx__prelude_frag core_head = {.order = 100, .when = TIRX__PRE_ALWAYS, .text =
     "struct tirx_f16 { unsigned short bits; };\n"
     "struct tirx_bf16 { unsigned short bits; };\n"
     "__device__ __forceinline__ tirx_f16 tirx_f16_bits(unsigned short b) {\n"
@@ -60,80 +71,9 @@ const char tirx__prelude[] =
     "  int byte = m * elem;\n"
     "  return (byte ^ (((byte >> 7) & ((1 << bits) - 1)) << 4)) / elem;\n"
     "}\n"
-    "/* Vector moves of tile primitives (tirx_vcopy, TIRX__ST_VCOPY): N elements of T, 2 to 16\n"
-    " * bytes. H: 1 ld.global.cs, 2 st.global.cs, 4 the source is a local array, 8 the destination\n"
-    " * is, 16 ld.global.nc, 32 ld.global.lu. */\n"
-    "template <class T, int N> struct alignas(sizeof(T) * N) tirx_vec { T v[N]; };\n"
-    "template <int B> struct tirx_vbits;\n"
-    "template <> struct tirx_vbits<16> {\n"
-    "  static __device__ __forceinline__ void ld(int q, void *d, const void *p) {\n"
-    "    unsigned *u = (unsigned *)d;\n"
-    "    if (q == 1) asm volatile(\"ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];\" : \"=r\"(u[0]), \"=r\"(u[1]), \"=r\"(u[2]), \"=r\"(u[3]) : \"l\"(p));\n"
-    "    else if (q == 16) asm volatile(\"ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\" : \"=r\"(u[0]), \"=r\"(u[1]), \"=r\"(u[2]), \"=r\"(u[3]) : \"l\"(p));\n"
-    "    else asm volatile(\"ld.global.lu.v4.u32 {%0, %1, %2, %3}, [%4];\" : \"=r\"(u[0]), \"=r\"(u[1]), \"=r\"(u[2]), \"=r\"(u[3]) : \"l\"(p));\n"
-    "  }\n"
-    "  static __device__ __forceinline__ void st_cs(void *p, const void *s) {\n"
-    "    const unsigned *u = (const unsigned *)s;\n"
-    "    asm volatile(\"st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\" :: \"l\"(p), \"r\"(u[0]), \"r\"(u[1]), \"r\"(u[2]), \"r\"(u[3]) : \"memory\");\n"
-    "  }\n"
-    "};\n"
-    "template <> struct tirx_vbits<8> {\n"
-    "  static __device__ __forceinline__ void ld(int q, void *d, const void *p) {\n"
-    "    unsigned *u = (unsigned *)d;\n"
-    "    if (q == 1) asm volatile(\"ld.global.cs.v2.u32 {%0, %1}, [%2];\" : \"=r\"(u[0]), \"=r\"(u[1]) : \"l\"(p));\n"
-    "    else if (q == 16) asm volatile(\"ld.global.nc.v2.u32 {%0, %1}, [%2];\" : \"=r\"(u[0]), \"=r\"(u[1]) : \"l\"(p));\n"
-    "    else asm volatile(\"ld.global.lu.v2.u32 {%0, %1}, [%2];\" : \"=r\"(u[0]), \"=r\"(u[1]) : \"l\"(p));\n"
-    "  }\n"
-    "  static __device__ __forceinline__ void st_cs(void *p, const void *s) {\n"
-    "    const unsigned *u = (const unsigned *)s;\n"
-    "    asm volatile(\"st.global.cs.v2.u32 [%0], {%1, %2};\" :: \"l\"(p), \"r\"(u[0]), \"r\"(u[1]) : \"memory\");\n"
-    "  }\n"
-    "};\n"
-    "template <> struct tirx_vbits<4> {\n"
-    "  static __device__ __forceinline__ void ld(int q, void *d, const void *p) {\n"
-    "    unsigned *u = (unsigned *)d;\n"
-    "    if (q == 1) asm volatile(\"ld.global.cs.u32 %0, [%1];\" : \"=r\"(u[0]) : \"l\"(p));\n"
-    "    else if (q == 16) asm volatile(\"ld.global.nc.u32 %0, [%1];\" : \"=r\"(u[0]) : \"l\"(p));\n"
-    "    else asm volatile(\"ld.global.lu.u32 %0, [%1];\" : \"=r\"(u[0]) : \"l\"(p));\n"
-    "  }\n"
-    "  static __device__ __forceinline__ void st_cs(void *p, const void *s) {\n"
-    "    asm volatile(\"st.global.cs.u32 [%0], %1;\" :: \"l\"(p), \"r\"(*(const unsigned *)s) : \"memory\");\n"
-    "  }\n"
-    "};\n"
-    "template <> struct tirx_vbits<2> {\n"
-    "  static __device__ __forceinline__ void ld(int q, void *d, const void *p) {\n"
-    "    unsigned short *u = (unsigned short *)d;\n"
-    "    if (q == 1) asm volatile(\"ld.global.cs.u16 %0, [%1];\" : \"=h\"(u[0]) : \"l\"(p));\n"
-    "    else if (q == 16) asm volatile(\"ld.global.nc.u16 %0, [%1];\" : \"=h\"(u[0]) : \"l\"(p));\n"
-    "    else asm volatile(\"ld.global.lu.u16 %0, [%1];\" : \"=h\"(u[0]) : \"l\"(p));\n"
-    "  }\n"
-    "  static __device__ __forceinline__ void st_cs(void *p, const void *s) {\n"
-    "    asm volatile(\"st.global.cs.u16 [%0], %1;\" :: \"l\"(p), \"h\"(*(const unsigned short *)s) : \"memory\");\n"
-    "  }\n"
-    "};\n"
-    "template <class T, int N, int H> __device__ __forceinline__ void tirx_vcopy(T *d, const T *s) {\n"
-    "  tirx_vec<T, N> r;\n"
-    "  if (H & 4) {\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < N; ++i) r.v[i] = s[i];\n"
-    "  } else if (H & 49) {\n"
-    "    tirx_vbits<sizeof(T) * N>::ld(H & 49, &r, s);\n"
-    "  } else {\n"
-    "    r = *reinterpret_cast<const tirx_vec<T, N> *>(s);\n"
-    "  }\n"
-    "  if (H & 8) {\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < N; ++i) d[i] = r.v[i];\n"
-    "  } else if (H & 2) {\n"
-    "    tirx_vbits<sizeof(T) * N>::st_cs(d, &r);\n"
-    "  } else {\n"
-    "    *reinterpret_cast<tirx_vec<T, N> *>(d) = r;\n"
-    "  }\n"
-    "}\n"
-    /* ---- ldmatrix / stmatrix (copy.ldmatrix, copy.stmatrix; TIRX__ST_MATRIX) ---- */
-    "/* ldmatrix/stmatrix of tile primitives (TIRX__ST_MATRIX): s is this lane's row address (8\n"
-    " * 16-bit elements, 16 bytes); r0.. the first of the two elements of each matrix's register\n"
-    " * (T: tirx_f16 or tirx_bf16). Templates, so stmatrix (sm_90) is only emitted where used. */\n"
+};
+/* every kernel: shared addresses and 16-bit pairs (after a family's comment, order 300) */
+static const tirx__prelude_frag core_smem = {.order = 310, .when = TIRX__PRE_ALWAYS, .text =
     "template <class T> __device__ __forceinline__ unsigned tirx_smem_addr(const T *p) {\n"
     "  unsigned a; asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"(p)); return a;\n"
     "}\n"
@@ -143,153 +83,14 @@ const char tirx__prelude[] =
     "template <class T> __device__ __forceinline__ void tirx_unpack2(T *p, unsigned u) {\n"
     "  p[0].bits = (unsigned short)u; p[1].bits = (unsigned short)(u >> 16);\n"
     "}\n"
-    "template <class T> __device__ __forceinline__ void tirx_ldmatrix_x1(const T *s, T *r0) {\n"
-    "  unsigned u0;\n"
-    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\" : \"=r\"(u0) : \"r\"(tirx_smem_addr(s)) : \"memory\");\n"
-    "  tirx_unpack2(r0, u0);\n"
-    "}\n"
-    "template <class T> __device__ __forceinline__ void tirx_ldmatrix_x2(const T *s, T *r0, T *r1) {\n"
-    "  unsigned u0, u1;\n"
-    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\" : \"=r\"(u0), \"=r\"(u1) : \"r\"(tirx_smem_addr(s)) : \"memory\");\n"
-    "  tirx_unpack2(r0, u0); tirx_unpack2(r1, u1);\n"
-    "}\n"
-    "template <class T> __device__ __forceinline__ void tirx_ldmatrix_x4(const T *s, T *r0, T *r1, T *r2, T *r3) {\n"
-    "  unsigned u0, u1, u2, u3;\n"
-    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\" : \"=r\"(u0), \"=r\"(u1), \"=r\"(u2), \"=r\"(u3) : \"r\"(tirx_smem_addr(s)) : \"memory\");\n"
-    "  tirx_unpack2(r0, u0); tirx_unpack2(r1, u1); tirx_unpack2(r2, u2); tirx_unpack2(r3, u3);\n"
-    "}\n"
-    "template <class T> __device__ __forceinline__ void tirx_stmatrix_x1(T *s, const T *r0) {\n"
-    "  asm volatile(\"stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\" :: \"r\"(tirx_smem_addr(s)), \"r\"(tirx_pack2(r0)) : \"memory\");\n"
-    "}\n"
-    "template <class T> __device__ __forceinline__ void tirx_stmatrix_x2(T *s, const T *r0, const T *r1) {\n"
-    "  asm volatile(\"stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\" :: \"r\"(tirx_smem_addr(s)), \"r\"(tirx_pack2(r0)), \"r\"(tirx_pack2(r1)) : \"memory\");\n"
-    "}\n"
-    "template <class T> __device__ __forceinline__ void tirx_stmatrix_x4(T *s, const T *r0, const T *r1, const T *r2, const T *r3) {\n"
-    "  asm volatile(\"stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\" :: \"r\"(tirx_smem_addr(s)), \"r\"(tirx_pack2(r0)), \"r\"(tirx_pack2(r1)), \"r\"(tirx_pack2(r2)), \"r\"(tirx_pack2(r3)) : \"memory\");\n"
-    "}\n"
-    /* ---- end ldmatrix / stmatrix ---- */
-    /* ---- packed f16x2/bf16x2 math (pointwise.vec pack=2; TIRX__ST_PACKED) ---- */
-    "/* Packed f16x2/bf16x2 math of tile primitives (pointwise.vec pack=2, TIRX__ST_PACKED): a pair\n"
-    " * of 16-bit elements in one 32-bit register, element 0 in the low half. The instructions are\n"
-    " * guarded by the arch that has them (dispatch packs only there). */\n"
-    "__device__ __forceinline__ unsigned tirx_x2_ld(const tirx_f16 *p) {\n"
-    "  return (unsigned)p[0].bits | ((unsigned)p[1].bits << 16);\n"
-    "}\n"
-    "__device__ __forceinline__ unsigned tirx_x2_ld(const tirx_bf16 *p) {\n"
-    "  return (unsigned)p[0].bits | ((unsigned)p[1].bits << 16);\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_x2_st(tirx_f16 *p, unsigned u) {\n"
-    "  p[0].bits = (unsigned short)u; p[1].bits = (unsigned short)(u >> 16);\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_x2_st(tirx_bf16 *p, unsigned u) {\n"
-    "  p[0].bits = (unsigned short)u; p[1].bits = (unsigned short)(u >> 16);\n"
-    "}\n"
-    "__device__ __forceinline__ unsigned tirx_x2_dup(tirx_f16 h) { return (unsigned)h.bits * 0x10001u; }\n"
-    "__device__ __forceinline__ unsigned tirx_x2_dup(tirx_bf16 h) { return (unsigned)h.bits * 0x10001u; }\n"
-    "#define TIRX_X2_1(name, ins) __device__ __forceinline__ unsigned name(unsigned a) { unsigned d; asm(ins \" %0, %1;\" : \"=r\"(d) : \"r\"(a)); return d; }\n"
-    "#define TIRX_X2_2(name, ins) __device__ __forceinline__ unsigned name(unsigned a, unsigned b) { unsigned d; asm(ins \" %0, %1, %2;\" : \"=r\"(d) : \"r\"(a), \"r\"(b)); return d; }\n"
-    "#define TIRX_X2_3(name, ins) __device__ __forceinline__ unsigned name(unsigned a, unsigned b, unsigned c) { unsigned d; asm(ins \" %0, %1, %2, %3;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c)); return d; }\n"
-    "#if __CUDA_ARCH__ >= 530\n"
-    "TIRX_X2_2(tirx_x2_f16x2_add, \"add.rn.f16x2\")\n"
-    "TIRX_X2_2(tirx_x2_f16x2_sub, \"sub.rn.f16x2\")\n"
-    "TIRX_X2_2(tirx_x2_f16x2_mul, \"mul.rn.f16x2\")\n"
-    "TIRX_X2_3(tirx_x2_f16x2_fma, \"fma.rn.f16x2\")\n"
-    "TIRX_X2_1(tirx_x2_f16x2_neg, \"neg.f16x2\")\n"
-    "TIRX_X2_1(tirx_x2_f16x2_abs, \"abs.f16x2\")\n"
-    "#endif\n"
-    "#if __CUDA_ARCH__ >= 750\n"
-    "TIRX_X2_1(tirx_x2_f16x2_exp2, \"ex2.approx.f16x2\")\n"
-    "#endif\n"
-    "#if __CUDA_ARCH__ >= 800\n"
-    "TIRX_X2_2(tirx_x2_f16x2_max, \"max.f16x2\")\n"
-    "TIRX_X2_2(tirx_x2_f16x2_min, \"min.f16x2\")\n"
-    "TIRX_X2_3(tirx_x2_bf16x2_fma, \"fma.rn.bf16x2\")\n"
-    "TIRX_X2_2(tirx_x2_bf16x2_max, \"max.bf16x2\")\n"
-    "TIRX_X2_2(tirx_x2_bf16x2_min, \"min.bf16x2\")\n"
-    "TIRX_X2_1(tirx_x2_bf16x2_neg, \"neg.bf16x2\")\n"
-    "TIRX_X2_1(tirx_x2_bf16x2_abs, \"abs.bf16x2\")\n"
-    "#if __CUDA_ARCH__ >= 900\n"
-    "TIRX_X2_2(tirx_x2_bf16x2_add, \"add.rn.bf16x2\")\n"
-    "TIRX_X2_2(tirx_x2_bf16x2_sub, \"sub.rn.bf16x2\")\n"
-    "TIRX_X2_2(tirx_x2_bf16x2_mul, \"mul.rn.bf16x2\")\n"
-    "TIRX_X2_1(tirx_x2_bf16x2_exp2, \"ex2.approx.ftz.bf16x2\")\n"
-    "#else\n"
-    "/* sm_80 has only fma.rn.bf16x2: a + b = fma(a, 1, b), a - b = fma(b, -1, a), a * b = fma(a,\n"
-    " * b, -0), each rounded once. */\n"
-    "__device__ __forceinline__ unsigned tirx_x2_bf16x2_add(unsigned a, unsigned b) {\n"
-    "  return tirx_x2_bf16x2_fma(a, 0x3f803f80u, b);\n"
-    "}\n"
-    "__device__ __forceinline__ unsigned tirx_x2_bf16x2_sub(unsigned a, unsigned b) {\n"
-    "  return tirx_x2_bf16x2_fma(b, 0xbf80bf80u, a);\n"
-    "}\n"
-    "__device__ __forceinline__ unsigned tirx_x2_bf16x2_mul(unsigned a, unsigned b) {\n"
-    "  return tirx_x2_bf16x2_fma(a, b, 0x80008000u);\n"
-    "}\n"
-    "#endif\n"
-    "#endif\n"
-    "#undef TIRX_X2_1\n"
-    "#undef TIRX_X2_2\n"
-    "#undef TIRX_X2_3\n"
-    /* ---- end packed math ---- */
-    /* the TMA block is tirx__prelude_tma, emitted for the kernels that use it */
-    ;
-#pragma GCC diagnostic pop
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Woverlength-strings"
-const char tirx__prelude_tma[] =
-    /* ---- TMA, bulk groups, clusters (copy_async.tma; TIRX__ST_ASYNC) ---- */
-    "/* TMA (copy_async.tma, TIRX__ST_ASYNC): tensor maps are 128-byte opaque parameters\n"
-    " * (const __grid_constant__), encoded at launch with cuTensorMapEncodeTiled. One thread issues\n"
-    " * each copy; loads complete on an mbarrier (complete_tx), stores in bulk groups. Templates\n"
-    " * and #if guards, so nothing here is compiled for an arch without TMA unless used. */\n"
+};
+/* the sm_90 section: tensor maps (kernel parameters), then the sm_90 block */
+static const tirx__prelude_frag bulk_head = {.order = 510, .when = TIRX__PRE_BULK | TIRX__PRE_SYNC, .text =
     "struct alignas(64) tirx_tmap { unsigned long long v[16]; };\n"
     "#if __CUDA_ARCH__ >= 900\n"
-    "__device__ __forceinline__ void tirx_tma_load_1d(void *d, const tirx_tmap *m, void *bar, int c0) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3}], [%2];\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_mc_1d(void *d, const tirx_tmap *m, void *bar, unsigned short mask, int c0) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4}], [%2], %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"h\"(mask), \"r\"(c0) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_store_1d(const tirx_tmap *m, const void *s, int c0) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];\" :: \"l\"(m), \"r\"(tirx_smem_addr(s)), \"r\"(c0) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_2d(void *d, const tirx_tmap *m, void *bar, int c0, int c1) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_mc_2d(void *d, const tirx_tmap *m, void *bar, unsigned short mask, int c0, int c1) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"h\"(mask), \"r\"(c0), \"r\"(c1) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_store_2d(const tirx_tmap *m, const void *s, int c0, int c1) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];\" :: \"l\"(m), \"r\"(tirx_smem_addr(s)), \"r\"(c0), \"r\"(c1) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_3d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1), \"r\"(c2) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_mc_3d(void *d, const tirx_tmap *m, void *bar, unsigned short mask, int c0, int c1, int c2) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6}], [%2], %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"h\"(mask), \"r\"(c0), \"r\"(c1), \"r\"(c2) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_store_3d(const tirx_tmap *m, const void *s, int c0, int c1, int c2) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];\" :: \"l\"(m), \"r\"(tirx_smem_addr(s)), \"r\"(c0), \"r\"(c1), \"r\"(c2) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_4d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2, int c3) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_mc_4d(void *d, const tirx_tmap *m, void *bar, unsigned short mask, int c0, int c1, int c2, int c3) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6, %7}], [%2], %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"h\"(mask), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_store_4d(const tirx_tmap *m, const void *s, int c0, int c1, int c2, int c3) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\" :: \"l\"(m), \"r\"(tirx_smem_addr(s)), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_5d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2, int c3, int c4) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3), \"r\"(c4) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_load_mc_5d(void *d, const tirx_tmap *m, void *bar, unsigned short mask, int c0, int c1, int c2, int c3, int c4) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"h\"(mask), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3), \"r\"(c4) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_tma_store_5d(const tirx_tmap *m, const void *s, int c0, int c1, int c2, int c3, int c4) {\n"
-    "  asm volatile(\"cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];\" :: \"l\"(m), \"r\"(tirx_smem_addr(s)), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3), \"r\"(c4) : \"memory\");\n"
-    "}\n"
+};
+/* bulk groups, tensor-map prefetch, cluster registers */
+static const tirx__prelude_frag bulk = {.order = 530, .when = TIRX__PRE_BULK | TIRX__PRE_SYNC, .text =
     "__device__ __forceinline__ void tirx_bulk_commit() {\n"
     "  asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");\n"
     "}\n"
@@ -310,54 +111,13 @@ const char tirx__prelude_tma[] =
     "  else asm volatile(\"mov.u32 %0, %%clusterid.z;\" : \"=r\"(r));\n"
     "  return (int)r;\n"
     "}\n"
-    "/* Minimal mbarrier helpers for TMA loads (tirx__mbar_*; the public mbarrier statements\n"
-    " * supersede them). */\n"
-    "__device__ __forceinline__ void tirx_mbar_init(void *bar, unsigned count) {\n"
-    "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\" :: \"r\"(tirx_smem_addr(bar)), \"r\"(count) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_fence_mbar_init() {\n"
-    "  asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_cluster_sync_all() {\n"
-    "  asm volatile(\"barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
-    "}\n"
-    "/* v into the f32 at p's offset in the shared memory of cluster CTA rank (DSMEM). */\n"
-    "__device__ __forceinline__ void tirx_dsmem_st_f32(float *p, unsigned rank, float v) {\n"
-    "  unsigned a;\n"
-    "  asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(a) : \"r\"(tirx_smem_addr(p)), \"r\"(rank));\n"
-    "  asm volatile(\"st.shared::cluster.f32 [%0], %1;\" :: \"r\"(a), \"f\"(v) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_mbar_expect_tx(void *bar, unsigned bytes) {\n"
-    "  asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\" :: \"r\"(tirx_smem_addr(bar)), \"r\"(bytes) : \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_mbar_wait(void *bar, unsigned parity) {\n"
-    "  unsigned done = 0;\n"
-    "  while (!done)\n"
-    "    asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }\" : \"=r\"(done) : \"r\"(tirx_smem_addr(bar)), \"r\"(parity) : \"memory\");\n"
-    "}\n"
+};
+/* the end of the sm_90 block */
+static const tirx__prelude_frag bulk_end = {.order = 560, .when = TIRX__PRE_BULK | TIRX__PRE_SYNC, .text =
     "#endif\n"
-    /* ---- end TMA ---- */
-    ;
-#pragma GCC diagnostic pop
-
-/* ---- cp.async (copy_async.cp_async; TIRX__AS_CP_*, builder/cp_async.c) ---- */
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Woverlength-strings"
-const char tirx__prelude_cp_async[] =
-    "/* cp.async (copy_async.cp_async): N bytes (4, 8, 16) from global s to shared d, completing\n"
-    " * in this thread's cp.async groups (commit_group, wait_group). 16 bytes bypass L1 (.cg), 4\n"
-    " * and 8 go through it (.ca). With n, only the first n bytes are read and the rest of d is\n"
-    " * zero-filled (the tails of tiles at a tensor's edge; n = 0 reads nothing). sm_80. */\n"
-    "#if __CUDA_ARCH__ >= 800\n"
-    "template <int N, class T> __device__ __forceinline__ void tirx_cp_async(T *d, const T *s) {\n"
-    "  if (N == 16) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s) : \"memory\");\n"
-    "  else asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"n\"(N) : \"memory\");\n"
-    "}\n"
-    "template <int N, class T> __device__ __forceinline__ void tirx_cp_async(T *d, const T *s, unsigned n) {\n"
-    "  if (N == 16) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"r\"(n) : \"memory\");\n"
-    "  else asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"n\"(N), \"r\"(n) : \"memory\");\n"
-    "}\n"
+};
+/* cp.async groups (after a family's copy helper, order 600) */
+static const tirx__prelude_frag cp_groups = {.order = 610, .when = TIRX__PRE_CP_ASYNC, .text =
     "__device__ __forceinline__ void tirx_cp_async_commit() {\n"
     "  asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
     "}\n"
@@ -370,14 +130,10 @@ const char tirx__prelude_cp_async[] =
     "__device__ __forceinline__ void tirx_cp_async_wait_all() {\n"
     "  asm volatile(\"cp.async.wait_all;\" ::: \"memory\");\n"
     "}\n"
-    "#endif\n";
-#pragma GCC diagnostic pop
-
-/* ---- synchronisation and tensor cores (TIRX__ST_NATIVE, builder/sync.c, the gemm families) ---- */
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Woverlength-strings"
-const char tirx__prelude_sync[] =
+    "#endif\n"
+};
+/* mbarriers, fences, cluster barriers, elect, named barriers, setmaxnreg, warpgroup groups */
+static const tirx__prelude_frag sync = {.order = 700, .when = TIRX__PRE_SYNC, .text =
     "/* Synchronisation and tensor cores (tirx: builder/sync.c, gemm families). mbarriers are\n"
     " * shared 64-bit words; addresses go to PTX as 32-bit shared addresses. */\n"
     "#if __CUDA_ARCH__ >= 900\n"
@@ -410,7 +166,6 @@ const char tirx__prelude_sync[] =
     "__device__ __forceinline__ void tirx_cluster_sync() {\n"
     "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
     "}\n"
-    /* tirx_cluster_ctarank(): in the sm_90 block of tirx__prelude */
     "/* True in one lane of the (fully active) warp. */\n"
     "__device__ __forceinline__ bool tirx_elect_one() {\n"
     "  unsigned p; asm volatile(\"{ .reg .pred q; elect.sync _|q, 0xffffffff; selp.u32 %0, 1, 0, q; }\" : \"=r\"(p)); return p != 0;\n"
@@ -438,134 +193,12 @@ const char tirx__prelude_sync[] =
     "template <int N> __device__ __forceinline__ void tirx_wgmma_wait() {\n"
     "  asm volatile(\"wgmma.wait_group.sync.aligned %0;\" :: \"n\"(N) : \"memory\");\n"
     "}\n"
-    "/* The shared-memory matrix descriptor: start address, leading and stride byte offsets (all\n"
-    " * >> 4), swizzle code in bits 62-63 (1 128B, 2 64B, 3 32B, 0 none). */\n"
-    "__device__ __forceinline__ unsigned long long tirx_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz) {\n"
-    "  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
-    "         (unsigned long long)((sbo >> 4) & 0x3fffu) << 32 | (unsigned long long)swz << 62;\n"
-    "}\n"
+};
+/* the end of the sm_90a block (after the families' helpers in it) */
+static const tirx__prelude_frag sync_end = {.order = 720, .when = TIRX__PRE_SYNC, .text =
     "#endif\n"
-    "/* An empty asm that reads and writes N f32 registers (DeepGEMM's warpgroup_fence_operand):\n"
-    " * the compiler cannot move their uses across the asynchronous MMA. */\n"
-    "template <int N> __device__ __forceinline__ void tirx_fence_regs(float *d) {\n"
-    "#pragma unroll\n"
-    "  for (int i = 0; i < N; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: \"memory\");\n"
-    "}\n"
-    "/* The same for N 16-bit values (a wgmma A tile in registers), as the 32-bit pairs the\n"
-    " * instruction reads. */\n"
-    "template <int N, class T> __device__ __forceinline__ void tirx_fence_regs16(T *a) {\n"
-    "#pragma unroll\n"
-    "  for (int i = 0; i + 1 < N; i += 2) {\n"
-    "    unsigned u = tirx_pack2(a + i);\n"
-    "    asm volatile(\"\" : \"+r\"(u) :: \"memory\");\n"
-    "    tirx_unpack2(a + i, u);\n"
-    "  }\n"
-    "  if (N % 2) asm volatile(\"\" : \"+h\"(a[N - 1].bits) :: \"memory\");\n"
-    "}\n"
-    "/* mma.sync m16n8k16 with f32 accumulators: d (4 registers) = [d +] a (8 16-bit values of the\n"
-    " * A fragment) x b (4 of the B fragment). */\n"
-    "#if __CUDA_ARCH__ >= 800\n"
-    "#define TIRX_MMA_M16N8K16(T, ty) \\\n"
-    "__device__ __forceinline__ void tirx_mma_m16n8k16(float *d, const T *a, const T *b, bool acc) { \\\n"
-    "  float c0 = acc ? d[0] : 0.0f, c1 = acc ? d[1] : 0.0f, c2 = acc ? d[2] : 0.0f, c3 = acc ? d[3] : 0.0f; \\\n"
-    "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.\" ty \".\" ty \".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\" \\\n"
-    "      : \"=f\"(d[0]), \"=f\"(d[1]), \"=f\"(d[2]), \"=f\"(d[3]) \\\n"
-    "      : \"r\"(tirx_pack2(a)), \"r\"(tirx_pack2(a + 2)), \"r\"(tirx_pack2(a + 4)), \"r\"(tirx_pack2(a + 6)), \\\n"
-    "        \"r\"(tirx_pack2(b)), \"r\"(tirx_pack2(b + 2)), \"f\"(c0), \"f\"(c1), \"f\"(c2), \"f\"(c3)); \\\n"
-    "}\n"
-    "TIRX_MMA_M16N8K16(tirx_bf16, \"bf16\")\n"
-    "TIRX_MMA_M16N8K16(tirx_f16, \"f16\")\n"
-    "#undef TIRX_MMA_M16N8K16\n"
-    "#endif\n";
+};
 #pragma GCC diagnostic pop
 
-/* The RS form (A from registers): tirx_wgmma_rs_m64n<n>k16_<t><TB>(d, a, db, acc), one
- * instruction per call (codegen does not group RS calls). Operands: d's registers
- * %0..%(regs-1), the four packed A registers, db, acc, TB. */
-static void prelude_wgmma_rs(tirx__strbuf *sb, int n, const char *ty) {
-  int regs = n / 2, acc = regs + 5;
-  tirx__sb_printf(sb,
-                  "/* wgmma.mma_async m64n%dk16, f32 += %s x %s with A from registers (RS): d "
-                  "the warpgroup's\n"
-                  " * %d accumulator registers, a this thread's 8 values of the A fragment "
-                  "(a0..a7), db the\n"
-                  " * shared-memory descriptor of B, acc the scale-d predicate, TB the transpose "
-                  "bit of B. */\n"
-                  "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
-                  "template <int TB>\n"
-                  "__device__ __forceinline__ void tirx_wgmma_rs_m64n%dk16_%s(float *d, const "
-                  "tirx_%s *a, unsigned long long db, bool acc) {\n",
-                  n, ty, ty, regs, n, ty, ty);
-  tirx__sb_printf(sb,
-                  "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%d, 0;\\n\"\n"
-                  "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {",
-                  acc, n, ty, ty);
-  for (int i = 0; i < regs; i++) tirx__sb_printf(sb, "%s%%%d", i ? ", " : "", i);
-  tirx__sb_printf(sb, "}, {%%%d, %%%d, %%%d, %%%d}, %%%d, p, 1, 1, %%%d;\\n}\\n\"\n    : ", regs,
-                  regs + 1, regs + 2, regs + 3, regs + 4, regs + 6);
-  for (int i = 0; i < regs; i++)
-    tirx__sb_printf(sb, "%s\"+f\"(d[%d])", i == 0 ? "" : i % 8 ? ", " : ",\n      ", i);
-  tirx__sb_append(sb, "\n    : \"r\"(tirx_pack2(a)), \"r\"(tirx_pack2(a + 2)), "
-                      "\"r\"(tirx_pack2(a + 4)), \"r\"(tirx_pack2(a + 6)),\n"
-                      "      \"l\"(db), \"r\"((int)acc), \"n\"(TB));\n"
-                      "}\n#endif\n");
-}
-
-/*
- * One asm statement for `group` wgmma.mma_async on the same accumulators (codegen.c groups the
- * k16 steps of one tile primitive): NVVM then handles one call with the warpgroup's n/2 "+f"
- * operands instead of `group`, and the PTX, hence the SASS, is the same instructions in the
- * same order. Operands: d[0..regs) the accumulators, then da_j, db_j for each j, then acc (the
- * first instruction's scale-d), TA, TB; the later instructions' scale-d is the predicate q = 1,
- * as the separate calls passed true.
- */
-void tirx__prelude_wgmma(tirx__strbuf *sb, int n, int dtype, bool rs, int group) {
-  const char *ty = dtype == TIRX_F16 ? "f16" : "bf16";
-  if (rs) {
-    prelude_wgmma_rs(sb, n, ty);
-    return;
-  }
-  int regs = n / 2, acc = regs + 2 * group, ta = acc + 1, tb = acc + 2;
-  if (group > 1)
-    tirx__sb_printf(sb,
-                    "/* %d x wgmma.mma_async m64n%dk16, f32 += %s x %s, in one asm statement: d\n"
-                    " * the warpgroup's %d accumulator registers, (da, db) each instruction's\n"
-                    " * shared-memory descriptors, acc the first one's scale-d predicate (the\n"
-                    " * others accumulate), TA/TB the transpose bits. */\n",
-                    group, n, ty, ty, regs);
-  else
-    tirx__sb_printf(sb,
-                    "/* wgmma.mma_async m64n%dk16, f32 += %s x %s: d the warpgroup's %d "
-                    "accumulator\n"
-                    " * registers, da/db the shared-memory descriptors, acc the scale-d "
-                    "predicate, TA/TB\n"
-                    " * the transpose bits. */\n",
-                    n, ty, ty, regs);
-  tirx__sb_printf(sb,
-                  "#ifdef __CUDA_ARCH_FEAT_SM90_ALL\n"
-                  "template <int TA, int TB>\n"
-                  "__device__ __forceinline__ void tirx_wgmma_m64n%dk16_%s",
-                  n, ty);
-  if (group > 1) tirx__sb_printf(sb, "_x%d", group);
-  tirx__sb_append(sb, "(float *d");
-  if (group == 1) tirx__sb_append(sb, ", unsigned long long da, unsigned long long db");
-  for (int j = 0; group > 1 && j < group; j++)
-    tirx__sb_printf(sb, ", unsigned long long da%d, unsigned long long db%d", j, j);
-  tirx__sb_printf(sb, ", bool acc) {\n  asm volatile(\"{\\n.reg .pred p%s;\\nsetp.ne.b32 p, %%%d, 0;\\n%s\"\n",
-                  group > 1 ? ", q" : "", acc, group > 1 ? "setp.ne.b32 q, 1, 0;\\n" : "");
-  for (int j = 0; j < group; j++) {
-    tirx__sb_printf(sb, "    \"wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, ty, ty);
-    for (int i = 0; i < regs; i++) tirx__sb_printf(sb, "%s%%%d", i ? ", " : "", i);
-    tirx__sb_printf(sb, "}, %%%d, %%%d, %s, 1, 1, %%%d, %%%d;\\n%s\"\n", regs + 2 * j,
-                    regs + 2 * j + 1, j ? "q" : "p", ta, tb, j + 1 == group ? "}\\n" : "");
-  }
-  tirx__sb_append(sb, "    : ");
-  for (int i = 0; i < regs; i++)
-    tirx__sb_printf(sb, "%s\"+f\"(d[%d])", i == 0 ? "" : i % 8 ? ", " : ",\n      ", i);
-  tirx__sb_append(sb, "\n    : ");
-  if (group == 1) tirx__sb_append(sb, "\"l\"(da), \"l\"(db), ");
-  for (int j = 0; group > 1 && j < group; j++) tirx__sb_printf(sb, "\"l\"(da%d), \"l\"(db%d), ", j, j);
-  tirx__sb_append(sb, "\"r\"((int)acc), \"n\"(TA), \"n\"(TB));\n}\n#endif\n");
-}
-
-/* ---- end synchronisation and tensor cores ---- */
+const tirx__prelude_frag *const tirx__prelude_core[] = {
+    &core_head, &core_smem, &bulk_head, &bulk, &bulk_end, &cp_groups, &sync, &sync_end, NULL};

@@ -373,8 +373,41 @@ static void job_free(void *p) {
   free(j);
 }
 
+/* How long a compile job waits for another process that holds the key's claim (it compiles
+ * itself after that: a hung holder costs one duplicate compile, never a hang). */
+enum { CLAIM_WAIT_MS = 120000 };
+
+/* A claim's hit: the entry another process published while this job waited. Loaded like a disk
+ * hit; false (compile instead) when the loader refuses it. */
+static bool claim_hit_load(tirx_runtime *rt, compile_job *j, tirx__store_entry *hit,
+                           tirx_status *st, void **result) {
+  CUmodule module = NULL;
+  CUfunction function = NULL;
+  *st = TIRX_OK;
+  if (rt->loader)
+    *st = rt->loader(rt, rt->loader_user, j->fn, &j->ckey, hit->payload, hit->payload_len,
+                     j->entry, &module, &function);
+  tirx__store_entry_free(hit);
+  if (*st != TIRX_OK && *st != TIRX_E_STICKY && *st != TIRX_E_FORKED)
+    return false;
+  atomic_fetch_add(&rt->disk_hits, 1);
+  tirx__module *m = NULL;
+  if (*st == TIRX_OK)
+    *st = module_publish(rt, &j->ckey, module, function, j->entry, j->fn, &m);
+  if (*st == TIRX_OK) {
+    emit(rt, TIRX_EVENT_DISK_HIT, j->entry, &j->ckey, TIRX_OK, 0, 0, NULL);
+    *result = m;
+  }
+  return true;
+}
+
+static tirx_status compile_claimed(tirx_runtime *rt, compile_job *j, const tirx__store_info *ip,
+                                   double t0, void **result);
+
 /* Compiles, publishes to the store, loads. The submitter has already looked in the store (or
- * the loader refused what it found there), so the job does not look again. */
+ * the loader refused what it found there); the job takes the key's claim first
+ * (tirx__store_claim), so that processes missing the same key compile it once: the others
+ * wait for the entry on this pool thread, never on a launching thread. */
 static tirx_status job_run(void *arg, void **result, char **message) {
   (void)message; /* failures leave their message as this thread's last error */
   compile_job *j = arg;
@@ -388,6 +421,26 @@ static tirx_status job_run(void *arg, void **result, char **message) {
     return TIRX_OK;
   }
   tirx__store_info info = {rt->arch, rt->nvrtc_major, rt->nvrtc_minor};
+  tirx__claim claim = {.fd = -1};
+  if (rt->store && !atomic_load(&rt->failed)) {
+    tirx__store_entry hit;
+    if (tirx__store_claim(rt->store, &j->ckey, &info, CLAIM_WAIT_MS, &claim, &hit) ==
+        TIRX__CLAIM_HIT) {
+      tirx_status hst;
+      if (claim_hit_load(rt, j, &hit, &hst, result))
+        return hst;
+    }
+  }
+  tirx_status st = compile_claimed(rt, j, &info, t0, result);
+  tirx__store_claim_release(rt->store, &claim);
+  return st;
+}
+
+/* The compile itself, with the claim (if any) held by job_run. */
+static tirx_status compile_claimed(tirx_runtime *rt, compile_job *j, const tirx__store_info *ip,
+                                   double t0, void **result) {
+  tirx__store_info info = *ip;
+  tirx__module *m = NULL;
   tirx__nvrtc_output out;
   memset(&out, 0, sizeof out);
   emit(rt, TIRX_EVENT_COMPILE_STARTED, j->entry, &j->ckey, TIRX_OK, 0, 0, NULL);

@@ -29,6 +29,68 @@
 #include "../lower.h"
 #include "families.h"
 
+/* ---- the native statement: the cp.async copy ---- */
+
+/* shared dst <- bytes at the address of the global load src; src_bytes the bytes to read (the
+ * rest zero-filled), NULL: all */
+typedef struct cp_async_payload {
+  tirx__elem dst;
+  tirx_expr *src, *src_bytes;
+  int32_t bytes;
+} cp_async_payload;
+
+static const tirx__native_op nv_cp_async = {
+    .name = "cp_async", .helper = "tirx_cp_async", .need = TIRX__NEED(TIRX__FEAT(CP_ASYNC)),
+    .section = TIRX__PRE_CP_ASYNC, .size = sizeof(cp_async_payload),
+    .ops = {TIRX__ELEM(cp_async_payload, dst), TIRX__LOAD(cp_async_payload, src),
+            TIRX__EXPR(cp_async_payload, src_bytes), TIRX__IMM(cp_async_payload, bytes)},
+    .print_fmt = "$n.$3 $0 <- $1{ zfill past $2}",
+    .emit_fmt = "$h<$3>($0, $1{, (unsigned)($2)});"};
+
+/* The copy of bytes (4, 8, 16) from the global load src into shared dst[index]; src_bytes
+ * (NULL: all) says how many of them to read, the rest being zero-filled. */
+static void cp_async(tirx__emit *e, tirx_tensor *dst, tirx_expr *const *index, tirx_expr *src,
+                     int bytes, tirx_expr *src_bytes) {
+  static const char fn[] = "tirx_kernel_build";
+  tirx_builder *b = e->b;
+  tirx_expr **ix = tirx__b_index_list(b, fn, dst, dst->rank, index);
+  if (!ix || b->status != TIRX_OK) return;
+  tirx__stmt *s = tirx__b_native_in(b, fn, &nv_cp_async, tirx__emit_block(e));
+  if (!s) return;
+  cp_async_payload *p = s->native.p;
+  p->dst.tensor = dst;
+  p->dst.index = ix;
+  p->src = src;
+  if (bytes > src->tensor->vec_bytes) src->tensor->vec_bytes = bytes; /* the launch checks it */
+  p->src_bytes = src_bytes;
+  p->bytes = bytes;
+}
+
+/* The copy helper, before the cp.async groups of the section (order 610), in every kernel
+ * that uses the section (byte-identical generated code). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+/* tirx_cp_async */
+static const tirx__prelude_frag cp_async_frag = {.order = 600, .when = TIRX__PRE_CP_ASYNC, .text =
+    "/* cp.async (copy_async.cp_async): N bytes (4, 8, 16) from global s to shared d, completing\n"
+    " * in this thread's cp.async groups (commit_group, wait_group). 16 bytes bypass L1 (.cg), 4\n"
+    " * and 8 go through it (.ca). With n, only the first n bytes are read and the rest of d is\n"
+    " * zero-filled (the tails of tiles at a tensor's edge; n = 0 reads nothing). sm_80. */\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "template <int N, class T> __device__ __forceinline__ void tirx_cp_async(T *d, const T *s) {\n"
+    "  if (N == 16) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s) : \"memory\");\n"
+    "  else asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"n\"(N) : \"memory\");\n"
+    "}\n"
+    "template <int N, class T> __device__ __forceinline__ void tirx_cp_async(T *d, const T *s, unsigned n) {\n"
+    "  if (N == 16) asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"r\"(n) : \"memory\");\n"
+    "  else asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %3;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(s), \"n\"(N), \"r\"(n) : \"memory\");\n"
+    "}\n"
+};
+#pragma GCC diagnostic pop
+
+static const tirx__prelude_frag *const frags[] = {&cp_async_frag, NULL};
+
+
 /* The widest vector (elements) both operands allow, at most 16 bytes, dividing the innermost
  * extent (tirx__lower_elementwise walks the innermost dim in whole vectors). */
 static int64_t widest(tirx__rule_ctx *ctx, int64_t esize, int64_t *extent) {
@@ -128,7 +190,7 @@ static void element(tirx__lower *lw, tirx_expr *const *idx, int64_t vec) {
   }
   tirx_expr *from = tirx_load(b, g, rank, si);
   if (b->status != TIRX_OK) return;
-  tirx__cp_async(b, tirx__emit_block(e), dst->tensor, di, from, (int)(vec * esize), bytes);
+  cp_async(e, dst->tensor, di, from, (int)(vec * esize), bytes);
 }
 
 static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const tirx__shape *shape,
@@ -154,4 +216,5 @@ const tirx__rule tirx__rule_copy_cp_async = {
     .check = check,
     .shapes = shapes,
     .emit = emit,
+    .prelude = frags,
 };

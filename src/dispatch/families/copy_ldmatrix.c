@@ -28,6 +28,120 @@
 #include "../lower.h"
 #include "families.h"
 
+/* ---- the native statements: ldmatrix, stmatrix ---- */
+
+/* row is this lane's shared row address; n matrices (1, 2, 4); regs[i] (a load of the local
+ * array) the first of the two 16-bit elements of matrix i's register */
+typedef struct matrix_payload {
+  tirx__elem row;
+  tirx_expr **regs;
+  int32_t n;
+} matrix_payload;
+
+static void regs_of(tirx__writer *w, const matrix_payload *p) {
+  for (int i = 0; i < p->n; i++) {
+    if (i) tirx__sb_append(w->sb, ", ");
+    w->expr(w, p->regs[i]);
+  }
+}
+
+/* ldmatrix: {regs} = ldmatrix.xN(s[row]); stmatrix the other way */
+static void print_matrix(tirx__writer *w, const tirx__stmt *s) {
+  const matrix_payload *p = s->native.p;
+  bool st = s->native.op == &tirx__nv_stmatrix;
+  if (!st) {
+    tirx__sb_append(w->sb, "{");
+    regs_of(w, p);
+    tirx__sb_append(w->sb, "} = ");
+  }
+  tirx__sb_printf(w->sb, "%s.x%d(", s->native.op->name, (int)p->n);
+  w->elem(w, p->row.tensor, p->row.index);
+  if (st) {
+    tirx__sb_append(w->sb, ", {");
+    regs_of(w, p);
+    tirx__sb_append(w->sb, "}");
+  }
+  tirx__sb_append(w->sb, ")");
+}
+
+static void emit_matrix(tirx__writer *w, const tirx__stmt *s) {
+  const matrix_payload *p = s->native.p;
+  tirx__sb_printf(w->sb, "%s_x%d(", s->native.op->helper, (int)p->n);
+  w->elem(w, p->row.tensor, p->row.index);
+  for (int i = 0; i < p->n; i++) {
+    tirx__sb_append(w->sb, ", ");
+    w->elem(w, p->regs[i]->tensor, p->regs[i]->index);
+  }
+  tirx__sb_append(w->sb, ");");
+}
+
+const tirx__native_op tirx__nv_ldmatrix = {
+    .name = "ldmatrix", .helper = "tirx_ldmatrix", .need = TIRX__NEED(TIRX__FEAT(LDMATRIX)),
+    .size = sizeof(matrix_payload),
+    .ops = {TIRX__ELEM(matrix_payload, row), TIRX__LOADS(matrix_payload, regs, n)},
+    .print = print_matrix, .emit = emit_matrix};
+
+const tirx__native_op tirx__nv_stmatrix = {
+    .name = "stmatrix", .helper = "tirx_stmatrix", .need = TIRX__NEED(TIRX__FEAT(STMATRIX)),
+    .size = sizeof(matrix_payload),
+    .ops = {TIRX__ELEM(matrix_payload, row), TIRX__LOADS(matrix_payload, regs, n)},
+    .print = print_matrix, .emit = emit_matrix};
+
+tirx__stmt *tirx__matrix_stmt(tirx__emit *e, bool store, tirx_tensor *t, tirx_expr **index,
+                              tirx_expr **regs, int n) {
+  tirx__stmt *s = tirx__emit_native(e, store ? &tirx__nv_stmatrix : &tirx__nv_ldmatrix);
+  if (!s) return NULL;
+  matrix_payload *p = s->native.p;
+  p->row.tensor = t;
+  p->row.index = index;
+  p->regs = regs;
+  p->n = (int32_t)n;
+  return s;
+}
+
+/* In every kernel's core (for now: byte-identical generated code; making them conditional on
+ * the ops is a follow-up): the comment, then after the core's shared-address helpers (order
+ * 310) the helpers. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+/* ldmatrix/stmatrix: the comment */
+static const tirx__prelude_frag ldm_comment = {.order = 300, .when = TIRX__PRE_ALWAYS, .text =
+    "/* ldmatrix/stmatrix of tile primitives (TIRX__ST_MATRIX): s is this lane's row address (8\n"
+    " * 16-bit elements, 16 bytes); r0.. the first of the two elements of each matrix's register\n"
+    " * (T: tirx_f16 or tirx_bf16). Templates, so stmatrix (sm_90) is only emitted where used. */\n"
+};
+/* ldmatrix/stmatrix: the helpers */
+static const tirx__prelude_frag ldm_frag = {.order = 320, .when = TIRX__PRE_ALWAYS, .text =
+    "template <class T> __device__ __forceinline__ void tirx_ldmatrix_x1(const T *s, T *r0) {\n"
+    "  unsigned u0;\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\" : \"=r\"(u0) : \"r\"(tirx_smem_addr(s)) : \"memory\");\n"
+    "  tirx_unpack2(r0, u0);\n"
+    "}\n"
+    "template <class T> __device__ __forceinline__ void tirx_ldmatrix_x2(const T *s, T *r0, T *r1) {\n"
+    "  unsigned u0, u1;\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\" : \"=r\"(u0), \"=r\"(u1) : \"r\"(tirx_smem_addr(s)) : \"memory\");\n"
+    "  tirx_unpack2(r0, u0); tirx_unpack2(r1, u1);\n"
+    "}\n"
+    "template <class T> __device__ __forceinline__ void tirx_ldmatrix_x4(const T *s, T *r0, T *r1, T *r2, T *r3) {\n"
+    "  unsigned u0, u1, u2, u3;\n"
+    "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\" : \"=r\"(u0), \"=r\"(u1), \"=r\"(u2), \"=r\"(u3) : \"r\"(tirx_smem_addr(s)) : \"memory\");\n"
+    "  tirx_unpack2(r0, u0); tirx_unpack2(r1, u1); tirx_unpack2(r2, u2); tirx_unpack2(r3, u3);\n"
+    "}\n"
+    "template <class T> __device__ __forceinline__ void tirx_stmatrix_x1(T *s, const T *r0) {\n"
+    "  asm volatile(\"stmatrix.sync.aligned.m8n8.x1.shared.b16 [%0], {%1};\" :: \"r\"(tirx_smem_addr(s)), \"r\"(tirx_pack2(r0)) : \"memory\");\n"
+    "}\n"
+    "template <class T> __device__ __forceinline__ void tirx_stmatrix_x2(T *s, const T *r0, const T *r1) {\n"
+    "  asm volatile(\"stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\" :: \"r\"(tirx_smem_addr(s)), \"r\"(tirx_pack2(r0)), \"r\"(tirx_pack2(r1)) : \"memory\");\n"
+    "}\n"
+    "template <class T> __device__ __forceinline__ void tirx_stmatrix_x4(T *s, const T *r0, const T *r1, const T *r2, const T *r3) {\n"
+    "  asm volatile(\"stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\" :: \"r\"(tirx_smem_addr(s)), \"r\"(tirx_pack2(r0)), \"r\"(tirx_pack2(r1)), \"r\"(tirx_pack2(r2)), \"r\"(tirx_pack2(r3)) : \"memory\");\n"
+    "}\n"
+};
+#pragma GCC diagnostic pop
+
+static const tirx__prelude_frag *const frags[] = {&ldm_comment, &ldm_frag, NULL};
+
+
 static const char FN[] = "tirx_kernel_build";
 
 /* The first axis other than laneid and reg that l uses (iters, replicas, offsets), or -1. */
@@ -291,12 +405,7 @@ tirx_status tirx__lower_matrix(tirx__lower *lw, int64_t num, bool store) {
     regs[i] = tirx__lower_load(lw, reg, ridx, 0);
     if (!regs[i]) return b->status;
   }
-  tirx__stmt *s = tirx__emit_native(e, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX);
-  if (!s) return b->status;
-  s->native.matrix.row.tensor = sm->tensor;
-  s->native.matrix.row.index = index;
-  s->native.matrix.regs = regs;
-  s->native.matrix.n = (int32_t)num;
+  if (!tirx__matrix_stmt(e, store, sm->tensor, index, regs, (int)num)) return b->status;
   if (g) tirx__emit_for_end(e);
   return b->status;
 }
@@ -371,14 +480,8 @@ static tirx_status lower_matrix_wg(tirx__lower *lw, int64_t num, bool store) {
       tirx_expr *ridx[2] = {tirx_int(b, m[i].row), tirx_int(b, m[i].col)};
       regs[i] = tirx__lower_load(lw, reg, ridx, 0);
     }
-    tirx__stmt *s = b->status == TIRX_OK
-                        ? tirx__emit_native(e, store ? TIRX__NV_STMATRIX : TIRX__NV_LDMATRIX)
-                        : NULL;
-    if (!s) return b->status;
-    s->native.matrix.row.tensor = sm->tensor;
-    s->native.matrix.row.index = index;
-    s->native.matrix.regs = regs;
-    s->native.matrix.n = (int32_t)num;
+    if (b->status != TIRX_OK || !tirx__matrix_stmt(e, store, sm->tensor, index, regs, (int)num))
+      return b->status;
   }
   return b->status;
 }
@@ -412,4 +515,5 @@ const tirx__rule tirx__rule_copy_ldmatrix = {
     .check = check_ldmatrix,
     .shapes = tirx__matrix_shapes,
     .emit = emit_ldmatrix,
+    .prelude = frags,
 };

@@ -1,7 +1,8 @@
 /*
- * The rules of the registry, one file each in this folder, and the masks their key patterns
- * share. registry.c lists them in one ordered table; adding a rule is one file here, one
- * declaration below, one line in that table and one line in ../meson.build.
+ * What the rules of the registry (one file each in this folder) share: the masks of their key
+ * patterns, helpers and the native statements one family defines and another emits.
+ * registry.c lists the rules in one ordered table; adding a rule is one file here, one line
+ * in that table and one line in ../meson.build.
  */
 #ifndef TIRX_DISPATCH_FAMILIES_H
 #define TIRX_DISPATCH_FAMILIES_H
@@ -46,26 +47,35 @@
  */
 int64_t tirx__reduce_check_axes(tirx__rule_ctx *ctx, uint64_t allowed, const char *why);
 
-/* copy */
-extern const tirx__rule tirx__rule_copy_ldmatrix; /* copy_ldmatrix.c */
-extern const tirx__rule tirx__rule_copy_stmatrix; /* copy_stmatrix.c */
-extern const tirx__rule tirx__rule_copy_vec;      /* copy_vec.c */
-extern const tirx__rule tirx__rule_copy_scalar;   /* copy_scalar.c */
-/* pointwise (unary, binary, ternary), cast, fill, select */
-extern const tirx__rule tirx__rule_pointwise_vec;    /* pointwise_vec.c */
-extern const tirx__rule tirx__rule_pointwise_scalar; /* pointwise_scalar.c */
-/* reduce */
-extern const tirx__rule tirx__rule_reduce_shuffle; /* reduce_shuffle.c */
-extern const tirx__rule tirx__rule_reduce_smem;    /* reduce_smem.c */
-extern const tirx__rule tirx__rule_reduce_dsmem;   /* reduce_dsmem.c */
-extern const tirx__rule tirx__rule_reduce_scalar;  /* reduce_scalar.c */
-/* copy_async */
-extern const tirx__rule tirx__rule_copy_tma;      /* copy_tma.c */
-extern const tirx__rule tirx__rule_copy_cp_async; /* copy_cp_async.c */
-/* gemm, gemm_async (shared analyses: gemm_common.h) */
-extern const tirx__rule tirx__rule_gemm_mma;          /* gemm_mma.c */
-extern const tirx__rule tirx__rule_gemm_scalar;       /* gemm_scalar.c */
-extern const tirx__rule tirx__rule_gemm_async_wgmma;    /* gemm_wgmma.c */
-extern const tirx__rule tirx__rule_gemm_async_wgmma_rs; /* gemm_wgmma.c */
+/* ---- native statements that one family defines and others emit ---- */
+
+typedef struct tirx__emit tirx__emit;
+
+/* copy.vec's vector move (copy_vec.c): dst[index] = n elements from the load src; hints: */
+enum {
+  TIRX__VC_LD_CS = 1,   /* the source is global: ld.global.cs */
+  TIRX__VC_ST_CS = 2,   /* the destination is global: st.global.cs */
+  TIRX__VC_SRC_REG = 4, /* the source is a local array: element moves */
+  TIRX__VC_DST_REG = 8, /* the destination is a local array: element moves */
+  TIRX__VC_LD_NC = 16,  /* ld.global.nc */
+  TIRX__VC_LD_LU = 32   /* ld.global.lu */
+};
+tirx__stmt *tirx__vcopy_stmt(tirx__emit *e, tirx_tensor *dst, tirx_expr **index, tirx_expr *src,
+                             int n, int hints);
+
+/* ldmatrix.x<n> (stmatrix with store) of copy_ldmatrix.c: t[index] this lane's shared row
+ * address, regs[i] (loads of a local array) the first element of matrix i's register. */
+extern const tirx__native_op tirx__nv_ldmatrix, tirx__nv_stmatrix;
+tirx__stmt *tirx__matrix_stmt(tirx__emit *e, bool store, tirx_tensor *t, tirx_expr **index,
+                              tirx_expr **regs, int n);
+
+/* reduce.dsmem's cluster barrier and DSMEM store (reduce_dsmem.c), which reduce.smem's
+ * lowering writes: barrier.cluster.arrive.release + wait.acquire by every thread; value (f32)
+ * into shared element t[index] of the cluster's CTA rank (mapa + st.shared::cluster). */
+void tirx__dsmem_cluster_barrier(tirx__emit *e);
+void tirx__dsmem_store(tirx__emit *e, tirx_tensor *t, tirx_expr *const *index, tirx_expr *rank,
+                       tirx_expr *value);
+
+/* The rules themselves (tirx__rule_<file>) are declared by registry.c's list. */
 
 #endif

@@ -163,13 +163,3 @@ tirx_expr *tirx__gemm_at(tirx_builder *b, const tirx_region *r, int64_t i, int64
   }
   return tirx_load(b, r->tensor, 2, idx);
 }
-
-tirx__stmt *tirx__gemm_native(tirx__emit *e, int op) { return tirx__emit_native(e, op); }
-
-/* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
-void tirx__gemm_fence_regs(tirx__emit *e, tirx_tensor *t) {
-  tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_FENCE_REGS);
-  if (!s) return;
-  s->native.fence_regs.regs = t;
-  s->native.fence_regs.n = (int32_t)t->elems;
-}

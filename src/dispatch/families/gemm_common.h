@@ -48,9 +48,5 @@ bool tirx__block_is_fragment(tirx_arena *a, const tirx_layout *l, int64_t m, int
 
 /* The load of region r (rank 2) at its begin + (i, j). */
 tirx_expr *tirx__gemm_at(tirx_builder *b, const tirx_region *r, int64_t i, int64_t j);
-/* The native statement op (native.h) at the insertion point, its payload the caller's. */
-tirx__stmt *tirx__gemm_native(tirx__emit *e, int op);
-/* A register fence on every register of the local array t (f32, or 16-bit in pairs). */
-void tirx__gemm_fence_regs(tirx__emit *e, tirx_tensor *t);
 
 #endif

@@ -67,7 +67,61 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
 
 /* ---- gemm.mma ---- */
 
-/* ldmatrix.x<num> (TIRX__ST_MATRIX) from sm at (row, col) into frag[first + 2i], i < num. */
+/* ---- the native statement: mma.sync m16n8k16 ---- */
+
+/* loads of the C fragment's first register, the A fragment (8 16-bit values), the B fragment
+ * (4); accumulate (bool); dtype of A and B */
+typedef struct mma_payload {
+  tirx_expr *c, *a, *b, *accumulate;
+  int32_t dtype;
+} mma_payload;
+
+static void print_mma(tirx__writer *w, const tirx__stmt *s) {
+  const mma_payload *p = s->native.p;
+  tirx__sb_printf(w->sb, "mma.m16n8k16.%s(", tirx_dtype_name((tirx_dtype)p->dtype));
+  const tirx_expr *r[3] = {p->c, p->a, p->b};
+  for (int i = 0; i < 3; i++) {
+    w->expr(w, r[i]);
+    tirx__sb_append(w->sb, ", ");
+  }
+  tirx__sb_append(w->sb, "accumulate ");
+  w->expr(w, p->accumulate);
+  tirx__sb_append(w->sb, ")");
+}
+
+static const tirx__native_op nv_mma = {
+    .name = "mma.m16n8k16", .helper = "tirx_mma_m16n8k16", .need = TIRX__NEED(TIRX__FEAT(MMA_SYNC)),
+    .section = TIRX__PRE_SYNC, .size = sizeof(mma_payload),
+    .ops = {TIRX__LOAD(mma_payload, c), TIRX__LOAD(mma_payload, a), TIRX__LOAD(mma_payload, b),
+            TIRX__EXPR(mma_payload, accumulate)},
+    .print = print_mma, .emit_fmt = "$h($0, $1, $2, $3);"};
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+/* The helper, at the end of the sync section. */
+static const tirx__prelude_frag mma_frag = {.order = 740, .when = TIRX__PRE_SYNC, .text =
+    "/* mma.sync m16n8k16 with f32 accumulators: d (4 registers) = [d +] a (8 16-bit values of the\n"
+    " * A fragment) x b (4 of the B fragment). */\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "#define TIRX_MMA_M16N8K16(T, ty) \\\n"
+    "__device__ __forceinline__ void tirx_mma_m16n8k16(float *d, const T *a, const T *b, bool acc) { \\\n"
+    "  float c0 = acc ? d[0] : 0.0f, c1 = acc ? d[1] : 0.0f, c2 = acc ? d[2] : 0.0f, c3 = acc ? d[3] : 0.0f; \\\n"
+    "  asm(\"mma.sync.aligned.m16n8k16.row.col.f32.\" ty \".\" ty \".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\" \\\n"
+    "      : \"=f\"(d[0]), \"=f\"(d[1]), \"=f\"(d[2]), \"=f\"(d[3]) \\\n"
+    "      : \"r\"(tirx_pack2(a)), \"r\"(tirx_pack2(a + 2)), \"r\"(tirx_pack2(a + 4)), \"r\"(tirx_pack2(a + 6)), \\\n"
+    "        \"r\"(tirx_pack2(b)), \"r\"(tirx_pack2(b + 2)), \"f\"(c0), \"f\"(c1), \"f\"(c2), \"f\"(c3)); \\\n"
+    "}\n"
+    "TIRX_MMA_M16N8K16(tirx_bf16, \"bf16\")\n"
+    "TIRX_MMA_M16N8K16(tirx_f16, \"f16\")\n"
+    "#undef TIRX_MMA_M16N8K16\n"
+    "#endif\n"
+};
+#pragma GCC diagnostic pop
+
+static const tirx__prelude_frag *const frags[] = {&mma_frag, NULL};
+
+
+/* ldmatrix.x<num> (copy_ldmatrix.c's statement) from sm at (row, col) into frag[first + 2i], i < num. */
 static void ldmatrix(tirx__emit *e, const tirx_region *sm, tirx_expr *row, tirx_expr *col,
                      tirx_tensor *frag, int64_t first, int num) {
   tirx_builder *b = e->b;
@@ -82,12 +136,7 @@ static void ldmatrix(tirx__emit *e, const tirx_region *sm, tirx_expr *row, tirx_
     tirx_expr *x = tirx_int(b, first + 2 * i);
     regs[i] = tirx_load(b, frag, 1, &x);
   }
-  tirx__stmt *s = b->status == TIRX_OK ? tirx__emit_native(e, TIRX__NV_LDMATRIX) : NULL;
-  if (!s) return;
-  s->native.matrix.row.tensor = sm->tensor;
-  s->native.matrix.row.index = index;
-  s->native.matrix.regs = regs;
-  s->native.matrix.n = num;
+  if (b->status == TIRX_OK) tirx__matrix_stmt(e, false, sm->tensor, index, regs, num);
 }
 
 /*
@@ -128,14 +177,15 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   for (int64_t mb = 0; mb < m / 16; mb++) {
     ldmatrix(e, a, tirx_add(b, tirx_add(b, r8, half), tirx_int(b, 16 * mb)), acol, af, 0, 4);
     for (int64_t nb = 0; nb < n / 8; nb++) {
-      tirx__stmt *s = tirx__gemm_native(e, TIRX__NV_MMA);
+      tirx__stmt *s = tirx__emit_native(e, &nv_mma);
       if (!s) return b->status;
+      mma_payload *q = s->native.p;
       tirx_expr *zero = tirx_int(b, 0), *bx = tirx_int(b, 4 * nb);
-      s->native.mma.c = tirx__gemm_at(b, d, 16 * mb, 8 * nb);
-      s->native.mma.a = tirx_load(b, af, 1, &zero);
-      s->native.mma.b = tirx_load(b, bf, 1, &bx);
-      s->native.mma.accumulate = acc;
-      s->native.mma.dtype = dt;
+      q->c = tirx__gemm_at(b, d, 16 * mb, 8 * nb);
+      q->a = tirx_load(b, af, 1, &zero);
+      q->b = tirx_load(b, bf, 1, &bx);
+      q->accumulate = acc;
+      q->dtype = dt;
     }
   }
   tirx__emit_for_end(e);
@@ -156,4 +206,5 @@ const tirx__rule tirx__rule_gemm_mma = {
     .check = check,
     .shapes = shapes,
     .emit = emit,
+    .prelude = frags,
 };

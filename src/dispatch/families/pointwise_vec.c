@@ -16,6 +16,138 @@
 #include "../lower.h"
 #include "families.h"
 
+/* ---- the native statement: packed f16x2/bf16x2 math ---- */
+
+/* dst and the next element of its last dim = op(src...) on pairs; src[i] (NULL past the last)
+ * is the pair starting at that load when bit i of pairs is set, else a value broadcast to both */
+typedef struct packed_payload {
+  tirx__elem dst;
+  tirx_expr *src[3];
+  int32_t op;
+  int32_t pairs;
+} packed_payload;
+
+/* "out[0..2] = x2.add(src[0..2], b)" */
+static void print_packed(tirx__writer *w, const tirx__stmt *s) {
+  const packed_payload *p = s->native.p;
+  const tirx__elem *d = &p->dst;
+  tirx__sb_printf(w->sb, "%s[", w->tensor(w, d->tensor)); /* "t[i, j +0..2]" */
+  for (int k = 0; k < d->tensor->rank; k++) {
+    if (k) tirx__sb_append(w->sb, ", ");
+    w->expr(w, d->index[k]);
+  }
+  tirx__sb_printf(w->sb, " +0..2] = x2.%s(", tirx__prim_op_name((tirx__prim_op)p->op));
+  for (int i = 0; i < 3 && p->src[i]; i++) {
+    if (i) tirx__sb_append(w->sb, ", ");
+    w->expr(w, p->src[i]);
+    if (p->pairs >> i & 1) tirx__sb_append(w->sb, " +0..2");
+  }
+  tirx__sb_append(w->sb, ")");
+}
+
+static void emit_packed(tirx__writer *w, const tirx__stmt *s) {
+  const packed_payload *p = s->native.p;
+  const tirx__elem *d = &p->dst;
+  tirx__sb_append(w->sb, "tirx_x2_st(");
+  w->elem(w, d->tensor, d->index);
+  tirx__sb_printf(w->sb, ", tirx_x2_%s_%s(", d->tensor->dtype == TIRX_F16 ? "f16x2" : "bf16x2",
+                  tirx__prim_op_name((tirx__prim_op)p->op));
+  for (int i = 0; i < 3 && p->src[i]; i++) {
+    const tirx_expr *e = p->src[i];
+    if (i) tirx__sb_append(w->sb, ", ");
+    if (p->pairs >> i & 1) { /* the pair at a load */
+      tirx__sb_append(w->sb, "tirx_x2_ld(");
+      w->elem(w, e->tensor, e->index);
+      tirx__sb_append(w->sb, ")");
+    } else { /* a value broadcast to both halves */
+      tirx__sb_append(w->sb, "tirx_x2_dup(");
+      w->expr(w, e);
+      tirx__sb_append(w->sb, ")");
+    }
+  }
+  tirx__sb_append(w->sb, "));");
+}
+
+static const tirx__native_op nv_packed = {
+    .name = "x2", .helper = "tirx_x2", .need = TIRX__NEED(0),
+    .size = sizeof(packed_payload),
+    .ops = {TIRX__ELEM(packed_payload, dst), TIRX__EXPR(packed_payload, src[0]),
+            TIRX__EXPR(packed_payload, src[1]), TIRX__EXPR(packed_payload, src[2])},
+    .print = print_packed, .emit = emit_packed};
+
+/* The tirx_x2_* helpers, in every kernel's core for now (byte-identical generated code;
+ * making them conditional on the op is a follow-up). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+/* tirx_x2_* */
+static const tirx__prelude_frag packed_frag = {.order = 400, .when = TIRX__PRE_ALWAYS, .text =
+    "/* Packed f16x2/bf16x2 math of tile primitives (pointwise.vec pack=2, TIRX__ST_PACKED): a pair\n"
+    " * of 16-bit elements in one 32-bit register, element 0 in the low half. The instructions are\n"
+    " * guarded by the arch that has them (dispatch packs only there). */\n"
+    "__device__ __forceinline__ unsigned tirx_x2_ld(const tirx_f16 *p) {\n"
+    "  return (unsigned)p[0].bits | ((unsigned)p[1].bits << 16);\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned tirx_x2_ld(const tirx_bf16 *p) {\n"
+    "  return (unsigned)p[0].bits | ((unsigned)p[1].bits << 16);\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_x2_st(tirx_f16 *p, unsigned u) {\n"
+    "  p[0].bits = (unsigned short)u; p[1].bits = (unsigned short)(u >> 16);\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_x2_st(tirx_bf16 *p, unsigned u) {\n"
+    "  p[0].bits = (unsigned short)u; p[1].bits = (unsigned short)(u >> 16);\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned tirx_x2_dup(tirx_f16 h) { return (unsigned)h.bits * 0x10001u; }\n"
+    "__device__ __forceinline__ unsigned tirx_x2_dup(tirx_bf16 h) { return (unsigned)h.bits * 0x10001u; }\n"
+    "#define TIRX_X2_1(name, ins) __device__ __forceinline__ unsigned name(unsigned a) { unsigned d; asm(ins \" %0, %1;\" : \"=r\"(d) : \"r\"(a)); return d; }\n"
+    "#define TIRX_X2_2(name, ins) __device__ __forceinline__ unsigned name(unsigned a, unsigned b) { unsigned d; asm(ins \" %0, %1, %2;\" : \"=r\"(d) : \"r\"(a), \"r\"(b)); return d; }\n"
+    "#define TIRX_X2_3(name, ins) __device__ __forceinline__ unsigned name(unsigned a, unsigned b, unsigned c) { unsigned d; asm(ins \" %0, %1, %2, %3;\" : \"=r\"(d) : \"r\"(a), \"r\"(b), \"r\"(c)); return d; }\n"
+    "#if __CUDA_ARCH__ >= 530\n"
+    "TIRX_X2_2(tirx_x2_f16x2_add, \"add.rn.f16x2\")\n"
+    "TIRX_X2_2(tirx_x2_f16x2_sub, \"sub.rn.f16x2\")\n"
+    "TIRX_X2_2(tirx_x2_f16x2_mul, \"mul.rn.f16x2\")\n"
+    "TIRX_X2_3(tirx_x2_f16x2_fma, \"fma.rn.f16x2\")\n"
+    "TIRX_X2_1(tirx_x2_f16x2_neg, \"neg.f16x2\")\n"
+    "TIRX_X2_1(tirx_x2_f16x2_abs, \"abs.f16x2\")\n"
+    "#endif\n"
+    "#if __CUDA_ARCH__ >= 750\n"
+    "TIRX_X2_1(tirx_x2_f16x2_exp2, \"ex2.approx.f16x2\")\n"
+    "#endif\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "TIRX_X2_2(tirx_x2_f16x2_max, \"max.f16x2\")\n"
+    "TIRX_X2_2(tirx_x2_f16x2_min, \"min.f16x2\")\n"
+    "TIRX_X2_3(tirx_x2_bf16x2_fma, \"fma.rn.bf16x2\")\n"
+    "TIRX_X2_2(tirx_x2_bf16x2_max, \"max.bf16x2\")\n"
+    "TIRX_X2_2(tirx_x2_bf16x2_min, \"min.bf16x2\")\n"
+    "TIRX_X2_1(tirx_x2_bf16x2_neg, \"neg.bf16x2\")\n"
+    "TIRX_X2_1(tirx_x2_bf16x2_abs, \"abs.bf16x2\")\n"
+    "#if __CUDA_ARCH__ >= 900\n"
+    "TIRX_X2_2(tirx_x2_bf16x2_add, \"add.rn.bf16x2\")\n"
+    "TIRX_X2_2(tirx_x2_bf16x2_sub, \"sub.rn.bf16x2\")\n"
+    "TIRX_X2_2(tirx_x2_bf16x2_mul, \"mul.rn.bf16x2\")\n"
+    "TIRX_X2_1(tirx_x2_bf16x2_exp2, \"ex2.approx.ftz.bf16x2\")\n"
+    "#else\n"
+    "/* sm_80 has only fma.rn.bf16x2: a + b = fma(a, 1, b), a - b = fma(b, -1, a), a * b = fma(a,\n"
+    " * b, -0), each rounded once. */\n"
+    "__device__ __forceinline__ unsigned tirx_x2_bf16x2_add(unsigned a, unsigned b) {\n"
+    "  return tirx_x2_bf16x2_fma(a, 0x3f803f80u, b);\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned tirx_x2_bf16x2_sub(unsigned a, unsigned b) {\n"
+    "  return tirx_x2_bf16x2_fma(b, 0xbf80bf80u, a);\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned tirx_x2_bf16x2_mul(unsigned a, unsigned b) {\n"
+    "  return tirx_x2_bf16x2_fma(a, b, 0x80008000u);\n"
+    "}\n"
+    "#endif\n"
+    "#endif\n"
+    "#undef TIRX_X2_1\n"
+    "#undef TIRX_X2_2\n"
+    "#undef TIRX_X2_3\n"
+};
+#pragma GCC diagnostic pop
+
+static const tirx__prelude_frag *const frags[] = {&packed_frag, NULL};
+
+
 static const char FN[] = "tirx_kernel_build";
 
 /* Packed 16-bit arithmetic: the minimum arch of the f16x2 and bf16x2 forms (PTX ISA). */
@@ -135,13 +267,14 @@ static bool packed_pair(tirx__lower *lw, tirx_tensor *const *tmp, tirx_expr *con
   tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {jx};
   if (!tmp[0]) tirx__lower_tensor_index(lw, dst, idx, j, di);
   tirx_expr **index = tirx__b_index_list(b, FN, t, t->rank, di);
-  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__emit_native(e, TIRX__NV_PACKED) : NULL;
+  tirx__stmt *s = index && b->status == TIRX_OK ? tirx__emit_native(e, &nv_packed) : NULL;
   if (!s) return true; /* the error is recorded */
-  s->native.packed.dst.tensor = t;
-  s->native.packed.dst.index = index;
-  for (int i = 0; i < 3; i++) s->native.packed.src[i] = src[i];
-  s->native.packed.pairs = pairs;
-  s->native.packed.op = p->op;
+  packed_payload *q = s->native.p;
+  q->dst.tensor = t;
+  q->dst.index = index;
+  for (int i = 0; i < 3; i++) q->src[i] = src[i];
+  q->pairs = pairs;
+  q->op = p->op;
   return true;
 }
 
@@ -168,4 +301,5 @@ const tirx__rule tirx__rule_pointwise_vec = {
     .check = check,
     .shapes = shapes,
     .emit = emit,
+    .prelude = frags,
 };

@@ -66,6 +66,11 @@ tirx_expr *tirx__reduce_combine(tirx_builder *b, int op, tirx_expr *x, tirx_expr
 }
 
 tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
+  return tirx__lower_reduce_with(lw, lane_mask, NULL);
+}
+
+tirx_status tirx__lower_reduce_with(tirx__lower *lw, int64_t lane_mask,
+                                    tirx__reduce_lanes_fn lanes) {
   tirx_builder *b = lw->b;
   tirx__emit *e = lw->e;
   const tirx__prim_stmt *p = lw->p;
@@ -96,9 +101,12 @@ tirx_status tirx__lower_reduce(tirx__lower *lw, int64_t lane_mask) {
       if (op == TIRX__PRIM_OP_SUMSQ) v = tirx_mul(b, v, v);
       tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, v));
       for (int i = 0; i < inner; i++) tirx__emit_for_end(e);
-      for (int bit = 1; bit < 32; bit <<= 1)
-        if (lane_mask & bit)
-          tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
+      if (lanes && lane_mask)
+        lanes(e, acc, op, at, lane_mask);
+      else
+        for (int bit = 1; bit < 32; bit <<= 1)
+          if (lane_mask & bit)
+            tirx__emit_assign(e, acc, tirx__reduce_combine(b, op, acc, tirx_shfl_xor(b, acc, tirx_int(b, bit))));
       /* The result at the kept index of dst (reduced dims at 0, or dropped). */
       tirx_expr *di[TIRX_BUILDER_MAX_RANK] = {NULL};
       int drank = dst->tensor->rank;

@@ -62,6 +62,79 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   return tirx__lower_reduce_dsmem(emitter);
 }
 
+/* ---- the native statements: the cluster barrier and the DSMEM store ---- */
+
+/* value (f32) into shared element dst of the cluster's CTA cta */
+typedef struct dsmem_payload {
+  tirx__elem dst;
+  tirx_expr *cta, *value;
+} dsmem_payload;
+
+typedef struct none_payload {
+  int32_t unused;
+} none_payload;
+
+static const tirx__native_op nv_cluster_sync = {
+    .name = "cluster_sync", .helper = "tirx_cluster_sync_all", .need = TIRX__NEED(TIRX__FEAT(CLUSTER)),
+    .section = TIRX__PRE_BULK, .size = sizeof(none_payload), .print_fmt = "$n",
+    .emit_fmt = "$h();"};
+
+static const tirx__native_op nv_dsmem_store = {
+    .name = "dsmem_store", .helper = "tirx_dsmem_st_f32", .need = TIRX__NEED(TIRX__FEAT(CLUSTER)),
+    .section = TIRX__PRE_BULK, .size = sizeof(dsmem_payload),
+    .ops = {TIRX__ELEM(dsmem_payload, dst), TIRX__EXPR(dsmem_payload, cta),
+            TIRX__EXPR(dsmem_payload, value)},
+    .print_fmt = "$n $0 of cta $1 = $2", .emit_fmt = "$h($0, (unsigned)($1), $2);"};
+
+void tirx__dsmem_cluster_barrier(tirx__emit *e) {
+  if (tirx__emit_native(e, &nv_cluster_sync)) tirx__b_need(e->b, nv_cluster_sync.need, "reduce.dsmem");
+}
+
+void tirx__dsmem_store(tirx__emit *e, tirx_tensor *t, tirx_expr *const *index, tirx_expr *rank,
+                       tirx_expr *value) {
+  static const char fn[] = "tirx__dsmem_store";
+  tirx_builder *b = e->b;
+  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t") || !tirx__b_expr(b, fn, rank, "rank") ||
+      !tirx__b_expr(b, fn, value, "value"))
+    return;
+  if (t->storage != TIRX__SHARED || t->dtype != TIRX_F32) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: t is not a shared f32 tensor", fn);
+    return;
+  }
+  tirx_expr **ix = tirx__b_node(b, fn, sizeof *ix * (size_t)t->rank);
+  tirx__stmt *s = ix ? tirx__b_native_in(b, fn, &nv_dsmem_store, tirx__emit_block(e)) : NULL;
+  if (!s) return;
+  for (int k = 0; k < t->rank; k++) {
+    if (!tirx__b_expr(b, fn, index[k], "index")) return;
+    ix[k] = index[k];
+  }
+  dsmem_payload *p = s->native.p;
+  p->dst.tensor = t;
+  p->dst.index = ix;
+  p->value = value;
+  p->cta = rank;
+}
+
+/* In the sm_90 section (for every kernel that uses it: byte-identical generated code). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+/* tirx_cluster_sync_all, tirx_dsmem_st_f32 */
+static const tirx__prelude_frag dsmem_frag = {.order = 550, .when = TIRX__PRE_BULK | TIRX__PRE_SYNC, .text =
+    "__device__ __forceinline__ void tirx_cluster_sync_all() {\n"
+    "  asm volatile(\"barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+    "}\n"
+    "/* v into the f32 at p's offset in the shared memory of cluster CTA rank (DSMEM). */\n"
+    "__device__ __forceinline__ void tirx_dsmem_st_f32(float *p, unsigned rank, float v) {\n"
+    "  unsigned a;\n"
+    "  asm volatile(\"mapa.shared::cluster.u32 %0, %1, %2;\" : \"=r\"(a) : \"r\"(tirx_smem_addr(p)), \"r\"(rank));\n"
+    "  asm volatile(\"st.shared::cluster.f32 [%0], %1;\" :: \"r\"(a), \"f\"(v) : \"memory\");\n"
+    "}\n"
+};
+#pragma GCC diagnostic pop
+
+static const tirx__prelude_frag *const frags[] = {&dsmem_frag, NULL};
+
+
 const tirx__rule tirx__rule_reduce_dsmem = {
     .name = "reduce.dsmem",
     .family = "dsmem",
@@ -76,4 +149,5 @@ const tirx__rule tirx__rule_reduce_dsmem = {
     .check = check,
     .shapes = shapes,
     .emit = emit,
+    .prelude = frags,
 };

@@ -39,11 +39,8 @@ static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
 /* ---- reduce through shared memory (reduce.smem) ---- */
 
 /* barrier.cluster.arrive.release + wait.acquire by every thread: the DSMEM exchange's barrier
- * (TIRX__NV_TMA_CLUSTER_SYNC, printed tirx_cluster_sync_all() from tirx__prelude_tma). */
-static void cluster_barrier(tirx__emit *e) {
-  if (tirx__emit_native(e, TIRX__NV_TMA_CLUSTER_SYNC))
-    tirx__b_need(e->b, tirx__native_features(TIRX__NV_TMA_CLUSTER_SYNC), "reduce.dsmem");
-}
+ * (reduce_dsmem.c). */
+static void cluster_barrier(tirx__emit *e) { tirx__dsmem_cluster_barrier(e); }
 
 /* Bit positions of a thread axis inside the team's linear thread index (tid), or -1. */
 static int64_t tid_scale(tirx_axis ax) {
@@ -242,7 +239,7 @@ tirx_status tirx__reduce_smem(tirx__lower *lw, bool cluster) {
     } else if (cluster) { /* the CTA's partial into slot [kept][rank] of every CTA */
       tirx__emit_if_begin(e, tirx_eq(b, tirx_thread_linear(b), tirx_int(b, 0)));
       tirx_expr *r = tirx__lower_loop(e, csize, TIRX_LOOP_UNROLL);
-      tirx__dsmem_store(b, tirx__emit_block(e), p->dscratch, (tirx_expr *[]){kflat, rank}, r, acc);
+      tirx__dsmem_store(e, p->dscratch, (tirx_expr *[]){kflat, rank}, r, acc);
       tirx__emit_for_end(e);
       tirx__emit_if_end(e);
     } else {

@@ -332,6 +332,107 @@ Test(builder, divide_by_constant_zero) {
   expect_sticky(B, TIRX_E_INVALID_ARG, "tirx_div: y is the constant 0 (division by zero)");
 }
 
+/* Constant operands whose C++ meaning is undefined are rejected like a constant division by
+ * zero (NVRTC would only warn and the kernel would compute garbage). */
+Test(builder, shift_count_64) {
+  tirx_shl(B, tirx_param_int(B, "a", TIRX_I64), I(64));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_shl: y is the constant 64, outside 0 to 63 for i64 (shift count out of range)");
+}
+
+Test(builder, shift_count_negative) {
+  tirx_shl(B, tirx_thread_idx(B, 0), I(-1));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_shl: y is the constant -1, outside 0 to 31 for i32 (shift count out of range)");
+}
+
+Test(builder, shift_count_32_of_i32) {
+  tirx_shr(B, tirx_thread_idx(B, 0), tirx_int_typed(B, 32, TIRX_I32));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_shr: y is the constant 32, outside 0 to 31 for i32 (shift count out of range)");
+}
+
+Test(builder, shift_count_32_of_u32) {
+  tirx_shl(B, tirx_cast(B, tirx_thread_idx(B, 0), TIRX_U32), tirx_int_typed(B, 32, TIRX_U32));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_shl: y is the constant 32, outside 0 to 31 for u32 (shift count out of range)");
+}
+
+Test(builder, int64_min_div_minus_one) {
+  tirx_div(B, I(INT64_MIN), I(-1));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_div: x is the constant -9223372036854775808 and y the constant -1 (the "
+                "quotient overflows i64)");
+}
+
+Test(builder, int64_min_mod_minus_one) {
+  tirx_mod(B, I(INT64_MIN), I(-1));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_mod: x is the constant -9223372036854775808 and y the constant -1 (the "
+                "quotient overflows i64)");
+}
+
+Test(builder, int32_min_div_minus_one) {
+  tirx_div(B, tirx_int_typed(B, INT32_MIN, TIRX_I32), tirx_int_typed(B, -1, TIRX_I32));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_div: x is the constant -2147483648 and y the constant -1 (the quotient "
+                "overflows i32)");
+}
+
+Test(builder, constant_mul_overflow) {
+  tirx_mul(B, I(INT64_MAX / 2 + 1), I(2));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_mul: the constants x = 4611686018427387904 and y = 2 overflow i64 in x * y "
+                "(signed overflow)");
+}
+
+Test(builder, constant_add_overflow) {
+  tirx_add(B, I(INT64_MAX), I(1));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_add: the constants x = 9223372036854775807 and y = 1 overflow i64 in x + y "
+                "(signed overflow)");
+}
+
+Test(builder, constant_sub_overflow) {
+  tirx_sub(B, I(INT64_MIN), I(1));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_sub: the constants x = -9223372036854775808 and y = 1 overflow i64 in x - y "
+                "(signed overflow)");
+}
+
+Test(builder, constant_i32_add_overflow) {
+  tirx_add(B, tirx_int_typed(B, INT32_MAX, TIRX_I32), tirx_int_typed(B, 1, TIRX_I32));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_add: the constants x = 2147483647 and y = 1 overflow i32 in x + y (signed "
+                "overflow)");
+}
+
+Test(builder, constant_ceildiv_overflow) {
+  tirx_ceildiv(B, I(INT64_MAX), I(2));
+  expect_sticky(B, TIRX_E_INVALID_ARG,
+                "tirx_ceildiv: the constants x = 9223372036854775807 and y = 2 overflow i64 in x "
+                "+ y - 1 (signed overflow)");
+}
+
+/* The defined neighbours still build: the widest shifts, u32 wrap-around, a runtime operand. */
+Test(builder, defined_constant_operands_accepted) {
+  tirx_expr *a = tirx_param_int(B, "a", TIRX_I64);
+  tirx_expr *u = tirx_cast(B, tirx_thread_idx(B, 0), TIRX_U32);
+  cr_assert_not_null(tirx_shl(B, a, I(63)));
+  cr_assert_not_null(tirx_shr(B, tirx_thread_idx(B, 0), I(31)));
+  cr_assert_not_null(tirx_shl(B, u, I(0)));
+  cr_assert_not_null(tirx_sub(B, tirx_int_typed(B, 0, TIRX_U32), tirx_int_typed(B, 1, TIRX_U32)));
+  cr_assert_not_null(tirx_mul(B, tirx_int_typed(B, 65536, TIRX_U32),
+                              tirx_int_typed(B, 65536, TIRX_U32)));
+  cr_assert_not_null(tirx_div(B, a, I(-1)));
+  cr_assert_not_null(tirx_div(B, I(INT64_MIN), I(1)));
+  cr_assert_not_null(tirx_mod(B, I(INT64_MIN + 1), I(-1)));
+  cr_assert_not_null(tirx_add(B, I(INT64_MAX - 1), I(1)));
+  cr_assert_not_null(tirx_ceildiv(B, I(INT64_MAX - 1), I(2)));
+  cr_assert_not_null(tirx_shl(B, a, u)); /* a runtime count is the caller's business */
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+}
+
 Test(builder, compare_bool_with_int) {
   tirx_eq(B, tirx_bool(B, true), I(1));
   expect_sticky(B, TIRX_E_TYPE, "tirx_eq: y has dtype i64, expected bool (the dtype of x)");

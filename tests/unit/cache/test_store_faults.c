@@ -283,3 +283,73 @@ Test(cache_faults, real_read_only_directory) {
   chmod(r.root, 0700);
   rig_fini(&r);
 }
+
+/* The real cause of a failed open: EACCES on a parent that has to be created, not the ENOENT
+ * that the last mkdir then sees (issue 18). Injected through the shim (root ignores 0500). */
+Test(cache_faults, eacces_on_a_parent_is_reported_as_the_cause) {
+  char dir[256], root[400], parent[320];
+  tc_mkdtemp(dir, sizeof dir);
+  snprintf(parent, sizeof parent, "%s/p", dir);
+  snprintf(root, sizeof root, "%s/q/root", parent);
+  int slashes = 0;
+  for (const char *c = dir; *c; c++) slashes += *c == '/';
+  tc_log log = {0};
+  tirx__store_options o;
+  tirx__store_options_init(&o);
+  o.path = root;
+  o.log = tc_log_fn;
+  o.log_user = &log;
+  tirx__store *s = NULL;
+  /* mkdir calls: one per component of dir (they exist), then <dir>/p: that one fails. */
+  tirx__store_fault_set(TIRX__SYS_MKDIR, slashes, EACCES, false);
+  tirx_status st = tirx__store_open(&o, &s);
+  tirx__store_fault_set(0, -1, 0, false);
+  cr_assert_eq(st, TIRX_E_IO);
+  cr_assert_not(tirx__store_enabled(s));
+  char want[1400];
+  snprintf(want, sizeof want,
+           "tirx__store_open: cannot create cache directory '%s': cannot create its parent "
+           "'%s': Permission denied; the disk cache is disabled",
+           root, parent);
+  cr_assert_str_eq(tirx_last_error(), want);
+  cr_assert_str_eq(tirx__store_disabled_reason(s), want);
+  cr_assert_str_eq(log.last, want);
+  tirx__store_close(s);
+  cr_assert(!tc_exists(parent));
+
+  /* The last component's own failure is still reported as it was. */
+  s = NULL;
+  tirx__store_fault_set(TIRX__SYS_MKDIR, slashes + 2, EACCES, false);
+  cr_assert_eq(tirx__store_open(&o, &s), TIRX_E_IO);
+  tirx__store_fault_set(0, -1, 0, false);
+  snprintf(want, sizeof want,
+           "tirx__store_open: cannot create cache directory '%s': Permission denied; the disk "
+           "cache is disabled",
+           root);
+  cr_assert_str_eq(tirx_last_error(), want);
+  tirx__store_close(s);
+  tc_rmtree(dir);
+}
+
+/* The same with real permission bits, where they bind (not root). */
+Test(cache_faults, real_mode_0500_parent_is_reported_as_the_cause) {
+  if (geteuid() == 0) cr_skip_test("root ignores mode 0500; the fault shim covers it");
+  char dir[256], root[400], parent[320];
+  tc_mkdtemp(dir, sizeof dir);
+  snprintf(parent, sizeof parent, "%s/p", dir);
+  snprintf(root, sizeof root, "%s/q/root", parent);
+  cr_assert_eq(chmod(dir, 0500), 0);
+  tirx__store_options o;
+  tirx__store_options_init(&o);
+  o.path = root;
+  tirx__store *s = NULL;
+  cr_assert_eq(tirx__store_open(&o, &s), TIRX_E_IO);
+  char want[1400];
+  snprintf(want, sizeof want,
+           "tirx__store_open: cannot create cache directory '%s': cannot create its parent "
+           "'%s': Permission denied; the disk cache is disabled",
+           root, parent);
+  cr_assert_str_eq(tirx_last_error(), want);
+  tirx__store_close(s);
+  tc_rmtree(dir);
+}

@@ -121,6 +121,8 @@ Test(dispatch, report_lists_rules_shapes_and_reasons) {
                    "vec=4\n"
                    "reduce(arch=sm_90, roles=local->local, team=warp) -> reduce.scalar vec=1 "
                    "(fallback)\n"
+                   "  rejected reduce.redux: dst dtype f16 is not one of i32, u32\n"
+                   "  rejected reduce.redux: src dtype f16 is not one of i32, u32\n"
                    "  rejected reduce.shuffle: dst dtype f16 is not one of f32, f64, i32, u32, "
                    "i64\n"
                    "  rejected reduce.shuffle: src dtype f16 is not one of f32, f64, i32, u32, "

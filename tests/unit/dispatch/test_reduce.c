@@ -1,5 +1,6 @@
-/* The reduce rules: reduce.shuffle (warp), reduce.smem (warpgroup, CTA), reduce.dsmem
- * (cluster, sm_90), reduce.scalar. */
+/* The reduce rules: reduce.redux (full warp, i32/u32, sm_80; families/test_reduce_redux.c),
+ * reduce.shuffle (warp), reduce.smem (warpgroup, CTA), reduce.dsmem (cluster, sm_90),
+ * reduce.scalar. An f32 warp reduction is reduce.redux's rejection first (its dtype). */
 #include "dispatch_helpers.h"
 
 TestSuite(dispatch_reduce, .init = dispatch_setup, .fini = dispatch_teardown);
@@ -21,7 +22,7 @@ Test(dispatch_reduce, shuffle_over_a_warp_row) {
                         "((),(2,32,8)):((),(8@reg,1@laneid,1@reg))", TIRX_F32, 0x2);
   c.config.op = TIRX__PRIM_OP_SUMSQ;
   tirx__dispatch_result r = expect_rule(&c, "reduce.shuffle", "lanes=32");
-  cr_assert(!r.fallback);
+  cr_assert(r.fallback); /* of reduce.redux, which takes 32-bit integers only */
   cr_assert_str_eq(r.key, "reduce(arch=sm_90, roles=local->local, team=warp)");
 }
 
@@ -42,7 +43,8 @@ Test(dispatch_reduce, shuffle_rejects_a_destination_on_other_lanes) {
                         "((8),(4)):((4@laneid),(1@reg))", TIRX_F32, 0x1);
   expect_fail(&c, TIRX_E_NO_RULE,
               "tirx_dispatch: no legal rule for reduce(arch=sm_90, roles=local->local, "
-              "team=warp): reduce.shuffle: dst element 0 is on lane 1, which does not take part "
+              "team=warp): reduce.redux: dst dtype f32 is not one of i32, u32; src dtype f32 is "
+              "not one of i32, u32; reduce.shuffle: dst element 0 is on lane 1, which does not take part "
               "in its reduction (lane 0, reduced lane bits 0x1c); reduce.scalar: reduced dim 0 "
               "iter (8):(4@laneid) is on laneid: a scalar loop reads only the thread's own "
               "registers");
@@ -54,10 +56,11 @@ Test(dispatch_reduce, shuffle_needs_a_butterfly) {
   tirx__dispatch_result r = expect_fail(
       &c, TIRX_E_NO_RULE,
       "tirx_dispatch: no legal rule for reduce(arch=sm_90, roles=local->local, team=warp): "
-      "reduce.shuffle: reduced dim 0 iter (3):(1@laneid) is not a butterfly over lane bits: "
+      "reduce.redux: dst dtype f32 is not one of i32, u32; src dtype f32 is not one of i32, "
+      "u32; reduce.shuffle: reduced dim 0 iter (3):(1@laneid) is not a butterfly over lane bits: "
       "extents and strides must be distinct powers of two; reduce.scalar: reduced dim 0 iter "
       "(3):(1@laneid) is on laneid: a scalar loop reads only the thread's own registers");
-  cr_assert_eq(r.nrejected, 2);
+  cr_assert_eq(r.nrejected, 3);
 }
 
 Test(dispatch_reduce, shuffle_rejects_warps) {
@@ -65,7 +68,7 @@ Test(dispatch_reduce, shuffle_rejects_warps) {
                         "((4),(8)):((1@warpid),(1@reg))", TIRX_F32, 0x1);
   tirx__dispatch_result r;
   cr_assert_eq(tirx__dispatch(A, &c, &r), TIRX_E_NO_RULE);
-  expect_rejected(&r, 0, "reduce.shuffle",
+  expect_rejected(&r, 1, "reduce.shuffle",
                   REASONS("reduced dim 0 iter (4):(1@warpid) is on warpid: a warp shuffle "
                           "reduces over laneid and registers only"));
 }
@@ -77,13 +80,13 @@ Test(dispatch_reduce, shuffle_falls_back_to_scalar_for_a_partial_warp) {
                         TIRX_F32, 0x2);
   tirx__dispatch_result r = expect_rule(&c, "reduce.scalar", "vec=1");
   cr_assert(r.fallback);
-  expect_rejected(&r, 0, "reduce.shuffle",
+  expect_rejected(&r, 1, "reduce.shuffle",
                   REASONS("the warp team has 16 active threads: the instruction needs all 32"));
   /* f16 does not shuffle. */
   c = reduce(90, team(TIRX_TEAM_WARP), "((32),()):((1@laneid),())",
              "((32),(8)):((1@laneid),(1@reg))", TIRX_F16, 0x2);
   r = expect_rule(&c, "reduce.scalar", "vec=1");
-  expect_rejected(&r, 0, "reduce.shuffle",
+  expect_rejected(&r, 1, "reduce.shuffle",
                   REASONS("dst dtype f16 is not one of f32, f64, i32, u32, i64",
                           "src dtype f16 is not one of f32, f64, i32, u32, i64"));
 }
@@ -93,7 +96,7 @@ Test(dispatch_reduce, shuffle_rejects_a_sum_over_replicated_lanes) {
                         "((16),(8)):((1@laneid),(1@reg))+[2:16@laneid]", TIRX_F32, 0x1);
   tirx__dispatch_result r;
   cr_assert_eq(tirx__dispatch(A, &c, &r), TIRX_E_NO_RULE);
-  expect_rejected(&r, 0, "reduce.shuffle",
+  expect_rejected(&r, 1, "reduce.shuffle",
                   REASONS("src is replicated on laneid, an axis it reduces over: sum would "
                           "count each element 2 times"));
   c.config.op = TIRX__PRIM_OP_MAX; /* max does not mind */

@@ -29,7 +29,7 @@ static const int ARCHS[] = {70, 75, 80, 86, 89, 90, 100};
 Test(dispatch_registry, the_table_in_order) {
   static const char *const expected[] = {
       "copy.ldmatrix",    "copy.stmatrix",  "copy.vec",    "copy.scalar",  "pointwise.vec",
-      "pointwise.scalar", "reduce.shuffle", "reduce.smem", "reduce.dsmem", "reduce.scalar",
+      "pointwise.scalar", "reduce.redux", "reduce.shuffle", "reduce.smem", "reduce.dsmem", "reduce.scalar",
       "copy_async.tma",   "copy_async.cp_async",
       "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma", "gemm_async.wgmma_rs",
   };
@@ -46,6 +46,7 @@ Test(dispatch_registry, the_table_in_order) {
     bool lowered = strcmp(t[i]->name, "copy.vec") == 0 || strcmp(t[i]->name, "copy.scalar") == 0 ||
                    strcmp(t[i]->name, "pointwise.vec") == 0 ||
                    strcmp(t[i]->name, "pointwise.scalar") == 0 ||
+                   strcmp(t[i]->name, "reduce.redux") == 0 ||
                    strcmp(t[i]->name, "reduce.shuffle") == 0 ||
                    strcmp(t[i]->name, "reduce.smem") == 0 ||
                    strcmp(t[i]->name, "reduce.dsmem") == 0 ||
@@ -186,6 +187,25 @@ static tirx_kernel *thread_sum(void) {
   return k;
 }
 
+/* A warp sums its 32 x 8 i32 registers: reduce.redux. */
+static tirx_kernel *warp_isum(void) {
+  tirx_builder *b = tirx_builder_create("wsum");
+  tirx_tensor *y = tirx_param_tensor(b, "y", TIRX_I32, TIRX_EXPRS(tirx_int(b, 1)), NULL);
+  tirx_set_block(b, 32, 1, 1);
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_layout *lv = tirx_layout_parse(tirx_builder_arena(b), "(32,8):(1@laneid,1@reg)");
+  tirx_tensor *v = tirx_alloc_local(b, "v", TIRX_I32, TIRX_DIMS(256), lv);
+  tirx_fill(b, tirx_whole(b, v), tirx_int(b, 1), NULL);
+  tirx_tensor *s = tirx_alloc_local(b, "s", TIRX_I32, TIRX_DIMS(1), NULL);
+  tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, v), TIRX_OP_SUM, 1, false, NULL);
+  tirx_store(b, y, TIRX_EXPRS(tirx_int(b, 0)), tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0))));
+  tirx_team_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return k;
+}
+
 /*
  * Issue 13: gemm_async.wgmma_rs declared no sm_90a need, so dispatch chose it on sm_90 and
  * sm_100a and NVRTC failed. The lowering driver (src/dispatch/lower_driver.c, lower_one) now checks,
@@ -227,6 +247,7 @@ Test(dispatch_registry, every_rule_declares_the_features_its_lowering_needs, .ti
                                           .a_regs = true},
                               err, sizeof err);
   ks[nk++] = thread_sum();
+  ks[nk++] = warp_isum();
   for (int i = 0; i < nk; i++) {
     cr_assert_not_null(ks[i], "kernel %d: %s", i, err);
     mark_rules(ks[i], seen, n, t);

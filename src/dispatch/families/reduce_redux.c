@@ -1,0 +1,197 @@
+/*
+ * reduce.redux: a full warp reduces register tiles of 32-bit integers with an in-thread loop
+ * over the reduced registers (as reduce.shuffle) and then one redux.sync.{add,min,max}.{s32,u32}
+ * per value instead of the five-step shfl butterfly; every lane gets the result. sm_80.
+ *
+ * The instruction, as data: team warp, complete (32 lanes: the full member mask); source and
+ * destination in registers; dtype i32 or u32; op sum, min or max; the reduced iters on reg/m
+ * or on laneid, the laneid ones covering all 32 lanes (distinct power-of-two extents and
+ * strides whose lane bits make 0x1f); every element of the destination held by lanes of the
+ * warp that reduced it. Preferred over reduce.shuffle (registered before it, its default);
+ * a sub-warp reduction, a float or a 64-bit integer stays on reduce.shuffle.
+ * Shape: (lanes) = 32.
+ *
+ * One file: the rule, its lowering, its native statement (acc = redux(acc)) and its prelude
+ * fragment, which only kernels that use the statement carry.
+ */
+#include <stdlib.h>
+
+#include "../../layout/layout_internal.h"
+#include "../lower.h"
+#include "families.h"
+
+/* ---- the native statement: acc = redux.sync.<op>(acc) over the full warp ---- */
+
+typedef struct redux_payload {
+  tirx_expr *acc; /* a variable of dtype: read and written */
+  int32_t op;     /* TIRX__PRIM_OP_SUM, _MIN or _MAX */
+  int32_t dtype;  /* TIRX_I32 or TIRX_U32 */
+} redux_payload;
+
+static const char *redux_op(int op) {
+  return op == TIRX__PRIM_OP_MIN ? "min" : op == TIRX__PRIM_OP_MAX ? "max" : "add";
+}
+
+/* "acc = redux.add.s32(acc)" */
+static void print_redux(tirx__writer *w, const tirx__stmt *s) {
+  const redux_payload *p = s->native.p;
+  w->expr(w, p->acc);
+  tirx__sb_printf(w->sb, " = redux.%s.%s(", redux_op(p->op), p->dtype == TIRX_U32 ? "u32" : "s32");
+  w->expr(w, p->acc);
+  tirx__sb_append(w->sb, ")");
+}
+
+/* "acc = tirx_redux_add(acc);": the helper's overload follows acc's C++ type */
+static void emit_redux(tirx__writer *w, const tirx__stmt *s) {
+  const redux_payload *p = s->native.p;
+  w->expr(w, p->acc);
+  tirx__sb_printf(w->sb, " = tirx_redux_%s(", redux_op(p->op));
+  w->expr(w, p->acc);
+  tirx__sb_append(w->sb, ");");
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+static const tirx__prelude_frag redux_frag = {.order = 900, .text =
+    "/* redux.sync over the full warp (reduce.redux): every lane gets the sum, min or max of v\n"
+    " * over the 32 lanes. sm_80. */\n"
+    "#if __CUDA_ARCH__ >= 800\n"
+    "#define TIRX_REDUX(name, T, ins) __device__ __forceinline__ T name(T v) { T r; asm volatile(ins \" %0, %1, 0xffffffff;\" : \"=r\"(r) : \"r\"(v)); return r; }\n"
+    "TIRX_REDUX(tirx_redux_add, int, \"redux.sync.add.s32\")\n"
+    "TIRX_REDUX(tirx_redux_add, unsigned, \"redux.sync.add.u32\")\n"
+    "TIRX_REDUX(tirx_redux_min, int, \"redux.sync.min.s32\")\n"
+    "TIRX_REDUX(tirx_redux_min, unsigned, \"redux.sync.min.u32\")\n"
+    "TIRX_REDUX(tirx_redux_max, int, \"redux.sync.max.s32\")\n"
+    "TIRX_REDUX(tirx_redux_max, unsigned, \"redux.sync.max.u32\")\n"
+    "#undef TIRX_REDUX\n"
+    "#endif\n"};
+#pragma GCC diagnostic pop
+
+static const tirx__prelude_frag *const op_frags[] = {&redux_frag, NULL};
+
+static const tirx__native_op nv_redux = {
+    .name = "redux", .helper = "tirx_redux", .need = TIRX__NEED(TIRX__FEAT(REDUX)),
+    .size = sizeof(redux_payload), .ops = {TIRX__EXPR(redux_payload, acc)},
+    .print = print_redux, .emit = emit_redux, .prelude = op_frags};
+
+/* ---- the rule ---- */
+
+static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+enum { FULL_WARP = 31, MAX_CHECKED = 1 << 16 };
+
+/* The lane bits the reduction covers, or -1 after recording why they are not a butterfly. */
+static int64_t lane_mask(tirx__rule_ctx *ctx) {
+  tirx__reduced_iter it[TIRX_LAYOUT_MAX_ITERS];
+  int n = tirx__reduced_iters(ctx, it, TIRX_LAYOUT_MAX_ITERS);
+  int64_t mask = 0;
+  for (int i = 0; i < n; i++) {
+    if (it[i].iter.axis != TIRX_AXIS_LANEID || it[i].iter.stride == 0) continue;
+    int64_t bits = (it[i].iter.extent - 1) * it[i].iter.stride;
+    char buf[96];
+    if (!pow2(it[i].iter.extent) || !pow2(it[i].iter.stride) || bits > FULL_WARP ||
+        (mask & bits)) {
+      tirx__reason(ctx,
+                   "reduced dim %d iter %s does not cover distinct lane bits: extents and "
+                   "strides must be distinct powers of two",
+                   it[i].dim, tirx__iter_text(buf, sizeof buf, &it[i].iter));
+      return -1;
+    }
+    mask |= bits;
+  }
+  return mask;
+}
+
+/* Every dst element is held by lanes of the warp that reduced it: the same coordinates as the
+ * source's first element of its group on every thread axis but laneid. */
+static void check_dst(tirx__rule_ctx *ctx) {
+  const tirx_layout *src = ctx->call->operands[1].layout, *dst = ctx->call->operands[0].layout;
+  int rank = tirx_layout_rank(src);
+  int64_t shape[TIRX_LAYOUT_MAX_RANK], begin[TIRX_LAYOUT_MAX_RANK] = {0}, ext[TIRX_LAYOUT_MAX_RANK];
+  tirx_layout_shape(src, shape, TIRX_LAYOUT_MAX_RANK);
+  for (int k = 0; k < rank; k++) ext[k] = ctx->call->config.reduce_axes >> k & 1 ? 1 : shape[k];
+  const tirx_layout *first = tirx_layout_slice(ctx->arena, src, rank, shape, begin, ext);
+  int64_t size = tirx_layout_size(dst), np = tirx_layout_replica_count(dst),
+          nq = first ? tirx_layout_replica_count(first) : 0;
+  if (!first || size > MAX_CHECKED || np * size > MAX_CHECKED || nq * size > MAX_CHECKED) return;
+  tirx_coord *p = malloc((size_t)np * sizeof *p), *q = malloc((size_t)nq * sizeof *q);
+  for (int64_t x = 0; p && q && x < size; x++) {
+    int64_t cp = 0, cq = 0;
+    if (tirx_layout_eval(dst, x, p, np, &cp) != TIRX_OK ||
+        tirx_layout_eval(first, x, q, nq, &cq) != TIRX_OK || cq == 0)
+      break;
+    for (int64_t i = 0; i < cp; i++) {
+      bool same = true;
+      for (int ax = 0; ax < TIRX_AXIS_MAX && same; ax++)
+        if (tirx_axis_is_thread(ax) && ax != TIRX_AXIS_LANEID) same = p[i].v[ax] == q[0].v[ax];
+      if (!same) {
+        tirx__reason(ctx, "dst element %lld is held outside the warp that reduces it",
+                     (long long)x);
+        x = size;
+        break;
+      }
+    }
+  }
+  free(p);
+  free(q);
+}
+
+static void check(tirx__rule_ctx *ctx) {
+  tirx__reduce_check_axes(ctx, TIRX__AXIS_BIT(TIRX_AXIS_LANEID),
+                          "redux.sync reduces over laneid and registers only");
+  if (ctx->nreasons) return;
+  int64_t mask = lane_mask(ctx);
+  if (mask < 0) return;
+  if (mask != FULL_WARP) {
+    tirx__reason(ctx,
+                 "not a full warp reduction: the reduced lane bits are 0x%llx, and redux.sync "
+                 "combines all 32 lanes (0x1f)",
+                 (unsigned long long)mask);
+    return;
+  }
+  check_dst(ctx);
+}
+
+static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {
+  (void)ctx;
+  (void)cap;
+  out[0] = (tirx__shape){{32}};
+  return 1;
+}
+
+/* The cross-lane step: one redux.sync on the accumulator. */
+static void lanes(tirx__emit *e, tirx_expr *acc, int op, int dt, int64_t lane_mask) {
+  (void)lane_mask;
+  tirx__stmt *s = tirx__emit_native(e, &nv_redux);
+  if (!s) return;
+  redux_payload *p = s->native.p;
+  p->acc = acc;
+  p->op = op;
+  p->dtype = dt;
+}
+
+static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const tirx__shape *shape,
+                        void *emitter) {
+  (void)rule;
+  (void)call;
+  (void)shape;
+  return tirx__lower_reduce_with(emitter, FULL_WARP, lanes);
+}
+
+const tirx__rule tirx__rule_reduce_redux = {
+    .name = "reduce.redux",
+    .family = "redux",
+    .summary = "in-thread loop, then redux.sync.{add,min,max}.{s32,u32} over the full warp",
+    .kind = TIRX__RULE_DEFAULT,
+    .prims = TIRX__BIT(TIRX__PRIM_REDUCE),
+    .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_LOCAL),
+    .teams = TIRX__BIT(TIRX_TEAM_WARP),
+    .needs = {.dtypes = TIRX__DT(I32) | TIRX__DT(U32),
+              .full_team = true,
+              .ops = TIRX__OPBIT(SUM) | TIRX__OPBIT(MIN) | TIRX__OPBIT(MAX),
+              .features = TIRX__FEAT(REDUX)},
+    .shape_dims = {"lanes"},
+    .check = check,
+    .shapes = shapes,
+    .emit = emit,
+};
