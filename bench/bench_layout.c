@@ -4,7 +4,12 @@
  *   bench_layout [--quick] [CSV_PATH]
  *
  * Times tirx_layout_canonicalize, tirx_layout_slice, tirx_layout_group, tirx_layout_parse,
- * tirx_layout_str (with the free) and tirx_layout_eval on
+ * tirx_layout_str (with the free) and tirx_layout_eval on the layout below, and the operations
+ * of issue 19 on small fixed operands: slice_wrap (rows and columns [4, 12) of the paper's
+ * (2,8,3,8):(192,8,64,1), both wrapping), coord (of the layout below), tile_outer (a (64,64)
+ * row-major tensor by an (8,8) tile), direct_sum (the layout below (+) the paper's), pack (the
+ * mma C fragment, 2 per register), complement ((3,4):(8,1) into 96) and logical_divide (the
+ * flat (64,64) tensor by (8):(1)). The base layout is
  *
  *     (2,4,3,8,2,16):(4@warpid,1@warpid,6@reg,4@laneid,3@reg,1@m)+[2:32@m]+8@m
  *
@@ -46,6 +51,9 @@ typedef struct ctx {
   const tirx_layout *l; /* the parsed layout, in its own arena */
   int64_t size;
   tirx_coord out[4];
+  /* The operands of issue 19's operations (built once, in the base arena). */
+  const tirx_layout *paper; /* (2,8,3,8):(192,8,64,1), a (16,24) tensor */
+  const tirx_layout *rm64, *tile8, *mma_c, *cute_a, *tiler8;
 } ctx;
 
 static volatile uintptr_t sink; /* keeps results observable */
@@ -103,6 +111,61 @@ static bool op_eval(ctx *c, tirx_arena *a, int64_t i) {
   if (tirx_layout_eval(c->l, i % c->size, c->out, 4, &count) != TIRX_OK) return false;
   sink ^= (uintptr_t)c->out[count - 1].v[TIRX_AXIS_M];
   return true;
+}
+
+/* ---- issue 19: the algebra completed ---- */
+
+static const int64_t P_SHAPE[2] = {16, 24}, P_BEGIN[2] = {4, 4}, P_EXTENT[2] = {8, 8};
+
+static bool op_slice_wrap(ctx *c, tirx_arena *a, int64_t i) { /* both dims wrap an iter */
+  (void)i;
+  tirx_layout *r = tirx_layout_slice(a, c->paper, 2, P_SHAPE, P_BEGIN, P_EXTENT);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static bool op_coord(ctx *c, tirx_arena *a, int64_t i) {
+  (void)a;
+  int64_t x = i % c->size, dg[8];
+  int n;
+  if (tirx_layout_coord(c->l, &x, dg, 8, &n) != TIRX_OK) return false;
+  sink ^= (uintptr_t)dg[n - 1];
+  return true;
+}
+
+static bool op_tile_outer(ctx *c, tirx_arena *a, int64_t i) {
+  (void)i;
+  tirx_layout *r = tirx_layout_tile_outer(a, c->rm64, c->tile8);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static bool op_direct_sum(ctx *c, tirx_arena *a, int64_t i) {
+  (void)i;
+  tirx_layout *r = tirx_layout_direct_sum(a, c->l, c->paper);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static bool op_pack(ctx *c, tirx_arena *a, int64_t i) {
+  (void)i;
+  tirx_layout *r = tirx_layout_pack(a, c->mma_c, TIRX_AXIS_REG, 2);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static bool op_complement(ctx *c, tirx_arena *a, int64_t i) {
+  (void)i;
+  tirx_layout *r = tirx_layout_complement(a, c->cute_a, 96);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static bool op_logical_divide(ctx *c, tirx_arena *a, int64_t i) {
+  (void)i;
+  tirx_layout *r = tirx_layout_logical_divide(a, c->rm64, c->tiler8);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
 }
 
 static double clock_ns(clockid_t id) {
@@ -191,6 +254,13 @@ int main(int argc, char **argv) {
   memset(&c, 0, sizeof c);
   if (!(c.l = tirx_layout_parse(base, LAYOUT_TEXT))) die("tirx_layout_parse");
   c.size = tirx_layout_size(c.l);
+  if (!(c.paper = tirx_layout_parse(base, "(2,8,3,8):(192,8,64,1)"))) die("parse (paper)");
+  if (!(c.rm64 = tirx_layout_row_major(base, 2, (int64_t[]){64, 64}))) die("row_major");
+  if (!(c.tile8 = tirx_layout_strided(base, 2, (int64_t[]){8, 8}, (int64_t[]){64, 1})))
+    die("strided");
+  if (!(c.mma_c = tirx_layout_mma_m16n8k16_c(base))) die("mma_c");
+  if (!(c.cute_a = tirx_layout_parse(base, "(3,4):(8,1)"))) die("parse (cute)");
+  if (!(c.tiler8 = tirx_layout_parse(base, "(8):(1)"))) die("parse (tiler)");
 
   /* Check the cases once before timing them, and show what they produce. */
   tirx_layout *canon = tirx_layout_canonicalize(base, c.l);
@@ -213,6 +283,9 @@ int main(int argc, char **argv) {
   } cases[] = {
       {"canonicalize", op_canonicalize}, {"slice", op_slice}, {"group", op_group},
       {"parse", op_parse},               {"str", op_str},     {"eval", op_eval},
+      {"slice_wrap", op_slice_wrap},     {"coord", op_coord}, {"tile_outer", op_tile_outer},
+      {"direct_sum", op_direct_sum},     {"pack", op_pack},   {"complement", op_complement},
+      {"logical_divide", op_logical_divide},
   };
   enum { NCASES = sizeof cases / sizeof cases[0] };
   result res[NCASES];

@@ -224,8 +224,20 @@ TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, i
  * element begin + y of l grouped to shape. The result is grouped to extent[] (dimensions of
  * extent 1 keep their place with no iters). Errors: TIRX_E_NULL_ARG (begin, extent),
  * TIRX_E_INVALID_ARG (rank, begin < 0, extent < 1), TIRX_E_OUT_OF_RANGE ("region dim 1
- * [4, 12) exceeds extent 8"), TIRX_E_NOT_REPRESENTABLE (the region wraps an iter boundary),
- * TIRX_E_OVERFLOW (the region's offset overflows int64), and those of group.
+ * [4, 12) exceeds extent 8"), TIRX_E_NOT_REPRESENTABLE ("region dim 0 [2, 6) wraps around iter
+ * (4):(1@laneid) and is not a layout"), TIRX_E_OVERFLOW (the region's offset overflows int64),
+ * TIRX_E_LIMIT (the split result needs more than 64 iters), TIRX_E_NO_MEMORY, and those of
+ * group.
+ *
+ * A region that crosses an iter boundary is split as paper 5.1 says: rows [4, 12) of
+ * (2,8):(192,8) keep (4):(8) whole and the two blocks of 4 become an iter of their own,
+ * ((2,4)):((160,8))+32. In one dimension a run [b, b+e) of the iters is accepted when
+ * f = gcd(E, b % E, e) splits the iter it wraps into whole pieces of f and what is left is two
+ * equal runs whose starts differ on one axis, or pairs (E = 2, from digit 1) that the next
+ * iter on the same axis holds without wrapping; any other run of up to 1024 elements is
+ * factored from its points (strides that coincide across carries), and a longer one is
+ * refused. The unit tests check against brute force that every refused run of small layouts
+ * is indeed no layout.
  */
 TIRX_API tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
                                         const int64_t *shape, const int64_t *begin,
@@ -263,6 +275,114 @@ TIRX_API tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *i
  */
 TIRX_API tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l,
                                           const tirx_layout *f);
+
+/* ---- Relating layouts (upstream TIRx) ---------------------------------------------------- */
+
+/*
+ * The per-iter digits of a logical coordinate: index[rank] for a grouped layout, index[0] the
+ * flat index for a flat one; digits[k] is the digit of D iter k (outermost first), so that
+ * D(x) = sum_k digits[k] * stride_k. *count is set to the number of iters. Errors:
+ * TIRX_E_NULL_ARG (layout, index, count), TIRX_E_OUT_OF_RANGE ("index[1] is 9, outside
+ * [0, 8)"), TIRX_E_BUFFER_TOO_SMALL (cap below the number of iters, or digits NULL).
+ */
+TIRX_API tirx_status tirx_layout_coord(const tirx_layout *l, const int64_t *index,
+                                       int64_t *digits, int cap, int *count);
+
+/*
+ * Tile recovery, the inverses of tirx_layout_tile. tirx_layout_tile_outer: given a tiling l and
+ * its inner (tile) layout, the outer o with tirx_layout_tile(o, inner) placing every index as l
+ * does ("is_tile_inner": the call succeeds exactly when inner is l's inner factor). The outer
+ * gets l's replicas and swizzle and l's offset minus inner's. tirx_layout_tile_inner is the
+ * converse: given the outer, the inner ("is_tile_outer"). l and the given layout are grouped,
+ * of one rank, and the given one has no replicas and no swizzle. Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_INVALID_ARG (not grouped, ranks differ, the given layout has replicas or a swizzle),
+ * TIRX_E_LIMIT (rank above 8), TIRX_E_OVERFLOW (offsets), TIRX_E_NOT_REPRESENTABLE with the
+ * reason: "dim 1 of the layout has extent 12, not a multiple of inner's 8", a boundary of the
+ * tiling inside an iter (as tirx_layout_group says it), or "the layout is not a tiling with this
+ * inner: its inner half is ((2),(4)):((8@m),(1@m)), inner is ((2),(4)):((4@m),(1@m))".
+ */
+TIRX_API tirx_layout *tirx_layout_tile_outer(tirx_arena *a, const tirx_layout *l,
+                                             const tirx_layout *inner);
+TIRX_API tirx_layout *tirx_layout_tile_inner(tirx_arena *a, const tirx_layout *l,
+                                             const tirx_layout *outer);
+
+/*
+ * The direct sum x (+) y: index (i, j) of the shape (shape of x, shape of y) maps to
+ * x(i) + y(j) (a flat operand counts as one dimension of its size); D is x's iters then y's,
+ * the replicas both sets, the offsets added. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (an
+ * operand is swizzled: a swizzle does not distribute over a sum), TIRX_E_LIMIT, TIRX_E_OVERFLOW.
+ */
+TIRX_API tirx_layout *tirx_layout_direct_sum(tirx_arena *a, const tirx_layout *x,
+                                             const tirx_layout *y);
+
+/*
+ * Recovers operands of a direct sum: the first k logical dimensions of s as *x (with s's
+ * replicas, offset and swizzle) and the rest as *y (no replicas, no offset), so that
+ * tirx_layout_direct_sum(*x, *y) places as s does when s is unswizzled. Both NULL on failure.
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG ("k is 2, the layout's rank is 2: expected
+ * 1 <= k < rank").
+ */
+TIRX_API tirx_status tirx_layout_direct_sum_split(tirx_arena *a, const tirx_layout *s, int k,
+                                                  tirx_layout **x, tirx_layout **y);
+
+/*
+ * Element-width reinterpretation on one axis (m for memory, reg for registers). pack: the
+ * layout of elements factor times wider (2 x bf16 as one 32-bit register: factor 2 on reg;
+ * 16 bytes as a vector: factor 16 / element bytes on m): wide element j of the last dimension
+ * holds narrow elements j*factor .. j*factor + factor - 1, at axis coordinate c / factor where
+ * c is the first one's. Conditions, each refused with TIRX_E_NOT_REPRESENTABLE and its reason:
+ * the innermost iter has stride 1 on axis and an extent that factor divides ("the innermost iter
+ * (6):(2@reg) is not 2 or a multiple of it with stride 1@reg"; canonicalize first to merge
+ * iters), the last dimension's extent is a multiple of factor, every other stride, replica
+ * stride and the offset on axis are multiples of factor, and the layout is not swizzled.
+ * unpack is the inverse: strides, replicas and offset on axis times factor, and an innermost iter
+ * (factor):(1@axis) in the last dimension; unpack(pack(l)) places as l does. Errors:
+ * TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (factor < 1), TIRX_E_UNKNOWN_AXIS, TIRX_E_LIMIT,
+ * TIRX_E_OVERFLOW (unpack), TIRX_E_NOT_REPRESENTABLE (a swizzle; pack's conditions).
+ */
+TIRX_API tirx_layout *tirx_layout_pack(tirx_arena *a, const tirx_layout *l, tirx_axis axis,
+                                       int64_t factor);
+TIRX_API tirx_layout *tirx_layout_unpack(tirx_arena *a, const tirx_layout *l, tirx_axis axis,
+                                         int64_t factor);
+
+/* ---- CuTe's algebra ----------------------------------------------------------------------- */
+
+/*
+ * CuTe's operations on index maps (layouts on m with no replicas, offset or swizzle; strides
+ * >= 0). Composition is tirx_layout_compose: CuTe's composition(A, B)(i) = A(B(i)), except
+ * that tirx refuses B's values outside [0, size(A)) where CuTe extends A's last mode.
+ *
+ * Order: CuTe lists modes colexicographically (mode 0 varies fastest), tirx row-major (the last
+ * iter and dimension vary fastest). CuTe's (e0,e1):(s0,s1) is tirx's (e1,e0):(s1,s0), and mode
+ * k of a CuTe result of rank r is tirx's dimension r-1-k.
+ *
+ * tirx_layout_complement(l, cosize): CuTe's complement(A, M): the flat layout B, strides
+ * increasing inwards-out (largest first in tirx order), that fills the gaps of l's image so that
+ * (B, l), i.e. b + a, is a bijection onto [0, size(l) * size(B)), size(l) * size(B) >= cosize
+ * (the last iter of B rounds cosize up). Stride-0 iters of l are ignored (CuTe's filter).
+ *   complement((4):(2), 16) = (2,2):(8,1)
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (cosize < 1; not an index map: "layout is not
+ * an index map (it has replicas)", "layout has a negative stride (iter 0: -1)"),
+ * TIRX_E_NOT_REPRESENTABLE ("iter (2):(3@m) does not sit on a multiple of 2, the span of the
+ * iters below it: the layout has no complement"), TIRX_E_OVERFLOW.
+ *
+ * tirx_layout_logical_divide(l, tiler): CuTe's logical_divide(A, B) = A o (B, complement(B,
+ * size(A))), grouped as ((rest),(tile)) (CuTe's ((tile),(rest))): element (t, e) is l at the
+ * flat index complement(t) + tiler(e). l may be any layout; tiler an index map.
+ * Errors: those of complement (for tiler), TIRX_E_NOT_REPRESENTABLE when the tiler does not
+ * divide l ("the tiler and its complement cover 12 elements, the layout has 10: the tiler
+ * does not divide it") or composition refuses (its reason, named by this function).
+ *
+ * tirx_layout_logical_product(l, tiler): CuTe's logical_product(A, B) = (A, complement(A,
+ * size(A) * cosize(B)) o B), grouped as ((tiler's part),(l)): element (j, i) is
+ * l(i) + complement(tiler(j)). Both are index maps. Errors: those of complement and compose,
+ * named by this function.
+ */
+TIRX_API tirx_layout *tirx_layout_complement(tirx_arena *a, const tirx_layout *l, int64_t cosize);
+TIRX_API tirx_layout *tirx_layout_logical_divide(tirx_arena *a, const tirx_layout *l,
+                                                 const tirx_layout *tiler);
+TIRX_API tirx_layout *tirx_layout_logical_product(tirx_arena *a, const tirx_layout *l,
+                                                  const tirx_layout *tiler);
 
 /* ---- Queries --------------------------------------------------------------------------------- */
 

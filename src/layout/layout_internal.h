@@ -42,6 +42,13 @@ static inline bool tirx__layout_check(const tirx_layout *l, const char *fn, cons
   return true;
 }
 
+/* Groups the flat iters d[nd] to shape[rank] (validated: rank in [1, MAX_RANK], the product
+ * is the size), splitting iters at dimension boundaries: at most nd + rank iters into out and
+ * rank + 1 entries into begin. TIRX_E_NOT_REPRESENTABLE, naming fn, when a boundary falls
+ * inside an iter at a point that does not divide it (ops.c). */
+bool tirx__layout_group_iters(const char *fn, int nd, const tirx_iter *d, int rank,
+                              const int64_t *shape, tirx_iter *out, int *n_out, int32_t *begin);
+
 /* The D iters' digits of flat index x, outermost first, into digits[nd]. */
 void tirx__layout_digits(const tirx_layout *l, int64_t x, int64_t *digits);
 

@@ -98,8 +98,8 @@ static bool check_shape(const char *fn, const tirx_layout *l, int rank, const in
  * extent 1 get no iters; extent-1 iters of d stay with the dimension being filled when they
  * are met, and any left over outside the outermost non-trivial dimension join it.
  */
-static bool group_iters(const char *fn, int nd, const tirx_iter *d, int rank, const int64_t *shape,
-                        tirx_iter *out, int *n_out, int32_t *begin) {
+bool tirx__layout_group_iters(const char *fn, int nd, const tirx_iter *d, int rank,
+                              const int64_t *shape, tirx_iter *out, int *n_out, int32_t *begin) {
   tirx_iter rev[WORK_ITERS]; /* inner first */
   int count[TIRX_LAYOUT_MAX_RANK] = {0};
   int n = 0, i = nd - 1, outermost = -1;
@@ -156,7 +156,7 @@ tirx_layout *tirx_layout_group(tirx_arena *a, const tirx_layout *l, int rank,
   tirx_iter d[WORK_ITERS];
   int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
   int nd;
-  if (!group_iters(fn, l->nd, l->d, rank, shape, d, &nd, begin)) return NULL;
+  if (!tirx__layout_group_iters(fn, l->nd, l->d, rank, shape, d, &nd, begin)) return NULL;
   if (nd > TIRX_LAYOUT_MAX_ITERS) {
     tirx__error(TIRX_E_LIMIT, "%s: grouping needs %d iters, the limit is %d", fn, nd,
                 (int)TIRX_LAYOUT_MAX_ITERS);
@@ -217,13 +217,13 @@ tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, int rank,
 /* ---- slice ---- */
 
 /* Merges adjacent iters of one dimension that a single iter can express (same axis, outer
- * stride = inner extent * inner stride) and drops extent-1 iters. Returns the new count. */
+ * stride = inner extent * inner stride; stride-0 iters on any axes) and drops extent-1 iters. Returns the new count. */
 static int merge_dim(tirx_iter *it, int n) {
   int m = 0;
   for (int i = 0; i < n; i++) {
     if (it[i].extent == 1) continue;
     int64_t s;
-    if (m > 0 && it[i].axis == it[m - 1].axis &&
+    if (m > 0 && (it[i].axis == it[m - 1].axis || (it[i].stride == 0 && it[m - 1].stride == 0)) &&
         tirx__mul_ok(it[i].extent, it[i].stride, &s) && s == it[m - 1].stride) {
       it[m - 1].extent *= it[i].extent; /* fits: at most the size */
       it[m - 1].stride = it[i].stride;
@@ -232,6 +232,188 @@ static int merge_dim(tirx_iter *it, int n) {
     }
   }
   return m;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+enum { WRAP_SPLIT, WRAP_DONE, WRAP_FAIL };
+
+/*
+ * A region [b, b+e) of the digits it[0..i] (outermost first; cur is it[i], possibly split
+ * already) that wraps around cur: digit + e > E with digit = b % E. Isolates what is a layout:
+ *   - f = gcd(E, digit, e) > 1: the region is aligned to f, so cur splits into (E/f, f) and
+ *     the inner f is kept whole; the walk continues on (E/f):(s*f) (WRAP_SPLIT).
+ *   - e == 2h, h = E - digit: two runs of h, [digit, E) and [0, h) of the next outer digit,
+ *     are (2,h):(delta,s) when the difference of their starts lies on one axis (WRAP_DONE).
+ *   - E == 2, digit 1, e even, and the next outer iter (E2):(s2) on the same axis (or either
+ *     stride 0) holds the e/2 + 1 outer digits the pairs touch without wrapping: element 2u+v is digit 1 - v of
+ *     cur and digit c+u+v of the outer iter, so the pairs are (2):(s2 - s) (WRAP_DONE; the
+ *     walk keeps (e/2):(s2) at the next iter).
+ * Anything else has no layout (WRAP_FAIL): its first pieces differ in length or position.
+ */
+static int region_wrap(const tirx_iter *it, int i, tirx_iter *cur, int64_t *b, int64_t *e,
+                       tirx_iter *kept, int *nk) {
+  int64_t E = cur->extent, digit = *b % E;
+  int64_t f = gcd64(gcd64(E, digit), *e);
+  if (f > 1) {
+    kept[(*nk)++] = (tirx_iter){f, cur->stride, cur->axis};
+    *b = *b / E * (E / f) + digit / f;
+    *e /= f;
+    cur->extent = E / f;
+    cur->stride *= f; /* fits: the iter's reach fits */
+    return WRAP_SPLIT;
+  }
+  if (*e == 2 * (E - digit)) {
+    /* Two runs of h = E - digit: [digit, E) and [0, h) of the next outer digit. The difference
+     * of the coordinates of b + h and b: a carry out of cur, then through the outer digits. */
+    int64_t h = E - digit, delta[TIRX_AXIS_MAX] = {0}, x = *b, add = h;
+    for (int j = i; j >= 0 && add; j--) {
+      const tirx_iter *t = j == i ? cur : &it[j];
+      int64_t dg = x % t->extent, step;
+      x /= t->extent;
+      bool carry = dg + add == t->extent;
+      if (!tirx__mul_ok(carry ? -dg : add, t->stride, &step) ||
+          !tirx__add_ok(delta[t->axis], step, &delta[t->axis]))
+        return WRAP_FAIL;
+      add = carry ? 1 : 0;
+    }
+    int axis = -1;
+    for (int ax = 0; ax < TIRX_AXIS_MAX; ax++)
+      if (delta[ax] != 0) {
+        if (axis >= 0) return WRAP_FAIL;
+        axis = ax;
+      }
+    if (h > 1) kept[(*nk)++] = (tirx_iter){h, cur->stride, cur->axis};
+    kept[(*nk)++] = (tirx_iter){2, axis < 0 ? 0 : delta[axis], axis < 0 ? TIRX_AXIS_M : axis};
+    *e = 1;
+    return WRAP_DONE;
+  }
+  if (E == 2 && digit == 1 && *e % 2 == 0 && i > 0) {
+    const tirx_iter *o = &it[i - 1];
+    int64_t c = *b / 2, s;
+    if (c % o->extent + *e / 2 + 1 > o->extent) return WRAP_FAIL;
+    tirx_iter pair = {2, 0, o->axis};
+    if (cur->stride == 0) pair.stride = o->stride;
+    else if (o->stride == 0 && cur->stride != INT64_MIN) pair = (tirx_iter){2, -cur->stride, cur->axis};
+    else if (o->axis == cur->axis && tirx__add_ok(o->stride, -cur->stride, &s)) pair.stride = s;
+    else return WRAP_FAIL;
+    kept[(*nk)++] = pair;
+    *e /= 2;
+    return WRAP_DONE;
+  }
+  return WRAP_FAIL;
+}
+
+/* Runs up to this length that the structured cases of region_wrap refuse are factored from
+ * their points (run_layout); longer ones stay refused. */
+enum { RUN_MAX = 1024 };
+
+/*
+ * Factors the run q[u] = p[u * step], u < n (na values per point, the axes ax[na]) into iters,
+ * inner first, appended to out: some innermost factor f | n has q[j] = q[j - j % f] +
+ * (j % f) * (q[1] - q[0]) with q[1] - q[0] on at most one axis, and q[0], q[f], ... factors
+ * again. Every f up to the run's arithmetic prefix is tried, largest first, so a run is
+ * factored whenever it is a layout.
+ */
+static bool run_step_ok(const int64_t *qj, const int64_t *qb, int na, int axis, int64_t k,
+                        int64_t delta) {
+  for (int a = 0; a < na; a++) {
+    int64_t want = 0, diff;
+    if ((a == axis && !tirx__mul_ok(k, delta, &want)) || !tirx__add_ok(qj[a], -qb[a], &diff) ||
+        diff != want)
+      return false;
+  }
+  return true;
+}
+
+static bool factor_run(const int64_t *p, int na, const tirx_axis *ax, int64_t n, int64_t step,
+                       tirx_iter *out, int *nout) {
+  if (n == 1) return true;
+  const int64_t *q0 = p, *q1 = p + step * na;
+  int axis = -1;
+  for (int a = 0; a < na; a++)
+    if (q1[a] != q0[a]) {
+      if (axis >= 0) return false;
+      axis = a;
+    }
+  int64_t delta = axis < 0 ? 0 : q1[axis] - q0[axis]; /* fits: checked by run_layout */
+  /* q[j] - q[base] == (j - base) * delta on every axis. */
+#define RUN_STEP_OK(j, base)                                                                  \
+  run_step_ok(p + (j) * step * na, p + (base) * step * na, na, axis, (j) - (base), delta)
+  int64_t r = 2; /* the arithmetic prefix q[0..r) */
+  while (r < n && RUN_STEP_OK(r, 0)) r++;
+  /* Largest factor first, so that the result comes out merged. */
+  for (int64_t f = r; f >= 2; f--) {
+    if (n % f) continue;
+    bool ok = true;
+    for (int64_t j = f; j < n && ok; j++) ok = RUN_STEP_OK(j, j - j % f);
+    if (!ok) continue;
+    int mark = *nout;
+    out[(*nout)++] = (tirx_iter){f, delta, axis < 0 ? TIRX_AXIS_M : ax[axis]};
+    if (factor_run(p, na, ax, n / f, step * f, out, nout)) return true;
+    *nout = mark;
+  }
+#undef RUN_STEP_OK
+  return false;
+}
+
+/*
+ * The run [b, b+e) of the digits it[0..i] (cur at i), e <= RUN_MAX, as iters appended to
+ * kept when its points are a layout. Points are taken relative to the run's first (whose
+ * coordinates the walk adds to the offset). 1 when they are, 0 when not (or on overflow), -1
+ * when the arena is out of memory.
+ */
+static int run_layout(tirx_arena *a, const char *fn, const tirx_iter *it, int i,
+                       const tirx_iter *cur, int64_t b, int64_t e, tirx_iter *kept, int *nk) {
+  tirx_axis ax[TIRX_LAYOUT_MAX_ITERS];
+  int slot[TIRX_LAYOUT_MAX_ITERS], na = 0;
+  int64_t dg[TIRX_LAYOUT_MAX_ITERS], x = b;
+  for (int j = i; j >= 0; j--) {
+    const tirx_iter *t = j == i ? cur : &it[j];
+    int q = 0;
+    while (q < na && ax[q] != t->axis) q++;
+    if (q == na) ax[na++] = t->axis;
+    slot[j] = q;
+    dg[j] = x % t->extent;
+    x /= t->extent;
+  }
+  int64_t *p = tirx__arena_array(a, (size_t)e * (size_t)na, sizeof *p, fn);
+  if (!p) return -1;
+  int64_t acc[TIRX_LAYOUT_MAX_ITERS] = {0};
+  for (int64_t y = 0; y < e; y++) {
+    memcpy(p + y * na, acc, (size_t)na * sizeof *acc);
+    for (int j = i; j >= 0 && y + 1 < e; j--) { /* the next point: one increment with carries */
+      const tirx_iter *t = j == i ? cur : &it[j];
+      int64_t step;
+      bool carry = dg[j] == t->extent - 1;
+      if (!tirx__mul_ok(carry ? -dg[j] : 1, t->stride, &step) ||
+          !tirx__add_ok(acc[slot[j]], step, &acc[slot[j]]))
+        return 0;
+      dg[j] = carry ? 0 : dg[j] + 1;
+      if (!carry) break;
+    }
+  }
+  /* Differences of two points must fit for factor_run's arithmetic. */
+  for (int q = 0; q < na; q++) {
+    int64_t lo = 0, hi = 0, d;
+    for (int64_t y = 0; y < e; y++) {
+      if (p[y * na + q] < lo) lo = p[y * na + q];
+      if (p[y * na + q] > hi) hi = p[y * na + q];
+    }
+    if (!tirx__add_ok(hi, -lo, &d)) return 0;
+  }
+  tirx_iter part[64];
+  int np = 0;
+  if (!factor_run(p, na, ax, e, 1, part, &np)) return 0;
+  for (int j = 0; j < np; j++) kept[(*nk)++] = part[j];
+  return 1;
 }
 
 tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
@@ -268,13 +450,13 @@ tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
   tirx_iter g[WORK_ITERS];
   int32_t gb[TIRX_LAYOUT_MAX_RANK + 1];
   int ng;
-  if (!group_iters(fn, l->nd, l->d, rank, shape, g, &ng, gb)) return NULL;
+  if (!tirx__layout_group_iters(fn, l->nd, l->d, rank, shape, g, &ng, gb)) return NULL;
 
   /* The new offset is l at the region's origin, before the swizzle, on every axis. */
   int64_t off[TIRX_AXIS_MAX] = {0};
   for (int i = 0; i < l->no; i++) off[l->o[i].axis] = l->o[i].value;
 
-  tirx_iter d[WORK_ITERS];
+  tirx_iter d[4 * WORK_ITERS]; /* a wrap adds at most 11 iters to a dimension */
   int32_t db[TIRX_LAYOUT_MAX_RANK + 1];
   int nd = 0;
   db[0] = 0;
@@ -284,29 +466,43 @@ tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
     memcpy(it, g + gb[k], (size_t)n * sizeof *it);
     n = merge_dim(it, n);
     /* Walk from the innermost iter: whole iters are kept while the region is aligned to them;
-     * the first one it is not aligned to keeps a part; the rest are fixed at their digit. */
-    tirx_iter kept[WORK_ITERS]; /* inner first */
+     * the first one it is not aligned to keeps a part, or, when the region wraps it, is split
+     * (region_wrap); the rest are fixed at their digit. */
+    tirx_iter kept[2 * WORK_ITERS]; /* inner first */
     int nk = 0;
     int64_t b = begin[k], e = extent[k];
     for (int i = n - 1; i >= 0; i--) {
-      int64_t E = it[i].extent, digit = b % E;
-      off[it[i].axis] += digit * it[i].stride; /* within l's reach: cannot overflow */
-      if (e > 1) {
+      tirx_iter cur = it[i];
+      while (e > 1) {
+        int64_t E = cur.extent, digit = b % E;
         if (digit == 0 && e % E == 0) {
-          kept[nk++] = it[i];
+          kept[nk++] = cur;
           e /= E;
-        } else if (digit + e <= E) {
-          kept[nk++] = (tirx_iter){e, it[i].stride, it[i].axis};
-          e = 1;
-        } else {
-          char buf[128];
-          tirx__error(TIRX_E_NOT_REPRESENTABLE, "%s: region dim %d [%lld, %lld) crosses the "
-                      "boundary of iter %s", fn, k, (long long)begin[k],
-                      (long long)(begin[k] + extent[k]), fmt_iter(buf, sizeof buf, &it[i]));
-          return NULL;
+          break;
         }
+        if (digit + e <= E) {
+          kept[nk++] = (tirx_iter){e, cur.stride, cur.axis};
+          e = 1;
+          break;
+        }
+        int w = region_wrap(it, i, &cur, &b, &e, kept, &nk);
+        if (w == WRAP_SPLIT) continue;
+        if (w == WRAP_DONE) break;
+        int r = e <= RUN_MAX ? run_layout(a, fn, it, i, &cur, b, e, kept, &nk) : 0;
+        if (r < 0) return NULL;
+        if (r > 0) {
+          e = 1;
+          break;
+        }
+        char buf[128];
+        tirx__error(TIRX_E_NOT_REPRESENTABLE,
+                    "%s: region dim %d [%lld, %lld) wraps around iter %s and is not a layout",
+                    fn, k, (long long)begin[k], (long long)(begin[k] + extent[k]),
+                    fmt_iter(buf, sizeof buf, &it[i]));
+        return NULL;
       }
-      b /= E;
+      off[cur.axis] += (b % cur.extent) * cur.stride; /* within l's reach: cannot overflow */
+      b /= cur.extent;
     }
     for (int j = nk - 1; j >= 0; j--) d[nd++] = kept[j];
     db[k + 1] = nd;

@@ -50,6 +50,13 @@
  *   17  SCOPE_NEW     warps, cluster size, clusters      threads == teams * team size, ...
  *   18  SCOPE_FILTER  scope, axis, lo, hi                A' = A restricted to [lo, hi) on axis
  *   19  SCOPE_TEAM    scope, team kind                   same threads, unique (team, rank)
+ *   20  COORD         layout, index, cap                 digits in range, rebuild the index
+ *   21  TILE_RECOVER  layout, given half, which          the recovered half tiles back to l
+ *   22  DIRECT_SUM    x, y                               points are x(i) + y(j); split sums back
+ *   23  PACK          layout, axis, factor               pack(unpack(l)) == l; pack(l)(x) is
+ *                                                        l(x * factor) / factor on the axis
+ *   24  CUTE          layouts, op, cosize                complement injective and large enough;
+ *                                                        logical_divide/product sizes and copies
  *
  * Every call must succeed or fail with a status its documentation allows. The harness
  * abort()s only on a violated invariant (the checks above, or a broken error contract); a
@@ -1373,6 +1380,163 @@ static void op_scope_team(fz *f) {
   check_scope(f, &ce);
 }
 
+/* ---- the algebra of issue 19: coord, tile recovery, direct sum, pack, CuTe ---- */
+
+#define S_RELATE (S_MAKE | BIT(E_NOT_REPRESENTABLE))
+
+static void op_coord(fz *f) {
+  const tirx_layout *l = pick(f);
+  int64_t shape[MAXR], idx[MAXR], dg[TIRX_LAYOUT_MAX_ITERS];
+  int rank = shape_of(l, shape), n = -1, cap = (u8(&f->in) & 7) == 7 ? u8(&f->in) % 4 : 64;
+  int64_t x = (u8(&f->in) & 7) == 7 ? interesting(&f->in) : sample(f, tirx_layout_size(l), 2);
+  if (rank) multi_index(rank, shape, x < 0 ? 0 : x % tirx_layout_size(l), idx);
+  else idx[0] = x;
+  if (rank && (x < 0 || x >= tirx_layout_size(l))) idx[0] = x; /* out of range on purpose */
+  tirx_clear_error();
+  tirx_status st = tirx_layout_coord(l, idx, dg, cap, &n);
+  if (!ok_status(st, "tirx_layout_coord", S_EVAL, show(l))) return;
+  INVARIANT(n == tirx_layout_num_iters(l), "coord(%s): %d digits", show(l), n);
+  int64_t y = 0;
+  for (int i = 0; i < n; i++) {
+    tirx_iter it;
+    tirx_layout_iter(l, i, &it);
+    INVARIANT(dg[i] >= 0 && dg[i] < it.extent, "coord(%s): digit %d out of range", show(l), i);
+    y = y * it.extent + dg[i];
+  }
+  int64_t want = rank ? flat_index(rank, shape, idx) : idx[0];
+  INVARIANT(y == want, "coord(%s): digits give %lld, not %lld", show(l), (long long)y,
+            (long long)want);
+}
+
+static void op_tile_recover(fz *f) {
+  const tirx_layout *l = pick(f), *given = pick(f);
+  bool outer = u8(&f->in) & 1;
+  tirx_clear_error();
+  tirx_layout *r = outer ? tirx_layout_tile_inner(f->a, l, given)
+                         : tirx_layout_tile_outer(f->a, l, given);
+  const char *fn = outer ? "tirx_layout_tile_inner" : "tirx_layout_tile_outer";
+  if (!ok_obj(r, fn, S_RELATE, show(l))) return;
+  add_layout(f, r);
+  tirx_layout *t = outer ? tirx_layout_tile(f->a, given, r) : tirx_layout_tile(f->a, r, given);
+  INVARIANT(t != NULL, "%s(%s, %s) = %s does not tile back: %s", fn, show(l), show(given),
+            show(r), tirx_last_error());
+  same_placement_sampled(f, l, t, fn);
+}
+
+static void op_direct_sum(fz *f) {
+  const tirx_layout *x = pick(f), *y = pick(f);
+  tirx_clear_error();
+  tirx_layout *s = tirx_layout_direct_sum(f->a, x, y);
+  if (!ok_obj(s, "tirx_layout_direct_sum", S_MAKE, show(x))) return;
+  add_layout(f, s);
+  int64_t ny = tirx_layout_size(y), n = tirx_layout_size(s);
+  for (int i = 0; i < NSAMPLES; i++) {
+    int64_t z = sample(f, n, i);
+    if (!eval_raw(s, z, &PS[0]) || !eval_raw(x, z / ny, &PS[1]) || !eval_raw(y, z % ny, &PS[2]))
+      continue;
+    /* Replica order: x's replicas outermost, then y's. */
+    INVARIANT(PS[0].n == PS[1].n * PS[2].n, "direct_sum: point count");
+    for (int64_t a = 0; a < PS[1].n; a++)
+      for (int64_t b = 0; b < PS[2].n; b++)
+        for (int ax = 0; ax < TIRX_AXIS_MAX; ax++)
+          INVARIANT(PS[0].p[a * PS[2].n + b].v[ax] == PS[1].p[a].v[ax] + PS[2].p[b].v[ax],
+                    "direct_sum(%s, %s) = %s differs at %lld", show(x), show(y), show(s),
+                    (long long)z);
+  }
+  tirx_layout *p = NULL, *q = NULL;
+  int k = tirx_layout_rank(x) ? tirx_layout_rank(x) : 1;
+  tirx_clear_error();
+  if (!ok_status(tirx_layout_direct_sum_split(f->a, s, k, &p, &q),
+                 "tirx_layout_direct_sum_split", S_MAKE, show(s)))
+    return;
+  tirx_layout *s2 = tirx_layout_direct_sum(f->a, p, q);
+  INVARIANT(s2 != NULL, "direct_sum_split(%s) does not sum back", show(s));
+  same_placement_sampled(f, s, s2, "direct_sum_split");
+}
+
+static void op_pack(fz *f) {
+  const tirx_layout *l = pick(f);
+  tirx_axis axis = (u8(&f->in) & 1) ? TIRX_AXIS_REG : TIRX_AXIS_M;
+  int64_t fac = (u8(&f->in) & 15) == 15 ? interesting(&f->in) : 1 + u8(&f->in) % 8;
+  tirx_clear_error();
+  tirx_layout *u = tirx_layout_unpack(f->a, l, axis, fac);
+  if (ok_obj(u, "tirx_layout_unpack", S_RELATE, show(l))) {
+    add_layout(f, u);
+    tirx_layout *p = tirx_layout_pack(f->a, u, axis, fac);
+    INVARIANT(p != NULL, "pack(unpack(%s)) failed: %s", show(l), tirx_last_error());
+    same_placement_sampled(f, l, p, "pack(unpack(l))");
+  }
+  tirx_clear_error();
+  tirx_layout *p = tirx_layout_pack(f->a, l, axis, fac);
+  if (!ok_obj(p, "tirx_layout_pack", S_RELATE, show(l))) return;
+  add_layout(f, p);
+  int64_t n = tirx_layout_size(p);
+  for (int i = 0; i < NSAMPLES; i++) {
+    int64_t x = sample(f, n, i);
+    if (!eval_raw(p, x, &PS[0]) || !eval_raw(l, x * fac, &PS[1])) continue;
+    for (int64_t r = 0; r < PS[0].n; r++)
+      INVARIANT(PS[0].p[r].v[axis] * fac == PS[1].p[r].v[axis],
+                "pack(%s, %lld) = %s differs at %lld", show(l), (long long)fac, show(p),
+                (long long)x);
+  }
+}
+
+static int64_t eval_m_or(const tirx_layout *l, int64_t x) {
+  int64_t m = -1;
+  INVARIANT(tirx_layout_eval_m(l, x, &m) == TIRX_OK, "eval_m(%s, %lld) failed", show(l),
+            (long long)x);
+  return m;
+}
+
+static void op_cute(fz *f) {
+  const tirx_layout *l = pick(f), *t = pick(f);
+  uint8_t mode = u8(&f->in) % 3;
+  tirx_clear_error();
+  if (mode == 0) {
+    int64_t m = (u8(&f->in) & 7) == 7 ? interesting(&f->in) : 1 + u8(&f->in) * 4;
+    tirx_layout *c = tirx_layout_complement(f->a, l, m);
+    if (!ok_obj(c, "tirx_layout_complement", S_RELATE, show(l))) return;
+    add_layout(f, c);
+    /* b + a is injective: sampled pairs of distinct (a, b) never coincide. */
+    int64_t na = tirx_layout_size(l), nb = tirx_layout_size(c);
+    INVARIANT(nb >= 1 && (na > INT64_MAX / nb || na * nb >= m), "complement too small");
+    for (int i = 0; i + 1 < NSAMPLES; i += 2) {
+      int64_t a1 = sample(f, na, i), b1 = sample(f, nb, i + 1);
+      int64_t a2 = sample(f, na, i + 1), b2 = sample(f, nb, i);
+      int64_t v1 = eval_m_or(l, a1) + eval_m_or(c, b1), v2 = eval_m_or(l, a2) + eval_m_or(c, b2);
+      INVARIANT((a1 == a2 && b1 == b2) || v1 != v2 || tirx_layout_size(l) == 1 ||
+                    eval_m_or(l, a1) == eval_m_or(l, a2),
+                "complement(%s) = %s is not injective", show(l), show(c));
+    }
+  } else if (mode == 1) {
+    tirx_layout *d = tirx_layout_logical_divide(f->a, l, t);
+    if (!ok_obj(d, "tirx_layout_logical_divide", S_RELATE | BIT(E_OUT_OF_RANGE), show(l)))
+      return;
+    add_layout(f, d);
+    INVARIANT(tirx_layout_size(d) == tirx_layout_size(l), "logical_divide size");
+    tirx_layout *c = tirx_layout_complement(f->a, t, tirx_layout_size(l));
+    INVARIANT(c != NULL, "logical_divide(%s, %s) succeeded, complement fails", show(l), show(t));
+    int64_t nt = tirx_layout_size(t), n = tirx_layout_size(d);
+    for (int i = 0; i < NSAMPLES; i++) {
+      int64_t z = sample(f, n, i);
+      same_points(d, z, l, eval_m_or(c, z / nt) + eval_m_or(t, z % nt), "logical_divide");
+    }
+  } else {
+    tirx_layout *p = tirx_layout_logical_product(f->a, l, t);
+    if (!ok_obj(p, "tirx_layout_logical_product", S_RELATE | BIT(E_OUT_OF_RANGE), show(l)))
+      return;
+    add_layout(f, p);
+    int64_t nl = tirx_layout_size(l);
+    INVARIANT(tirx_layout_size(p) == nl * tirx_layout_size(t), "logical_product size");
+    for (int i = 0; i < NSAMPLES; i++) {
+      int64_t i0 = sample(f, nl, i);
+      INVARIANT(eval_m_or(p, i0) == eval_m_or(l, i0),
+                "logical_product(%s, %s) = %s: the first copy is not the layout", show(l),
+                show(t), show(p));
+    }
+  }
+}
+
 /* ---- driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *f);
@@ -1381,6 +1545,8 @@ static const op_fn ops[] = {
     op_tile,         op_compose,    op_storage_view,        op_vector_width,
     op_contiguous,   op_swizzle,    op_span,    op_eval,    op_str,      op_new,
     op_fragment,     op_scope_new,  op_scope_filter,        op_scope_team,
+    op_coord,        op_tile_recover,              op_direct_sum,          op_pack,
+    op_cute,
 };
 enum { N_OPS = sizeof ops / sizeof ops[0] };
 

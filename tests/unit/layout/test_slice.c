@@ -77,6 +77,54 @@ static bool is_box(const int64_t *ext, int n, int64_t b, int64_t e) {
   return count == e;
 }
 
+/* The first point (replica 0, before any swizzle: tests use unswizzled layouts) of x. */
+static tirx_coord first_point(const tirx_layout *l, int64_t x) {
+  tirx_coord all[64];
+  int64_t n;
+  cr_assert_eq(tirx_layout_eval(l, x, all, 64, &n), TIRX_OK);
+  return all[0];
+}
+
+/* Brute force: whether the run p[0..n) is a layout (no replicas), i.e. some innermost factor
+ * f | n, f >= 2, has p[j] = p[j - j % f] + (j % f) * (p[1] - p[0]) with p[1] - p[0] on one
+ * axis, and the run p[0], p[f], p[2f], ... is a layout again. Every factorization is tried. */
+static bool run_is_layout(const tirx_coord *p, int64_t n) {
+  if (n == 1) return true;
+  int axes = 0;
+  for (int ax = 0; ax < TIRX_AXIS_MAX; ax++) axes += p[1].v[ax] != p[0].v[ax];
+  if (axes > 1) return false;
+  for (int64_t f = 2; f <= n; f++) {
+    if (n % f) continue;
+    bool ok = true;
+    for (int64_t j = 0; j < n && ok; j++)
+      for (int ax = 0; ax < TIRX_AXIS_MAX && ok; ax++)
+        ok = p[j].v[ax] - p[j - j % f].v[ax] == (j % f) * (p[1].v[ax] - p[0].v[ax]);
+    if (!ok) continue;
+    tirx_coord q[64];
+    for (int64_t u = 0; u < n / f; u++) q[u] = p[u * f];
+    if (run_is_layout(q, n / f)) return true;
+  }
+  return false;
+}
+
+/* Brute force: whether the region of l grouped to shape is a layout: the slice is a sum over
+ * dimensions, so it is one exactly when the run of every dimension (the others at begin) is. */
+static bool region_is_layout(const tirx_layout *l, int rank, const int64_t *shape,
+                             const int64_t *begin, const int64_t *extent) {
+  for (int k = 0; k < rank; k++) {
+    tirx_coord p[64];
+    cr_assert_leq(extent[k], 64);
+    for (int64_t j = 0; j < extent[k]; j++) {
+      int64_t idx[TIRX_LAYOUT_MAX_RANK];
+      for (int q = 0; q < rank; q++) idx[q] = begin[q];
+      idx[k] += j;
+      p[j] = first_point(l, ravel(rank, shape, idx));
+    }
+    if (!run_is_layout(p, extent[k])) return false;
+  }
+  return true;
+}
+
 Test(slice, paper_example_on_m) {
   /* (2,8,3,8):(192,8,64,1) as a (16, 24) tensor: rows ((2,8):(192,8)), cols ((3,8):(64,1)). */
   tirx_iter d[] = {{2, 192, TIRX_AXIS_M}, {8, 8, TIRX_AXIS_M}, {3, 64, TIRX_AXIS_M},
@@ -88,10 +136,6 @@ Test(slice, paper_example_on_m) {
   expect_str(slice2(l, 16, 24, 3, 17, 2, 3), "((2),(3)):((8@m),(1@m))+153@m");
   expect_str(slice2(l, 16, 24, 5, 7, 1, 1), "((),()):((),())+47@m");
   expect_str(slice2(l, 16, 24, 0, 0, 16, 24), "((2,8),(3,8)):((192@m,8@m),(64@m,1@m))");
-  expect_null(slice2(l, 16, 24, 4, 0, 8, 8), TIRX_E_NOT_REPRESENTABLE,
-              "tirx_layout_slice: region dim 0 [4, 12) crosses the boundary of iter (8):(8@m)");
-  expect_null(slice2(l, 16, 24, 0, 4, 16, 8), TIRX_E_NOT_REPRESENTABLE,
-              "tirx_layout_slice: region dim 1 [4, 12) crosses the boundary of iter (8):(1@m)");
   int64_t shape[2] = {16, 24};
   for (int64_t b0 = 0; b0 < 16; b0 += 3)
     for (int64_t e0 = 1; b0 + e0 <= 16; e0 += 2)
@@ -113,8 +157,8 @@ Test(slice, merges_iters_that_one_iter_can_express) {
   tirx_layout *l2 = tirx_layout_new(A, 2, d2, 0, NULL, 0, NULL);
   expect_null(tirx_layout_slice(A, l2, 1, (int64_t[]){8}, (int64_t[]){2}, (int64_t[]){4}),
               TIRX_E_NOT_REPRESENTABLE,
-              "tirx_layout_slice: region dim 0 [2, 6) crosses the boundary of iter "
-              "(4):(1@laneid)");
+              "tirx_layout_slice: region dim 0 [2, 6) wraps around iter "
+              "(4):(1@laneid) and is not a layout");
 }
 
 Test(slice, paper_distributed_sharding_per_device) {
@@ -161,8 +205,8 @@ Test(slice, paper_distributed_sharding_per_device) {
     }
   /* Rows [16, 48) cross the pid iter. */
   expect_null(slice2(l2, 64, 128, 16, 0, 32, 128), TIRX_E_NOT_REPRESENTABLE,
-              "tirx_layout_slice: region dim 0 [16, 48) crosses the boundary of iter "
-              "(32):(128@m)");
+              "tirx_layout_slice: region dim 0 [16, 48) wraps around iter "
+              "(32):(128@m) and is not a layout");
 }
 
 Test(slice, paper_native_memories) {
@@ -180,8 +224,8 @@ Test(slice, paper_native_memories) {
   expect_str(s, "((28),(200)):((1@P),(1@F))+100@P+300@F");
   assert_slice_law(s, l, 2, (int64_t[]){256, 512}, (int64_t[]){100, 300}, (int64_t[]){28, 200});
   expect_null(slice2(l, 256, 512, 64, 0, 128, 512), TIRX_E_NOT_REPRESENTABLE,
-              "tirx_layout_slice: region dim 0 [64, 192) crosses the boundary of iter "
-              "(128):(1@P)");
+              "tirx_layout_slice: region dim 0 [64, 192) wraps around iter "
+              "(128):(1@P) and is not a layout");
 
   tirx_iter tm[] = {{2, 112, col}, {128, 1, lane}, {112, 1, col}};
   tirx_layout *t = tirx_layout_new(A, 3, tm, 0, NULL, 0, NULL);
@@ -244,7 +288,7 @@ Test(slice, keeps_the_swizzle_on_the_absolute_address) {
 
 Test(slice, matches_brute_force_on_random_layouts) {
   uint64_t seed = 0x511ce;
-  int ok = 0, refused = 0, aligned = 0;
+  int ok = 0, refused = 0, aligned = 0, wrapped = 0;
   for (int t = 0; t < 900; t++) {
     tirx_layout *l = test_random_layout(A, &seed, 5, false);
     if (t % 4 == 0) l = tirx_layout_swizzle(A, l, 64, 2);
@@ -287,8 +331,8 @@ Test(slice, matches_brute_force_on_random_layouts) {
         refused++;
         continue;
       }
-      cr_assert(box, "accepted a region that is not a box");
       ok++;
+      wrapped += !box;
       aligned += mode == 2;
       cr_assert_eq(tirx_layout_num_replicas(s), tirx_layout_num_replicas(l));
       assert_slice_law(s, l, rank, shape, begin, extent);
@@ -296,6 +340,7 @@ Test(slice, matches_brute_force_on_random_layouts) {
   }
   cr_assert_gt(ok, 2000);
   cr_assert_gt(aligned, 700);
+  cr_assert_gt(wrapped, 10);
   cr_assert_gt(refused, 100);
 }
 
@@ -335,4 +380,102 @@ Test(slice, bad_input_is_reported) {
   tirx_layout *l2 = tirx_layout_new(A, 2, d, 0, NULL, 0, NULL);
   expect_null(slice2(l2, 3, 4, 0, 0, 1, 1), TIRX_E_NOT_REPRESENTABLE,
               "tirx_layout_slice: (2,6) cannot be grouped to (3,4)");
+}
+
+/* A region that wraps an iter is split (paper 5.1) when its elements are a layout, and refused
+ * exactly when brute force finds no layout for them: every run of every 1-D grouping of random
+ * small layouts, and random regions of 2-D ones. */
+Test(slice, wrapping_regions_are_sliced_exactly_when_they_are_layouts) {
+  uint64_t seed = 0x3a9;
+  int ok = 0, refused = 0, wrapped = 0;
+  for (int t = 0; t < 400; t++) {
+    tirx_layout *l = test_random_layout(A, &seed, 4, t % 3 == 0);
+    int64_t size = tirx_layout_size(l);
+    if (size > 64 * 64) continue;
+    int rank = size <= 64 ? 1 : 2;
+    int64_t shape[2];
+    random_shape(&seed, size, rank, shape);
+    if (rank == 2 && (shape[0] > 64 || shape[1] > 64)) continue;
+    if (!tirx_layout_group(A, l, rank, shape)) continue;
+    for (int trial = 0; trial < (rank == 1 ? 1 : 40); trial++) {
+      int64_t b0 = 0, e0 = 1, b1, e1;
+      if (rank == 2) {
+        b0 = test_rand_range(&seed, 0, shape[0] - 1);
+        e0 = test_rand_range(&seed, 1, shape[0] - b0);
+      }
+      int64_t n = shape[rank - 1];
+      for (b1 = 0; b1 < n; b1++)
+        for (e1 = 1; b1 + e1 <= n; e1++) {
+          if (rank == 2 && test_rand(&seed) % 8) continue;
+          int64_t begin[2] = {b0, b1}, extent[2] = {e0, e1};
+          const int64_t *bg = rank == 2 ? begin : begin + 1, *ex = rank == 2 ? extent : extent + 1;
+          bool want = region_is_layout(l, rank, shape, bg, ex);
+          tirx_clear_error();
+          tirx_layout *s = tirx_layout_slice(A, l, rank, shape, bg, ex);
+          if (!s) {
+            cr_assert_eq(tirx_last_status(), TIRX_E_NOT_REPRESENTABLE, "%s", tirx_last_error());
+            if (want) {
+              char *str = tirx_layout_str(l);
+              cr_assert_fail("refused a region that is a layout: %s: %s", str, tirx_last_error());
+            }
+            refused++;
+            continue;
+          }
+          cr_assert(want, "accepted a region that is not a layout");
+          assert_slice_law(s, l, rank, shape, bg, ex);
+          ok++;
+          int64_t ext[80];
+          tirx_layout *g = tirx_layout_group(A, l, rank, shape);
+          int nd = dim_digits(g, rank, shape, rank - 1, ext);
+          wrapped += !is_box(ext, nd, b1, e1);
+        }
+    }
+  }
+  cr_assert_gt(ok, 5000);
+  cr_assert_gt(refused, 500);
+  cr_assert_gt(wrapped, 500);
+}
+
+Test(slice, wrapping_regions_of_the_paper_example) {
+  tirx_iter d[] = {{2, 192, TIRX_AXIS_M}, {8, 8, TIRX_AXIS_M}, {3, 64, TIRX_AXIS_M},
+                   {8, 1, TIRX_AXIS_M}};
+  tirx_layout *l = tirx_layout_new(A, 4, d, 0, NULL, 0, NULL);
+  int64_t shape[2] = {16, 24};
+  /* Rows [4, 12): two blocks of 4 rows, 160 apart. */
+  tirx_layout *s = slice2(l, 16, 24, 4, 0, 8, 8);
+  expect_str(s, "((2,4),(8)):((160@m,8@m),(1@m))+32@m");
+  assert_slice_law(s, l, 2, shape, (int64_t[]){4, 0}, (int64_t[]){8, 8});
+  /* Columns [4, 12): two runs of 4, 60 apart. */
+  s = slice2(l, 16, 24, 0, 4, 16, 8);
+  expect_str(s, "((2,8),(2,4)):((192@m,8@m),(60@m,1@m))+4@m");
+  assert_slice_law(s, l, 2, shape, (int64_t[]){0, 4}, (int64_t[]){16, 8});
+  /* Columns [7, 9): two elements; [6, 10): pairs of pairs (2,2):(58,1). */
+  expect_str(slice2(l, 16, 24, 0, 7, 1, 2), "((),(2)):((),(57@m))+7@m");
+  expect_str(slice2(l, 16, 24, 0, 6, 1, 4), "((),(2,2)):((),(58@m,1@m))+6@m");
+  /* Columns [5, 12): runs of 3 and 4, no layout; [5, 11) is (2,3):(59,1)+5. */
+  expect_str(slice2(l, 16, 24, 0, 5, 1, 6), "((),(2,3)):((),(59@m,1@m))+5@m");
+  expect_null(slice2(l, 16, 24, 0, 5, 16, 7), TIRX_E_NOT_REPRESENTABLE,
+              "tirx_layout_slice: region dim 1 [5, 12) wraps around iter (8):(1@m) and is not "
+              "a layout");
+  /* Pairs from digit 1 of an extent-2 iter: (3,2):(100,1) rows [1, 5) are (2,2):(100,99)+1. */
+  tirx_iter p[] = {{3, 100, TIRX_AXIS_M}, {2, 1, TIRX_AXIS_M}};
+  tirx_layout *lp = tirx_layout_new(A, 2, p, 0, NULL, 0, NULL);
+  s = tirx_layout_slice(A, lp, 1, (int64_t[]){6}, (int64_t[]){1}, (int64_t[]){4});
+  expect_str(s, "((2,2)):((100@m,99@m))+1@m");
+  assert_slice_law(s, lp, 1, (int64_t[]){6}, (int64_t[]){1}, (int64_t[]){4});
+  /* Strides that coincide across two carries: (3,2,2,5):(13,13,3,2) elements [5, 11) are
+   * 3, 5, ..., 13, one iter (6):(2). */
+  tirx_iter c[] = {{3, 13, TIRX_AXIS_M}, {2, 13, TIRX_AXIS_M}, {2, 3, TIRX_AXIS_M},
+                   {5, 2, TIRX_AXIS_M}};
+  tirx_layout *lc = tirx_layout_new(A, 4, c, 0, NULL, 0, NULL);
+  s = tirx_layout_slice(A, lc, 1, (int64_t[]){60}, (int64_t[]){5}, (int64_t[]){6});
+  expect_str(s, "((6)):((2@m))+3@m");
+  assert_slice_law(s, lc, 1, (int64_t[]){60}, (int64_t[]){5}, (int64_t[]){6});
+  /* On two axes the two elements are no iter. */
+  tirx_iter q[] = {{2, 1, TIRX_AXIS_WARPID}, {4, 1, TIRX_AXIS_LANEID}};
+  tirx_layout *lq = tirx_layout_new(A, 2, q, 0, NULL, 0, NULL);
+  expect_null(tirx_layout_slice(A, lq, 1, (int64_t[]){8}, (int64_t[]){3}, (int64_t[]){2}),
+              TIRX_E_NOT_REPRESENTABLE,
+              "tirx_layout_slice: region dim 0 [3, 5) wraps around iter (4):(1@laneid) and is "
+              "not a layout");
 }
