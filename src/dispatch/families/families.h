@@ -46,6 +46,12 @@
  * thread axes.
  */
 int64_t tirx__reduce_check_axes(tirx__rule_ctx *ctx, uint64_t allowed, const char *why);
+/* The dst placement check of the warp reductions (reduce_common.c): accept(ctx, x, p, q, nq,
+ * arg) for each placement p of dst element x against the placements q of its group's first
+ * source element; false (with the reason recorded) stops the check. */
+typedef bool (*tirx__reduce_dst_fn)(tirx__rule_ctx *ctx, int64_t x, const tirx_coord *p,
+                                    const tirx_coord *q, int64_t nq, int64_t arg);
+void tirx__reduce_check_dst(tirx__rule_ctx *ctx, tirx__reduce_dst_fn accept, int64_t arg);
 
 /* ---- native statements that one family defines and others emit ---- */
 

@@ -1,4 +1,5 @@
 /* What the reduce rules share: the placement of the reduced iters (families.h). */
+#include <stdlib.h>
 #include "../../layout/layout_internal.h"
 #include "../lower.h"
 #include "families.h"
@@ -126,4 +127,31 @@ tirx_status tirx__lower_reduce_with(tirx__lower *lw, int64_t lane_mask,
   }
   for (int i = 0; i < opened; i++) tirx__emit_for_end(e);
   return b->status;
+}
+
+/* Calls accept for every placement p of every dst element x with the placements q (nq of them)
+ * of the first source element of x's group (the source sliced at 0 on the reduced dims), until
+ * one is refused (accept records the reason). Layouts too large to enumerate are not checked. */
+void tirx__reduce_check_dst(tirx__rule_ctx *ctx, tirx__reduce_dst_fn accept, int64_t arg) {
+  enum { MAX_CHECKED = 1 << 16 };
+  const tirx_layout *src = ctx->call->operands[1].layout, *dst = ctx->call->operands[0].layout;
+  int rank = tirx_layout_rank(src);
+  int64_t shape[TIRX_LAYOUT_MAX_RANK], begin[TIRX_LAYOUT_MAX_RANK] = {0}, ext[TIRX_LAYOUT_MAX_RANK];
+  tirx_layout_shape(src, shape, TIRX_LAYOUT_MAX_RANK);
+  for (int k = 0; k < rank; k++) ext[k] = ctx->call->config.reduce_axes >> k & 1 ? 1 : shape[k];
+  const tirx_layout *first = tirx_layout_slice(ctx->arena, src, rank, shape, begin, ext);
+  int64_t size = tirx_layout_size(dst), np = tirx_layout_replica_count(dst),
+          nq = first ? tirx_layout_replica_count(first) : 0;
+  if (!first || size > MAX_CHECKED || np * size > MAX_CHECKED || nq * size > MAX_CHECKED) return;
+  tirx_coord *p = malloc((size_t)np * sizeof *p), *q = malloc((size_t)nq * sizeof *q);
+  bool go = true;
+  for (int64_t x = 0; p && q && go && x < size; x++) {
+    int64_t cp = 0, cq = 0;
+    if (tirx_layout_eval(dst, x, p, np, &cp) != TIRX_OK ||
+        tirx_layout_eval(first, x, q, nq, &cq) != TIRX_OK)
+      break;
+    for (int64_t i = 0; i < cp && go; i++) go = accept(ctx, x, &p[i], q, cq, arg);
+  }
+  free(p);
+  free(q);
 }

@@ -78,7 +78,7 @@ static const tirx__native_op nv_redux = {
 
 static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-enum { FULL_WARP = 31, MAX_CHECKED = 1 << 16 };
+enum { FULL_WARP = 31 };
 
 /* The lane bits the reduction covers, or -1 after recording why they are not a butterfly. */
 static int64_t lane_mask(tirx__rule_ctx *ctx) {
@@ -104,36 +104,17 @@ static int64_t lane_mask(tirx__rule_ctx *ctx) {
 
 /* Every dst element is held by lanes of the warp that reduced it: the same coordinates as the
  * source's first element of its group on every thread axis but laneid. */
-static void check_dst(tirx__rule_ctx *ctx) {
-  const tirx_layout *src = ctx->call->operands[1].layout, *dst = ctx->call->operands[0].layout;
-  int rank = tirx_layout_rank(src);
-  int64_t shape[TIRX_LAYOUT_MAX_RANK], begin[TIRX_LAYOUT_MAX_RANK] = {0}, ext[TIRX_LAYOUT_MAX_RANK];
-  tirx_layout_shape(src, shape, TIRX_LAYOUT_MAX_RANK);
-  for (int k = 0; k < rank; k++) ext[k] = ctx->call->config.reduce_axes >> k & 1 ? 1 : shape[k];
-  const tirx_layout *first = tirx_layout_slice(ctx->arena, src, rank, shape, begin, ext);
-  int64_t size = tirx_layout_size(dst), np = tirx_layout_replica_count(dst),
-          nq = first ? tirx_layout_replica_count(first) : 0;
-  if (!first || size > MAX_CHECKED || np * size > MAX_CHECKED || nq * size > MAX_CHECKED) return;
-  tirx_coord *p = malloc((size_t)np * sizeof *p), *q = malloc((size_t)nq * sizeof *q);
-  for (int64_t x = 0; p && q && x < size; x++) {
-    int64_t cp = 0, cq = 0;
-    if (tirx_layout_eval(dst, x, p, np, &cp) != TIRX_OK ||
-        tirx_layout_eval(first, x, q, nq, &cq) != TIRX_OK || cq == 0)
-      break;
-    for (int64_t i = 0; i < cp; i++) {
-      bool same = true;
-      for (int ax = 0; ax < TIRX_AXIS_MAX && same; ax++)
-        if (tirx_axis_is_thread(ax) && ax != TIRX_AXIS_LANEID) same = p[i].v[ax] == q[0].v[ax];
-      if (!same) {
-        tirx__reason(ctx, "dst element %lld is held outside the warp that reduces it",
-                     (long long)x);
-        x = size;
-        break;
-      }
+static bool dst_in_warp(tirx__rule_ctx *ctx, int64_t x, const tirx_coord *p, const tirx_coord *q,
+                        int64_t nq, int64_t arg) {
+  (void)arg;
+  if (nq == 0) return false; /* nothing to compare with: not checked */
+  for (int ax = 0; ax < TIRX_AXIS_MAX; ax++)
+    if (tirx_axis_is_thread(ax) && ax != TIRX_AXIS_LANEID && p->v[ax] != q[0].v[ax]) {
+      tirx__reason(ctx, "dst element %lld is held outside the warp that reduces it",
+                   (long long)x);
+      return false;
     }
-  }
-  free(p);
-  free(q);
+  return true;
 }
 
 static void check(tirx__rule_ctx *ctx) {
@@ -149,7 +130,7 @@ static void check(tirx__rule_ctx *ctx) {
                  (unsigned long long)mask);
     return;
   }
-  check_dst(ctx);
+  tirx__reduce_check_dst(ctx, dst_in_warp, 0);
 }
 
 static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {

@@ -49,42 +49,18 @@ static bool receives(const tirx_coord *p, const tirx_coord *q, int64_t mask) {
   return true;
 }
 
-enum { MAX_CHECKED = 1 << 16 };
-
-/* Every dst element is held only by lanes of its reduction group (compares against the
- * source's first element of each group: the source sliced at 0 on the reduced dims). */
-static void check_dst(tirx__rule_ctx *ctx, int64_t mask) {
-  const tirx_layout *src = ctx->call->operands[1].layout, *dst = ctx->call->operands[0].layout;
-  int rank = tirx_layout_rank(src);
-  int64_t shape[TIRX_LAYOUT_MAX_RANK], begin[TIRX_LAYOUT_MAX_RANK] = {0}, ext[TIRX_LAYOUT_MAX_RANK];
-  tirx_layout_shape(src, shape, TIRX_LAYOUT_MAX_RANK);
-  for (int k = 0; k < rank; k++) ext[k] = ctx->call->config.reduce_axes >> k & 1 ? 1 : shape[k];
-  const tirx_layout *first = tirx_layout_slice(ctx->arena, src, rank, shape, begin, ext);
-  int64_t size = tirx_layout_size(dst), np = tirx_layout_replica_count(dst),
-          nq = first ? tirx_layout_replica_count(first) : 0;
-  if (!first || size > MAX_CHECKED || np * size > MAX_CHECKED || nq * size > MAX_CHECKED) return;
-  tirx_coord *p = malloc((size_t)np * sizeof *p), *q = malloc((size_t)nq * sizeof *q);
-  for (int64_t x = 0; p && q && x < size; x++) {
-    int64_t cp = 0, cq = 0;
-    if (tirx_layout_eval(dst, x, p, np, &cp) != TIRX_OK ||
-        tirx_layout_eval(first, x, q, nq, &cq) != TIRX_OK)
-      break;
-    for (int64_t i = 0; i < cp; i++) {
-      bool ok = false;
-      for (int64_t j = 0; j < cq && !ok; j++) ok = receives(&p[i], &q[j], mask);
-      if (!ok) {
-        tirx__reason(ctx,
-                     "dst element %lld is on lane %lld, which does not take part in its "
-                     "reduction (lane %lld, reduced lane bits 0x%llx)",
-                     (long long)x, (long long)p[i].v[TIRX_AXIS_LANEID],
-                     (long long)q[0].v[TIRX_AXIS_LANEID], (unsigned long long)mask);
-        x = size;
-        break;
-      }
-    }
-  }
-  free(p);
-  free(q);
+/* dst's placement p of element x receives its reduction: some q (the group's first element)
+ * differs from it only in the reduced lane bits (mask). */
+static bool dst_receives(tirx__rule_ctx *ctx, int64_t x, const tirx_coord *p,
+                         const tirx_coord *q, int64_t nq, int64_t mask) {
+  for (int64_t j = 0; j < nq; j++)
+    if (receives(p, &q[j], mask)) return true;
+  tirx__reason(ctx,
+               "dst element %lld is on lane %lld, which does not take part in its "
+               "reduction (lane %lld, reduced lane bits 0x%llx)",
+               (long long)x, (long long)p->v[TIRX_AXIS_LANEID],
+               (long long)q[0].v[TIRX_AXIS_LANEID], (unsigned long long)mask);
+  return false;
 }
 
 static void check(tirx__rule_ctx *ctx) {
@@ -94,7 +70,7 @@ static void check(tirx__rule_ctx *ctx) {
   if (ctx->nreasons) return;
   int64_t mask = lane_mask(ctx);
   if (mask < 0) return;
-  check_dst(ctx, mask);
+  tirx__reduce_check_dst(ctx, dst_receives, mask);
   ctx->scratch[0] = threads;
 }
 
