@@ -19,6 +19,7 @@ typedef CUresult (*inst_fn)(CUgraphExec *, CUgraph, unsigned long long);
 typedef CUresult (*glaunch_fn)(CUgraphExec, CUstream);
 typedef CUresult (*gexec_destroy_fn)(CUgraphExec);
 typedef CUresult (*graph_destroy_fn)(CUgraph);
+typedef CUresult (*set_current_fn)(CUcontext);
 
 static struct {
   begin_fn begin;
@@ -27,6 +28,7 @@ static struct {
   glaunch_fn launch;
   gexec_destroy_fn exec_destroy;
   graph_destroy_fn destroy;
+  set_current_fn set_current;
 } g;
 
 static void *sym(void *lib, const char *name) {
@@ -46,9 +48,14 @@ static void graph_api(void) {
   p = sym(lib, "cuGraphLaunch"), memcpy(&g.launch, &p, sizeof p);
   p = sym(lib, "cuGraphExecDestroy"), memcpy(&g.exec_destroy, &p, sizeof p);
   p = sym(lib, "cuGraphDestroy"), memcpy(&g.destroy, &p, sizeof p);
+  p = sym(lib, "cuCtxSetCurrent"), memcpy(&g.set_current, &p, sizeof p);
 }
 
-#define CU(call) cr_assert_eq((call), CUDA_SUCCESS, "%s failed", #call)
+#define CU(call)                                                                                   \
+  do {                                                                                             \
+    CUresult cu_r_ = (call);                                                                       \
+    cr_assert_eq(cu_r_, CUDA_SUCCESS, "%s failed: CUresult %d", #call, (int)cu_r_);                \
+  } while (0)
 
 /* x[i] = 3 * x[i] for i < n, n specialised on its value (a dynamic variant exists for tiering). */
 static tirx_kernel *triple(const char *name) {
@@ -96,6 +103,9 @@ static void capture_and_replay(tirx_runtime *rt, tirx_kernel *k, void *s, CUstre
   CUresult er = g.end((CUstream)s, &graph);
   cr_assert_eq(st, TIRX_OK, "launch during capture (mode %d): %s", (int)mode, tirx_last_error());
   cr_assert_eq(er, CUDA_SUCCESS, "cuStreamEndCapture (mode %d): %d", (int)mode, (int)er);
+  /* The graph calls below are the host's own: they need a current context on this thread,
+   * which tirx does not leave behind (it pushes and pops its context around its calls). */
+  CU(g.set_current((CUcontext)tirx_runtime_context(rt)));
   CUgraphExec exec = NULL;
   CU(g.instantiate(&exec, graph, 0));
   float *host = malloc((size_t)n * 4);
