@@ -52,6 +52,9 @@ int64_t tirx__reduce_check_axes(tirx__rule_ctx *ctx, uint64_t allowed, const cha
 typedef bool (*tirx__reduce_dst_fn)(tirx__rule_ctx *ctx, int64_t x, const tirx_coord *p,
                                     const tirx_coord *q, int64_t nq, int64_t arg);
 void tirx__reduce_check_dst(tirx__rule_ctx *ctx, tirx__reduce_dst_fn accept, int64_t arg);
+/* The lane bits a warp reduction covers, or -1 with the reason "... iter I <what>: ..." recorded
+ * (reduce_common.c). */
+int64_t tirx__reduce_lane_mask(tirx__rule_ctx *ctx, const char *what);
 
 /* ---- native statements that one family defines and others emit ---- */
 

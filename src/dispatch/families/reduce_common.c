@@ -155,3 +155,26 @@ void tirx__reduce_check_dst(tirx__rule_ctx *ctx, tirx__reduce_dst_fn accept, int
   free(p);
   free(q);
 }
+
+/* The lane bits a warp reduction covers (each reduced laneid iter a distinct power-of-two run
+ * of lane bits), or -1 after recording "reduced dim D iter I <what>: extents and strides must be
+ * distinct powers of two". */
+int64_t tirx__reduce_lane_mask(tirx__rule_ctx *ctx, const char *what) {
+  tirx__reduced_iter it[TIRX_LAYOUT_MAX_ITERS];
+  int n = tirx__reduced_iters(ctx, it, TIRX_LAYOUT_MAX_ITERS);
+  int64_t mask = 0;
+  for (int i = 0; i < n; i++) {
+    if (it[i].iter.axis != TIRX_AXIS_LANEID || it[i].iter.stride == 0) continue;
+    int64_t e = it[i].iter.extent, s = it[i].iter.stride, bits = (e - 1) * s;
+    char buf[96];
+    if (e <= 0 || (e & (e - 1)) || s <= 0 || (s & (s - 1)) || bits >= 32 || (mask & bits)) {
+      tirx__reason(ctx,
+                   "reduced dim %d iter %s %s: extents and strides must be distinct powers of "
+                   "two",
+                   it[i].dim, tirx__iter_text(buf, sizeof buf, &it[i].iter), what);
+      return -1;
+    }
+    mask |= bits;
+  }
+  return mask;
+}

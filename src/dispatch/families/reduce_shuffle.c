@@ -16,27 +16,9 @@
 #include "../lower.h"
 #include "families.h"
 
-static bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
 /* The lane bits the butterfly flips, or -1 after recording why there is no butterfly. */
 static int64_t lane_mask(tirx__rule_ctx *ctx) {
-  tirx__reduced_iter it[TIRX_LAYOUT_MAX_ITERS];
-  int n = tirx__reduced_iters(ctx, it, TIRX_LAYOUT_MAX_ITERS);
-  int64_t mask = 0;
-  for (int i = 0; i < n; i++) {
-    if (it[i].iter.axis != TIRX_AXIS_LANEID || it[i].iter.stride == 0) continue;
-    int64_t bits = (it[i].iter.extent - 1) * it[i].iter.stride;
-    char buf[96];
-    if (!pow2(it[i].iter.extent) || !pow2(it[i].iter.stride) || bits >= 32 || (mask & bits)) {
-      tirx__reason(ctx,
-                   "reduced dim %d iter %s is not a butterfly over lane bits: extents and "
-                   "strides must be distinct powers of two",
-                   it[i].dim, tirx__iter_text(buf, sizeof buf, &it[i].iter));
-      return -1;
-    }
-    mask |= bits;
-  }
-  return mask;
+  return tirx__reduce_lane_mask(ctx, "is not a butterfly over lane bits");
 }
 
 /* Whether lane-and-thread coordinates p (a dst point) receive the reduction computed from q. */
