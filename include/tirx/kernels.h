@@ -5,6 +5,7 @@
  *                       "mma" and "scalar" families for testing)
  *   row kernels         rmsnorm, layernorm, add_rmsnorm, softmax, silu_mul, row sum/max, and
  *                       a pointwise chain (benchmarks)
+ *   attention           prefill attention (FlashAttention-3 structure), causal, GQA, varlen
  *   tensor parallelism  a row-parallel linear layer: per-rank GEMM on K shards, then the
  *                       reduce-scatter chosen from the output's layouts (tirx/dist.h)
  *
@@ -352,6 +353,69 @@ TIRX_API tirx_status tirx_kernels_tp_linear_prepare(const tirx_tp_linear *t, tir
  */
 TIRX_API tirx_status tirx_op_tp_linear(tirx_runtime *rt, const tirx_tp_linear *t, tirx_comm *comm,
                                        const tirx_tp_buffers *b, void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Attention (prefill)                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * O = softmax(scale * Q K^T [+ causal mask]) V per (batch, head), f16 or bf16 in, f32
+ * softmax and accumulation, the dtype out; optional log-sum-exp in f32 (natural log, of the
+ * scaled scores: lse = log(sum_j exp(scale * q.k_j))).
+ *
+ * Shapes (last dimension contiguous; other strides are arguments, in elements, multiples of
+ * 16 bytes):
+ *   fixed length   q, o [B, S_q, H, D], k, v [B, S_k, H_kv, D], lse [B, H, S_q] (dense)
+ *   varlen         q, o [T_q, H, D], k, v [T_k, H_kv, D] (sequences packed along the first
+ *                  dimension), lse [H, T_q] (dense), and tirx_attention_varlen
+ * H a multiple of H_kv (grouped-query; H_kv = 1 is multi-query); D 64 or 128.
+ * Causal masks are aligned to the bottom right when S_q != S_k (FlashAttention's
+ * convention): query row i sees keys j <= i + S_k - S_q; a row that sees no key (possible
+ * when S_q > S_k) has o = 0 and lse = -inf.
+ */
+typedef struct tirx_attention_options {
+  double scale;     /* softmax scale; 0: 1 / sqrt(D) */
+  bool causal;
+  const char *path; /* NULL: the default kernel; "reference": a simple, slow kernel (tests) */
+  int sms;          /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
+} tirx_attention_options;
+
+/*
+ * Builds the default attention kernel for the options (scale and sms are launch-time and not
+ * read), dtype, head dim d, heads h over h_kv, and varlen (true: packed sequences with
+ * cumulative offsets). *out: a new kernel, one reference. Pure: no device. The launch
+ * parameters are internal (use tirx_op_attention).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, h, h_kv), the builder's.
+ */
+TIRX_API tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts,
+                                                  tirx_dtype dtype, int d, int h, int h_kv,
+                                                  bool varlen, tirx_kernel **out);
+
+/* Variable-length batches (FlashAttention's varlen API): cumulative sequence offsets, B + 1
+ * entries from 0, non-decreasing, in host memory (checked, and used to schedule the tiles)
+ * and the same values in device memory (int32, read by the kernel). */
+typedef struct tirx_attention_varlen {
+  int batch;                   /* B >= 1 */
+  const int32_t *cu_seqlens_q; /* host, B + 1 */
+  const int32_t *cu_seqlens_k; /* host, B + 1 */
+  const void *cu_seqlens_q_dev; /* device, B + 1 int32, 16-byte aligned */
+  const void *cu_seqlens_k_dev;
+} tirx_attention_varlen;
+
+/*
+ * Attention on stream. varlen NULL: fixed-length rank-4 tensors; else rank-3 packed tensors
+ * as above. lse may be NULL.
+ * Errors (never a launch): TIRX_E_NULL_ARG (rt, q, k, v, o, a data pointer, varlen's arrays),
+ * TIRX_E_INVALID_ARG (shapes that disagree, H not a multiple of H_kv, D not 64 or 128, an
+ * innermost stride other than 1, strides or pointers not 16-byte aligned, decreasing or
+ * out-of-range offsets, options out of range), TIRX_E_TYPE (dtypes: q, k, v, o one of f16
+ * and bf16, lse f32), the build's errors and tirx_launch's.
+ */
+TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_options *opts,
+                                       const tirx_tensor_arg *q, const tirx_tensor_arg *k,
+                                       const tirx_tensor_arg *v, const tirx_tensor_arg *o,
+                                       const tirx_tensor_arg *lse,
+                                       const tirx_attention_varlen *varlen, void *stream);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The table of the ops' kernels                                                               */
