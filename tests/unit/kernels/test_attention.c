@@ -4,13 +4,15 @@
  * call (defaults, strides, varlen offsets); the reference kernel's launch arguments against
  * its declared parameters (the launch checks, without a device) and its grid; without a device
  * the reference path builds and returns TIRX_E_NO_DEVICE; and every variant of the reference
- * kernel (dtype x D x varlen x lse) compiles with NVRTC for sm_90a without local memory. The
- * GPU suite runs it: tests/gpu/test_attention.c.
+ * kernel (dtype x D x varlen x lse) compiles with NVRTC for sm_90a without local memory; and
+ * the float64 reference of the GPU tests (tests/support/attn_ref.c) on values worked by hand.
+ * The GPU suite runs the kernels: tests/gpu/test_attention.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "../helpers.h"
+#include "attn_ref.h"
 #include "ir/kernel_abi.h"
 #include "kernels/attention_internal.h"
 
@@ -350,4 +352,68 @@ Test(kernels_attention, every_reference_variant_compiles, .timeout = 600) {
     tirx_kernel_release(k);
   }
   tirx_runtime_destroy(rt);
+}
+
+/* The float64 reference the GPU tests trust (tests/support/attn_ref.c), on values worked by
+ * hand: q = a e0 and k_j = b_j e0 give scores scale a b_j; v_j = (j + 1) e1. Causal rows see
+ * keys j <= i + S_k - S_q (none for the first S_q - S_k rows), GQA heads read h / (H / H_kv),
+ * varlen sequences their own offsets; and the checker catches one wrong element or lse. */
+Test(kernels_attention, the_cpu_reference) {
+  enum { D = 64 };
+  const int64_t sq = 3, sk = 2; /* S_q > S_k: under causal row 0 sees nothing */
+  float q[3 * 2 * D] = {0}, k[2 * D] = {0}, v[2 * D] = {0}; /* q [1, 3, 2, D], k, v [1, 2, 1, D] */
+  for (int i = 0; i < 3; i++)
+    for (int h = 0; h < 2; h++) q[(i * 2 + h) * D] = (float)(i + 1 + h);
+  k[0] = 1.0f, k[D] = -0.5f;
+  v[1] = 1.0f, v[D + 1] = 2.0f;
+  attn_problem p = {.batch = 1, .h = 2, .h_kv = 1, .d = D, .causal = true, .scale = 0.5,
+                    .s_q = sq, .s_k = sk};
+  attn_view qv = {q, sq * 2 * D, 2 * D, D}, kv = {k, sk * D, D, D}, vv = {v, sk * D, D, D};
+  double o[D], lse;
+  attn_ref_row(&p, qv, kv, vv, 0, 1, 0, o, &lse);
+  cr_expect(isinf(lse) && lse < 0 && o[1] == 0, "row 0 sees no key: lse %g", lse);
+  attn_ref_row(&p, qv, kv, vv, 0, 1, 1, o, &lse); /* sees key 0 only: o = v_0 */
+  cr_expect(fabs(o[1] - 1) < 1e-15 && fabs(lse - 0.5 * 3) < 1e-12, "row 1: o %g lse %g", o[1], lse);
+  attn_ref_row(&p, qv, kv, vv, 0, 0, 2, o, &lse); /* both keys: scores 0.5 * 3 * (1, -0.5) */
+  double s0 = 1.5, s1 = -0.75, w0 = exp(s0) / (exp(s0) + exp(s1));
+  cr_expect(fabs(o[1] - (w0 + 2 * (1 - w0))) < 1e-12 && fabs(lse - log(exp(s0) + exp(s1))) < 1e-12,
+            "row 2: o %g lse %g", o[1], lse);
+  cr_expect(o[0] == 0 && o[2] == 0);
+  p.causal = false; /* row 0 sees both keys now */
+  attn_ref_row(&p, qv, kv, vv, 0, 0, 0, o, &lse);
+  s0 = 0.5, s1 = -0.25, w0 = exp(s0) / (exp(s0) + exp(s1));
+  cr_expect(fabs(o[1] - (w0 + 2 * (1 - w0))) < 1e-12, "full row 0: o %g", o[1]);
+
+  /* varlen: two sequences, the second of q rows 1..2 and key 1 only (S_q 2 > S_k 1) */
+  const int32_t cu_q[3] = {0, 1, 3}, cu_k[3] = {0, 1, 2};
+  attn_problem pv = {.batch = 2, .h = 2, .h_kv = 1, .d = D, .causal = true, .scale = 0.5,
+                     .cu_q = cu_q, .cu_k = cu_k};
+  attn_view qp = {q, 0, 2 * D, D}, kp = {k, 0, D, D}, vp = {v, 0, D, D};
+  attn_ref_row(&pv, qp, kp, vp, 1, 0, 0, o, &lse); /* packed row 1: sees nothing */
+  cr_expect(isinf(lse) && o[1] == 0);
+  attn_ref_row(&pv, qp, kp, vp, 1, 0, 1, o, &lse); /* packed row 2, key 1: o = v_1 */
+  cr_expect(fabs(o[1] - 2) < 1e-15 && fabs(lse - 0.5 * 3 * -0.5) < 1e-12, "o %g lse %g", o[1], lse);
+
+  /* the checker: the reference's own answer passes, one element or lse off fails */
+  float og[3 * 2 * D], lg[2 * 3];
+  for (int h = 0; h < 2; h++)
+    for (int i = 0; i < 3; i++) {
+      attn_ref_row(&p, qv, kv, vv, 0, h, i, o, &lse);
+      for (int x = 0; x < D; x++) og[(i * 2 + h) * D + x] = (float)o[x];
+      lg[h * 3 + i] = (float)lse;
+    }
+  attn_view ov = {og, sq * 2 * D, 2 * D, D};
+  uint64_t rng = 1;
+  attn_report r;
+  attn_ref_check(&p, qv, kv, vv, ov, lg, true, 128, 48, &rng, &r);
+  cr_expect(r.wrong == 0 && r.unwritten == 0 && r.rows == 6, "%lld wrong: %s", (long long)r.wrong,
+            r.first);
+  og[(2 * 2 + 1) * D + 1] += 0.02f;
+  attn_ref_check(&p, qv, kv, vv, ov, lg, true, 128, 48, &rng, &r);
+  cr_expect_eq(r.wrong, 1, "%s", r.first);
+  og[(2 * 2 + 1) * D + 1] -= 0.02f;
+  lg[4] = NAN;
+  attn_ref_check(&p, qv, kv, vv, ov, lg, true, 128, 48, &rng, &r);
+  cr_expect(r.wrong == 1 && r.unwritten == 1, "%lld wrong, %lld unwritten", (long long)r.wrong,
+            (long long)r.unwritten);
 }
