@@ -338,7 +338,11 @@ typedef enum tirx_math_op {
   TIRX_MATH_FLOOR = 11,
   TIRX_MATH_CEIL = 12,
   TIRX_MATH_SIGMOID = 13, /* 1 / (1 + exp(-x)) */
-  TIRX_MATH_COUNT = 14
+  /* 2^x by the MUFU unit as one instruction (ex2.approx.ftz.f32: about 2 ulp, subnormal
+   * inputs and results flushed to zero) where TIRX_MATH_EXP2 (exp2f) handles subnormals in
+   * three more; f64 stays exact. For softmax-like code whose tiny values do not matter. */
+  TIRX_MATH_EXP2_APPROX = 14,
+  TIRX_MATH_COUNT = 15
 } tirx_math_op;
 
 TIRX_API tirx_expr *tirx_math(tirx_builder *b, tirx_math_op op, tirx_expr *x);
@@ -596,7 +600,8 @@ typedef enum tirx_op {
   TIRX_OP_SUMSQ = 18, /* reduce: the sum of squares */
   TIRX_OP_PROD = 19,  /* reduce */
   TIRX_OP_SILU = 20, TIRX_OP_GELU = 21, /* gelu: 0.5 x (1 + erf(x / sqrt 2)) */
-  TIRX_OP_COPY = 22   /* unary identity */
+  TIRX_OP_COPY = 22,  /* unary identity */
+  TIRX_OP_EXP2_APPROX = 23 /* unary: TIRX_MATH_EXP2_APPROX (flushes subnormals) */
 } tirx_op;
 
 /* Cache hints of global accesses (PTX ld/st qualifiers). */

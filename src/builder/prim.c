@@ -257,14 +257,15 @@ static int op_arity(tirx_op op) {
   case TIRX_OP_FMA: return 3;
   case TIRX_OP_NEG: case TIRX_OP_ABS: case TIRX_OP_EXP: case TIRX_OP_EXP2: case TIRX_OP_LOG:
   case TIRX_OP_SQRT: case TIRX_OP_RSQRT: case TIRX_OP_TANH: case TIRX_OP_SIGMOID:
-  case TIRX_OP_SILU: case TIRX_OP_GELU: case TIRX_OP_COPY: return 1;
+  case TIRX_OP_SILU: case TIRX_OP_GELU: case TIRX_OP_COPY: case TIRX_OP_EXP2_APPROX: return 1;
   default: return 0;
   }
 }
 
 static bool float_only(tirx_op op) {
   return op >= TIRX_OP_EXP && op <= TIRX_OP_SIGMOID ? true : op == TIRX_OP_SILU ||
-                                                                 op == TIRX_OP_GELU;
+                                                                 op == TIRX_OP_GELU ||
+                                                                 op == TIRX_OP_EXP2_APPROX;
 }
 
 void tirx_map(tirx_builder *b, tirx_region *dst, tirx_op op, int n, tirx_region *const *srcs,

@@ -115,7 +115,8 @@ typedef enum tirx__role {
   X(PROD, "prod")                                                                                  \
   X(SILU, "silu")                                                                                  \
   X(GELU, "gelu")                                                                                  \
-  X(COPY, "copy")
+  X(COPY, "copy")                                                                                  \
+  X(EXP2_APPROX, "exp2_approx")
 typedef enum tirx__prim_op {
 #define TIRX__PRIM_OP_ENUM_(name, text) TIRX__PRIM_OP_##name,
   TIRX__PRIM_OP_MAP(TIRX__PRIM_OP_ENUM_)

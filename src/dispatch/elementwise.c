@@ -365,6 +365,7 @@ static tirx_expr *compute(tirx__lower *lw, tirx_expr **v) {
                                     : tirx_select(b, tirx_lt(b, a, tirx_int(b, 0)), tirx_neg(b, a), a);
   case TIRX__PRIM_OP_EXP: return tirx_exp(b, a);
   case TIRX__PRIM_OP_EXP2: return tirx_exp2(b, a);
+  case TIRX__PRIM_OP_EXP2_APPROX: return tirx_math(b, TIRX_MATH_EXP2_APPROX, a);
   case TIRX__PRIM_OP_LOG: return tirx_log(b, a);
   case TIRX__PRIM_OP_SQRT: return tirx_sqrt(b, a);
   case TIRX__PRIM_OP_RSQRT: return tirx_rsqrt(b, a);

@@ -22,7 +22,7 @@ static bool op_is_call(int op) {
 const char *tirx__math_name(int op) {
   static const char *const names[TIRX_MATH_COUNT] = {
       "exp", "exp2", "log",  "log2",  "sqrt", "rsqrt", "tanh",
-      "erf", "fabs", "sin",  "cos",   "floor", "ceil", "sigmoid"};
+      "erf", "fabs", "sin",  "cos",   "floor", "ceil", "sigmoid", "exp2_approx"};
   return op >= 0 && op < TIRX_MATH_COUNT ? names[op] : "?";
 }
 

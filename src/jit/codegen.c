@@ -271,10 +271,10 @@ static void half_close(cg *c, int t) {
 static const char *math_fn(int op, int t) {
   static const char *const f32[TIRX_MATH_COUNT] = {
       "expf", "exp2f", "logf", "log2f", "sqrtf", "rsqrtf", "tanhf",
-      "erff", "fabsf", "sinf", "cosf",  "floorf", "ceilf", "tirx_sigmoid"};
+      "erff", "fabsf", "sinf", "cosf",  "floorf", "ceilf", "tirx_sigmoid", "tirx_ex2"};
   static const char *const f64[TIRX_MATH_COUNT] = {
       "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
-      "erf", "fabs", "sin", "cos",  "floor", "ceil", "tirx_sigmoid"};
+      "erf", "fabs", "sin", "cos",  "floor", "ceil", "tirx_sigmoid", "exp2"};
   /* Deliberate: exp of an f16/bf16 expression uses ex2.approx (tirx_fexp: a few f32 ulp, far
    * under a half's rounding); f32 exp stays expf. sigmoid (and silu, lowered to x * sigmoid)
    * is the fast form for f32 and the halves (prelude.c: a few ulp); f64 stays exact. */
