@@ -606,6 +606,9 @@ typedef struct e4m3_payload {
 static const tirx__prelude_frag e4m3_frag = {.order = 950, .when = 0, .text =
     "/* f32 -> fp8 e4m3 (rmsnorm_fp8): cvt.rn.satfinite.e4m3x2.f32 rounds to nearest even and\n"
     " * saturates to +-448 (NaN stays NaN); a pair packs lo in the low byte. sm_89. */\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890\n"
+    "#error \"the e4m3 conversion (cvt.rn.satfinite.e4m3x2.f32) needs sm_89 or newer\"\n"
+    "#endif\n"
     "__device__ __forceinline__ unsigned short tirx_e4m3x2(float lo, float hi) {\n"
     "  unsigned short r;\n"
     "  asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\" : \"=h\"(r) : \"f\"(hi), \"f\"(lo));\n"

@@ -449,10 +449,18 @@ Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout 
   tirx_runtime_destroy(rt);
 }
 
-/* The generated code of the other row kernels does not carry the e4m3 helpers. */
-Test(kernels_rows, the_e4m3_helpers_only_go_where_they_are_used) {
+/* The generated code of the other row kernels does not carry the e4m3 helpers; compiled for an
+ * arch without the conversion, an fp8 kernel fails with a message that says so. */
+Test(kernels_rows, the_e4m3_helpers_only_go_where_they_are_used, .timeout = 120) {
   tirx_kernel *k = NULL;
   cr_assert_eq(tirx_kernels_row_build(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 4096, &k), TIRX_OK);
   cr_assert_null(strstr(tirx_kernel_source(k), "e4m3"));
   tirx_kernel_release(k);
+  tirx_runtime *rt = no_device();
+  cr_assert_eq(tirx_kernels_rmsnorm_fp8_build(NULL, TIRX_BF16, 4096, false, &k), TIRX_OK);
+  tirx_compiled *c = NULL;
+  cr_assert_neq(tirx_compile(rt, k, "sm_80", &c), TIRX_OK);
+  assert_has(tirx_last_error(), "the e4m3 conversion (cvt.rn.satfinite.e4m3x2.f32) needs sm_89 or newer");
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
 }

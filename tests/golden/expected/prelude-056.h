@@ -220,6 +220,9 @@ __device__ __forceinline__ unsigned tirx_x2_bf16x2_mul(unsigned a, unsigned b) {
 #undef TIRX_X2_3
 /* f32 -> fp8 e4m3 (rmsnorm_fp8): cvt.rn.satfinite.e4m3x2.f32 rounds to nearest even and
  * saturates to +-448 (NaN stays NaN); a pair packs lo in the low byte. sm_89. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
+#error "the e4m3 conversion (cvt.rn.satfinite.e4m3x2.f32) needs sm_89 or newer"
+#endif
 __device__ __forceinline__ unsigned short tirx_e4m3x2(float lo, float hi) {
   unsigned short r;
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
