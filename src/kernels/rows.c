@@ -333,7 +333,9 @@ static tirx_status rk_close(rk *k, tirx_kernel **out) {
   }
   tirx_status st = tirx_kernel_build(k->b, out);
   if (st != TIRX_OK)
-    tirx__error(st, "tirx_kernels_row_build: %s", tirx_builder_error(k->b));
+    tirx__error(st, "%s: %s", (unsigned)k->kind < TIRX_ROW_OP_COUNT ? "tirx_kernels_row_build"
+                                                                     : "tirx_kernels_rmsnorm_fp8_build",
+                tirx_builder_error(k->b));
   tirx_builder_destroy(k->b);
   return st;
 }
