@@ -157,11 +157,12 @@ static tirx_status check_qk(const char *fn, const char *name, const tirx_tensor_
   } else {
     st[2] = 1, st[1] = x->shape[2], st[0] = x->shape[1] * x->shape[2];
   }
-  /* extent-1 dimensions never move: their strides do not matter */
-  bool ok = (st[2] == 1 || x->shape[2] == 1) &&
+  /* extent-1 dimensions never move: their strides do not matter; a head spans `span` */
+  int64_t span = x->shape[1] == 1 ? x->shape[2] : st[1];
+  bool ok = st[0] >= 0 && st[1] >= 0 && (st[2] == 1 || x->shape[2] == 1) &&
             (x->shape[1] == 1 || st[1] >= x->shape[2]) &&
-            (x->shape[0] == 1 || st[0] >= x->shape[1] * (x->shape[1] == 1 ? x->shape[2] : st[1]));
-  if (!ok || st[0] < 0 || st[1] < 0)
+            (x->shape[0] == 1 || (span <= INT64_MAX / x->shape[1] && st[0] >= x->shape[1] * span));
+  if (!ok)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has strides [%lld, %lld, %lld], expected [s0, "
                        "s1, 1] with s1 >= D and s0 >= heads * s1 (heads that do not overlap)", fn,
                        name, (long long)st[0], (long long)st[1], (long long)st[2]);

@@ -2,6 +2,7 @@
  * of tirx_op_rope (status and exact message), the pairs each style rotates in the generated
  * code, and an NVRTC compile of every variant the GPU suite runs (tests/gpu/test_gpu.c,
  * rope_*). */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,6 +116,17 @@ Test(kernels_rope, op_checks_its_tensors_before_anything_else) {
                                                          (int64_t[]){2048, 128, 1}},
                             k, pos, c, s, NULL),
                TIRX_E_INVALID_ARG, "tirx_op_rope: q has strides [2048, 128, 1], expected [s0, s1, "
+               "1] with s1 >= D and s0 >= heads * s1 (heads that do not overlap)");
+  expect_error(tirx_op_rope(rt, NULL, &(tirx_tensor_arg){PTR(0x10000), B, 3, (int64_t[]){16, 32, 128},
+                                                         (int64_t[]){INT64_MAX, INT64_MAX / 4, 1}},
+                            k, pos, c, s, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rope: q has strides [9223372036854775807, "
+               "2305843009213693951, 1], expected [s0, s1, 1] with s1 >= D and s0 >= heads * s1 "
+               "(heads that do not overlap)");
+  expect_error(tirx_op_rope(rt, NULL, &(tirx_tensor_arg){PTR(0x10000), B, 3, (int64_t[]){16, 32, 128},
+                                                         (int64_t[]){-4096, 128, 1}},
+                            k, pos, c, s, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rope: q has strides [-4096, 128, 1], expected [s0, s1, "
                "1] with s1 >= D and s0 >= heads * s1 (heads that do not overlap)");
   expect_error(tirx_op_rope(rt, NULL, q, T3(0x20000, B, 15, 8, 128), pos, c, s, NULL),
                TIRX_E_INVALID_ARG, "tirx_op_rope: k has shape [15, 8, 128], expected [T, H_kv, D] "
