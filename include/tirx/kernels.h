@@ -336,7 +336,8 @@ typedef struct tirx_rope_options {
 /*
  * Builds the RoPE kernel for the options, dtype (f16, bf16), the caches' dtype (f32 or dtype),
  * head dim d (1..1024), h query heads and h_kv key heads (each 1..1024; h_kv 0: no k). One CTA
- * of 128 threads per token loops over the (head, pair) items of q and k. *out: a new kernel.
+ * of 128 threads per token loops over the (head, pair) items of q and k (where R/2 divides 128,
+ * each thread keeps one pair and its cos, sin over heads). *out: a new kernel.
  * Launch parameters: tokens (i32), q [tokens, h, d] (strides: hidden parameters, the last 1),
  * k [tokens, h_kv, d] (absent when h_kv is 0), pos (i32 [tokens]), max_pos (i32), cos, sin
  * [max_pos, R/2]. Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (a dtype, d, h, h_kv,

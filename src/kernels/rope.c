@@ -75,15 +75,23 @@ static tirx_status rope_build(const tirx_rope_options *o, tirx_dtype dt, tirx_dt
   tirx_expr *t = tirx_let(b, "t", tirx_block_idx(b, 0));
   tirx_expr *p = tirx_let(b, "p", tirx_load(b, pos, TIRX_EXPRS(t)));
   tirx_if_begin(b, tirx_and(b, tirx_ge(b, p, I(b, 0)), tirx_lt(b, p, max_pos)));
-  tirx_expr *it = tirx_for_begin(b, "it", tirx_thread_idx(b, 0), I(b, items), I(b, ROPE_THREADS),
-                                 TIRX_LOOP_SERIAL);
-  tirx_expr *head = tirx_let(b, "head", tirx_div(b, it, I(b, half)));
-  tirx_expr *i = tirx_let(b, "i", tirx_mod(b, it, I(b, half)));
+  bool neox = o->style == TIRX_ROPE_NEOX;
+  tirx_expr *tid = tirx_thread_idx(b, 0), *head, *i;
+  if (ROPE_THREADS % half == 0) {
+    /* each thread keeps one pair index i (and its cos, sin) over heads tid / half + j * step */
+    i = tirx_let(b, "i", tirx_mod(b, tid, I(b, half)));
+  } else { /* the (head, pair) items of the token, round-robin */
+    tirx_expr *it = tirx_for_begin(b, "it", tid, I(b, items), I(b, ROPE_THREADS), TIRX_LOOP_SERIAL);
+    head = tirx_let(b, "head", tirx_div(b, it, I(b, half)));
+    i = tirx_let(b, "i", tirx_mod(b, it, I(b, half)));
+  }
   tirx_expr *c = tirx_let(b, "c", tirx_cast(b, tirx_load(b, cs, TIRX_EXPRS(p, i)), TIRX_F32));
   tirx_expr *s = tirx_let(b, "s", tirx_cast(b, tirx_load(b, sn, TIRX_EXPRS(p, i)), TIRX_F32));
-  bool neox = o->style == TIRX_ROPE_NEOX;
   tirx_expr *i1 = tirx_let(b, "i1", neox ? i : tirx_mul(b, i, I(b, 2)));
   tirx_expr *i2 = tirx_let(b, "i2", tirx_add(b, i1, I(b, neox ? half : 1)));
+  if (ROPE_THREADS % half == 0)
+    head = tirx_for_begin(b, "head", tirx_div(b, tid, I(b, half)), I(b, h + h_kv),
+                          I(b, ROPE_THREADS / half), TIRX_LOOP_SERIAL);
   if (k) tirx_if_begin(b, tirx_lt(b, head, I(b, h)));
   rotate(b, q, t, head, i1, i2, c, s, dt);
   if (k) {

@@ -61,7 +61,9 @@ Test(kernels_rope, each_style_rotates_its_pairs) {
   tirx_kernel *k = NULL;
   cr_assert_eq(tirx_kernels_rope_build(NULL, TIRX_BF16, TIRX_F32, 128, 32, 8, &k), TIRX_OK);
   const char *src = tirx_kernel_source(k);
-  assert_has(src, "for (int it = (int)threadIdx.x; it < 2560; it += 128) {");
+  /* 64 pairs: a thread keeps its pair (and cos, sin) over every other head of 40 */
+  assert_has(src, "const int i = ((int)threadIdx.x % 64);");
+  assert_has(src, "for (int head = ((int)threadIdx.x / 64); head < 40; head += 2) {");
   assert_has(src, "const int i1 = i;");
   assert_has(src, "const int i2 = (i1 + 64);");
   assert_has(src, "if ((head < 32)) {");
@@ -71,11 +73,18 @@ Test(kernels_rope, each_style_rotates_its_pairs) {
   tirx_rope_options o = {.style = TIRX_ROPE_GPTJ, .rot_dim = 64};
   cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_F16, TIRX_F16, 128, 16, 0, &k), TIRX_OK);
   src = tirx_kernel_source(k);
-  assert_has(src, "it < 512; it += 128) {"); /* 16 heads x 32 pairs, no k */
+  assert_has(src, "head < 16; head += 4) {"); /* 16 heads x 32 pairs, no k */
   assert_has(src, "const int i1 = (i * 2);");
   assert_has(src, "const int i2 = (i1 + 1);");
   assert_has(src, "tirx_f16_to_f32(cos_1[");
   cr_assert_null(strstr(src, "k_stride"));
+  tirx_kernel_release(k);
+  /* 40 pairs (D 80) do not divide 128 threads: the (head, pair) items round-robin */
+  cr_assert_eq(tirx_kernels_rope_build(NULL, TIRX_BF16, TIRX_BF16, 80, 5, 1, &k), TIRX_OK);
+  src = tirx_kernel_source(k);
+  assert_has(src, "for (int it = (int)threadIdx.x; it < 240; it += 128) {");
+  assert_has(src, "const int head = (it / 40);");
+  assert_has(src, "const int i2 = (i1 + 40);");
   tirx_kernel_release(k);
 }
 
