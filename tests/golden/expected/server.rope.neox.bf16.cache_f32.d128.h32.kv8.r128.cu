@@ -10,13 +10,12 @@ extern "C" __global__ void __launch_bounds__(128) rope(int tokens, tirx_bf16 *q,
   const int t = (int)blockIdx.x;
   const int p = pos[t];
   if (((p >= 0) && (p < max_pos))) {
-    for (int it = (int)threadIdx.x; it < 2560; it += 128) {
-      const int head = (it / 64);
-      const int i = (it % 64);
-      const float c = cos_1[(long long)p * 64LL + (long long)i];
-      const float s = sin_1[(long long)p * 64LL + (long long)i];
-      const int i1 = i;
-      const int i2 = (i1 + 64);
+    const int i = ((int)threadIdx.x % 64);
+    const float c = cos_1[(long long)p * 64LL + (long long)i];
+    const float s = sin_1[(long long)p * 64LL + (long long)i];
+    const int i1 = i;
+    const int i2 = (i1 + 64);
+    for (int head = ((int)threadIdx.x / 64); head < 40; head += 2) {
       if ((head < 32)) {
         const float a = tirx_bf16_to_f32(q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)i1]);
         const float z = tirx_bf16_to_f32(q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)i2]);

@@ -10,13 +10,12 @@ extern "C" __global__ void __launch_bounds__(128) rope(int tokens, tirx_bf16 *q,
   const int t = (int)blockIdx.x;
   const int p = pos[t];
   if (((p >= 0) && (p < max_pos))) {
-    for (int it = (int)threadIdx.x; it < 512; it += 128) {
-      const int head = (it / 32);
-      const int i = (it % 32);
-      const float c = cos_1[(long long)p * 32LL + (long long)i];
-      const float s = sin_1[(long long)p * 32LL + (long long)i];
-      const int i1 = i;
-      const int i2 = (i1 + 32);
+    const int i = ((int)threadIdx.x % 32);
+    const float c = cos_1[(long long)p * 32LL + (long long)i];
+    const float s = sin_1[(long long)p * 32LL + (long long)i];
+    const int i1 = i;
+    const int i2 = (i1 + 32);
+    for (int head = ((int)threadIdx.x / 32); head < 16; head += 4) {
       if ((head < 8)) {
         const float a = tirx_bf16_to_f32(q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)i1]);
         const float z = tirx_bf16_to_f32(q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)i2]);
