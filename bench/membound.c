@@ -2,7 +2,8 @@
  * membound: the row kernels of examples/membound.c on the GPU, against a device-to-device
  * copy of the same bytes.
  *
- *   membound [--plan] [out.csv] [reps] [all | sweep | cluster | weights | staged | occupancy]
+ *   membound [--plan] [out.csv] [reps] [all | sweep | cluster | weights | staged | occupancy |
+ *            server]
  *            [kernel] [width]
  *
  * --plan: no measurement (no GPU needed): one line per kernel and variant that would be
@@ -34,6 +35,17 @@
  * and the ratio to the copy; CSV columns
  * impl,kernel,dtype,rows,width,us,gbps,copy_gbps,ratio_copy. Without a GPU it says so and
  * exits 0.
+ *
+ * Then (modes all and server) the kernels a server runs per layer, at its shapes: rmsnorm,
+ * rmsnorm_fp8 and add_rmsnorm_fp8 (tirx_kernels_rmsnorm_fp8_build: e4m3 out, f32 scale per
+ * row) over bf16 rows of 2048, 3072, 4096, 5120, 6144 and 7168 at batch sizes (rows) 1, 16,
+ * 256 and 16384, and rope (tirx_kernels_rope_build, neox and gptj, in place) on q [T, 32, 128]
+ * and k [T, 8, 128] slices of a fused qkv buffer ([T, 48 * 128]) with f32 caches of 4096
+ * positions at T = 1, 16, 256, 16384 (rows T, width (32 + 8) * 128 = 5120). Timed as above,
+ * each against a copy of its own bytes in the same run. Bytes: rmsnorm 2 R W 2; rmsnorm_fp8
+ * R W (2 + 1) + 4 R; add_rmsnorm_fp8 R W (2 + 2 + 2 + 1) + 4 R; rope 2 T (32 + 8) 128 2 (q and
+ * k read and written) + T 128 4 (cos and sin rows) + 4 T. The weight rows are not counted.
+ * server: only these rows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +176,153 @@ static tirx_kernel *build_variant(const variant *v, tirx_row_op kind, tirx_dtype
   return k;
 }
 
+/* Times k over args (as the main loop: 5 warm-up launches, reps samples of 10 launches and a
+ * synchronize, median) and a copy of half `bytes` from src to dst; prints and writes one row. */
+static void measure(tirx_runtime *rt, FILE *f, const tirx_kernel *k, const tirx_arg *args,
+                    int na, double bytes, void *dst, const void *src, int reps,
+                    const char *kernel, int64_t rows, int64_t W) {
+  for (int i = 0; i < 5; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
+  CHECK(tirx_runtime_synchronize(rt, NULL));
+  double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_us();
+    for (int i = 0; i < 10; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
+    CHECK(tirx_runtime_synchronize(rt, NULL));
+    t[r] = (now_us() - t0) / 10;
+  }
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_us();
+    for (int i = 0; i < 10; i++)
+      CHECK(tirx_runtime_copy(rt, dst, src, (size_t)(bytes / 2), TIRX_COPY_DEVICE_TO_DEVICE));
+    CHECK(tirx_runtime_synchronize(rt, NULL));
+    c[r] = (now_us() - t0) / 10;
+  }
+  double us = median(t, reps), cus = median(c, reps);
+  double gbps = bytes / us / 1e3, cgbps = bytes / cus / 1e3;
+  printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", kernel, "tirx", (long long)rows,
+         (long long)W, us, gbps, cgbps, gbps / cgbps);
+  if (f)
+    fprintf(f, "tirx,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", kernel, (long long)rows,
+            (long long)W, us, gbps, cgbps, gbps / cgbps);
+  free(t);
+  free(c);
+}
+
+/* FNV-1a of k's source, for --plan. */
+static void plan_line(const tirx_kernel *k, const char *kernel, int64_t rows, int64_t W) {
+  uint64_t h = 1469598103934665603ull;
+  for (const char *c = tirx_kernel_source(k); *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+  printf("%s tirx %lld %lld %016llx\n", kernel, (long long)rows, (long long)W, (unsigned long long)h);
+}
+
+/* The server rows (see the top): norms at hidden sizes x batch sizes, then rope. */
+static void server_rows(tirx_runtime *rt, FILE *f, bool plan, int reps, const char *only,
+                        int64_t width_only) {
+  static const int64_t widths[] = {2048, 3072, 4096, 5120, 6144, 7168};
+  static const int64_t batches[] = {1, 16, 256, 16384};
+  static const char *const names[] = {"rmsnorm", "rmsnorm_fp8", "add_rmsnorm_fp8"};
+  const tirx_dtype dt = TIRX_BF16;
+  const size_t nmax = 16384 * 7168;
+  void *x = NULL, *res = NULL, *w = NULL, *out = NULL, *out2 = NULL, *q8 = NULL, *sc = NULL,
+       *cbuf = NULL, *csrc = NULL; /* the copy's buffers: 4 nmax bytes, the most half of a row moves */
+  if (!plan) {
+    x = dev_random(rt, nmax, 11), res = dev_random(rt, nmax, 13), w = dev_random(rt, 7168, 17);
+    CHECK(tirx_runtime_alloc(rt, nmax * 2 + 16, &out));
+    CHECK(tirx_runtime_alloc(rt, nmax * 2 + 16, &out2));
+    CHECK(tirx_runtime_alloc(rt, nmax + 16, &q8));
+    CHECK(tirx_runtime_alloc(rt, 16384 * 4 + 16, &sc));
+    CHECK(tirx_runtime_alloc(rt, nmax * 4 + 16, &cbuf));
+    CHECK(tirx_runtime_alloc(rt, nmax * 4 + 16, &csrc));
+  }
+  for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+    for (int kn = 0; kn < 3; kn++) {
+      int64_t W = widths[wi];
+      if (width_only && W != width_only) continue;
+      if (only && strcmp(only, names[kn]) != 0) continue;
+      char err[2048] = "";
+      tirx_kernel *k = NULL;
+      if (kn == 0) k = row_kernel(TIRX_ROW_OP_RMSNORM, NULL, dt, W, false, err, sizeof err);
+      else if (tirx_kernels_rmsnorm_fp8_build(NULL, dt, W, kn == 2, &k) != TIRX_OK)
+        snprintf(err, sizeof err, "%s", tirx_last_error());
+      if (!k) {
+        fprintf(stderr, "%s: %s\n", names[kn], err);
+        continue;
+      }
+      for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
+        int64_t R = batches[bi];
+        if (plan) {
+          plan_line(k, names[kn], R, W);
+          continue;
+        }
+        int64_t xs[2] = {R, W}, ws[2] = {1, W}, ss[2] = {R, 1};
+        tirx_arg a[8];
+        int na = 0;
+        a[na++] = tirx_arg_i32((int32_t)R);
+        a[na++] = tirx_arg_tensor(x, dt, 2, xs, NULL);
+        if (kn == 2) a[na++] = tirx_arg_tensor(res, dt, 2, xs, NULL);
+        a[na++] = tirx_arg_tensor(w, dt, 2, ws, NULL);
+        a[na++] = kn ? tirx_arg_tensor(q8, TIRX_U8, 2, xs, NULL) : tirx_arg_tensor(out, dt, 2, xs, NULL);
+        if (kn == 2) a[na++] = tirx_arg_tensor(out2, dt, 2, xs, NULL);
+        if (kn) a[na++] = tirx_arg_tensor(sc, TIRX_F32, 2, ss, NULL);
+        a[na++] = tirx_arg_f32(1e-5f);
+        double e = (double)R * (double)W;
+        double bytes = kn == 0 ? 4 * e : kn == 1 ? 3 * e + 4.0 * (double)R : 7 * e + 4.0 * (double)R;
+        measure(rt, f, k, a, na, bytes, cbuf, csrc, reps, names[kn], R, W);
+      }
+      tirx_kernel_release(k);
+    }
+  /* rope: q [T, 32, 128] and k [T, 8, 128] in a fused qkv buffer [T, 48 * 128] */
+  static const int64_t tokens[] = {1, 16, 256, 16384};
+  const int H = 32, HKV = 8, D = 128, P = 4096;
+  void *qkv = NULL, *pos = NULL, *cs = NULL, *sn = NULL;
+  if (!plan) {
+    qkv = dev_random(rt, (size_t)16384 * 48 * 128, 19);
+    int32_t *hp = malloc(16384 * 4);
+    float *hc = malloc((size_t)P * 64 * 4);
+    for (int i = 0; i < 16384; i++) hp[i] = (int32_t)((i * 2654435761u) % (unsigned)P);
+    for (int i = 0; i < P * 64; i++) hc[i] = (float)(i % 97) / 97.0f;
+    CHECK(tirx_runtime_alloc(rt, 16384 * 4 + 16, &pos));
+    CHECK(tirx_runtime_alloc(rt, (size_t)P * 64 * 4 + 16, &cs));
+    CHECK(tirx_runtime_alloc(rt, (size_t)P * 64 * 4 + 16, &sn));
+    CHECK(tirx_runtime_copy(rt, pos, hp, 16384 * 4, TIRX_COPY_HOST_TO_DEVICE));
+    CHECK(tirx_runtime_copy(rt, cs, hc, (size_t)P * 64 * 4, TIRX_COPY_HOST_TO_DEVICE));
+    CHECK(tirx_runtime_copy(rt, sn, hc, (size_t)P * 64 * 4, TIRX_COPY_HOST_TO_DEVICE));
+    free(hp);
+    free(hc);
+  }
+  for (int style = 0; style < 2; style++) {
+    const char *name = style ? "rope_gptj" : "rope";
+    if (only && strcmp(only, name) != 0) continue;
+    if (width_only && width_only != (H + HKV) * D) continue;
+    tirx_rope_options o = {.style = (tirx_rope_style)style};
+    tirx_kernel *k = NULL;
+    if (tirx_kernels_rope_build(&o, dt, TIRX_F32, D, H, HKV, &k) != TIRX_OK) {
+      fprintf(stderr, "%s: %s\n", name, tirx_last_error());
+      continue;
+    }
+    for (size_t ti = 0; ti < sizeof tokens / sizeof tokens[0]; ti++) {
+      int64_t T = tokens[ti];
+      if (plan) {
+        plan_line(k, name, T, (H + HKV) * D);
+        continue;
+      }
+      int64_t qs[3] = {T, H, D}, ks[3] = {T, HKV, D}, st[3] = {48 * 128, D, 1};
+      tirx_arg a[7] = {tirx_arg_i32((int32_t)T),
+                       tirx_arg_tensor(qkv, dt, 3, qs, st),
+                       tirx_arg_tensor((char *)qkv + (size_t)H * D * 2, dt, 3, ks, st),
+                       tirx_arg_tensor(pos, TIRX_I32, 1, (int64_t[]){T}, NULL),
+                       tirx_arg_i32(P),
+                       tirx_arg_tensor(cs, TIRX_F32, 2, (int64_t[]){P, D / 2}, NULL),
+                       tirx_arg_tensor(sn, TIRX_F32, 2, (int64_t[]){P, D / 2}, NULL)};
+      double bytes = 2.0 * (double)T * (H + HKV) * D * 2 + (double)T * D * 4 + 4.0 * (double)T;
+      measure(rt, f, k, a, 7, bytes, cbuf, csrc, reps, name, T, (H + HKV) * D);
+    }
+    tirx_kernel_release(k);
+  }
+  void *bufs[] = {x, res, w, out, out2, q8, sc, cbuf, csrc, qkv, pos, cs, sn};
+  for (int i = 0; i < 13 && !plan; i++) tirx_runtime_free(rt, bufs[i]);
+}
+
 int main(int argc, char **argv) {
   /* --plan: list what would be measured (kernel, variant, shape, the kernel's source hash),
    * without a GPU. */
@@ -195,7 +354,8 @@ int main(int argc, char **argv) {
   const tirx_dtype dt = TIRX_BF16;
   if (!plan)
     printf("%-12s %-9s %6s %6s %9s %8s %8s %6s\n", "kernel", "impl", "rows", "width", "us", "GB/s", "copy", "ratio");
-  for (int s = 0; s < 3; s++) {
+  bool server = strcmp(mode, "server") == 0;
+  for (int s = 0; s < 3 && !server; s++) {
     int64_t rows = shapes[s][0], W = shapes[s][1];
     if (width_only && W != width_only) continue;
     size_t n = (size_t)rows * (size_t)W;
@@ -282,6 +442,7 @@ int main(int argc, char **argv) {
     void *bufs[] = {x, res, w, bias, out, out2, cbuf};
     for (int i = 0; i < 7 && !plan; i++) tirx_runtime_free(rt, bufs[i]);
   }
+  if (server || strcmp(mode, "all") == 0) server_rows(rt, f, plan, reps, only, width_only);
   if (f) fclose(f);
   tirx_runtime_destroy(rt);
   return 0;

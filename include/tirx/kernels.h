@@ -4,7 +4,9 @@
  *   the GEMM            C = epilogue(A B^T [+ bias]), f16/bf16, f32 accumulation (Hopper wgmma;
  *                       "mma" and "scalar" families for testing)
  *   row kernels         rmsnorm, layernorm, add_rmsnorm, softmax, silu_mul, row sum/max, and
- *                       a pointwise chain (benchmarks)
+ *                       a pointwise chain (benchmarks); rmsnorm and add_rmsnorm with an FP8
+ *                       (e4m3) output and per-row scales
+ *   rotary embedding    RoPE in place on q and k (neox and gptj styles, partial rotary dim)
  *   attention           prefill attention (FlashAttention-3 structure), causal, GQA, varlen
  *   tensor parallelism  a row-parallel linear layer: per-rank GEMM on K shards, then the
  *                       reduce-scatter chosen from the output's layouts (tirx/dist.h)
@@ -262,6 +264,102 @@ TIRX_API tirx_status tirx_op_row_sum(tirx_runtime *rt, const tirx_row_options *o
 TIRX_API tirx_status tirx_op_row_max(tirx_runtime *rt, const tirx_row_options *opts,
                                      const tirx_tensor_arg *x, const tirx_tensor_arg *out,
                                      void *stream);
+
+/*
+ * RMSNorm with an FP8 output and a per-row scale (dynamic per-token quantisation, what an FP8
+ * GEMM takes):
+ *
+ *   y = rmsnorm(h) * w          (f32, as tirx_op_rmsnorm)
+ *   scale[r] = max_j |y[r, j]| / 448                          (f32)
+ *   out[r, j] = e4m3(y[r, j] * (448 / max_j |y[r, j]|))       (round to nearest even,
+ *                                                              saturated to +-448)
+ *
+ * so that out * scale ~ y. A row whose y is all zeros has scale 0 and out 0. With a residual
+ * (tirx_op_add_rmsnorm_fp8) h = x + res in f32, res_out = h rounded to x's dtype, and the norm
+ * is of the f32 h (as tirx_op_add_rmsnorm); without one h = x.
+ * The kernel is a row kernel as above (a warp or a CTA per row, never staged nor clustered;
+ * threads per row as rmsnorm's), built for (options, dtype, width, residual). The e4m3 values
+ * are converted with cvt.rn.satfinite.e4m3x2.f32 (sm_89 or newer) and stored four bytes at a
+ * time where W is a multiple of 4 (one byte otherwise).
+ * Launch parameters: rows (i32), x [rows, W], [res [rows, W]], w [1, W], out (u8 [rows, W]: the
+ * e4m3 bits), [res_out [rows, W]], scale (f32 [rows, 1]), eps (f32).
+ * Errors of the build: those of tirx_kernels_row_build (options checked as rmsnorm's).
+ */
+TIRX_API tirx_status tirx_kernels_rmsnorm_fp8_build(const tirx_row_options *opts,
+                                                    tirx_dtype dtype, int64_t width,
+                                                    bool residual, tirx_kernel **out);
+
+/*
+ * The ops: x [rows, W] of f32, f16 or bf16; w [W] or [1, W] and res, res_out [rows, W] of x's
+ * dtype; out [rows, W] of dtype TIRX_FP8_E4M3; scale f32 [rows] or [rows, 1]; all dense and
+ * 16-byte aligned. Errors as the row ops above (TIRX_E_TYPE for out not fp8_e4m3 or scale not
+ * f32), messages prefixed with "tirx_op_rmsnorm_fp8" / "tirx_op_add_rmsnorm_fp8".
+ */
+TIRX_API tirx_status tirx_op_rmsnorm_fp8(tirx_runtime *rt, const tirx_row_options *opts,
+                                         const tirx_tensor_arg *x, const tirx_tensor_arg *w,
+                                         const tirx_tensor_arg *out,
+                                         const tirx_tensor_arg *scale, float eps, void *stream);
+TIRX_API tirx_status tirx_op_add_rmsnorm_fp8(tirx_runtime *rt, const tirx_row_options *opts,
+                                             const tirx_tensor_arg *x, const tirx_tensor_arg *res,
+                                             const tirx_tensor_arg *w, const tirx_tensor_arg *out,
+                                             const tirx_tensor_arg *res_out,
+                                             const tirx_tensor_arg *scale, float eps,
+                                             void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Rotary position embedding                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * RoPE applied in place to q [T, H, D] and k [T, H_kv, D] (f16 or bf16; last dimension
+ * contiguous, the other strides arguments, in elements) at the positions pos (int32 [T]),
+ * with cos and sin caches [max_pos, R/2] (f32, or q's dtype; dense) for the rotary dimension
+ * R <= D. For token t at p = pos[t], each head's pairs (a_i, b_i), i < R/2:
+ *
+ *   a_i' = a_i cos[p, i] - b_i sin[p, i],   b_i' = b_i cos[p, i] + a_i sin[p, i]
+ *
+ * with (a_i, b_i) = (x[i], x[i + R/2]) for TIRX_ROPE_NEOX (rotate halves) and (x[2i], x[2i+1])
+ * for TIRX_ROPE_GPTJ (interleaved); elements from R to D are left untouched. Arithmetic in f32,
+ * rounded once to the dtype. A token whose position lies outside [0, max_pos) is left
+ * untouched (the positions are device data the op cannot check).
+ */
+typedef enum tirx_rope_style {
+  TIRX_ROPE_NEOX = 0, /* pairs (i, i + R/2): GPT-NeoX, LLaMA (HF), vLLM's is_neox_style */
+  TIRX_ROPE_GPTJ = 1  /* pairs (2i, 2i + 1): GPT-J, interleaved */
+} tirx_rope_style;
+
+typedef struct tirx_rope_options {
+  tirx_rope_style style; /* 0: neox */
+  int rot_dim;           /* R: 0 means D; else even, 2..D */
+} tirx_rope_options;
+
+/*
+ * Builds the RoPE kernel for the options, dtype (f16, bf16), the caches' dtype (f32 or dtype),
+ * head dim d (1..1024), h query heads and h_kv key heads (each 1..1024; h_kv 0: no k). One CTA
+ * of 128 threads per token loops over the (head, pair) items of q and k (where R/2 divides 128,
+ * each thread keeps one pair and its cos, sin over heads). *out: a new kernel.
+ * Launch parameters: tokens (i32), q [tokens, h, d] (strides: hidden parameters, the last 1),
+ * k [tokens, h_kv, d] (absent when h_kv is 0), pos (i32 [tokens]), max_pos (i32), cos, sin
+ * [max_pos, R/2]. Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (a dtype, d, h, h_kv,
+ * opts->style, opts->rot_dim), the builder's ("tirx_kernels_rope_build: <message>").
+ */
+TIRX_API tirx_status tirx_kernels_rope_build(const tirx_rope_options *opts, tirx_dtype dtype,
+                                             tirx_dtype cache_dtype, int d, int h, int h_kv,
+                                             tirx_kernel **out);
+
+/*
+ * RoPE on stream, in place. q: [T, H, D], k: [T, H_kv, D] or NULL (q only), of one dtype (f16,
+ * bf16), innermost stride 1 (NULL strides: dense), heads not overlapping (stride[1] >= D,
+ * stride[0] >= heads * stride[1]); pos: int32 [T] dense; cos, sin: [max_pos, R/2] dense, f32 or
+ * q's dtype, both alike; T and max_pos at most 2^31 - 1; data 16-byte aligned.
+ * Errors: TIRX_E_NULL_ARG (rt, q, pos, cos, sin, a data pointer), TIRX_E_INVALID_ARG (options
+ * as tirx_kernels_rope_build; ranks, shapes and strides breaking these rules), TIRX_E_TYPE
+ * (dtypes), the build's errors and tirx_launch's, prefixed with "tirx_op_rope: ".
+ */
+TIRX_API tirx_status tirx_op_rope(tirx_runtime *rt, const tirx_rope_options *opts,
+                                  const tirx_tensor_arg *q, const tirx_tensor_arg *k,
+                                  const tirx_tensor_arg *pos, const tirx_tensor_arg *cos,
+                                  const tirx_tensor_arg *sin, void *stream);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tensor parallelism: a row-parallel linear layer                                             */

@@ -1,5 +1,6 @@
 /* Memory-bound row kernels with tile primitives (tirx/kernels.h), and their ops. */
 #include "kernels_internal.h"
+#include "../builder/builder_internal.h" /* the e4m3 stores: native statements (below) */
 
 #include <stdio.h>
 #include <string.h>
@@ -119,8 +120,19 @@ static int row_threads(const opts *o, tirx_dtype dtype, int64_t width) {
   return threads_near(o, dtype, width, 4);
 }
 
+/* The kernels with an FP8 output (tirx_kernels_rmsnorm_fp8_build): kinds past the public ones,
+ * never staged nor clustered (row_stages, row_cluster), threads as rmsnorm's. */
+enum { ROW_RMSNORM_FP8 = TIRX_ROW_OP_COUNT, ROW_ADD_RMSNORM_FP8 };
+
+static const char *row_kind_name(int kind) {
+  return kind == ROW_RMSNORM_FP8       ? "rmsnorm_fp8"
+         : kind == ROW_ADD_RMSNORM_FP8 ? "add_rmsnorm_fp8"
+                                       : tirx_kernels_row_name((tirx_row_op)kind);
+}
+
 static int kind_threads(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width) {
-  bool two = kind == TIRX_ROW_OP_RMSNORM || kind == TIRX_ROW_OP_ADD_RMSNORM || kind == TIRX_ROW_OP_SOFTMAX;
+  bool two = kind == TIRX_ROW_OP_RMSNORM || kind == TIRX_ROW_OP_ADD_RMSNORM || kind == TIRX_ROW_OP_SOFTMAX ||
+             (int)kind == ROW_RMSNORM_FP8 || (int)kind == ROW_ADD_RMSNORM_FP8;
   return threads_near(o, dtype, width, two ? 2 : 4);
 }
 
@@ -177,7 +189,7 @@ static int row_cluster(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_
 /* A builder with the rows parameter; tensors are declared next, then rk_open. */
 static void rk_init(rk *k, const opts *o, tirx_row_op kind, tirx_dtype dt, int64_t width) {
   bool scalar = o->scalar;
-  *k = (rk){.b = tirx_builder_create(tirx_kernels_row_name(kind)), .o = o, .kind = kind, .dt = dt,
+  *k = (rk){.b = tirx_builder_create(row_kind_name(kind)), .o = o, .kind = kind, .dt = dt,
             .width = width, .scalar = scalar, .ncta = row_cluster(o, kind, dt, width)};
   k->cols = width / k->ncta;
   k->rows = tirx_param_int(k->b, "rows", TIRX_I32);
@@ -321,7 +333,9 @@ static tirx_status rk_close(rk *k, tirx_kernel **out) {
   }
   tirx_status st = tirx_kernel_build(k->b, out);
   if (st != TIRX_OK)
-    tirx__error(st, "tirx_kernels_row_build: %s", tirx_builder_error(k->b));
+    tirx__error(st, "%s: %s", (unsigned)k->kind < TIRX_ROW_OP_COUNT ? "tirx_kernels_row_build"
+                                                                     : "tirx_kernels_rmsnorm_fp8_build",
+                tirx_builder_error(k->b));
   tirx_builder_destroy(k->b);
   return st;
 }
@@ -579,6 +593,170 @@ static tirx_status build_chain(rk *k, tirx_kernel **kout) {
   return rk_close(k, kout);
 }
 
+/* ---- RMSNorm with an FP8 (e4m3) output and a per-row scale ---- */
+
+/* The e4m3 stores: a native statement of one, or four consecutive, f32 values converted to
+ * e4m3 (cvt.rn.satfinite: round to nearest even, saturated to +-448, NaN kept) and stored as
+ * bytes at an element of a u8 tensor. The helper is emitted only in kernels that use it. */
+typedef struct e4m3_payload {
+  tirx__elem dst;
+  tirx_expr *v[4];
+} e4m3_payload;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+static const tirx__prelude_frag e4m3_frag = {.order = 950, .when = 0, .text =
+    "/* f32 -> fp8 e4m3 (rmsnorm_fp8): cvt.rn.satfinite.e4m3x2.f32 rounds to nearest even and\n"
+    " * saturates to +-448 (NaN stays NaN); a pair packs lo in the low byte. sm_89. */\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890\n"
+    "#error \"the e4m3 conversion (cvt.rn.satfinite.e4m3x2.f32) needs sm_89 or newer\"\n"
+    "#endif\n"
+    "__device__ __forceinline__ unsigned short tirx_e4m3x2(float lo, float hi) {\n"
+    "  unsigned short r;\n"
+    "  asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\" : \"=h\"(r) : \"f\"(hi), \"f\"(lo));\n"
+    "  return r;\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_st_e4m3x1(void *p, float a) {\n"
+    "  *(unsigned char *)p = (unsigned char)tirx_e4m3x2(a, 0.0f);\n"
+    "}\n"
+    "/* four bytes at p (4-byte aligned) */\n"
+    "__device__ __forceinline__ void tirx_st_e4m3x4(void *p, float a, float b, float c, float d) {\n"
+    "  *(unsigned *)p = (unsigned)tirx_e4m3x2(a, b) | ((unsigned)tirx_e4m3x2(c, d) << 16);\n"
+    "}\n"};
+#pragma GCC diagnostic pop
+
+static const tirx__prelude_frag *const e4m3_frags[] = {&e4m3_frag, NULL};
+
+static const tirx__native_op nv_st_e4m3x1 = {
+    .name = "st_e4m3", .helper = "tirx_st_e4m3x1", .size = sizeof(e4m3_payload),
+    .ops = {TIRX__ELEM(e4m3_payload, dst), TIRX__EXPR(e4m3_payload, v[0])},
+    .print_fmt = "$n $0 <- $1", .emit_fmt = "$h($0, $1);", .prelude = e4m3_frags};
+static const tirx__native_op nv_st_e4m3x4 = {
+    .name = "st_e4m3x4", .helper = "tirx_st_e4m3x4", .size = sizeof(e4m3_payload),
+    .ops = {TIRX__ELEM(e4m3_payload, dst), TIRX__EXPR(e4m3_payload, v[0]),
+            TIRX__EXPR(e4m3_payload, v[1]), TIRX__EXPR(e4m3_payload, v[2]),
+            TIRX__EXPR(e4m3_payload, v[3])},
+    .print_fmt = "$n $0 <- $1, $2, $3, $4", .emit_fmt = "$h($0, $1, $2, $3, $4);",
+    .prelude = e4m3_frags};
+
+/* out[row, col .. col + n) = e4m3(v[0..n)), n 1 or 4 (then col a multiple of 4 and the row
+ * pitch too). */
+static void st_e4m3(rk *k, tirx_tensor *out, tirx_expr *col, int n, tirx_expr *const *v) {
+  static const char fn[] = "tirx_kernels_rmsnorm_fp8_build";
+  tirx_builder *b = k->b;
+  tirx_expr **ix = tirx__b_index_list(b, fn, out, 2, (tirx_expr *[]){k->row, col});
+  if (!ix || b->status != TIRX_OK) return;
+  tirx__stmt *s = tirx__b_native(b, fn, n == 4 ? &nv_st_e4m3x4 : &nv_st_e4m3x1);
+  if (!s) return;
+  e4m3_payload *p = s->native.p;
+  p->dst.tensor = out;
+  p->dst.index = ix;
+  out->written = true; /* a non-const pointer */
+  for (int i = 0; i < n; i++) p->v[i] = v[i];
+}
+
+/* Element idx of piece i's register tile (the thread's own: its thread digit is 0 in idx, and
+ * a local tensor's address drops thread axes), in f32. */
+static tirx_expr *reg(rk *k, const tile *t, int i, int64_t idx) {
+  return tirx_load(k->b, t->t[i], TIRX_EXPRS(I(k, 0), I(k, idx)));
+}
+
+/* The row `row` of out (u8 holding e4m3) from the f32 tile t, piece by piece as rk_pieces laid
+ * it out (one CTA per row or a warp per row; never a cluster): each thread stores the elements
+ * it holds, four at a time where the row and its vectors allow. */
+static void rk_store_e4m3(rk *k, tirx_tensor *out, const tile *t) {
+  tirx_builder *b = k->b;
+  int64_t vec = 16 / tirx_dtype_size(k->dt), T = k->T, chunk = T * vec;
+  int64_t n = k->cols / chunk, rest = k->cols - n * chunk;
+  int64_t q = k->cta ? rest / vec : rest / T, r = rest - q * (k->cta ? vec : T);
+  int g = k->width % 4 == 0 && vec % 4 == 0 ? 4 : 1; /* 4-byte stores stay aligned */
+  tirx_expr *tid = tirx_let(b, "qt", k->cta ? tirx_thread_linear(b) : tirx_lane_id(b));
+  int i = 0;
+  if (n) { /* (n,T,V):(V@reg,1@tid,1@reg): column c * chunk + tid * V + v */
+    bool partial = k->cta && T % 32; /* threads past T hold nothing */
+    if (partial) tirx_if_begin(b, tirx_lt(b, tid, I(k, T)));
+    tirx_expr *base = tirx_let(b, "qc", tirx_mul(b, tid, I(k, vec)));
+    for (int64_t c = 0; c < n; c++)
+      for (int64_t v = 0; v < vec; v += g) {
+        tirx_expr *vals[4];
+        for (int j = 0; j < g; j++) vals[j] = reg(k, t, i, c * chunk + v + j);
+        st_e4m3(k, out, tirx_add(b, base, I(k, c * chunk + v)), g, vals);
+      }
+    if (partial) tirx_if_end(b);
+    i++;
+  }
+  if (q) {
+    int64_t begin = n * chunk;
+    if (k->cta) { /* (q,V):(1@tid,1@reg) on the first q threads: column begin + tid * V + v */
+      tirx_if_begin(b, tirx_lt(b, tid, I(k, q)));
+      tirx_expr *base = tirx_let(b, "qv", tirx_add(b, tirx_mul(b, tid, I(k, vec)), I(k, begin)));
+      for (int64_t v = 0; v < vec; v += g) {
+        tirx_expr *vals[4];
+        for (int j = 0; j < g; j++) vals[j] = reg(k, t, i, v + j);
+        st_e4m3(k, out, tirx_add(b, base, I(k, v)), g, vals);
+      }
+      tirx_if_end(b);
+    } else { /* (q,32):(1@reg,1@laneid): column begin + a * 32 + lane */
+      for (int64_t a = 0; a < q; a++) {
+        tirx_expr *v = reg(k, t, i, a * T);
+        st_e4m3(k, out, tirx_add(b, tid, I(k, begin + a * T)), 1, &v);
+      }
+    }
+    i++;
+  }
+  if (r) {
+    int64_t begin = k->width - r;
+    if (k->cta) { /* (r):(1@tid): one element on each of the first r threads */
+      tirx_if_begin(b, tirx_lt(b, tid, I(k, r)));
+      tirx_expr *v = reg(k, t, i, 0);
+      st_e4m3(k, out, tirx_add(b, tid, I(k, begin)), 1, &v);
+      tirx_if_end(b);
+    } else { /* every lane holds all r: lane 0 stores them */
+      tirx_if_begin(b, tirx_eq(b, tid, I(k, 0)));
+      for (int64_t j = 0; j < r; j++) {
+        tirx_expr *v = reg(k, t, i, j);
+        st_e4m3(k, out, I(k, begin + j), 1, &v);
+      }
+      tirx_if_end(b);
+    }
+  }
+}
+
+/* y = rmsnorm(h) * w with h = x (+ res, stored to res_out); scale[row] = max|y| / 448 (f32);
+ * out = e4m3(y * (448 / max|y|)), all zeros with scale 0 for a row of zeros. */
+static tirx_status build_rmsnorm_fp8(rk *k, bool add, tirx_kernel **kout) {
+  tirx_builder *b = k->b;
+  tirx_tensor *x = rk_param(k, "x", k->rows, k->width);
+  tirx_tensor *res = add ? rk_param(k, "res", k->rows, k->width) : NULL;
+  tirx_tensor *w = rk_param(k, "w", tirx_int(b, 1), k->width);
+  tirx_tensor *out = tirx_param_tensor(b, "out", TIRX_U8, TIRX_EXPRS(k->rows, I(k, k->width)), NULL);
+  tirx_tensor *res_out = add ? rk_param(k, "res_out", k->rows, k->width) : NULL;
+  tirx_tensor *scale = tirx_param_tensor(b, "scale", TIRX_F32, TIRX_EXPRS(k->rows, I(k, 1)), NULL);
+  tirx_expr *eps = tirx_param_scalar(b, "eps", TIRX_F32);
+  k->wt[0] = w;
+  rk_open(k, x);
+  tile t = rk_load(k, x, k->row, 0);
+  if (add) {
+    tile r = rk_load(k, res, k->row, 0);
+    rk_bin(k, &t, TIRX_OP_ADD, &t, &r, NULL);
+    rk_store(k, res_out, &t);
+  }
+  rk_rmsnorm(k, &t, w, eps);
+  tile a = rk_new(k, "ay");
+  rk_un(k, &a, TIRX_OP_ABS, &t);
+  tirx_expr *amax = tirx_let(b, "amax", rk_reduce(k, &a, TIRX_OP_MAX));
+  tirx_expr *sc = tirx_let(b, "sc", tirx_div(b, amax, f32(k, 448.0)));
+  tirx_expr *inv = tirx_let(b, "inv", tirx_select(b, tirx_gt(b, amax, f32(k, 0.0)),
+                                                   tirx_div(b, f32(k, 448.0), amax), f32(k, 0.0)));
+  rk_bin(k, &t, TIRX_OP_MUL, &t, NULL, inv);
+  rk_store_e4m3(k, out, &t);
+  tirx_expr *rank = k->cta ? tirx_thread_linear(b) : tirx_lane_id(b);
+  tirx_if_begin(b, tirx_eq(b, rank, tirx_int(b, 0)));
+  tirx_store(b, scale, TIRX_EXPRS(k->row, tirx_int(b, 0)), sc);
+  tirx_if_end(b);
+  return rk_close(k, kout);
+}
+
 static const char *const NAMES[TIRX_ROW_OP_COUNT] = {
     "rmsnorm", "layernorm", "softmax", "add_rmsnorm", "row_sum", "row_max", "silu_mul", "chain"};
 
@@ -658,7 +836,8 @@ static tirx_status row_build(const opts *o, tirx_row_op kind, tirx_dtype dtype, 
   case TIRX_ROW_OP_SUM: return build_rowreduce(&k, TIRX_OP_SUM, out);
   case TIRX_ROW_OP_MAX: return build_rowreduce(&k, TIRX_OP_MAX, out);
   case TIRX_ROW_OP_SILU_MUL: return build_silu_mul(&k, out);
-  default: return build_chain(&k, out);
+  case TIRX_ROW_OP_CHAIN: return build_chain(&k, out);
+  default: return build_rmsnorm_fp8(&k, (int)kind == ROW_ADD_RMSNORM_FP8, out);
   }
 }
 
@@ -673,6 +852,20 @@ tirx_status tirx_kernels_row_build(tirx_row_op op, const tirx_row_options *opts_
   if (st != TIRX_OK)
     return st;
   return row_build(&o, op, dtype, width, out);
+}
+
+tirx_status tirx_kernels_rmsnorm_fp8_build(const tirx_row_options *opts_in, tirx_dtype dtype,
+                                           int64_t width, bool residual, tirx_kernel **out) {
+  static const char fn[] = "tirx_kernels_rmsnorm_fp8_build";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  *out = NULL;
+  opts o;
+  tirx_status st = check_request(fn, TIRX_ROW_OP_RMSNORM, opts_in, dtype, width, &o);
+  if (st != TIRX_OK)
+    return st;
+  int kind = residual ? ROW_ADD_RMSNORM_FP8 : ROW_RMSNORM_FP8;
+  return row_build(&o, (tirx_row_op)kind, dtype, width, out);
 }
 
 /* ---- the ops ---- */
@@ -700,7 +893,9 @@ static tirx_status row_launch(const char *fn, tirx_runtime *rt, const tirx_row_o
                               tirx_row_op op, tirx_dtype dtype, int64_t width,
                               const tirx_arg *args, int nargs, void *stream) {
   row_request r = {.op = op, .dtype = dtype, .width = width};
-  tirx_status st = check_request(fn, op, in, dtype, width, &r.o);
+  /* the FP8 kinds take rmsnorm's options */
+  tirx_row_op checked = (unsigned)op < TIRX_ROW_OP_COUNT ? op : TIRX_ROW_OP_RMSNORM;
+  tirx_status st = check_request(fn, checked, in, dtype, width, &r.o);
   if (st != TIRX_OK)
     return st;
   row_key key;
@@ -875,4 +1070,63 @@ tirx_status tirx_op_row_sum(tirx_runtime *rt, const tirx_row_options *opts_in,
 tirx_status tirx_op_row_max(tirx_runtime *rt, const tirx_row_options *opts_in,
                             const tirx_tensor_arg *x, const tirx_tensor_arg *out, void *stream) {
   return row_reduce("tirx_op_row_max", TIRX_ROW_OP_MAX, rt, opts_in, x, out, stream);
+}
+
+/* rmsnorm_fp8, add_rmsnorm_fp8: out e4m3 [rows, W], scale f32 [rows] or [rows, 1]. */
+static tirx_status norm_fp8(const char *fn, tirx_runtime *rt, const tirx_row_options *opts_in,
+                            const tirx_tensor_arg *x, const tirx_tensor_arg *res,
+                            const tirx_tensor_arg *w, const tirx_tensor_arg *out,
+                            const tirx_tensor_arg *res_out, const tirx_tensor_arg *scale,
+                            float eps, bool add, void *stream) {
+  tirx_status st = check_input(fn, rt, x);
+  if (st != TIRX_OK)
+    return st;
+  tirx_dtype dt = x->dtype;
+  const int64_t R = x->shape[0], W = x->shape[1];
+  if (add && (st = check_like(fn, "res", res, dt, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  if ((st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||
+      (st = check_like(fn, "out", out, TIRX_FP8_E4M3, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  if (add && (st = check_like(fn, "res_out", res_out, dt, R, W, "[rows, W]")) != TIRX_OK)
+    return st;
+  if (scale && scale->rank != 1 && scale->rank != 2)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: scale has rank %d, expected 1 ([rows]) or 2 "
+                       "([rows, 1])", fn, scale->rank);
+  if ((st = tirx__check_tensor(fn, "scale", scale, scale ? scale->rank : 1)) != TIRX_OK ||
+      (st = tirx__check_shape(fn, "scale", scale, (int64_t[]){R, 1},
+                              scale->rank == 2 ? "[rows, 1]" : "[rows]")) != TIRX_OK ||
+      (st = tirx__check_dense(fn, "scale", scale)) != TIRX_OK ||
+      (st = tirx__check_dtype(fn, "scale", scale, TIRX_F32)) != TIRX_OK)
+    return st;
+  int64_t xs[2] = {R, W}, ws[2] = {1, W}, ss[2] = {R, 1};
+  tirx_arg args[8];
+  int n = 0;
+  args[n++] = tirx_arg_i32((int32_t)R);
+  args[n++] = mat(x, dt, xs);
+  if (add) args[n++] = mat(res, dt, xs);
+  args[n++] = mat(w, dt, ws);
+  args[n++] = mat(out, TIRX_U8, xs); /* the kernel stores e4m3 bits as bytes */
+  if (add) args[n++] = mat(res_out, dt, xs);
+  args[n++] = mat(scale, TIRX_F32, ss);
+  args[n++] = tirx_arg_f32(eps);
+  int kind = add ? ROW_ADD_RMSNORM_FP8 : ROW_RMSNORM_FP8;
+  return row_launch(fn, rt, opts_in, (tirx_row_op)kind, dt, W, args, n, stream);
+}
+
+tirx_status tirx_op_rmsnorm_fp8(tirx_runtime *rt, const tirx_row_options *opts_in,
+                                const tirx_tensor_arg *x, const tirx_tensor_arg *w,
+                                const tirx_tensor_arg *out, const tirx_tensor_arg *scale,
+                                float eps, void *stream) {
+  return norm_fp8("tirx_op_rmsnorm_fp8", rt, opts_in, x, NULL, w, out, NULL, scale, eps, false,
+                  stream);
+}
+
+tirx_status tirx_op_add_rmsnorm_fp8(tirx_runtime *rt, const tirx_row_options *opts_in,
+                                    const tirx_tensor_arg *x, const tirx_tensor_arg *res,
+                                    const tirx_tensor_arg *w, const tirx_tensor_arg *out,
+                                    const tirx_tensor_arg *res_out,
+                                    const tirx_tensor_arg *scale, float eps, void *stream) {
+  return norm_fp8("tirx_op_add_rmsnorm_fp8", rt, opts_in, x, res, w, out, res_out, scale, eps,
+                  true, stream);
 }

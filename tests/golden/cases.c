@@ -147,6 +147,51 @@ static void membound_cases(golden_set *g) {
       }
 }
 
+/* ---- the server kernels: rmsnorm_fp8, add_rmsnorm_fp8 (rows.c), rope (rope.c) ---- */
+
+static tirx_kernel *fp8_kernel(tirx_dtype dt, int64_t width, bool residual, bool scalar) {
+  tirx_row_options o = {.scalar = scalar};
+  tirx_kernel *k = NULL;
+  return tirx_kernels_rmsnorm_fp8_build(&o, dt, width, residual, &k) == TIRX_OK ? k : NULL;
+}
+
+static void server_cases(golden_set *g) {
+  /* the bench's hidden sizes and the GPU tests' widths (a warp a row, odd tails) */
+  static const int64_t widths[] = {1, 3, 100, 1000, 2048, 3072, 4096, 5000, 5120, 6144, 7000,
+                                   7168, 8191};
+  for (int add = 0; add < 2; add++)
+    for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        golden_add_kernel(g, golden_name(g, "server.%srmsnorm_fp8.%s.w%lld", add ? "add_" : "",
+                                         dt_name(DTYPES[d]), (long long)widths[w]),
+                          fp8_kernel(DTYPES[d], widths[w], add, false), "build failed");
+  static const int64_t scalar_widths[] = {3, 100, 4096, 5000, 7168};
+  for (int add = 0; add < 2; add++)
+    for (size_t w = 0; w < sizeof scalar_widths / sizeof scalar_widths[0]; w++)
+      golden_add_kernel(g, golden_name(g, "server.%srmsnorm_fp8.bf16.w%lld.scalar", add ? "add_" : "",
+                                       (long long)scalar_widths[w]),
+                        fp8_kernel(TIRX_BF16, scalar_widths[w], add, true), "build failed");
+  /* rope: the bench's (32 + 8 heads of 128), the GPU tests' shapes */
+  static const struct { tirx_dtype dt, cdt; int d, h, h_kv, rot; } ropes[] = {
+      {TIRX_BF16, TIRX_F32, 128, 32, 8, 0}, {TIRX_BF16, TIRX_F32, 128, 8, 8, 64},
+      {TIRX_F16, TIRX_F32, 64, 12, 4, 32},  {TIRX_BF16, TIRX_BF16, 80, 5, 1, 0},
+      {TIRX_F16, TIRX_F16, 128, 4, 0, 96},  {TIRX_BF16, TIRX_F32, 2, 3, 1, 0},
+  };
+  for (size_t i = 0; i < sizeof ropes / sizeof ropes[0]; i++)
+    for (int style = 0; style < 2; style++) {
+      tirx_rope_options o = {.style = (tirx_rope_style)style, .rot_dim = ropes[i].rot};
+      tirx_kernel *k = NULL;
+      if (tirx_kernels_rope_build(&o, ropes[i].dt, ropes[i].cdt, ropes[i].d, ropes[i].h,
+                                  ropes[i].h_kv, &k) != TIRX_OK)
+        k = NULL;
+      golden_add_kernel(g, golden_name(g, "server.rope.%s.%s.cache_%s.d%d.h%d.kv%d.r%d",
+                                       style ? "gptj" : "neox", dt_name(ropes[i].dt),
+                                       dt_name(ropes[i].cdt), ropes[i].d, ropes[i].h,
+                                       ropes[i].h_kv, ropes[i].rot ? ropes[i].rot : ropes[i].d),
+                        k, "build failed");
+    }
+}
+
 /* ---- the Hopper GEMM (src/kernels/gemm.c, bench/gemm.c, tests) ---- */
 
 static const char *const EPILOGUES[] = {"plain", "bias", "bias_silu", "bias_gelu"};
@@ -401,6 +446,7 @@ static void attention_cases(golden_set *g) {
 void golden_cases(golden_set *g) {
   example_cases(g);
   membound_cases(g);
+  server_cases(g);
   gemm_cases(g);
   attention_ref_cases(g);
   tp_cases(g);

@@ -1249,6 +1249,272 @@ Test(gpu, ops_rows, .timeout = 600) {
   tirx_runtime_destroy(rt);
 }
 
+/* ---- rmsnorm_fp8 and add_rmsnorm_fp8 (tirx_op_*) against float64 ---- */
+
+/* An e4m3 byte's value (NaN for the two NaN encodings). */
+static double e4m3_value(uint8_t v) {
+  int e = (v >> 3) & 15, m = v & 7;
+  if (e == 15 && m == 7) return NAN;
+  double a = e == 0 ? ldexp((double)m, -9) : ldexp(1.0 + m / 8.0, e - 7);
+  return v & 0x80 ? -a : a;
+}
+
+/* One e4m3 ulp at |v| (<= 448): 2^-9 among the subnormals (below 2^-6), else 2^(e - 3). */
+static double e4m3_ulp(double v) {
+  v = fabs(v);
+  if (v < ldexp(1.0, -6)) return ldexp(1.0, -9);
+  int e;
+  frexp(v, &e); /* v = f 2^e, f in [0.5, 1) */
+  return ldexp(1.0, e - 1 - 3);
+}
+
+/* rows x W through tirx_op_rmsnorm_fp8 (add: tirx_op_add_rmsnorm_fp8), outputs poisoned (16
+ * bytes past each end too, which must stay so); zero_row: row 0 all zeros (scale 0, out 0). */
+static void check_fp8(tirx_runtime *rt, bool add, tirx_dtype dt, int64_t W, int64_t rows,
+                      bool zero_row, bool scalar) {
+  size_t n = (size_t)rows * (size_t)W, es = (size_t)tirx_dtype_size(dt);
+  float *hx, *hr, *hw;
+  void *dx = mb_input(rt, dt, n, -2, 2, &hx), *dr = mb_input(rt, dt, n, -1, 1, &hr);
+  void *dw = mb_input(rt, dt, (size_t)W, 0.5f, 1.5f, &hw);
+  if (zero_row) { /* zeros are exact in every dtype */
+    if ((size_t)W * es >= 4) {
+      OK(tirx_runtime_fill32(rt, dx, 0, (size_t)W * es / 4));
+      OK(tirx_runtime_fill32(rt, dr, 0, (size_t)W * es / 4));
+    }
+    for (int64_t j = 0; j < (int64_t)((size_t)W * es / 4 * 4 / es); j++) hx[j] = 0, hr[j] = 0;
+    for (int64_t j = (int64_t)((size_t)W * es / 4 * 4 / es); j < W; j++) { /* the odd tail */
+      uint16_t z = 0;
+      OK(tirx_runtime_copy(rt, (char *)dx + (size_t)j * es, &z, es, TIRX_COPY_HOST_TO_DEVICE));
+      OK(tirx_runtime_copy(rt, (char *)dr + (size_t)j * es, &z, es, TIRX_COPY_HOST_TO_DEVICE));
+      hx[j] = 0, hr[j] = 0;
+    }
+  }
+  void *dout = mb_output(rt, n), *dsc = mb_output(rt, (size_t)rows * 4);
+  void *dres = mb_output(rt, n * es);
+  int64_t xs[2] = {rows, W}, ws[1] = {W}, ss[1] = {rows};
+  tirx_tensor_arg x = {dx, dt, 2, xs, NULL}, res = {dr, dt, 2, xs, NULL}, w = {dw, dt, 1, ws, NULL};
+  tirx_tensor_arg out = {dout, TIRX_FP8_E4M3, 2, xs, NULL}, sc = {dsc, TIRX_F32, 1, ss, NULL};
+  tirx_tensor_arg res_out = {dres, dt, 2, xs, NULL};
+  tirx_row_options o = {.scalar = scalar};
+  if (add) OK(tirx_op_add_rmsnorm_fp8(rt, &o, &x, &res, &w, &out, &res_out, &sc, 1e-5f, NULL));
+  else OK(tirx_op_rmsnorm_fp8(rt, &o, &x, &w, &out, &sc, 1e-5f, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  uint8_t *got = malloc(n + 16);
+  float *gsc = malloc((size_t)rows * 4 + 16);
+  OK(tirx_runtime_copy(rt, got, dout, n + 16, TIRX_COPY_DEVICE_TO_HOST));
+  OK(tirx_runtime_copy(rt, gsc, dsc, (size_t)rows * 4 + 16, TIRX_COPY_DEVICE_TO_HOST));
+  char what[160];
+  snprintf(what, sizeof what, "tirx_op_%srmsnorm_fp8 %s %lldx%lld%s%s", add ? "add_" : "",
+           tirx_dtype_name(dt), (long long)rows, (long long)W, zero_row ? " (row 0 zeros)" : "",
+           scalar ? " (scalar forced)" : "");
+  /* mb_output poisons whole words of bytes + 16: byte p holds the poison's byte p % 4 */
+  uint32_t poison = POISON;
+  const uint8_t *pb = (const uint8_t *)&poison;
+  for (size_t p = n; p < (n + 16) / 4 * 4; p++)
+    cr_assert_eq(got[p], pb[p % 4], "%s: out written past its end (byte %zu)", what, p);
+  for (size_t p = (size_t)rows * 4; p < (size_t)rows * 4 + 16; p++)
+    cr_assert_eq(((uint8_t *)gsc)[p], pb[p % 4], "%s: scale written past its end", what);
+  double *y = malloc((size_t)W * sizeof *y), *want_h = malloc(n * sizeof *want_h);
+  size_t bad = 0, bad_sc = 0;
+  double worst_ulps = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    const float *xr = hx + (size_t)r * (size_t)W, *rr = hr + (size_t)r * (size_t)W;
+    double ss2 = 0, amax = 0;
+    for (int64_t j = 0; j < W; j++) {
+      double h = (double)xr[j] + (add ? (double)rr[j] : 0.0);
+      want_h[(size_t)r * (size_t)W + (size_t)j] = h;
+      ss2 += h * h;
+    }
+    double rs = 1.0 / sqrt(ss2 / (double)W + 1e-5);
+    for (int64_t j = 0; j < W; j++) {
+      y[j] = want_h[(size_t)r * (size_t)W + (size_t)j] * rs * hw[j];
+      amax = fmax(amax, fabs(y[j]));
+    }
+    double s = amax / 448;
+    /* the scale to f32 rounding of the row's sums (2e-5 relative) */
+    if (!(fabs((double)gsc[r] - s) <= 2e-5 * s) && bad_sc++ == 0)
+      cr_log_error("%s: scale[%lld] = %.9g, want %.9g", what, (long long)r, (double)gsc[r], s);
+    for (int64_t j = 0; j < W; j++) {
+      double q = s > 0 ? y[j] / s : 0.0, g = e4m3_value(got[(size_t)r * (size_t)W + (size_t)j]);
+      double err = fabs(g - q), ulp = e4m3_ulp(q);
+      if (!(err <= ulp)) { /* NaN fails too */
+        if (bad++ == 0)
+          cr_log_error("%s: out[%lld, %lld] = 0x%02x (%.6g), want %.6g (one e4m3 ulp: %.3g)", what,
+                       (long long)r, (long long)j, got[(size_t)r * (size_t)W + (size_t)j], g, q, ulp);
+      } else if (err / ulp > worst_ulps) {
+        worst_ulps = err / ulp;
+      }
+    }
+  }
+  cr_log_info("%s: %zu values, worst %.3f e4m3 ulp, %zu wrong, %zu scales wrong", what, n,
+              worst_ulps, bad, bad_sc);
+  cr_assert_eq(bad, 0, "%s: %zu of %zu e4m3 values off by more than one ulp (TIRX_SEED=%llu)", what,
+               bad, n, (unsigned long long)seed_initial);
+  cr_assert_eq(bad_sc, 0, "%s: %zu of %lld scales wrong (TIRX_SEED=%llu)", what, bad_sc,
+               (long long)rows, (unsigned long long)seed_initial);
+  if (add) {
+    float *gh = mb_download(rt, dres, dt, n);
+    double tol = dt == TIRX_F32 ? 2e-5 : dt == TIRX_F16 ? 2e-3 : 1.6e-2;
+    compare("add_rmsnorm_fp8 res_out", gh, want_h, n, tol, tol);
+    free(gh);
+  }
+  void *bufs[] = {dx, dr, dw, dout, dsc, dres};
+  for (int i = 0; i < 6; i++) tirx_runtime_free(rt, bufs[i]);
+  free(hx), free(hr), free(hw), free(got), free(gsc), free(y), free(want_h);
+}
+
+/* The widths servers use (2048..7168) and odd ones (a warp a row, CTA rows with a partial
+ * vector tail and rows of no whole 4-byte units), one row, a few and many (a zero row among
+ * them); bf16 everywhere, f16 and f32 and the forced scalar families on some. */
+static void check_fp8_kind(bool add) {
+  tirx_runtime *rt = gpu_runtime();
+  static const int64_t widths[] = {2048, 3072, 4096, 5120, 6144, 7168, 1, 3, 100, 1000, 5000,
+                                   7000, 8191};
+  static const int64_t rows[] = {1, 37, 300};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+    for (size_t r = 0; r < 3; r++) check_fp8(rt, add, TIRX_BF16, widths[w], rows[r], r == 1, false);
+  static const int64_t few[] = {4096, 7168, 5000, 100, 3};
+  for (size_t w = 0; w < 5; w++) {
+    check_fp8(rt, add, TIRX_F16, few[w], 37, false, false);
+    check_fp8(rt, add, TIRX_F32, few[w], 37, true, false);
+    check_fp8(rt, add, TIRX_BF16, few[w], 19, false, true);
+  }
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu, fp8_rmsnorm, .timeout = 600) { check_fp8_kind(false); }
+Test(gpu, fp8_add_rmsnorm, .timeout = 600) { check_fp8_kind(true); }
+
+/* ---- rope (tirx_op_rope) against float64 ---- */
+
+typedef struct rope_case {
+  tirx_rope_style style;
+  tirx_dtype dt, cdt;
+  int64_t T, H, Hkv, D, rot; /* rot 0: D */
+  bool fused;                /* q, k (and an untouched v) in one [T, (H + 2 Hkv) D] buffer */
+} rope_case;
+
+/* In place on q and k; every element checked: the rotated pairs against float64, everything
+ * else (dims past R, tokens at positions out of range, v, the gaps) unchanged bit for bit. */
+static void check_rope(tirx_runtime *rt, const rope_case *c) {
+  const int64_t T = c->T, H = c->H, Hkv = c->Hkv, D = c->D, R = c->rot ? c->rot : D, half = R / 2;
+  const int64_t P = 1000; /* max_pos */
+  tirx_dtype dt = c->dt;
+  size_t es = (size_t)tirx_dtype_size(dt);
+  /* the buffer: fused, a row holds q, k, v; else q's rows then k's rows */
+  int64_t qrow = c->fused ? (H + 2 * Hkv) * D : H * D, krow = c->fused ? qrow : Hkv * D;
+  size_t kat = c->fused ? (size_t)(H * D) : (size_t)(T * qrow); /* k's first element */
+  if (!c->fused) kat = (kat + 7) / 8 * 8; /* 16-byte aligned (fused: H D is a multiple of 8) */
+  size_t n = c->fused ? (size_t)(T * qrow) : kat + (size_t)(T * krow);
+  float *h;
+  void *d = mb_input(rt, dt, n, -2, 2, &h);
+  /* positions: random in [0, P), the last token's out of range (untouched) when T > 1 */
+  int32_t *pos = malloc((size_t)T * 4);
+  for (int64_t t = 0; t < T; t++) pos[t] = (int32_t)(rnd() % (uint64_t)P);
+  if (T > 1) pos[T - 1] = (rnd() & 1) ? (int32_t)P : -1;
+  void *dpos = NULL;
+  OK(tirx_runtime_alloc(rt, (size_t)T * 4 + 16, &dpos));
+  OK(tirx_runtime_copy(rt, dpos, pos, (size_t)T * 4, TIRX_COPY_HOST_TO_DEVICE));
+  /* caches: theta_i = 10000^(-2i/R), cos/sin(p theta_i), stored in cdt (the reference reads
+   * the stored values) */
+  size_t nc = (size_t)(P * half), ce = (size_t)tirx_dtype_size(c->cdt);
+  float *hc = malloc(nc * 4), *hs = malloc(nc * 4);
+  void *bc = malloc(nc * ce), *bs = malloc(nc * ce);
+  for (int64_t p = 0; p < P; p++)
+    for (int64_t i = 0; i < half; i++) {
+      double th = (double)p * pow(10000.0, -2.0 * (double)i / (double)R);
+      size_t at = (size_t)(p * half + i);
+      hc[at] = (float)cos(th), hs[at] = (float)sin(th);
+      if (c->cdt == TIRX_F32) {
+        ((float *)bc)[at] = hc[at], ((float *)bs)[at] = hs[at];
+      } else {
+        ((uint16_t *)bc)[at] = to_half_bits(hc[at], c->cdt);
+        ((uint16_t *)bs)[at] = to_half_bits(hs[at], c->cdt);
+        hc[at] = from_half_bits(((uint16_t *)bc)[at], c->cdt);
+        hs[at] = from_half_bits(((uint16_t *)bs)[at], c->cdt);
+      }
+    }
+  void *dc = NULL, *ds = NULL;
+  OK(tirx_runtime_alloc(rt, nc * ce + 16, &dc));
+  OK(tirx_runtime_alloc(rt, nc * ce + 16, &ds));
+  OK(tirx_runtime_copy(rt, dc, bc, nc * ce, TIRX_COPY_HOST_TO_DEVICE));
+  OK(tirx_runtime_copy(rt, ds, bs, nc * ce, TIRX_COPY_HOST_TO_DEVICE));
+  int64_t qs[3] = {T, H, D}, ks[3] = {T, Hkv, D}, qst[3] = {qrow, D, 1}, kst[3] = {krow, D, 1};
+  int64_t ps[1] = {T}, cs[2] = {P, half};
+  tirx_tensor_arg q = {d, dt, 3, qs, qst}, k = {(char *)d + kat * es, dt, 3, ks, kst};
+  tirx_tensor_arg tp = {dpos, TIRX_I32, 1, ps, NULL};
+  tirx_tensor_arg tc = {dc, c->cdt, 2, cs, NULL}, ts = {ds, c->cdt, 2, cs, NULL};
+  tirx_rope_options o = {.style = c->style, .rot_dim = (int)c->rot};
+  OK(tirx_op_rope(rt, &o, &q, Hkv ? &k : NULL, &tp, &tc, &ts, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  float *got = mb_download(rt, d, dt, n);
+  /* the reference: start from the input, rotate q's and k's pairs */
+  double *want = malloc(n * sizeof *want);
+  bool *rotated = calloc(n, 1);
+  for (size_t i = 0; i < n; i++) want[i] = h[i];
+  for (int64_t t = 0; t < T; t++) {
+    if (pos[t] < 0 || pos[t] >= P) continue;
+    for (int64_t hh = 0; hh < H + Hkv; hh++) {
+      size_t base = hh < H ? (size_t)(t * qrow + hh * D) : kat + (size_t)(t * krow + (hh - H) * D);
+      for (int64_t i = 0; i < half; i++) {
+        size_t i1 = base + (size_t)(c->style == TIRX_ROPE_NEOX ? i : 2 * i);
+        size_t i2 = base + (size_t)(c->style == TIRX_ROPE_NEOX ? i + half : 2 * i + 1);
+        double cc = hc[pos[t] * half + i], sn = hs[pos[t] * half + i], a = h[i1], z = h[i2];
+        want[i1] = a * cc - z * sn, want[i2] = z * cc + a * sn;
+        rotated[i1] = rotated[i2] = true;
+      }
+    }
+  }
+  size_t nr = 0, nu = 0;
+  float *gr = malloc(n * 4), *gu = malloc(n * 4);
+  double *wr = malloc(n * sizeof *wr), *wu = malloc(n * sizeof *wu);
+  for (size_t i = 0; i < n; i++) {
+    if (rotated[i]) gr[nr] = got[i], wr[nr++] = want[i];
+    else gu[nu] = got[i], wu[nu++] = want[i];
+  }
+  char what[200];
+  snprintf(what, sizeof what, "rope %s %s cache %s T=%lld H=%lld H_kv=%lld D=%lld R=%lld%s",
+           c->style == TIRX_ROPE_NEOX ? "neox" : "gptj", tirx_dtype_name(dt),
+           tirx_dtype_name(c->cdt), (long long)T, (long long)H, (long long)Hkv, (long long)D,
+           (long long)R, c->fused ? " fused qkv" : "");
+  cr_assert_gt(nr, 0, "%s: nothing rotated", what);
+  double tol = dt == TIRX_F16 ? 2e-3 : 1.6e-2;
+  char w2[240];
+  snprintf(w2, sizeof w2, "%s: rotated", what);
+  compare(w2, gr, wr, nr, tol, tol);
+  snprintf(w2, sizeof w2, "%s: untouched", what);
+  compare(w2, gu, wu, nu, 0, 0);
+  void *bufs[] = {d, dpos, dc, ds};
+  for (int i = 0; i < 4; i++) tirx_runtime_free(rt, bufs[i]);
+  free(h), free(pos), free(hc), free(hs), free(bc), free(bs), free(got), free(want);
+  free(rotated), free(gr), free(gu), free(wr), free(wu);
+}
+
+/* Both styles; full and partial rotary dims; GQA (H != H_kv), MHA, MQA and q alone; a decode
+ * step (T = 1), odd token counts and a prefill; q and k as slices of one fused qkv buffer;
+ * caches in f32 and in the dtype; random positions with one out of range. */
+Test(gpu, rope, .timeout = 600) {
+  tirx_runtime *rt = gpu_runtime();
+  static const rope_case cases[] = {
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 37, 32, 8, 128, 0, false},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 37, 32, 8, 128, 0, false},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 1, 32, 8, 128, 0, true},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 1, 32, 8, 128, 0, true},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 513, 8, 8, 128, 64, true},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 513, 8, 8, 128, 64, true},
+      {TIRX_ROPE_NEOX, TIRX_F16, TIRX_F32, 19, 12, 4, 64, 32, false},
+      {TIRX_ROPE_GPTJ, TIRX_F16, TIRX_F32, 19, 12, 4, 64, 32, true},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_BF16, 7, 5, 1, 80, 0, true},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_BF16, 7, 5, 1, 80, 0, false},
+      {TIRX_ROPE_NEOX, TIRX_F16, TIRX_F16, 33, 4, 0, 128, 96, false},
+      {TIRX_ROPE_GPTJ, TIRX_F16, TIRX_F16, 33, 4, 0, 128, 96, false},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 4096, 32, 8, 128, 0, true},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 3, 3, 1, 2, 0, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_rope(rt, &cases[i]);
+  tirx_runtime_destroy(rt);
+}
+
 /* tirx_op_gemm: C = epilogue(A B^T [+ bias]) for decode and odd shapes, every epilogue, both
  * dtypes, against a float64 reference of every element; C poisoned first. */
 static void check_op_gemm(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,

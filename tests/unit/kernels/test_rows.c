@@ -329,3 +329,138 @@ Test(example_membound, hidden_sizes_on_warps_that_are_not_a_power_of_two_build, 
     }
   tirx_runtime_destroy(rt);
 }
+
+/* ---- rmsnorm_fp8, add_rmsnorm_fp8 ---- */
+
+Test(kernels_rows, fp8_ops_check_their_tensors_before_anything_else) {
+  tirx_runtime *rt = no_device();
+  const tirx_dtype B = TIRX_BF16, E = TIRX_FP8_E4M3;
+  const tirx_tensor_arg *x = T2(0x10000, B, 8, 4096), *w = T1(0x20000, B, 4096);
+  const tirx_tensor_arg *out = T2(0x30000, E, 8, 4096), *sc = T1(0x40000, TIRX_F32, 8);
+  const tirx_tensor_arg *ro_ = T2(0x50000, B, 8, 4096);
+  tirx_kernel *k = PTR(1);
+  expect_error(tirx_kernels_rmsnorm_fp8_build(NULL, B, 4096, false, NULL), TIRX_E_NULL_ARG,
+               "tirx_kernels_rmsnorm_fp8_build: out is NULL");
+  expect_error(tirx_kernels_rmsnorm_fp8_build(NULL, TIRX_I32, 4096, false, &k), TIRX_E_INVALID_ARG,
+               "tirx_kernels_rmsnorm_fp8_build: dtype is i32, expected f32, f16 or bf16");
+  cr_assert_null(k);
+  expect_error(tirx_kernels_rmsnorm_fp8_build(NULL, B, 0, true, &k), TIRX_E_INVALID_ARG,
+               "tirx_kernels_rmsnorm_fp8_build: width is 0, expected 1 to 2^31 - 1");
+  expect_error(tirx_kernels_rmsnorm_fp8_build(&(tirx_row_options){.threads = 96}, B, 4096, true, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_rmsnorm_fp8_build: opts->threads is 96, expected 0 "
+               "or a power of two in 64..1024");
+  expect_error(tirx_op_rmsnorm_fp8(NULL, NULL, x, w, out, sc, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm_fp8: rt is NULL");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, NULL, w, out, sc, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm_fp8: x is NULL");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, T2(0x10000, E, 8, 4096), w, out, sc, 1e-6f, NULL),
+               TIRX_E_TYPE, "tirx_op_rmsnorm_fp8: x has dtype fp8_e4m3, expected f32, f16 or bf16");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, T1(0x20000, B, 4000), out, sc, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm_fp8: w has shape [4000], expected [W] = [4096]");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, NULL, sc, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm_fp8: out is NULL");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, T2(0x30000, B, 8, 4096), sc, 1e-6f, NULL),
+               TIRX_E_TYPE, "tirx_op_rmsnorm_fp8: out has dtype bf16, expected fp8_e4m3");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, T2(0x30000, TIRX_U8, 8, 4096), sc, 1e-6f, NULL),
+               TIRX_E_TYPE, "tirx_op_rmsnorm_fp8: out has dtype u8, expected fp8_e4m3");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, T2(0x30000, E, 8, 4095), sc, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm_fp8: out has shape [8, 4095], expected [rows, W] = [8, 4096]");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, T2(0x30008, E, 8, 4096), sc, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm_fp8: out->data 0x30008 is not aligned to 16 bytes");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, out, NULL, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_rmsnorm_fp8: scale is NULL");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, out, T1(0x40000, B, 8), 1e-6f, NULL), TIRX_E_TYPE,
+               "tirx_op_rmsnorm_fp8: scale has dtype bf16, expected f32");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, out, T1(0x40000, TIRX_F32, 7), 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm_fp8: scale has shape [7], expected [rows] = [8]");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, out, T2(0x40000, TIRX_F32, 8, 2), 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm_fp8: scale has shape [8, 2], expected [rows, 1] = [8, 1]");
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, out,
+                                   &(tirx_tensor_arg){PTR(0x40000), TIRX_F32, 3, (int64_t[]){8, 1, 1}, NULL},
+                                   1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm_fp8: scale has rank 3, expected 1 ([rows]) or 2 ([rows, 1])");
+  expect_error(tirx_op_rmsnorm_fp8(rt, &(tirx_row_options){.cluster = 3}, x, w, out, sc, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_rmsnorm_fp8: opts->cluster is 3, expected 0, 1, 2 or 4");
+  expect_error(tirx_op_add_rmsnorm_fp8(rt, NULL, x, NULL, w, out, ro_, sc, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_add_rmsnorm_fp8: res is NULL");
+  expect_error(tirx_op_add_rmsnorm_fp8(rt, NULL, x, T2(0x60000, B, 4, 4096), w, out, ro_, sc, 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_add_rmsnorm_fp8: res has shape [4, 4096], expected [rows, W] = [8, 4096]");
+  expect_error(tirx_op_add_rmsnorm_fp8(rt, NULL, x, x, w, out, NULL, sc, 1e-6f, NULL), TIRX_E_NULL_ARG,
+               "tirx_op_add_rmsnorm_fp8: res_out is NULL");
+  expect_error(tirx_op_add_rmsnorm_fp8(rt, NULL, x, x, w, out, T2(0x50000, TIRX_F16, 8, 4096), sc, 1e-6f, NULL),
+               TIRX_E_TYPE, "tirx_op_add_rmsnorm_fp8: res_out has dtype f16, expected bf16");
+  expect_error(tirx_op_add_rmsnorm_fp8(rt, NULL, x, x, w, out, ro_, T1(0x40000, TIRX_F32, 9), 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_add_rmsnorm_fp8: scale has shape [9], expected [rows] = [8]");
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  char want[1024];
+  snprintf(want, sizeof want, "tirx_op_rmsnorm_fp8: tirx_launch: no CUDA device: %s",
+           tirx_runtime_device_error(rt));
+  expect_error(tirx_op_rmsnorm_fp8(rt, NULL, x, w, out, sc, 1e-6f, NULL), TIRX_E_NO_DEVICE, want);
+  snprintf(want, sizeof want, "tirx_op_add_rmsnorm_fp8: tirx_launch: no CUDA device: %s",
+           tirx_runtime_device_error(rt));
+  expect_error(tirx_op_add_rmsnorm_fp8(rt, NULL, x, x, w, out, ro_, T2(0x40000, TIRX_F32, 8, 1), 1e-6f,
+                                       NULL), TIRX_E_NO_DEVICE, want);
+  cr_assert_eq(tirx_kernels_cached(), 2);
+  tirx_kernels_clear();
+  tirx_runtime_destroy(rt);
+}
+
+/* Every width and dtype the GPU suite runs (tests/gpu/test_gpu.c, fp8_*) builds, with e4m3
+ * stores of four bytes exactly where W is a multiple of 4 (and the dtype's vectors hold 4 or
+ * more), and compiles for sm_90a without local memory; the conversion is the PTX cvt. */
+Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout = 600) {
+  tirx_runtime *rt = no_device();
+  static const int64_t widths[] = {1, 3, 100, 1000, 2048, 3072, 4096, 5000, 5120, 6144, 7168, 7000, 8191};
+  static const tirx_dtype dts[] = {TIRX_BF16, TIRX_F16, TIRX_F32};
+  int compiled = 0;
+  for (int add = 0; add < 2; add++)
+    for (size_t d = 0; d < 3; d++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        for (int scalar = 0; scalar < 2; scalar++) {
+          tirx_kernel *k = NULL;
+          tirx_row_options o = {.scalar = scalar};
+          cr_assert_eq(tirx_kernels_rmsnorm_fp8_build(&o, dts[d], widths[w], add, &k), TIRX_OK,
+                       "%s", tirx_last_error());
+          const char *src = tirx_kernel_source(k);
+          cr_assert_str_eq(tirx_kernel_name(k), add ? "add_rmsnorm_fp8" : "rmsnorm_fp8");
+          bool x4 = strstr(src, "  tirx_st_e4m3x4(&out[") != NULL;
+          /* whole 16-byte vectors on every lane (a warp's 32 or a CTA's) and rows of 4 bytes */
+          bool want4 = widths[w] % 4 == 0 && widths[w] >= 16 / tirx_dtype_size(dts[d]) * 32;
+          cr_assert_eq(x4, want4, "%s %lld: 4-byte stores %d, expected %d", tirx_dtype_name(dts[d]),
+                       (long long)widths[w], x4, want4);
+          assert_has(src, "asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\"");
+          assert_has(src, add ? "unsigned char *out, " : "unsigned char *out, float *scale, float eps)");
+          if (add) assert_has(src, " *res_out, float *scale, float eps)");
+          /* NVRTC: the cases of the GPU suite's op tests, both forms */
+          if (!scalar && dts[d] != TIRX_F16) {
+            tirx_compiled *c = NULL;
+            cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s %lld: %s",
+                         tirx_dtype_name(dts[d]), (long long)widths[w], tirx_last_error());
+            const char *ptx = tirx_compiled_ptx(c);
+            assert_has(ptx, "cvt.rn.satfinite.e4m3x2.f32");
+            cr_assert_null(strstr(ptx, ".local"), "%s %lld uses local memory",
+                           tirx_dtype_name(dts[d]), (long long)widths[w]);
+            tirx_compiled_destroy(c);
+            compiled++;
+          }
+          tirx_kernel_release(k);
+        }
+  cr_assert_eq(compiled, 2 * 2 * 13);
+  tirx_runtime_destroy(rt);
+}
+
+/* The generated code of the other row kernels does not carry the e4m3 helpers; compiled for an
+ * arch without the conversion, an fp8 kernel fails with a message that says so. */
+Test(kernels_rows, the_e4m3_helpers_only_go_where_they_are_used, .timeout = 120) {
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernels_row_build(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 4096, &k), TIRX_OK);
+  cr_assert_null(strstr(tirx_kernel_source(k), "e4m3"));
+  tirx_kernel_release(k);
+  tirx_runtime *rt = no_device();
+  cr_assert_eq(tirx_kernels_rmsnorm_fp8_build(NULL, TIRX_BF16, 4096, false, &k), TIRX_OK);
+  tirx_compiled *c = NULL;
+  cr_assert_neq(tirx_compile(rt, k, "sm_80", &c), TIRX_OK);
+  assert_has(tirx_last_error(), "the e4m3 conversion (cvt.rn.satfinite.e4m3x2.f32) needs sm_89 or newer");
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
