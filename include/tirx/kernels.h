@@ -71,10 +71,37 @@ typedef enum tirx_epilogue {
   TIRX_EPILOGUE_BIAS_GELU = 3  /* C = gelu(A B^T + bias), erf form */
 } tirx_epilogue;
 
+/*
+ * The paths of family "wgmma" (tirx_kernels_gemm_plan says which one a shape takes):
+ *
+ *   TIRX_GEMM_PATH_AUTO   0: tirx_op_gemm takes the plan's choice for its real M, N, K and
+ *                         opts->sms; tirx_kernels_gemm_build builds the wgmma kernel (its
+ *                         launch parameters below), as before the paths existed.
+ *   TIRX_GEMM_PATH_WGMMA  the warp-specialised wgmma kernel with the tile shape of
+ *                         tirx_kernels_gemm_tiles.
+ *   TIRX_GEMM_PATH_GEMV   M <= 8 (GEMV-like, bandwidth-bound): B read exactly once with
+ *                         16-byte vector loads, `rows` rows of B per CTA of 256 threads
+ *                         (8 warps), K split across the CTA's threads (each holds one 8-element
+ *                         vector of every row per step, the M rows of A's vector in registers,
+ *                         read through L1/L2), f32 accumulators, then a warp butterfly and the
+ *                         8 warps' partials summed in warp order from shared memory
+ *                         (deterministic: the same bits on every run), the epilogue, one store
+ *                         per output. Built for one M (the kernel is specialised on it).
+ */
+typedef enum tirx_gemm_path {
+  TIRX_GEMM_PATH_AUTO = 0,
+  TIRX_GEMM_PATH_WGMMA = 1,
+  TIRX_GEMM_PATH_GEMV = 2
+} tirx_gemm_path;
+
 typedef struct tirx_gemm_options {
   tirx_epilogue epilogue; /* 0: none */
   const char *family;     /* NULL or "wgmma" (default); "mma"; "scalar" */
   int sms;                /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
+  /* Forces a path of family "wgmma" (0: TIRX_GEMM_PATH_AUTO, see above); another path with
+   * family "mma" or "scalar" is refused, and so is TIRX_GEMM_PATH_GEMV for M > 8. */
+  tirx_gemm_path path;
+  int gemv_rows;          /* rows of B per CTA of the gemv path: 0 (the plan's), 1, 2 or 4 */
 } tirx_gemm_options;
 
 /* The tile shape of the wgmma kernel: block_m x block_n x block_k (64), the stages of the TMA
@@ -93,6 +120,32 @@ typedef struct tirx_gemm_tiles {
 TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
                                              int64_t k, tirx_gemm_tiles *out);
 
+/* What tirx_op_gemm does for a shape: the path (never TIRX_GEMM_PATH_AUTO) and its name
+ * ("wgmma", "gemv"), the wgmma tile shape (that path only; zeros otherwise), the rows of B per
+ * CTA of the gemv path (0 otherwise), and the CTAs launched. */
+typedef struct tirx_gemm_plan {
+  tirx_gemm_path path;
+  const char *name; /* static storage */
+  tirx_gemm_tiles tiles;
+  int gemv_rows;
+  int64_t ctas;
+} tirx_gemm_plan;
+
+/*
+ * The plan for an M x N x K problem under opts (NULL: defaults). The cost model of
+ * TIRX_GEMM_PATH_AUTO: the gemv path for M <= 8, where the wgmma kernel's 64-row tiles
+ * waste 8x or more of the tensor work and, more to the point, give too few tiles to keep
+ * every SM streaming B (N / block_n tiles: 0.5x cuBLAS at M = 1, N = 4096, K = 14336); its
+ * rows per CTA the most of 4, 2, 1 that still gives 2 * sms CTAs or more (N >= 264 rows per
+ * row of the CTA at 132 SMs). Otherwise the wgmma kernel with the tiles of
+ * tirx_kernels_gemm_tiles. A forced path (opts->path) is reported as forced. Families "mma"
+ * and "scalar" report path TIRX_GEMM_PATH_WGMMA's tile shape under their own name.
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; an option out of range,
+ * named as in tirx_kernels_gemm_build's messages).
+ */
+TIRX_API tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int64_t n,
+                                            int64_t k, tirx_gemm_plan *out);
+
 /*
  * Builds the GEMM for dtype and the tile shape chosen for M x N x K (the kernel itself takes
  * any M, N, K at launch; the shape only picks the tiles). *out: a new kernel, one reference.
@@ -100,9 +153,15 @@ TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int6
  * Launch parameters, in order: M, N, K (i32), A [M, K], B as its (K, N) view (shape (K, N),
  * strides (1, ldb)), C [M, N], and with a bias epilogue bias [1, N] (dense). Leading dimensions
  * come from the strides and must be multiples of 16 bytes (TMA). tirx_op_gemm does all this.
+ * With opts->path TIRX_GEMM_PATH_GEMV (M <= 8): the gemv kernel for exactly M rows, whose
+ * parameters are N, K (i32), LDA8, LDB8 (i64: the row strides of A and B over 8, elements),
+ * LDC (i64), AL, BL, CL (i64: the flat lengths (M-1)*lda + K, (N-1)*ldb + K, (M-1)*ldc + N),
+ * then A, B [N, K] and C as dense 1-D tensors of those lengths, and with a bias epilogue
+ * bias [1, N]; it launches ceil(N / rows) CTAs of 256 threads and no shared-memory size.
  * Errors (then *out is NULL): TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype not f16/bf16,
- * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms out of range),
- * and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
+ * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms, opts->path or
+ * opts->gemv_rows out of range, a path with family "mma" or "scalar", the gemv path for
+ * M > 8), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
  */
 TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dtype,
                                              int64_t m, int64_t n, int64_t k, tirx_kernel **out);
@@ -285,7 +344,7 @@ typedef struct tirx_tp_spec {
   tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
   int64_t m, n, k;  /* global shape: X [m, k], W [n, k], Y [m, n] */
   int nranks;       /* P >= 1; m % P == 0, k % P == 0, n % 8 == 0 */
-  tirx_gemm_options gemm; /* the per-rank GEMM's options (epilogue must be none) */
+  tirx_gemm_options gemm; /* the per-rank GEMM's options (epilogue none, path not gemv) */
 } tirx_tp_spec;
 
 /* A layer for one mesh size; immutable after creation and shared by every rank's call. The

@@ -14,6 +14,8 @@ typedef struct gemm_spec {
   tirx_epilogue epilogue;
   const char *family; /* "wgmma", "mma" or "scalar" */
   int sms;            /* 1..1024 */
+  tirx_gemm_path path; /* as asked (TIRX_GEMM_PATH_AUTO: the plan's) */
+  int gemv_rows;       /* 0 (the plan's), 1, 2 or 4 */
 } gemm_spec;
 
 typedef tirx_gemm_tiles gemm_tiles;
@@ -96,6 +98,40 @@ static void tile_coords(tirx_builder *b, tirx_expr *tile, tirx_expr *tiles_m, ti
 
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
+static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
+
+enum { GEMV_MAX_M = 8, GEMV_THREADS = 256 };
+
+/* The gemv path's rows of B per CTA: the most of 4, 2, 1 that gives 2 * sms CTAs or more
+ * (each CTA then streams rows * K elements of B; more rows share each vector of A). */
+static int gemv_rows_for(const gemm_spec *s) {
+  if (s->gemv_rows) return s->gemv_rows;
+  for (int r = 4; r > 1; r /= 2)
+    if ((s->n + r - 1) / r >= 2 * (int64_t)s->sms) return r;
+  return 1;
+}
+
+/* The plan (tirx_kernels_gemm_plan) for a checked spec. */
+static tirx_gemm_plan plan_of(const gemm_spec *s) {
+  tirx_gemm_plan p = {0};
+  bool wgmma = strcmp(s->family, "wgmma") == 0;
+  tirx_gemm_path path = s->path;
+  if (path == TIRX_GEMM_PATH_AUTO)
+    path = wgmma && s->m <= GEMV_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
+  p.path = path;
+  if (path == TIRX_GEMM_PATH_GEMV) {
+    p.name = "gemv";
+    p.gemv_rows = gemv_rows_for(s);
+    p.ctas = (s->n + p.gemv_rows - 1) / p.gemv_rows;
+    return p;
+  }
+  p.name = wgmma ? "wgmma" : s->family;
+  p.tiles = gemm_pick(s);
+  int64_t tiles = (s->m + p.tiles.block_m - 1) / p.tiles.block_m *
+                  ((s->n + p.tiles.block_n - 1) / p.tiles.block_n);
+  p.ctas = wgmma ? (tiles < s->sms ? tiles : s->sms) : (s->m + 63) / 64 * ((s->n + 63) / 64);
+  return p;
+}
 
 /* Builds b into *out, or records the builder's error naming fn; destroys b. */
 static tirx_status finish(tirx_builder *b, const char *fn, tirx_kernel **out) {
@@ -125,7 +161,19 @@ static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gem
   if (o->sms < 0 || o->sms > 1024)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->sms is %d, expected 0 (132) to 1024", fn,
                        o->sms);
+  if (o->path < TIRX_GEMM_PATH_AUTO || o->path > TIRX_GEMM_PATH_GEMV)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is %d, expected a tirx_gemm_path (0 "
+                       "to 2)", fn, (int)o->path);
+  if (o->path != TIRX_GEMM_PATH_AUTO && o->family && strcmp(o->family, "wgmma"))
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is %d with opts->family \"%s\", "
+                       "expected TIRX_GEMM_PATH_AUTO (the paths are family \"wgmma\"'s)", fn,
+                       (int)o->path, o->family);
+  if (o->gemv_rows != 0 && o->gemv_rows != 1 && o->gemv_rows != 2 && o->gemv_rows != 4)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->gemv_rows is %d, expected 0, 1, 2 or 4",
+                       fn, o->gemv_rows);
   s->epilogue = o->epilogue;
+  s->path = o->path;
+  s->gemv_rows = o->gemv_rows;
   s->family = !o->family ? "wgmma" : !strcmp(o->family, "mma") ? "mma"
               : !strcmp(o->family, "scalar") ? "scalar" : "wgmma";
   s->sms = o->sms ? o->sms : 132;
@@ -137,6 +185,30 @@ static tirx_status check_shape(const char *fn, int64_t m, int64_t n, int64_t k) 
     return tirx__error(TIRX_E_INVALID_ARG, "%s: m, n, k are %lld, %lld, %lld, expected >= 1", fn,
                        (long long)m, (long long)n, (long long)k);
   return TIRX_OK;
+}
+
+/* The forced gemv path needs M <= 8 (after check_options and check_shape). */
+static tirx_status check_path(const char *fn, const gemm_spec *s) {
+  if (s->path == TIRX_GEMM_PATH_GEMV && s->m > GEMV_MAX_M)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is TIRX_GEMM_PATH_GEMV, expected "
+                       "M <= %d (M is %lld)", fn, GEMV_MAX_M, (long long)s->m);
+  return TIRX_OK;
+}
+
+tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int64_t n,
+                                   int64_t k, tirx_gemm_plan *out) {
+  static const char fn[] = "tirx_kernels_gemm_plan";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  gemm_spec s = {.dtype = TIRX_BF16, .m = m, .n = n, .k = k};
+  tirx_status st = check_options(fn, opts, &s);
+  if (st == TIRX_OK)
+    st = check_shape(fn, m, n, k);
+  if (st == TIRX_OK)
+    st = check_path(fn, &s);
+  if (st == TIRX_OK)
+    *out = plan_of(&s);
+  return st;
 }
 
 tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
@@ -153,7 +225,10 @@ tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, in
   return st;
 }
 
+/* The kernel of s's path; TIRX_GEMM_PATH_AUTO is the wgmma kernel here (tirx_op_gemm plans
+ * first and passes the plan's path). */
 static tirx_status gemm_build(const gemm_spec *s, tirx_kernel **out) {
+  if (s->path == TIRX_GEMM_PATH_GEMV) return build_gemv(s, gemv_rows_for(s), out);
   return strcmp(s->family, "wgmma") == 0 ? build_wgmma(s, out) : build_simple(s, out);
 }
 
@@ -170,7 +245,7 @@ tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dt
   if (dtype != TIRX_F16 && dtype != TIRX_BF16)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
                        tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
-  if ((st = check_shape(fn, m, n, k)) != TIRX_OK)
+  if ((st = check_shape(fn, m, n, k)) != TIRX_OK || (st = check_path(fn, &s)) != TIRX_OK)
     return st;
   return gemm_build(&s, out);
 }
@@ -474,12 +549,150 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   return finish(b, "tirx_kernels_gemm_build", out);
 }
 
+/*
+ * The gemv path (M <= 8, bandwidth-bound): C[m, n] = epilogue(sum_k A[m, k] B[n, k] [+ bias]).
+ * One CTA of 256 threads per `rows` consecutive rows of B (rows past N read row N - 1 and
+ * store nothing). K is split across the CTA's threads as 8-element vectors: thread t takes
+ * vectors t, t + 256, ... of K / 8, loads that vector of each of its rows of B (16 bytes,
+ * ld.global.cs: read once) and of each of the M rows of A (ld.global.nc: A is re-read by
+ * every CTA, from L1/L2) and accumulates rows x M f32 sums; the K % 8 last columns one column
+ * per thread. Then a xor butterfly in each warp, lane 0's sums into shared memory, and thread
+ * (m, r) < M x rows adds the 8 warps' partials in warp order, the bias and the activation,
+ * and stores C[m, n0 + r]. Every sum is in a fixed order: the same bits on every run.
+ *
+ * A, B and C are flat 1-D tensors (row starts m * lda with lda = 8 * LDA8, so the divisor
+ * analysis of dispatch sees every vector's start as a multiple of 8 elements: 16 bytes).
+ */
+static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
+  enum { T = GEMV_THREADS, W = GEMV_THREADS / 32, V = 8 };
+  const int MM = (int)s->m, R = rows;
+  tirx_dtype dt = s->dtype;
+  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
+  char name[64];
+  snprintf(name, sizeof name, "gemv_%s_m%d_r%d%s", tirx_dtype_name(dt), MM, R,
+           ep_name[s->epilogue]);
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_expr *N = tirx_param_int(b, "N", TIRX_I32), *K = tirx_param_int(b, "K", TIRX_I32);
+  tirx_expr *LDA8 = tirx_param_int(b, "LDA8", TIRX_I64), *LDB8 = tirx_param_int(b, "LDB8", TIRX_I64);
+  tirx_expr *LDC = tirx_param_int(b, "LDC", TIRX_I64);
+  tirx_expr *AL = tirx_param_int(b, "AL", TIRX_I64), *BL = tirx_param_int(b, "BL", TIRX_I64);
+  tirx_expr *CL = tirx_param_int(b, "CL", TIRX_I64);
+  tirx_tensor *A = tirx_param_tensor(b, "A", dt, TIRX_EXPRS(AL), NULL);
+  tirx_tensor *Bf = tirx_param_tensor(b, "B", dt, TIRX_EXPRS(BL), NULL);
+  tirx_tensor *C = tirx_param_tensor(b, "C", dt, TIRX_EXPRS(CL), NULL);
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
+  tirx_set_block(b, T, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, N, I(b, R)), NULL, NULL);
+  tirx_tensor *red = tirx_alloc_shared(b, "red", TIRX_F32, TIRX_DIMS(W, MM * R), NULL);
+
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  tirx_expr *n0 = tirx_let(b, "n0", tirx_mul(b, tirx_block_idx(b, 0), I(b, R)));
+  /* Row starts, as products of 8 (not tirx_let: a let hides its divisor from dispatch). */
+  tirx_expr *brow[4], *arow[GEMV_MAX_M];
+  for (int r = 0; r < R; r++) {
+    char nm[16];
+    snprintf(nm, sizeof nm, "nr%d", r);
+    tirx_expr *nr = tirx_let(b, nm, tirx_min(b, tirx_add(b, n0, I(b, r)), tirx_sub(b, N, I(b, 1))));
+    brow[r] = tirx_mul(b, tirx_mul(b, tirx_cast(b, nr, TIRX_I64), LDB8), I(b, V));
+  }
+  for (int m = 0; m < MM; m++) arow[m] = tirx_mul(b, tirx_mul(b, I(b, m), LDA8), I(b, V));
+  tirx_expr *acc[GEMV_MAX_M][4];
+  for (int m = 0; m < MM; m++)
+    for (int r = 0; r < R; r++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "acc%d_%d", m, r);
+      acc[m][r] = tirx_var(b, nm, TIRX_F32, tirx_float(b, 0.0, TIRX_F32));
+    }
+  tirx_expr *kv = tirx_let(b, "kv", tirx_div(b, K, I(b, V)));
+  tirx_config ldb = {.hint = TIRX_HINT_STREAM}, lda = {.hint = TIRX_HINT_NC};
+  tirx_expr *c = tirx_for_begin(b, "c", tid, kv, I(b, T), TIRX_LOOP_SERIAL);
+  {
+    tirx_expr *k0 = tirx_mul(b, tirx_cast(b, c, TIRX_I64), I(b, V));
+    tirx_tensor *bv[4], *av[GEMV_MAX_M];
+    for (int r = 0; r < R; r++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "bv%d", r);
+      bv[r] = tirx_alloc_local(b, nm, dt, TIRX_DIMS(V), NULL);
+      tirx_copy(b, tirx_whole(b, bv[r]),
+                tirx_region_new(b, Bf, TIRX_EXPRS(tirx_add(b, brow[r], k0)), (int64_t[]){V}), &ldb);
+    }
+    for (int m = 0; m < MM; m++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "av%d", m);
+      av[m] = tirx_alloc_local(b, nm, dt, TIRX_DIMS(V), NULL);
+      tirx_copy(b, tirx_whole(b, av[m]),
+                tirx_region_new(b, A, TIRX_EXPRS(tirx_add(b, arow[m], k0)), (int64_t[]){V}), &lda);
+    }
+    for (int m = 0; m < MM; m++)
+      for (int r = 0; r < R; r++) {
+        tirx_expr *sum = acc[m][r];
+        for (int j = 0; j < V; j++)
+          sum = tirx_add(b, sum, tirx_mul(b, tirx_cast(b, tirx_load(b, av[m], TIRX_EXPRS(I(b, j))), TIRX_F32),
+                                          tirx_cast(b, tirx_load(b, bv[r], TIRX_EXPRS(I(b, j))), TIRX_F32)));
+        tirx_assign(b, acc[m][r], sum);
+      }
+  }
+  tirx_for_end(b);
+  /* The K % 8 last columns: column kv * 8 + tid on the first threads. */
+  tirx_expr *kt = tirx_let(b, "kt", tirx_add(b, tirx_mul(b, kv, I(b, V)), tid));
+  tirx_if_begin(b, tirx_lt(b, kt, K));
+  {
+    tirx_expr *kt64 = tirx_cast(b, kt, TIRX_I64);
+    for (int m = 0; m < MM; m++) {
+      tirx_expr *a = tirx_cast(b, tirx_load(b, A, TIRX_EXPRS(tirx_add(b, arow[m], kt64))), TIRX_F32);
+      for (int r = 0; r < R; r++)
+        tirx_assign(b, acc[m][r],
+                    tirx_add(b, acc[m][r],
+                             tirx_mul(b, a, tirx_cast(b, tirx_load(b, Bf, TIRX_EXPRS(tirx_add(b, brow[r], kt64))),
+                                                      TIRX_F32))));
+    }
+  }
+  tirx_if_end(b);
+  /* The warp's sums: a xor butterfly (lane 0's result is what is kept). */
+  for (int m = 0; m < MM; m++)
+    for (int r = 0; r < R; r++)
+      for (int off = 16; off >= 1; off /= 2)
+        tirx_assign(b, acc[m][r], tirx_add(b, acc[m][r], tirx_shfl_xor(b, acc[m][r], I(b, off))));
+  tirx_expr *w = tirx_let(b, "w", tirx_warp_id(b));
+  tirx_if_begin(b, tirx_eq(b, tirx_lane_id(b), I(b, 0)));
+  for (int m = 0; m < MM; m++)
+    for (int r = 0; r < R; r++) tirx_store(b, red, TIRX_EXPRS(w, I(b, m * R + r)), acc[m][r]);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+  /* Thread (m, r) = (tid / R, tid % R): the warps' partials in warp order, the epilogue. */
+  tirx_if_begin(b, tirx_lt(b, tid, I(b, MM * R)));
+  {
+    tirx_expr *v = tirx_load(b, red, TIRX_EXPRS(I(b, 0), tid));
+    for (int q = 1; q < W; q++) v = tirx_add(b, v, tirx_load(b, red, TIRX_EXPRS(I(b, q), tid)));
+    tirx_expr *sum = tirx_var(b, "sum", TIRX_F32, v);
+    tirx_expr *m = tirx_let(b, "m", tirx_div(b, tid, I(b, R)));
+    tirx_expr *n = tirx_let(b, "n", tirx_add(b, n0, tirx_mod(b, tid, I(b, R))));
+    tirx_if_begin(b, tirx_lt(b, n, N));
+    if (has_bias)
+      tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
+    if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
+      tirx_assign(b, sum, tirx_div(b, sum, tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                                    tirx_exp(b, tirx_neg(b, sum)))));
+    if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) /* 0.5 x (1 + erf(x / sqrt 2)) */
+      tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
+                                   tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                            tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
+    tirx_store(b, C, TIRX_EXPRS(tirx_add(b, tirx_mul(b, tirx_cast(b, m, TIRX_I64), LDC), tirx_cast(b, n, TIRX_I64))),
+               tirx_cast(b, sum, dt));
+    tirx_if_end(b);
+  }
+  tirx_if_end(b);
+  return finish(b, "tirx_kernels_gemm_build", out);
+}
+
 /* ---- tirx_op_gemm ---- */
 
-/* What decides the kernel: the tile shape matters to the wgmma family only, and so do sms. */
+/* What decides the kernel: the tile shape matters to the wgmma family only, and so do sms;
+ * the gemv path is specialised on M and its rows per CTA (tiles and sms zero). */
 typedef struct gemm_key {
   int32_t dtype, epilogue, family, sms;
   gemm_tiles tiles;
+  int32_t path, gemv_m, gemv_rows;
 } gemm_key;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
@@ -551,15 +764,39 @@ tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
     return st;
 
   s.dtype = dt, s.m = M, s.n = N, s.k = K;
+  if ((st = check_path(fn, &s)) != TIRX_OK)
+    return st;
+  tirx_gemm_plan plan = plan_of(&s);
+  s.path = plan.path, s.gemv_rows = plan.gemv_rows;
+  bool gemv = plan.path == TIRX_GEMM_PATH_GEMV;
   gemm_key key = {0};
   key.dtype = (int32_t)dt, key.epilogue = (int32_t)s.epilogue;
   key.family = strcmp(s.family, "wgmma") == 0 ? 0 : strcmp(s.family, "mma") == 0 ? 1 : 2;
-  if (key.family == 0)
+  key.path = (int32_t)plan.path;
+  if (gemv)
+    key.gemv_m = (int32_t)M, key.gemv_rows = plan.gemv_rows;
+  else if (key.family == 0)
     key.sms = s.sms, key.tiles = gemm_pick(&s);
   tirx_kernel *k;
   if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &s, &k)) != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
 
+  if (gemv) { /* flat views: lengths and row strides (over 8 for A and B: multiples of 16 bytes) */
+    int64_t al = (M - 1) * lda + K, bl = (N - 1) * ldb + K, cl = (M - 1) * ldc + N;
+    tirx_arg gargs[12] = {
+        tirx_arg_i32((int32_t)N), tirx_arg_i32((int32_t)K),
+        tirx_arg_i64(lda / 8),    tirx_arg_i64(ldb / 8),
+        tirx_arg_i64(ldc),        tirx_arg_i64(al),
+        tirx_arg_i64(bl),         tirx_arg_i64(cl),
+        tirx_arg_tensor(a->data, dt, 1, &al, NULL),
+        tirx_arg_tensor(b->data, dt, 1, &bl, NULL),
+        tirx_arg_tensor(c->data, dt, 1, &cl, NULL),
+        tirx_arg_tensor(has_bias ? bias->data : NULL, dt, 2, (int64_t[]){1, N}, NULL),
+    };
+    st = tirx__kernels_launch(fn, rt, k, gargs, has_bias ? 12 : 11, stream);
+    tirx_kernel_release(k);
+    return st;
+  }
   int64_t a_shape[2] = {M, K}, a_strides[2] = {lda, 1};
   int64_t b_shape[2] = {K, N}, b_strides[2] = {1, ldb}; /* B [N, K] as its (K, N) view */
   int64_t c_shape[2] = {M, N}, c_strides[2] = {ldc, 1};

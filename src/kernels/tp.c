@@ -58,6 +58,11 @@ static tirx_status check_spec(const tp_spec *s) {
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: spec->gemm.epilogue is %d, expected TIRX_EPILOGUE_NONE (a partial sum "
                        "takes no bias)", CREATE, (int)s->gemm.epilogue);
+  if (s->gemm.path == TIRX_GEMM_PATH_GEMV)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: spec->gemm.path is TIRX_GEMM_PATH_GEMV, expected the wgmma kernel "
+                       "(TIRX_GEMM_PATH_AUTO or TIRX_GEMM_PATH_WGMMA: the GEMM arguments are "
+                       "the wgmma kernel's)", CREATE);
   return TIRX_OK;
 }
 
