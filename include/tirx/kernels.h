@@ -87,11 +87,24 @@ typedef enum tirx_epilogue {
  *                         8 warps' partials summed in warp order from shared memory
  *                         (deterministic: the same bits on every run), the epilogue, one store
  *                         per output. Built for one M (the kernel is specialised on it).
+ *   TIRX_GEMM_PATH_WGMMA_SPLITK  M <= 65535: the wgmma kernel's tiles with K split in
+ *                         `splits` ranges of whole 64-column blocks (none empty); the
+ *                         persistent CTAs take (tile, split) units and write f32 partial tiles
+ *                         into a workspace, then a second kernel sums the splits of each
+ *                         element in split order (deterministic: the same bits on every run)
+ *                         and applies the epilogue. The workspace (splits x the tiles' padded
+ *                         M x N, f32; tirx_gemm_plan.workspace_bytes) is owned by the runtime:
+ *                         one buffer per stream, reused by every later call on that stream
+ *                         while large enough (work on a stream runs in order), a larger one
+ *                         allocated otherwise (the outgrown one is kept until
+ *                         tirx_runtime_destroy, which frees them all). The first split-K call
+ *                         on a stream allocates (cuMemAlloc): not under stream capture.
  */
 typedef enum tirx_gemm_path {
   TIRX_GEMM_PATH_AUTO = 0,
   TIRX_GEMM_PATH_WGMMA = 1,
-  TIRX_GEMM_PATH_GEMV = 2
+  TIRX_GEMM_PATH_GEMV = 2,
+  TIRX_GEMM_PATH_WGMMA_SPLITK = 3
 } tirx_gemm_path;
 
 typedef struct tirx_gemm_options {
@@ -102,6 +115,9 @@ typedef struct tirx_gemm_options {
    * family "mma" or "scalar" is refused, and so is TIRX_GEMM_PATH_GEMV for M > 8. */
   tirx_gemm_path path;
   int gemv_rows;          /* rows of B per CTA of the gemv path: 0 (the plan's), 1, 2 or 4 */
+  /* K splits of TIRX_GEMM_PATH_WGMMA_SPLITK: 0 (the plan's) or 2..64 (fewer when K has fewer
+   * 64-column blocks, so that no split is empty); must be 0 with the other paths. */
+  int splits;
 } tirx_gemm_options;
 
 /* The tile shape of the wgmma kernel: block_m x block_n x block_k (64), the stages of the TMA
@@ -121,14 +137,18 @@ TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int6
                                              int64_t k, tirx_gemm_tiles *out);
 
 /* What tirx_op_gemm does for a shape: the path (never TIRX_GEMM_PATH_AUTO) and its name
- * ("wgmma", "gemv"), the wgmma tile shape (that path only; zeros otherwise), the rows of B per
- * CTA of the gemv path (0 otherwise), and the CTAs launched. */
+ * ("wgmma", "wgmma_splitk", "gemv"; "mma" or "scalar" for those families), the wgmma tile
+ * shape (the wgmma paths; zeros for gemv), the rows of B per CTA of the gemv path (0
+ * otherwise), the K splits (1 but for split-K), the CTAs launched (split-K: its first kernel)
+ * and split-K's workspace bytes (0 otherwise). */
 typedef struct tirx_gemm_plan {
   tirx_gemm_path path;
   const char *name; /* static storage */
   tirx_gemm_tiles tiles;
   int gemv_rows;
+  int splits;
   int64_t ctas;
+  int64_t workspace_bytes;
 } tirx_gemm_plan;
 
 /*
@@ -138,7 +158,12 @@ typedef struct tirx_gemm_plan {
  * every SM streaming B (N / block_n tiles: 0.5x cuBLAS at M = 1, N = 4096, K = 14336); its
  * rows per CTA the most of 4, 2, 1 that still gives 2 * sms CTAs or more (N >= 264 rows per
  * row of the CTA at 132 SMs). Otherwise the wgmma kernel with the tiles of
- * tirx_kernels_gemm_tiles. A forced path (opts->path) is reported as forced. Families "mma"
+ * tirx_kernels_gemm_tiles, split-K when those tiles fill fewer than half the SMs and K has 8
+ * blocks of 64 or more: as many splits as fill the SMs, each of 4 K blocks or more, at most
+ * 16 (the decode tile choice is kept where it fills the SMs: gemm_pick's BLOCK_N already
+ * aims at that, so on the LLaMA shapes split-K is taken for narrow N only). A forced path
+ * (opts->path) is reported as forced; split-K forced without opts->splits takes the model's
+ * count, at least 2 where K allows. Families "mma"
  * and "scalar" report path TIRX_GEMM_PATH_WGMMA's tile shape under their own name.
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; an option out of range,
  * named as in tirx_kernels_gemm_build's messages).
@@ -158,10 +183,15 @@ TIRX_API tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64
  * LDC (i64), AL, BL, CL (i64: the flat lengths (M-1)*lda + K, (N-1)*ldb + K, (M-1)*ldc + N),
  * then A, B [N, K] and C as dense 1-D tensors of those lengths, and with a bias epilogue
  * bias [1, N]; it launches ceil(N / rows) CTAs of 256 threads and no shared-memory size.
+ * With TIRX_GEMM_PATH_WGMMA_SPLITK: the split-K wgmma kernel (its reduction is tirx_op_gemm's
+ * second launch), whose parameters are M, N, K, A, B as above, then KBS (K blocks per split),
+ * WR, WC (i32) and W [WR, WC] f32 dense: the workspace, WR = splits * ceil(M / block_m) *
+ * block_m, WC = ceil(N / block_n) * block_n; no C, no bias (the epilogue is the reduction's).
  * Errors (then *out is NULL): TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype not f16/bf16,
  * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms, opts->path or
- * opts->gemv_rows out of range, a path with family "mma" or "scalar", the gemv path for
- * M > 8), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
+ * opts->gemv_rows out of range, opts->splits out of 0..64 or set with another path than
+ * split-K, a path with family "mma" or "scalar", the gemv path for M > 8, split-K for
+ * M > 65535), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
  */
 TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dtype,
                                              int64_t m, int64_t n, int64_t k, tirx_kernel **out);

@@ -16,6 +16,9 @@ typedef struct gemm_spec {
   int sms;            /* 1..1024 */
   tirx_gemm_path path; /* as asked (TIRX_GEMM_PATH_AUTO: the plan's) */
   int gemv_rows;       /* 0 (the plan's), 1, 2 or 4 */
+  int splits;          /* the wgmma kernel's K splits: 0 or 1, or > 1 for the split-K variant;
+                        * as asked by opts->splits until planned */
+  bool reduce;         /* build the split-K reduction (build_reduce) instead */
 } gemm_spec;
 
 typedef tirx_gemm_tiles gemm_tiles;
@@ -100,7 +103,25 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
 
-enum { GEMV_MAX_M = 8, GEMV_THREADS = 256 };
+enum { GEMV_MAX_M = 8, GEMV_THREADS = 256, SPLITK_MAX = 64, SPLITK_MAX_M = 65535 };
+
+/* Split-K's count for the tiles t: 0 when the tiles fill half the SMs or more or K has fewer
+ * than 8 blocks of 64; else as many splits as fill the SMs, each of 4 K blocks or more, at most
+ * 16. Then the count that leaves no split empty (ceil(kblocks / ceil(kblocks / S))). */
+static int splits_for(const gemm_spec *s, const gemm_tiles *t, int asked) {
+  int64_t tiles = (s->m + t->block_m - 1) / t->block_m * ((s->n + t->block_n - 1) / t->block_n);
+  int64_t kblocks = (s->k + BK - 1) / BK, S = asked;
+  if (!S) {
+    if (tiles * 2 > s->sms || kblocks < 8) return 0;
+    S = s->sms / tiles;
+    if (S > kblocks / 4) S = kblocks / 4;
+    if (S > 16) S = 16;
+    if (S < 2) return 0;
+  }
+  if (S > kblocks) S = kblocks;
+  int64_t kbs = (kblocks + S - 1) / S;
+  return (int)((kblocks + kbs - 1) / kbs);
+}
 
 /* The gemv path's rows of B per CTA: the most of 4, 2, 1 that gives 2 * sms CTAs or more
  * (each CTA then streams rows * K elements of B; more rows share each vector of A). */
@@ -116,9 +137,15 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
   tirx_gemm_plan p = {0};
   bool wgmma = strcmp(s->family, "wgmma") == 0;
   tirx_gemm_path path = s->path;
-  if (path == TIRX_GEMM_PATH_AUTO)
+  if (path == TIRX_GEMM_PATH_AUTO) {
     path = wgmma && s->m <= GEMV_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
+    if (path == TIRX_GEMM_PATH_WGMMA && wgmma && s->m <= SPLITK_MAX_M) {
+      gemm_tiles t = gemm_pick(s);
+      if (splits_for(s, &t, 0) >= 2) path = TIRX_GEMM_PATH_WGMMA_SPLITK;
+    }
+  }
   p.path = path;
+  p.splits = 1;
   if (path == TIRX_GEMM_PATH_GEMV) {
     p.name = "gemv";
     p.gemv_rows = gemv_rows_for(s);
@@ -129,6 +156,16 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
   p.tiles = gemm_pick(s);
   int64_t tiles = (s->m + p.tiles.block_m - 1) / p.tiles.block_m *
                   ((s->n + p.tiles.block_n - 1) / p.tiles.block_n);
+  if (path == TIRX_GEMM_PATH_WGMMA_SPLITK) {
+    p.name = "wgmma_splitk";
+    p.splits = splits_for(s, &p.tiles, s->splits ? s->splits : 0);
+    if (p.splits < 2 && !s->splits) /* forced without a count: the fewest that split */
+      p.splits = splits_for(s, &p.tiles, 2);
+    tiles *= p.splits;
+    p.workspace_bytes = (int64_t)p.splits * ((s->m + p.tiles.block_m - 1) / p.tiles.block_m) *
+                        p.tiles.block_m * ((s->n + p.tiles.block_n - 1) / p.tiles.block_n) *
+                        p.tiles.block_n * 4;
+  }
   p.ctas = wgmma ? (tiles < s->sms ? tiles : s->sms) : (s->m + 63) / 64 * ((s->n + 63) / 64);
   return p;
 }
@@ -161,9 +198,15 @@ static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gem
   if (o->sms < 0 || o->sms > 1024)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->sms is %d, expected 0 (132) to 1024", fn,
                        o->sms);
-  if (o->path < TIRX_GEMM_PATH_AUTO || o->path > TIRX_GEMM_PATH_GEMV)
+  if (o->path < TIRX_GEMM_PATH_AUTO || o->path > TIRX_GEMM_PATH_WGMMA_SPLITK)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is %d, expected a tirx_gemm_path (0 "
-                       "to 2)", fn, (int)o->path);
+                       "to 3)", fn, (int)o->path);
+  if (o->splits < 0 || o->splits > SPLITK_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->splits is %d, expected 0 (the plan's) to "
+                       "%d", fn, o->splits, SPLITK_MAX);
+  if (o->splits && o->path != TIRX_GEMM_PATH_WGMMA_SPLITK)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->splits is %d, expected 0 unless "
+                       "opts->path is TIRX_GEMM_PATH_WGMMA_SPLITK", fn, o->splits);
   if (o->path != TIRX_GEMM_PATH_AUTO && o->family && strcmp(o->family, "wgmma"))
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is %d with opts->family \"%s\", "
                        "expected TIRX_GEMM_PATH_AUTO (the paths are family \"wgmma\"'s)", fn,
@@ -174,6 +217,7 @@ static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gem
   s->epilogue = o->epilogue;
   s->path = o->path;
   s->gemv_rows = o->gemv_rows;
+  s->splits = o->splits;
   s->family = !o->family ? "wgmma" : !strcmp(o->family, "mma") ? "mma"
               : !strcmp(o->family, "scalar") ? "scalar" : "wgmma";
   s->sms = o->sms ? o->sms : 132;
@@ -192,6 +236,9 @@ static tirx_status check_path(const char *fn, const gemm_spec *s) {
   if (s->path == TIRX_GEMM_PATH_GEMV && s->m > GEMV_MAX_M)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is TIRX_GEMM_PATH_GEMV, expected "
                        "M <= %d (M is %lld)", fn, GEMV_MAX_M, (long long)s->m);
+  if (s->path == TIRX_GEMM_PATH_WGMMA_SPLITK && s->m > SPLITK_MAX_M)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is TIRX_GEMM_PATH_WGMMA_SPLITK, "
+                       "expected M <= %d (M is %lld)", fn, SPLITK_MAX_M, (long long)s->m);
   return TIRX_OK;
 }
 
@@ -227,8 +274,16 @@ tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, in
 
 /* The kernel of s's path; TIRX_GEMM_PATH_AUTO is the wgmma kernel here (tirx_op_gemm plans
  * first and passes the plan's path). */
+static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out);
+
 static tirx_status gemm_build(const gemm_spec *s, tirx_kernel **out) {
+  if (s->reduce) return build_reduce(s, out);
   if (s->path == TIRX_GEMM_PATH_GEMV) return build_gemv(s, gemv_rows_for(s), out);
+  if (s->path == TIRX_GEMM_PATH_WGMMA_SPLITK) {
+    gemm_spec t = *s;
+    t.splits = 2; /* any count > 1: the kernel takes its K blocks per split at launch */
+    return build_wgmma(&t, out);
+  }
   return strcmp(s->family, "wgmma") == 0 ? build_wgmma(s, out) : build_simple(s, out);
 }
 
@@ -340,12 +395,44 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   return finish(b, "tirx_kernels_gemm_build", out);
 }
 
+/* The persistent loop's head: over tiles (split-K off: as the kernel always was), or over
+ * units (tile, split) with the split's K blocks [*kb_lo, *kb_hi) (split-K on). */
+typedef struct unit_loop {
+  bool sk;
+  tirx_expr *ntiles, *nunits, *kbs, *kblocks, *tiles_m, *tiles_n;
+} unit_loop;
+
+static void unit_begin(tirx_builder *b, const unit_loop *u, tirx_expr **tm, tirx_expr **tn,
+                       tirx_expr **split, tirx_expr **kb_lo, tirx_expr **kb_hi) {
+  if (!u->sk) {
+    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), u->ntiles,
+                                     tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+    tile_coords(b, tile, u->tiles_m, u->tiles_n, tm, tn);
+    *split = NULL, *kb_lo = I(b, 0), *kb_hi = u->kblocks;
+    return;
+  }
+  tirx_expr *unit = tirx_for_begin(b, "unit", tirx_block_idx(b, 0), u->nunits,
+                                   tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+  tirx_expr *tile = tirx_let(b, "tile", tirx_mod(b, unit, u->ntiles));
+  *split = tirx_let(b, "split", tirx_div(b, unit, u->ntiles));
+  tile_coords(b, tile, u->tiles_m, u->tiles_n, tm, tn);
+  *kb_lo = tirx_let(b, "kb_lo", tirx_mul(b, *split, u->kbs));
+  *kb_hi = tirx_let(b, "kb_hi", tirx_min(b, tirx_add(b, *kb_lo, u->kbs), u->kblocks));
+}
+
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
   const int sms = s->sms;
+  /* The split-K variant (S > 1): work units (tile, split) of KBS K blocks each, f32 partial
+   * tiles into the workspace, no epilogue (gemm_reduce's); S == 1 is the kernel as it was. */
+  const bool SK = s->splits > 1;
   tirx_dtype dt = s->dtype;
   char name[64];
+  if (SK)
+    snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld_splitk", tirx_dtype_name(dt),
+             (long long)BM, (long long)BN, (long long)ST);
+  else
   snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
            (long long)BN, (long long)ST, ep_name[s->epilogue]);
   tirx_builder *b = tirx_builder_create(name);
@@ -358,14 +445,26 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
    * operand), C [M, N]. */
   tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
   tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
-  tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
-  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
+  tirx_tensor *C = NULL, *Wk = NULL;
+  tirx_expr *KBS = NULL;
+  if (SK) { /* the workspace: S slabs of tiles_m * BM rows, tiles_n * BN columns, f32 */
+    KBS = tirx_param_int(b, "KBS", TIRX_I32);
+    tirx_expr *WR = tirx_param_int(b, "WR", TIRX_I32), *WC = tirx_param_int(b, "WC", TIRX_I32);
+    Wk = tirx_param_tensor(b, "W", TIRX_F32, TIRX_EXPRS(WR, WC), NULL);
+  } else
+  C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  bool has_bias = !SK && s->epilogue != TIRX_EPILOGUE_NONE;
   tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
 
   tirx_expr *tiles_m = tirx_ceildiv(b, M, I(b, BM)), *tiles_n = tirx_ceildiv(b, N, I(b, BN));
   tirx_expr *ntiles = tirx_mul(b, tiles_m, tiles_n);
+  /* Split-K: unit u is tile u % ntiles of split u / ntiles, K blocks [split * KBS, min(+KBS,
+   * kblocks)); nunits = ntiles * ceil(kblocks / KBS) (every split has a K block). */
+  tirx_expr *nunits = ntiles;
+  if (SK)
+    nunits = tirx_mul(b, ntiles, tirx_ceildiv(b, tirx_ceildiv(b, K, I(b, BK)), KBS));
   tirx_set_block(b, 128 * (1 + T.consumers), 1, 1);
-  tirx_set_grid(b, tirx_min(b, ntiles, I(b, sms)), NULL, NULL);
+  tirx_set_grid(b, tirx_min(b, nunits, I(b, sms)), NULL, NULL);
 
   /* Shared memory: a ring of ST stages of A (BM x 64) and B (64 x BN as (K, N)), both
    * 128-byte swizzled K-major, and the C tile of the epilogue (128-byte swizzled for TMA). */
@@ -407,6 +506,8 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
 
   tirx_expr *kblocks = tirx_let(b, "kblocks", tirx_ceildiv(b, K, I(b, BK)));
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
+  unit_loop ul = {SK, ntiles, nunits, KBS, kblocks, tiles_m, tiles_n};
+  tirx_expr *split, *kb_lo, *kb_hi;
 
   /* ---- producer: one thread issues the TMA loads of every stage ---- */
   tirx_if_begin(b, tirx_eq(b, wg, I(b, 0)));
@@ -414,11 +515,9 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
   {
     tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
-    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
-                                     TIRX_LOOP_SERIAL);
     tirx_expr *tm, *tn;
-    tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
-    tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), kblocks, NULL, TIRX_LOOP_SERIAL);
+    unit_begin(b, &ul, &tm, &tn, &split, &kb_lo, &kb_hi);
+    tirx_expr *kb = tirx_for_begin(b, "kb", kb_lo, kb_hi, NULL, TIRX_LOOP_SERIAL);
     tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
     tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
     tirx_mbarrier_wait(b, elem(b, empty, st), tirx_bit_xor(b, ph, I(b, 1)));
@@ -461,14 +560,12 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_expr *c = tirx_let(b, "c", tirx_sub(b, wg, I(b, 1)));
   tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
   tirx_expr *lt = has_bias ? tirx_var(b, "lt", TIRX_I32, NULL) : NULL;
-  tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
-                                   TIRX_LOOP_SERIAL);
   tirx_expr *tm, *tn;
-  tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
+  unit_begin(b, &ul, &tm, &tn, &split, &kb_lo, &kb_hi);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   const tirx_layout *accl = tirx_layout_wgmma_acc(ar, (int)WM, (int)BN);
   tirx_tensor *acc = tirx_alloc_local(b, "acc", TIRX_F32, TIRX_DIMS(WM, BN), accl);
-  tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), kblocks, NULL, TIRX_LOOP_SERIAL);
+  tirx_expr *kb = tirx_for_begin(b, "kb", kb_lo, kb_hi, NULL, TIRX_LOOP_SERIAL);
   {
     tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
     tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
@@ -477,21 +574,31 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_region *a_s = rect(b, As, tirx_add(b, tirx_mul(b, st, I(b, BM)), tirx_mul(b, c, I(b, WM))),
                             I(b, 0), WM, BK);
     tirx_region *b_s = rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN);
-    tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, I(b, 0))};
+    tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, kb_lo)};
     tirx_gemm_async(b, tirx_whole(b, acc), a_s, b_s, &g);
     tirx_wgmma_commit(b);
     /* One batch stays in flight: the previous one is complete, so its stage is released. */
     tirx_wgmma_wait(b, 1);
-    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
     tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
     tirx_if_end(b);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
   }
   tirx_for_end(b);
   tirx_wgmma_wait(b, 0); /* the tile's last batch, then its stage */
-  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kblocks, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb_hi, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
   tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
   tirx_if_end(b);
+  if (SK) { /* the f32 partial tile into slab `split` of the workspace; gemm_reduce does the rest */
+    tirx_expr *row = tirx_add(b, tirx_add(b, tirx_mul(b, tirx_mul(b, split, tiles_m), I(b, BM)),
+                                          tirx_mul(b, tm, I(b, BM))),
+                              tirx_mul(b, c, I(b, WM)));
+    tirx_copy(b, rect(b, Wk, row, tirx_mul(b, tn, I(b, BN)), WM, BN), tirx_whole(b, acc), NULL);
+    tirx_team_end(b);
+    tirx_for_end(b);
+    tirx_if_end(b);
+    return finish(b, "tirx_kernels_gemm_build", out);
+  }
   /* Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
    * the swizzled C tile, TMA store. The storing thread waited for its previous store to have
    * read Cs before the barrier. */
@@ -685,6 +792,60 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
   return finish(b, "tirx_kernels_gemm_build", out);
 }
 
+/*
+ * The split-K reduction: C[m, n] = epilogue(sum over s = 0 .. S-1, in that order, of
+ * W[s * WS + m, n] [+ bias[n]]), the partial tiles of the split-K wgmma kernel (f32, slab s
+ * of WS = tiles_m * block_m rows). One thread per (m, n): blockIdx.y = m, 256 columns per
+ * CTA. A fixed order, so the same bits on every run.
+ */
+static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out) {
+  tirx_dtype dt = s->dtype;
+  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
+  char name[64];
+  snprintf(name, sizeof name, "gemm_reduce_%s%s", tirx_dtype_name(dt), ep_name[s->epilogue]);
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_expr *M = tirx_param_int(b, "M", TIRX_I32), *N = tirx_param_int(b, "N", TIRX_I32);
+  tirx_expr *S = tirx_param_int(b, "S", TIRX_I32), *WS = tirx_param_int(b, "WS", TIRX_I32);
+  tirx_expr *WR = tirx_param_int(b, "WR", TIRX_I32), *WC = tirx_param_int(b, "WC", TIRX_I32);
+  tirx_tensor *W = tirx_param_tensor(b, "W", TIRX_F32, TIRX_EXPRS(WR, WC), NULL);
+  tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
+  tirx_set_block(b, 256, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, N, I(b, 256)), M, NULL);
+  tirx_expr *m = tirx_let(b, "m", tirx_block_idx(b, 1));
+  tirx_expr *n = tirx_let(b, "n", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), I(b, 256)),
+                                           tirx_thread_linear(b)));
+  tirx_if_begin(b, tirx_lt(b, n, N));
+  tirx_expr *sum = tirx_var(b, "sum", TIRX_F32, tirx_float(b, 0.0, TIRX_F32));
+  tirx_expr *sp = tirx_for_begin(b, "sp", I(b, 0), S, NULL, TIRX_LOOP_SERIAL);
+  tirx_assign(b, sum, tirx_add(b, sum, tirx_load(b, W, TIRX_EXPRS(tirx_add(b, tirx_mul(b, sp, WS), m), n))));
+  tirx_for_end(b);
+  if (has_bias)
+    tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
+  if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
+    tirx_assign(b, sum, tirx_div(b, sum, tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                                  tirx_exp(b, tirx_neg(b, sum)))));
+  if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) /* 0.5 x (1 + erf(x / sqrt 2)) */
+    tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
+                                 tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                          tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
+  tirx_store(b, C, TIRX_EXPRS(m, n), tirx_cast(b, sum, dt));
+  tirx_if_end(b);
+  return finish(b, "tirx_kernels_gemm_build", out);
+}
+
+tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epilogue,
+                                            tirx_kernel **out) {
+  gemm_spec s = {.dtype = dtype, .m = 1, .n = 1, .k = 1, .epilogue = epilogue, .family = "wgmma",
+                 .sms = 132, .reduce = true};
+  *out = NULL;
+  if ((dtype != TIRX_F16 && dtype != TIRX_BF16) || epilogue < TIRX_EPILOGUE_NONE ||
+      epilogue > TIRX_EPILOGUE_BIAS_GELU)
+    return tirx__error(TIRX_E_INVALID_ARG, "tirx__kernels_gemm_reduce_build: dtype %d or "
+                       "epilogue %d out of range", (int)dtype, (int)epilogue);
+  return build_reduce(&s, out);
+}
+
 /* ---- tirx_op_gemm ---- */
 
 /* What decides the kernel: the tile shape matters to the wgmma family only, and so do sms;
@@ -692,11 +853,74 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
 typedef struct gemm_key {
   int32_t dtype, epilogue, family, sms;
   gemm_tiles tiles;
-  int32_t path, gemv_m, gemv_rows;
+  int32_t path, gemv_m, gemv_rows, reduce;
 } gemm_key;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
   return gemm_build(ctx, out);
+}
+
+/*
+ * The split-K path of tirx_op_gemm: the split-K wgmma kernel (f32 partial tiles into the
+ * runtime's workspace for the stream: tirx__runtime_scratch) and then the reduction with the
+ * epilogue, both on stream. Without a device there is no workspace: the first launch returns
+ * tirx_launch's TIRX_E_NO_DEVICE as every op does (a placeholder pointer, never read).
+ */
+static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_gemm_plan *plan,
+                             void *a, int64_t lda, void *b, int64_t ldb, void *c, int64_t ldc,
+                             void *bias, void *stream) {
+  static const char fn[] = "tirx_op_gemm";
+  const int64_t M = s->m, N = s->n, K = s->k, BM = plan->tiles.block_m, BN = plan->tiles.block_n;
+  const int64_t S = plan->splits, kblocks = (K + BK - 1) / BK, kbs = (kblocks + S - 1) / S;
+  const int64_t ws = (M + BM - 1) / BM * BM, wc = (N + BN - 1) / BN * BN, wr = S * ws;
+  if (wr > INT32_MAX || wc > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: the split-K workspace [%lld, %lld] is too "
+                       "large, expected extents up to 2^31 - 1: use opts->path "
+                       "TIRX_GEMM_PATH_WGMMA", fn, (long long)wr, (long long)wc);
+  gemm_key key = {0}, rkey = {0};
+  key.dtype = rkey.dtype = (int32_t)s->dtype;
+  key.path = rkey.path = (int32_t)TIRX_GEMM_PATH_WGMMA_SPLITK;
+  key.sms = s->sms, key.tiles = plan->tiles; /* no epilogue: the reduction's */
+  rkey.epilogue = (int32_t)s->epilogue, rkey.reduce = 1;
+  gemm_spec rs = *s;
+  rs.reduce = true;
+  tirx_kernel *k = NULL, *r = NULL;
+  tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, s, &k);
+  if (st == TIRX_OK) st = tirx__kernels_get(&rkey, sizeof rkey, build_for_op, &rs, &r);
+  if (st != TIRX_OK) {
+    tirx_kernel_release(k);
+    return tirx__error(st, "%s: %s", fn, tirx_last_error());
+  }
+  void *w = (void *)(uintptr_t)4096;
+  if (tirx_runtime_has_device(rt))
+    st = tirx__runtime_scratch(rt, fn, stream, (size_t)plan->workspace_bytes, &w);
+  int64_t a_shape[2] = {M, K}, a_strides[2] = {lda, 1};
+  int64_t b_shape[2] = {K, N}, b_strides[2] = {1, ldb};
+  int64_t c_shape[2] = {M, N}, c_strides[2] = {ldc, 1};
+  int64_t w_shape[2] = {wr, wc}, bias_shape[2] = {1, N};
+  if (st == TIRX_OK) {
+    tirx_arg args[9] = {
+        tirx_arg_i32((int32_t)M), tirx_arg_i32((int32_t)N), tirx_arg_i32((int32_t)K),
+        tirx_arg_tensor(a, s->dtype, 2, a_shape, a_strides),
+        tirx_arg_tensor(b, s->dtype, 2, b_shape, b_strides),
+        tirx_arg_i32((int32_t)kbs), tirx_arg_i32((int32_t)wr), tirx_arg_i32((int32_t)wc),
+        tirx_arg_tensor(w, TIRX_F32, 2, w_shape, NULL),
+    };
+    st = tirx__kernels_launch(fn, rt, k, args, 9, stream);
+  }
+  if (st == TIRX_OK) {
+    tirx_arg rargs[9] = {
+        tirx_arg_i32((int32_t)M), tirx_arg_i32((int32_t)N), tirx_arg_i32((int32_t)S),
+        tirx_arg_i32((int32_t)ws), tirx_arg_i32((int32_t)wr), tirx_arg_i32((int32_t)wc),
+        tirx_arg_tensor(w, TIRX_F32, 2, w_shape, NULL),
+        tirx_arg_tensor(c, s->dtype, 2, c_shape, c_strides),
+        tirx_arg_tensor(bias, s->dtype, 2, bias_shape, NULL),
+    };
+    st = tirx__kernels_launch(fn, rt, r, rargs, bias ? 9 : 8, stream);
+  }
+  tirx_kernel_release(k);
+  tirx_kernel_release(r);
+  return st;
 }
 
 /* A 16-bit matrix operand [rows, cols] with innermost stride 1: its row stride (elements) in
@@ -769,6 +993,9 @@ tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
   tirx_gemm_plan plan = plan_of(&s);
   s.path = plan.path, s.gemv_rows = plan.gemv_rows;
   bool gemv = plan.path == TIRX_GEMM_PATH_GEMV;
+  if (plan.path == TIRX_GEMM_PATH_WGMMA_SPLITK)
+    return op_splitk(rt, &s, &plan, a->data, lda, b->data, ldb, c->data, ldc,
+                     has_bias ? bias->data : NULL, stream);
   gemm_key key = {0};
   key.dtype = (int32_t)dt, key.epilogue = (int32_t)s.epilogue;
   key.family = strcmp(s.family, "wgmma") == 0 ? 0 : strcmp(s.family, "mma") == 0 ? 1 : 2;

@@ -198,6 +198,17 @@ static void gemm_cases(golden_set *g) {
                                            EPILOGUES[e], m, r),
                             gemm_build(&s, err, sizeof err), err);
         }
+  /* The split-K path: its wgmma kernel for a few tile shapes (no epilogue: the reduction's). */
+  static const int64_t sk[][3] = {{16, 1024, 14336}, {64, 256, 8192}, {200, 4096, 8192}};
+  for (size_t d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+      gemm_spec s = {.dtype = DTYPES16[d], .m = sk[i][0], .n = sk[i][1], .k = sk[i][2],
+                     .path = TIRX_GEMM_PATH_WGMMA_SPLITK};
+      tirx_gemm_tiles t = gemm_pick(&s);
+      golden_add_kernel(g, golden_name(g, "gemm.%s.splitk.%dx%dx%d.s%d.c%d", dt_name(s.dtype),
+                                       t.block_m, t.block_n, t.block_k, t.stages, t.consumers),
+                        gemm_build(&s, err, sizeof err), err);
+    }
   golden_add_kernel(g, "gemm.refused.gemv_m9",
                     gemm_build(&(gemm_spec){.dtype = TIRX_BF16, .m = 9, .n = 64, .k = 64,
                                             .path = TIRX_GEMM_PATH_GEMV},

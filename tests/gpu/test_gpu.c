@@ -1350,11 +1350,12 @@ typedef struct gp_path {
 
 /*
  * One shape, one dtype, one epilogue: the float64 reference, then every path that applies
- * (the default, wgmma forced, gemv forced with 1, 2 and 4 rows per CTA for M <= 8, family
- * mma for small shapes) against it; the gemv and wgmma answers against each other; and the
- * default path ten times more, bit for bit the same as its first run (memcmp). Operands with
- * padded rows (lda, ldb, ldc past K and N: multiples of 8 elements, ldb 8 more), fresh random
- * values, C poisoned before every launch.
+ * (the default, wgmma forced, split-K forced with the plan's splits and with 3, gemv forced
+ * with 1, 2 and 4 rows per CTA for M <= 8, family mma for small shapes) against it; every
+ * answer against the wgmma one; and the default and split-K paths ten times more, bit for
+ * bit the same as their first run (memcmp). Operands with padded rows (lda, ldb, ldc past K
+ * and N: multiples of 8 elements, ldb 8 more), fresh random values, C poisoned before every
+ * launch.
  */
 static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
                              tirx_epilogue ep) {
@@ -1373,17 +1374,20 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
       want[i * N + j] = gemm_epilogue_ref(ep, acc);
     }
   double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2, atol = rel * sqrt((double)K) * 0.5;
-  gp_path runs[6];
+  gp_path runs[8];
   int nr = 0;
   runs[nr++] = (gp_path){{.epilogue = ep}, "default"};
   runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_WGMMA}, "wgmma"};
+  runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_WGMMA_SPLITK}, "split-K"};
+  runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_WGMMA_SPLITK, .splits = 3},
+                         "split-K 3"};
   if (M <= 8)
     for (int r = 1; r <= 4; r *= 2)
       runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_GEMV, .gemv_rows = r},
                                      r == 1 ? "gemv rows 1" : r == 2 ? "gemv rows 2" : "gemv rows 4"};
   if (M * N * K <= 4096 * 4096)
     runs[nr++] = (gp_path){{.epilogue = ep, .family = "mma"}, "mma"};
-  float *outs[6] = {NULL};
+  float *outs[8] = {NULL};
   for (int r = 0; r < nr; r++) {
     tirx_gemm_plan p;
     OK(tirx_kernels_gemm_plan(&runs[r].o, M, N, K, &p));
@@ -1391,12 +1395,12 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
     snprintf(what, sizeof what, "gemm paths %s %lldx%lldx%lld epilogue %d, %s (plan %s)",
              tirx_dtype_name(dt), (long long)M, (long long)N, (long long)K, (int)ep,
              runs[r].name, p.name);
-    if (r == 0)
-      cr_assert_str_eq(p.name, M <= 8 ? "gemv" : "wgmma", "%s", what);
+    if (r == 0 && M <= 8) cr_assert_str_eq(p.name, "gemv", "%s", what);
+    if (r == 2) cr_assert_str_eq(p.name, "wgmma_splitk", "%s", what);
     uint16_t *h = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
     outs[r] = gp_values(h, dt, M, N, ldc);
     compare(what, outs[r], want, (size_t)(M * N), atol, rel);
-    if (r == 0) { /* deterministic: ten more runs, the same bits */
+    if (r == 0 || r == 2) { /* deterministic: ten more runs, the same bits */
       for (int rep = 0; rep < 10; rep++) {
         uint16_t *h2 = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
         cr_assert(memcmp(h, h2, (size_t)(M * ldc) * 2) == 0,
@@ -1425,13 +1429,16 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
   free(ha), free(hb), free(hbias), free(want), free(w2);
 }
 
-/* Odd shapes (M 1, 3, 7, 9, 17, 255; N and K not multiples of the tiles, K not of 8) and a
- * decode shape of LLaMA (M = 1 and 8, N = 4096, K = 14336), both dtypes, every epilogue on
- * the odd ones. */
-Test(gpu, gemm_paths, .timeout = 600) {
+/* Odd shapes (M 1, 3, 7, 9, 17, 255; N and K not multiples of the tiles, K not of 8; some
+ * with K long enough for split-K to be the default: 9 x 77 x 4096, 64 x 256 x 2056), decode
+ * shapes of LLaMA (M = 1 and 8, N = 4096, K = 14336; M = 16, N = 1024, K = 14336: split-K by
+ * default), both dtypes, every epilogue on the odd ones. */
+Test(gpu, gemm_paths, .timeout = 900) {
   tirx_runtime *rt = gpu_runtime();
-  static const int64_t odd[][3] = {{1, 77, 40},  {3, 136, 9},   {7, 255, 300}, {8, 5, 24},
-                                   {9, 77, 40},  {17, 130, 65}, {255, 200, 72}, {1, 1000, 4097}};
+  static const int64_t odd[][3] = {{1, 77, 40},   {3, 136, 9},    {7, 255, 300},  {8, 5, 24},
+                                   {9, 77, 40},   {17, 130, 65},  {255, 200, 72}, {1, 1000, 4097},
+                                   {9, 77, 4096}, {17, 130, 1000}, {255, 200, 1100},
+                                   {64, 256, 2056}};
   for (size_t s = 0; s < sizeof odd / sizeof odd[0]; s++)
     for (int d = 0; d < 2; d++)
       for (int e = 0; e < 4; e++)
@@ -1440,6 +1447,7 @@ Test(gpu, gemm_paths, .timeout = 600) {
   for (int d = 0; d < 2; d++) {
     check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 1, 4096, 14336, TIRX_EPILOGUE_NONE);
     check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 8, 4096, 14336, TIRX_EPILOGUE_BIAS_SILU);
+    check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 16, 1024, 14336, TIRX_EPILOGUE_BIAS_GELU);
   }
   tirx_runtime_destroy(rt);
 }
