@@ -11,7 +11,8 @@
  * with its tile shape) is built for the shape, launched once and checked on 512 sampled
  * elements against a float64 reference on the host (relative error within the dtype's
  * rounding); then warm-up, then `reps` samples of 5 back-to-back launches followed by a
- * synchronize (host clock), median per launch, for tirx and cuBLAS alike. For M <= 8 also
+ * synchronize (host clock), median per launch, for tirx and cuBLAS alike (the split-K path's
+ * rows, two launches and a workspace, through tirx_op_gemm itself). For M <= 8 also
  * the weights' bytes (N K 2) over the time against a device copy of a buffer of the same
  * size measured in the same run (10 back-to-back device-to-device tirx_runtime_copy calls,
  * cuMemcpyDtoD, then a synchronize; median; its bandwidth counts the bytes read and written).
@@ -157,13 +158,29 @@ static double check(tirx_runtime *rt, tirx_dtype dt, const gemm_spec *s, const d
   return worst;
 }
 
-static double time_tirx(tirx_runtime *rt, tirx_kernel *kern, tirx_arg *args, int na, int reps) {
-  for (int i = 0; i < 3; i++) CHECK(tirx_launch(rt, kern, args, na, NULL));
+/* The split-K path's two launches and its workspace are tirx_op_gemm's: those rows time the
+ * op (its argument checks and table lookup included: well under a microsecond). */
+typedef struct op_call {
+  tirx_gemm_options o;
+  tirx_tensor_arg a, b, bias, c;
+  int64_t a_shape[2], b_shape[2], c_shape[2], bias_shape[1];
+} op_call;
+
+static tirx_status launch_one(tirx_runtime *rt, tirx_kernel *kern, tirx_arg *args, int na,
+                              const op_call *op) {
+  if (kern) return tirx_launch(rt, kern, args, na, NULL);
+  return tirx_op_gemm(rt, &op->o, &op->a, &op->b,
+                      op->o.epilogue == TIRX_EPILOGUE_NONE ? NULL : &op->bias, &op->c, NULL);
+}
+
+static double time_tirx(tirx_runtime *rt, tirx_kernel *kern, tirx_arg *args, int na,
+                        const op_call *op, int reps) {
+  for (int i = 0; i < 3; i++) CHECK(launch_one(rt, kern, args, na, op));
   CHECK(tirx_runtime_synchronize(rt, NULL));
   double *t = malloc((size_t)reps * sizeof *t);
   for (int r = 0; r < reps; r++) {
     double t0 = now_us();
-    for (int i = 0; i < 5; i++) CHECK(tirx_launch(rt, kern, args, na, NULL));
+    for (int i = 0; i < 5; i++) CHECK(launch_one(rt, kern, args, na, op));
     CHECK(tirx_runtime_synchronize(rt, NULL));
     t[r] = (now_us() - t0) / 5;
   }
@@ -427,8 +444,9 @@ int main(int argc, char **argv) {
       snprintf(path, sizeof path, "%s/%dx%dx%d", plan.name, plan.tiles.block_m,
                plan.tiles.block_n, plan.tiles.stages);
     char err[4096] = "";
-    tirx_kernel *kern = gemm_build(&spec, err, sizeof err);
-    if (!kern) {
+    bool splitk = plan.path == TIRX_GEMM_PATH_WGMMA_SPLITK;
+    tirx_kernel *kern = splitk ? NULL : gemm_build(&spec, err, sizeof err);
+    if (!kern && !splitk) {
       printf("%s %lldx%lldx%lld: build failed: %s\n", w->name, (long long)w->m, (long long)w->n,
              (long long)w->k, err);
       failures++;
@@ -445,7 +463,14 @@ int main(int argc, char **argv) {
     make_args(&la, &spec, gemv, a.dev, bm.dev, c, bias.dev);
     tirx_arg *args = la.args;
     int na = la.n;
-    if (tirx_launch(rt, kern, args, na, NULL) != TIRX_OK ||
+    op_call op = {.o = po};
+    op.a_shape[0] = w->m, op.a_shape[1] = w->k, op.b_shape[0] = w->n, op.b_shape[1] = w->k;
+    op.c_shape[0] = w->m, op.c_shape[1] = w->n, op.bias_shape[0] = w->n;
+    op.a = (tirx_tensor_arg){a.dev, w->dt, 2, op.a_shape, NULL};
+    op.b = (tirx_tensor_arg){bm.dev, w->dt, 2, op.b_shape, NULL};
+    op.c = (tirx_tensor_arg){c, w->dt, 2, op.c_shape, NULL};
+    op.bias = (tirx_tensor_arg){bias.dev, w->dt, 1, op.bias_shape, NULL};
+    if (launch_one(rt, kern, args, na, &op) != TIRX_OK ||
         tirx_runtime_synchronize(rt, NULL) != TIRX_OK) {
       printf("%s %lldx%lldx%lld: launch failed: %s\n", w->name, (long long)w->m, (long long)w->n,
              (long long)w->k, tirx_last_error());
@@ -454,7 +479,7 @@ int main(int argc, char **argv) {
     bool ok;
     double rel = check(rt, w->dt, &spec, &a, &bm, &bias, c, &ok);
     if (!ok) failures++;
-    double tus = time_tirx(rt, kern, args, na, reps);
+    double tus = time_tirx(rt, kern, args, na, &op, reps);
     tirx_kernel *post = NULL;
     tirx_arg pargs[4] = {tirx_arg_i32((int32_t)w->m), tirx_arg_i32((int32_t)w->n),
                          tirx_arg_tensor(c, w->dt, 2, (int64_t[]){w->m, w->n}, NULL),
