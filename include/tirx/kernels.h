@@ -99,6 +99,8 @@ typedef enum tirx_epilogue {
  *                         allocated otherwise (the outgrown one is kept until
  *                         tirx_runtime_destroy, which frees them all). The first split-K call
  *                         on a stream allocates (cuMemAlloc): not under stream capture.
+ *                         Split-K calls of all threads are serialised from the workspace to
+ *                         their second launch (one process-wide lock: the enqueueing only).
  */
 typedef enum tirx_gemm_path {
   TIRX_GEMM_PATH_AUTO = 0,

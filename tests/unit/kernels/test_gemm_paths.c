@@ -444,3 +444,16 @@ Test(gemm_paths, split_k_launch_arguments_and_the_op, .timeout = 300) {
   cr_assert_eq(tirx_kernels_cached(), 3);
   tirx_runtime_destroy(rt);
 }
+
+/* Without a device the runtime's scratch buffer reports tirx_runtime_alloc's error, prefixed
+ * with the caller's name, and hands out nothing. */
+Test(gemm_paths, the_workspace_without_a_device) {
+  tirx_runtime *rt = compile_only_runtime();
+  void *p = PTR(1);
+  cr_assert_eq(tirx__runtime_scratch(rt, "tirx_op_gemm", NULL, 4096, &p), TIRX_E_NO_DEVICE);
+  cr_assert_null(p);
+  cr_assert_not_null(strstr(tirx_last_error(), "tirx_op_gemm: the workspace of 4096 bytes: "
+                                               "tirx_runtime_alloc: "),
+                     "%s", tirx_last_error());
+  tirx_runtime_destroy(rt);
+}
