@@ -21,6 +21,10 @@
  * tirx_us,cublas_us,tirx_tflops,cublas_tflops,ratio,max_rel_err,weights_gbps,copy_gbps,
  * ratio_copy (the last three empty for M > 8).
  *
+ * For A/B runs in one device call: TIRX_BENCH_GEMM_PATH=wgmma|gemv|splitk forces that path on
+ * the rows where it applies (gemv: M <= 8; the others: family wgmma), TIRX_BENCH_GEMV_ROWS=1|2|4
+ * forces the gemv path's rows of B per CTA.
+ *
  * First, with or without a GPU: the cold compile of three GEMM variants (M=8192 plain and
  * bias+SiLU, a decode shape): the build (builder, dispatch, CUDA source), the whole miss path
  * of a launch on a runtime with a fresh, empty disk cache (tirx_prepare_async: cache key,
@@ -432,6 +436,11 @@ int main(int argc, char **argv) {
   for (int r = 0; r < nrows; r++) {
     const row *w = &rows[r];
     gemm_spec spec = {.dtype = w->dt, .m = w->m, .n = w->n, .k = w->k, .epilogue = w->ep};
+    const char *fp = getenv("TIRX_BENCH_GEMM_PATH"), *fr = getenv("TIRX_BENCH_GEMV_ROWS");
+    if (fp && !strcmp(fp, "wgmma")) spec.path = TIRX_GEMM_PATH_WGMMA;
+    if (fp && !strcmp(fp, "splitk")) spec.path = TIRX_GEMM_PATH_WGMMA_SPLITK;
+    if (fp && !strcmp(fp, "gemv") && w->m <= 8) spec.path = TIRX_GEMM_PATH_GEMV;
+    if (fr && (!strcmp(fr, "1") || !strcmp(fr, "2") || !strcmp(fr, "4"))) spec.gemv_rows = atoi(fr);
     tirx_gemm_options po = gemm_options(&spec);
     tirx_gemm_plan plan;
     CHECK(tirx_kernels_gemm_plan(&po, w->m, w->n, w->k, &plan));
