@@ -694,14 +694,17 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
   tirx_tensor *red = tirx_alloc_shared(b, "red", TIRX_F32, TIRX_DIMS(W, MM * R), NULL);
 
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
-  tirx_expr *n0 = tirx_let(b, "n0", tirx_mul(b, tirx_block_idx(b, 0), I(b, R)));
+  /* Row and column indices in i64: N and K may be up to 2^31 - 1, and n0 + 3 or the last
+   * column's kv * 8 + 255 would overflow i32. */
+  tirx_expr *N64 = tirx_cast(b, N, TIRX_I64), *K64 = tirx_cast(b, K, TIRX_I64);
+  tirx_expr *n0 = tirx_let(b, "n0", tirx_mul(b, tirx_cast(b, tirx_block_idx(b, 0), TIRX_I64), I(b, R)));
   /* Row starts, as products of 8 (not tirx_let: a let hides its divisor from dispatch). */
   tirx_expr *brow[4], *arow[GEMV_MAX_M];
   for (int r = 0; r < R; r++) {
     char nm[16];
     snprintf(nm, sizeof nm, "nr%d", r);
-    tirx_expr *nr = tirx_let(b, nm, tirx_min(b, tirx_add(b, n0, I(b, r)), tirx_sub(b, N, I(b, 1))));
-    brow[r] = tirx_mul(b, tirx_mul(b, tirx_cast(b, nr, TIRX_I64), LDB8), I(b, V));
+    tirx_expr *nr = tirx_let(b, nm, tirx_min(b, tirx_add(b, n0, I(b, r)), tirx_sub(b, N64, I(b, 1))));
+    brow[r] = tirx_mul(b, tirx_mul(b, nr, LDB8), I(b, V));
   }
   for (int m = 0; m < MM; m++) arow[m] = tirx_mul(b, tirx_mul(b, I(b, m), LDA8), I(b, V));
   tirx_expr *acc[GEMV_MAX_M][4];
@@ -742,10 +745,11 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
   }
   tirx_for_end(b);
   /* The K % 8 last columns: column kv * 8 + tid on the first threads. */
-  tirx_expr *kt = tirx_let(b, "kt", tirx_add(b, tirx_mul(b, kv, I(b, V)), tid));
-  tirx_if_begin(b, tirx_lt(b, kt, K));
+  tirx_expr *kt = tirx_let(b, "kt", tirx_add(b, tirx_mul(b, tirx_cast(b, kv, TIRX_I64), I(b, V)),
+                                              tirx_cast(b, tid, TIRX_I64)));
+  tirx_if_begin(b, tirx_lt(b, kt, K64));
   {
-    tirx_expr *kt64 = tirx_cast(b, kt, TIRX_I64);
+    tirx_expr *kt64 = kt;
     for (int m = 0; m < MM; m++) {
       tirx_expr *a = tirx_cast(b, tirx_load(b, A, TIRX_EXPRS(tirx_add(b, arow[m], kt64))), TIRX_F32);
       for (int r = 0; r < R; r++)
@@ -774,8 +778,8 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
     for (int q = 1; q < W; q++) v = tirx_add(b, v, tirx_load(b, red, TIRX_EXPRS(I(b, q), tid)));
     tirx_expr *sum = tirx_var(b, "sum", TIRX_F32, v);
     tirx_expr *m = tirx_let(b, "m", tirx_div(b, tid, I(b, R)));
-    tirx_expr *n = tirx_let(b, "n", tirx_add(b, n0, tirx_mod(b, tid, I(b, R))));
-    tirx_if_begin(b, tirx_lt(b, n, N));
+    tirx_expr *n = tirx_let(b, "n", tirx_add(b, n0, tirx_cast(b, tirx_mod(b, tid, I(b, R)), TIRX_I64)));
+    tirx_if_begin(b, tirx_lt(b, n, N64));
     if (has_bias)
       tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
     if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
@@ -785,7 +789,7 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
       tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
                                    tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
                                             tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
-    tirx_store(b, C, TIRX_EXPRS(tirx_add(b, tirx_mul(b, tirx_cast(b, m, TIRX_I64), LDC), tirx_cast(b, n, TIRX_I64))),
+    tirx_store(b, C, TIRX_EXPRS(tirx_add(b, tirx_mul(b, tirx_cast(b, m, TIRX_I64), LDC), n)),
                tirx_cast(b, sum, dt));
     tirx_if_end(b);
   }
@@ -814,9 +818,10 @@ static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out) {
   tirx_set_block(b, 256, 1, 1);
   tirx_set_grid(b, tirx_ceildiv(b, N, I(b, 256)), M, NULL);
   tirx_expr *m = tirx_let(b, "m", tirx_block_idx(b, 1));
-  tirx_expr *n = tirx_let(b, "n", tirx_add(b, tirx_mul(b, tirx_block_idx(b, 0), I(b, 256)),
-                                           tirx_thread_linear(b)));
-  tirx_if_begin(b, tirx_lt(b, n, N));
+  /* n in i64: ceil(N / 256) * 256 may pass 2^31 - 1. */
+  tirx_expr *n = tirx_let(b, "n", tirx_add(b, tirx_mul(b, tirx_cast(b, tirx_block_idx(b, 0), TIRX_I64), I(b, 256)),
+                                           tirx_cast(b, tirx_thread_linear(b), TIRX_I64)));
+  tirx_if_begin(b, tirx_lt(b, n, tirx_cast(b, N, TIRX_I64)));
   tirx_expr *sum = tirx_var(b, "sum", TIRX_F32, tirx_float(b, 0.0, TIRX_F32));
   tirx_expr *sp = tirx_for_begin(b, "sp", I(b, 0), S, NULL, TIRX_LOOP_SERIAL);
   tirx_assign(b, sum, tirx_add(b, sum, tirx_load(b, W, TIRX_EXPRS(tirx_add(b, tirx_mul(b, sp, WS), m), n))));

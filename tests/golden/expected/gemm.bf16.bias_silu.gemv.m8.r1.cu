@@ -28,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m8_r1_bias_silu(int 
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red = (float *)(tirx_smem + 0); /* ((8),(8)):((8@m),(1@m)) */
   const int tid = (int)threadIdx.x;
-  const int n0 = ((int)blockIdx.x * 1);
-  const int nr0 = tirx_min((n0 + 0), (N - 1));
+  const long long n0 = (((long long)(int)blockIdx.x) * 1LL);
+  const long long nr0 = tirx_min((n0 + 0LL), (((long long)N) - 1LL));
   float acc0_0 = 0.0f;
   float acc1_0 = 0.0f;
   float acc2_0 = 0.0f;
@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m8_r1_bias_silu(int 
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((((long long)nr0) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((nr0 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 av0[8]; /* ((8)):((1@m)) */
@@ -112,16 +112,16 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m8_r1_bias_silu(int 
     acc6_0 = ((((((((acc6_0 + (tirx_bf16_to_f32(av6[0]) * tirx_bf16_to_f32(bv0[0]))) + (tirx_bf16_to_f32(av6[1]) * tirx_bf16_to_f32(bv0[1]))) + (tirx_bf16_to_f32(av6[2]) * tirx_bf16_to_f32(bv0[2]))) + (tirx_bf16_to_f32(av6[3]) * tirx_bf16_to_f32(bv0[3]))) + (tirx_bf16_to_f32(av6[4]) * tirx_bf16_to_f32(bv0[4]))) + (tirx_bf16_to_f32(av6[5]) * tirx_bf16_to_f32(bv0[5]))) + (tirx_bf16_to_f32(av6[6]) * tirx_bf16_to_f32(bv0[6]))) + (tirx_bf16_to_f32(av6[7]) * tirx_bf16_to_f32(bv0[7])));
     acc7_0 = ((((((((acc7_0 + (tirx_bf16_to_f32(av7[0]) * tirx_bf16_to_f32(bv0[0]))) + (tirx_bf16_to_f32(av7[1]) * tirx_bf16_to_f32(bv0[1]))) + (tirx_bf16_to_f32(av7[2]) * tirx_bf16_to_f32(bv0[2]))) + (tirx_bf16_to_f32(av7[3]) * tirx_bf16_to_f32(bv0[3]))) + (tirx_bf16_to_f32(av7[4]) * tirx_bf16_to_f32(bv0[4]))) + (tirx_bf16_to_f32(av7[5]) * tirx_bf16_to_f32(bv0[5]))) + (tirx_bf16_to_f32(av7[6]) * tirx_bf16_to_f32(bv0[6]))) + (tirx_bf16_to_f32(av7[7]) * tirx_bf16_to_f32(bv0[7])));
   }
-  const int kt = ((kv * 8) + tid);
-  if ((kt < K)) {
-    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_0 = (acc1_0 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_0 = (acc2_0 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc3_0 = (acc3_0 + (tirx_bf16_to_f32(A[(((3LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc4_0 = (acc4_0 + (tirx_bf16_to_f32(A[(((4LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc5_0 = (acc5_0 + (tirx_bf16_to_f32(A[(((5LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc6_0 = (acc6_0 + (tirx_bf16_to_f32(A[(((6LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc7_0 = (acc7_0 + (tirx_bf16_to_f32(A[(((7LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
+  const long long kt = ((((long long)kv) * 8LL) + ((long long)tid));
+  if ((kt < ((long long)K))) {
+    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc1_0 = (acc1_0 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc2_0 = (acc2_0 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc3_0 = (acc3_0 + (tirx_bf16_to_f32(A[(((3LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc4_0 = (acc4_0 + (tirx_bf16_to_f32(A[(((4LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc5_0 = (acc5_0 + (tirx_bf16_to_f32(A[(((5LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc6_0 = (acc6_0 + (tirx_bf16_to_f32(A[(((6LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc7_0 = (acc7_0 + (tirx_bf16_to_f32(A[(((7LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
   }
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 16));
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 8));
@@ -178,11 +178,11 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m8_r1_bias_silu(int 
   if ((tid < 8)) {
     float sum = (((((((red[tid] + red[tid + 8]) + red[tid + 16]) + red[tid + 24]) + red[tid + 32]) + red[tid + 40]) + red[tid + 48]) + red[tid + 56]);
     const int m = (tid / 1);
-    const int n = (n0 + (tid % 1));
-    if ((n < N)) {
-      sum = (sum + tirx_bf16_to_f32(bias[(long long)n]));
+    const long long n = (n0 + ((long long)(tid % 1)));
+    if ((n < ((long long)N))) {
+      sum = (sum + tirx_bf16_to_f32(bias[n]));
       sum = (sum / (1.0f + expf((-sum))));
-      C[((((long long)m) * LDC) + ((long long)n))] = tirx_bf16_from_f32(sum);
+      C[((((long long)m) * LDC) + n)] = tirx_bf16_from_f32(sum);
     }
   }
 }

@@ -28,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r1(int N, int K, 
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red = (float *)(tirx_smem + 0); /* ((8),(1)):((1@m),(1@m)) */
   const int tid = (int)threadIdx.x;
-  const int n0 = ((int)blockIdx.x * 1);
-  const int nr0 = tirx_min((n0 + 0), (N - 1));
+  const long long n0 = (((long long)(int)blockIdx.x) * 1LL);
+  const long long nr0 = tirx_min((n0 + 0LL), (((long long)N) - 1LL));
   float acc0_0 = 0.0f;
   const int kv = (K / 8);
   for (int c = tid; c < kv; c += 256) {
@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r1(int N, int K, 
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((((long long)nr0) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((nr0 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 av0[8]; /* ((8)):((1@m)) */
@@ -49,9 +49,9 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r1(int N, int K, 
     }
     acc0_0 = ((((((((acc0_0 + (tirx_bf16_to_f32(av0[0]) * tirx_bf16_to_f32(bv0[0]))) + (tirx_bf16_to_f32(av0[1]) * tirx_bf16_to_f32(bv0[1]))) + (tirx_bf16_to_f32(av0[2]) * tirx_bf16_to_f32(bv0[2]))) + (tirx_bf16_to_f32(av0[3]) * tirx_bf16_to_f32(bv0[3]))) + (tirx_bf16_to_f32(av0[4]) * tirx_bf16_to_f32(bv0[4]))) + (tirx_bf16_to_f32(av0[5]) * tirx_bf16_to_f32(bv0[5]))) + (tirx_bf16_to_f32(av0[6]) * tirx_bf16_to_f32(bv0[6]))) + (tirx_bf16_to_f32(av0[7]) * tirx_bf16_to_f32(bv0[7])));
   }
-  const int kt = ((kv * 8) + tid);
-  if ((kt < K)) {
-    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
+  const long long kt = ((((long long)kv) * 8LL) + ((long long)tid));
+  if ((kt < ((long long)K))) {
+    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
   }
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 16));
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 8));
@@ -66,9 +66,9 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r1(int N, int K, 
   if ((tid < 1)) {
     float sum = (((((((red[0] + red[1]) + red[2]) + red[3]) + red[4]) + red[5]) + red[6]) + red[7]);
     const int m = (tid / 1);
-    const int n = (n0 + (tid % 1));
-    if ((n < N)) {
-      C[((((long long)m) * LDC) + ((long long)n))] = tirx_bf16_from_f32(sum);
+    const long long n = (n0 + ((long long)(tid % 1)));
+    if ((n < ((long long)N))) {
+      C[((((long long)m) * LDC) + n)] = tirx_bf16_from_f32(sum);
     }
   }
 }

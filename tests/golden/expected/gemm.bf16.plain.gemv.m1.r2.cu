@@ -28,9 +28,9 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r2(int N, int K, 
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red = (float *)(tirx_smem + 0); /* ((8),(2)):((2@m),(1@m)) */
   const int tid = (int)threadIdx.x;
-  const int n0 = ((int)blockIdx.x * 2);
-  const int nr0 = tirx_min((n0 + 0), (N - 1));
-  const int nr1 = tirx_min((n0 + 1), (N - 1));
+  const long long n0 = (((long long)(int)blockIdx.x) * 2LL);
+  const long long nr0 = tirx_min((n0 + 0LL), (((long long)N) - 1LL));
+  const long long nr1 = tirx_min((n0 + 1LL), (((long long)N) - 1LL));
   float acc0_0 = 0.0f;
   float acc0_1 = 0.0f;
   const int kv = (K / 8);
@@ -39,14 +39,14 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r2(int N, int K, 
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((((long long)nr0) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((nr0 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 bv1[8]; /* ((8)):((1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv1[(i * 8)], &B[((((((long long)nr1) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv1[(i * 8)], &B[((((nr1 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 av0[8]; /* ((8)):((1@m)) */
@@ -59,10 +59,10 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r2(int N, int K, 
     acc0_0 = ((((((((acc0_0 + (tirx_bf16_to_f32(av0[0]) * tirx_bf16_to_f32(bv0[0]))) + (tirx_bf16_to_f32(av0[1]) * tirx_bf16_to_f32(bv0[1]))) + (tirx_bf16_to_f32(av0[2]) * tirx_bf16_to_f32(bv0[2]))) + (tirx_bf16_to_f32(av0[3]) * tirx_bf16_to_f32(bv0[3]))) + (tirx_bf16_to_f32(av0[4]) * tirx_bf16_to_f32(bv0[4]))) + (tirx_bf16_to_f32(av0[5]) * tirx_bf16_to_f32(bv0[5]))) + (tirx_bf16_to_f32(av0[6]) * tirx_bf16_to_f32(bv0[6]))) + (tirx_bf16_to_f32(av0[7]) * tirx_bf16_to_f32(bv0[7])));
     acc0_1 = ((((((((acc0_1 + (tirx_bf16_to_f32(av0[0]) * tirx_bf16_to_f32(bv1[0]))) + (tirx_bf16_to_f32(av0[1]) * tirx_bf16_to_f32(bv1[1]))) + (tirx_bf16_to_f32(av0[2]) * tirx_bf16_to_f32(bv1[2]))) + (tirx_bf16_to_f32(av0[3]) * tirx_bf16_to_f32(bv1[3]))) + (tirx_bf16_to_f32(av0[4]) * tirx_bf16_to_f32(bv1[4]))) + (tirx_bf16_to_f32(av0[5]) * tirx_bf16_to_f32(bv1[5]))) + (tirx_bf16_to_f32(av0[6]) * tirx_bf16_to_f32(bv1[6]))) + (tirx_bf16_to_f32(av0[7]) * tirx_bf16_to_f32(bv1[7])));
   }
-  const int kt = ((kv * 8) + tid);
-  if ((kt < K)) {
-    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc0_1 = (acc0_1 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
+  const long long kt = ((((long long)kv) * 8LL) + ((long long)tid));
+  if ((kt < ((long long)K))) {
+    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc0_1 = (acc0_1 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
   }
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 16));
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 8));
@@ -83,9 +83,9 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m1_r2(int N, int K, 
   if ((tid < 2)) {
     float sum = (((((((red[tid] + red[tid + 2]) + red[tid + 4]) + red[tid + 6]) + red[tid + 8]) + red[tid + 10]) + red[tid + 12]) + red[tid + 14]);
     const int m = (tid / 2);
-    const int n = (n0 + (tid % 2));
-    if ((n < N)) {
-      C[((((long long)m) * LDC) + ((long long)n))] = tirx_bf16_from_f32(sum);
+    const long long n = (n0 + ((long long)(tid % 2)));
+    if ((n < ((long long)N))) {
+      C[((((long long)m) * LDC) + n)] = tirx_bf16_from_f32(sum);
     }
   }
 }

@@ -28,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r1_bias_gelu(int 
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red = (float *)(tirx_smem + 0); /* ((8),(3)):((3@m),(1@m)) */
   const int tid = (int)threadIdx.x;
-  const int n0 = ((int)blockIdx.x * 1);
-  const int nr0 = tirx_min((n0 + 0), (N - 1));
+  const long long n0 = (((long long)(int)blockIdx.x) * 1LL);
+  const long long nr0 = tirx_min((n0 + 0LL), (((long long)N) - 1LL));
   float acc0_0 = 0.0f;
   float acc1_0 = 0.0f;
   float acc2_0 = 0.0f;
@@ -39,7 +39,7 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r1_bias_gelu(int 
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((((long long)nr0) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((nr0 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 av0[8]; /* ((8)):((1@m)) */
@@ -67,11 +67,11 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r1_bias_gelu(int 
     acc1_0 = ((((((((acc1_0 + (tirx_bf16_to_f32(av1[0]) * tirx_bf16_to_f32(bv0[0]))) + (tirx_bf16_to_f32(av1[1]) * tirx_bf16_to_f32(bv0[1]))) + (tirx_bf16_to_f32(av1[2]) * tirx_bf16_to_f32(bv0[2]))) + (tirx_bf16_to_f32(av1[3]) * tirx_bf16_to_f32(bv0[3]))) + (tirx_bf16_to_f32(av1[4]) * tirx_bf16_to_f32(bv0[4]))) + (tirx_bf16_to_f32(av1[5]) * tirx_bf16_to_f32(bv0[5]))) + (tirx_bf16_to_f32(av1[6]) * tirx_bf16_to_f32(bv0[6]))) + (tirx_bf16_to_f32(av1[7]) * tirx_bf16_to_f32(bv0[7])));
     acc2_0 = ((((((((acc2_0 + (tirx_bf16_to_f32(av2[0]) * tirx_bf16_to_f32(bv0[0]))) + (tirx_bf16_to_f32(av2[1]) * tirx_bf16_to_f32(bv0[1]))) + (tirx_bf16_to_f32(av2[2]) * tirx_bf16_to_f32(bv0[2]))) + (tirx_bf16_to_f32(av2[3]) * tirx_bf16_to_f32(bv0[3]))) + (tirx_bf16_to_f32(av2[4]) * tirx_bf16_to_f32(bv0[4]))) + (tirx_bf16_to_f32(av2[5]) * tirx_bf16_to_f32(bv0[5]))) + (tirx_bf16_to_f32(av2[6]) * tirx_bf16_to_f32(bv0[6]))) + (tirx_bf16_to_f32(av2[7]) * tirx_bf16_to_f32(bv0[7])));
   }
-  const int kt = ((kv * 8) + tid);
-  if ((kt < K)) {
-    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_0 = (acc1_0 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_0 = (acc2_0 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
+  const long long kt = ((((long long)kv) * 8LL) + ((long long)tid));
+  if ((kt < ((long long)K))) {
+    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc1_0 = (acc1_0 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc2_0 = (acc2_0 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
   }
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 16));
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 8));
@@ -98,11 +98,11 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r1_bias_gelu(int 
   if ((tid < 3)) {
     float sum = (((((((red[tid] + red[tid + 3]) + red[tid + 6]) + red[tid + 9]) + red[tid + 12]) + red[tid + 15]) + red[tid + 18]) + red[tid + 21]);
     const int m = (tid / 1);
-    const int n = (n0 + (tid % 1));
-    if ((n < N)) {
-      sum = (sum + tirx_bf16_to_f32(bias[(long long)n]));
+    const long long n = (n0 + ((long long)(tid % 1)));
+    if ((n < ((long long)N))) {
+      sum = (sum + tirx_bf16_to_f32(bias[n]));
       sum = ((0.5f * sum) * (1.0f + erff((sum * 0.707106769f))));
-      C[((((long long)m) * LDC) + ((long long)n))] = tirx_bf16_from_f32(sum);
+      C[((((long long)m) * LDC) + n)] = tirx_bf16_from_f32(sum);
     }
   }
 }

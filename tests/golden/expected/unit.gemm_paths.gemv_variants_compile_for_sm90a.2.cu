@@ -28,11 +28,11 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r4(int N, int K, 
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red = (float *)(tirx_smem + 0); /* ((8),(12)):((12@m),(1@m)) */
   const int tid = (int)threadIdx.x;
-  const int n0 = ((int)blockIdx.x * 4);
-  const int nr0 = tirx_min((n0 + 0), (N - 1));
-  const int nr1 = tirx_min((n0 + 1), (N - 1));
-  const int nr2 = tirx_min((n0 + 2), (N - 1));
-  const int nr3 = tirx_min((n0 + 3), (N - 1));
+  const long long n0 = (((long long)(int)blockIdx.x) * 4LL);
+  const long long nr0 = tirx_min((n0 + 0LL), (((long long)N) - 1LL));
+  const long long nr1 = tirx_min((n0 + 1LL), (((long long)N) - 1LL));
+  const long long nr2 = tirx_min((n0 + 2LL), (((long long)N) - 1LL));
+  const long long nr3 = tirx_min((n0 + 3LL), (((long long)N) - 1LL));
   float acc0_0 = 0.0f;
   float acc0_1 = 0.0f;
   float acc0_2 = 0.0f;
@@ -51,28 +51,28 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r4(int N, int K, 
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((((long long)nr0) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv0[(i * 8)], &B[((((nr0 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 bv1[8]; /* ((8)):((1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv1[(i * 8)], &B[((((((long long)nr1) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv1[(i * 8)], &B[((((nr1 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 bv2[8]; /* ((8)):((1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv2[(i * 8)], &B[((((((long long)nr2) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv2[(i * 8)], &B[((((nr2 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 bv3[8]; /* ((8)):((1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&bv3[(i * 8)], &B[((((((long long)nr3) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 9>(&bv3[(i * 8)], &B[((((nr3 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 av0[8]; /* ((8)):((1@m)) */
@@ -109,20 +109,20 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r4(int N, int K, 
     acc2_2 = ((((((((acc2_2 + (tirx_bf16_to_f32(av2[0]) * tirx_bf16_to_f32(bv2[0]))) + (tirx_bf16_to_f32(av2[1]) * tirx_bf16_to_f32(bv2[1]))) + (tirx_bf16_to_f32(av2[2]) * tirx_bf16_to_f32(bv2[2]))) + (tirx_bf16_to_f32(av2[3]) * tirx_bf16_to_f32(bv2[3]))) + (tirx_bf16_to_f32(av2[4]) * tirx_bf16_to_f32(bv2[4]))) + (tirx_bf16_to_f32(av2[5]) * tirx_bf16_to_f32(bv2[5]))) + (tirx_bf16_to_f32(av2[6]) * tirx_bf16_to_f32(bv2[6]))) + (tirx_bf16_to_f32(av2[7]) * tirx_bf16_to_f32(bv2[7])));
     acc2_3 = ((((((((acc2_3 + (tirx_bf16_to_f32(av2[0]) * tirx_bf16_to_f32(bv3[0]))) + (tirx_bf16_to_f32(av2[1]) * tirx_bf16_to_f32(bv3[1]))) + (tirx_bf16_to_f32(av2[2]) * tirx_bf16_to_f32(bv3[2]))) + (tirx_bf16_to_f32(av2[3]) * tirx_bf16_to_f32(bv3[3]))) + (tirx_bf16_to_f32(av2[4]) * tirx_bf16_to_f32(bv3[4]))) + (tirx_bf16_to_f32(av2[5]) * tirx_bf16_to_f32(bv3[5]))) + (tirx_bf16_to_f32(av2[6]) * tirx_bf16_to_f32(bv3[6]))) + (tirx_bf16_to_f32(av2[7]) * tirx_bf16_to_f32(bv3[7])));
   }
-  const int kt = ((kv * 8) + tid);
-  if ((kt < K)) {
-    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc0_1 = (acc0_1 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc0_2 = (acc0_2 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc0_3 = (acc0_3 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_0 = (acc1_0 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_1 = (acc1_1 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_2 = (acc1_2 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_3 = (acc1_3 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_0 = (acc2_0 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_1 = (acc2_1 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_2 = (acc2_2 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_3 = (acc2_3 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_bf16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
+  const long long kt = ((((long long)kv) * 8LL) + ((long long)tid));
+  if ((kt < ((long long)K))) {
+    acc0_0 = (acc0_0 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc0_1 = (acc0_1 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc0_2 = (acc0_2 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc0_3 = (acc0_3 + (tirx_bf16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc1_0 = (acc1_0 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc1_1 = (acc1_1 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc1_2 = (acc1_2 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc1_3 = (acc1_3 + (tirx_bf16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc2_0 = (acc2_0 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc2_1 = (acc2_1 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc2_2 = (acc2_2 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc2_3 = (acc2_3 + (tirx_bf16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_bf16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
   }
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 16));
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 8));
@@ -203,9 +203,9 @@ extern "C" __global__ void __launch_bounds__(256) gemv_bf16_m3_r4(int N, int K, 
   if ((tid < 12)) {
     float sum = (((((((red[tid] + red[tid + 12]) + red[tid + 24]) + red[tid + 36]) + red[tid + 48]) + red[tid + 60]) + red[tid + 72]) + red[tid + 84]);
     const int m = (tid / 4);
-    const int n = (n0 + (tid % 4));
-    if ((n < N)) {
-      C[((((long long)m) * LDC) + ((long long)n))] = tirx_bf16_from_f32(sum);
+    const long long n = (n0 + ((long long)(tid % 4)));
+    if ((n < ((long long)N))) {
+      C[((((long long)m) * LDC) + n)] = tirx_bf16_from_f32(sum);
     }
   }
 }

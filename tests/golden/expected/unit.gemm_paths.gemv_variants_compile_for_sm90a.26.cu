@@ -28,11 +28,11 @@ extern "C" __global__ void __launch_bounds__(256) gemv_f16_m8_r4(int N, int K, l
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red = (float *)(tirx_smem + 0); /* ((8),(32)):((32@m),(1@m)) */
   const int tid = (int)threadIdx.x;
-  const int n0 = ((int)blockIdx.x * 4);
-  const int nr0 = tirx_min((n0 + 0), (N - 1));
-  const int nr1 = tirx_min((n0 + 1), (N - 1));
-  const int nr2 = tirx_min((n0 + 2), (N - 1));
-  const int nr3 = tirx_min((n0 + 3), (N - 1));
+  const long long n0 = (((long long)(int)blockIdx.x) * 4LL);
+  const long long nr0 = tirx_min((n0 + 0LL), (((long long)N) - 1LL));
+  const long long nr1 = tirx_min((n0 + 1LL), (((long long)N) - 1LL));
+  const long long nr2 = tirx_min((n0 + 2LL), (((long long)N) - 1LL));
+  const long long nr3 = tirx_min((n0 + 3LL), (((long long)N) - 1LL));
   float acc0_0 = 0.0f;
   float acc0_1 = 0.0f;
   float acc0_2 = 0.0f;
@@ -71,28 +71,28 @@ extern "C" __global__ void __launch_bounds__(256) gemv_f16_m8_r4(int N, int K, l
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_f16, 8, 9>(&bv0[(i * 8)], &B[((((((long long)nr0) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_f16, 8, 9>(&bv0[(i * 8)], &B[((((nr0 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_f16 bv1[8]; /* ((8)):((1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_f16, 8, 9>(&bv1[(i * 8)], &B[((((((long long)nr1) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_f16, 8, 9>(&bv1[(i * 8)], &B[((((nr1 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_f16 bv2[8]; /* ((8)):((1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_f16, 8, 9>(&bv2[(i * 8)], &B[((((((long long)nr2) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_f16, 8, 9>(&bv2[(i * 8)], &B[((((nr2 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_f16 bv3[8]; /* ((8)):((1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_f16, 8, 9>(&bv3[(i * 8)], &B[((((((long long)nr3) * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_f16, 8, 9>(&bv3[(i * 8)], &B[((((nr3 * LDB8) * 8LL) + (((long long)c) * 8LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_f16 av0[8]; /* ((8)):((1@m)) */
@@ -184,40 +184,40 @@ extern "C" __global__ void __launch_bounds__(256) gemv_f16_m8_r4(int N, int K, l
     acc7_2 = ((((((((acc7_2 + (tirx_f16_to_f32(av7[0]) * tirx_f16_to_f32(bv2[0]))) + (tirx_f16_to_f32(av7[1]) * tirx_f16_to_f32(bv2[1]))) + (tirx_f16_to_f32(av7[2]) * tirx_f16_to_f32(bv2[2]))) + (tirx_f16_to_f32(av7[3]) * tirx_f16_to_f32(bv2[3]))) + (tirx_f16_to_f32(av7[4]) * tirx_f16_to_f32(bv2[4]))) + (tirx_f16_to_f32(av7[5]) * tirx_f16_to_f32(bv2[5]))) + (tirx_f16_to_f32(av7[6]) * tirx_f16_to_f32(bv2[6]))) + (tirx_f16_to_f32(av7[7]) * tirx_f16_to_f32(bv2[7])));
     acc7_3 = ((((((((acc7_3 + (tirx_f16_to_f32(av7[0]) * tirx_f16_to_f32(bv3[0]))) + (tirx_f16_to_f32(av7[1]) * tirx_f16_to_f32(bv3[1]))) + (tirx_f16_to_f32(av7[2]) * tirx_f16_to_f32(bv3[2]))) + (tirx_f16_to_f32(av7[3]) * tirx_f16_to_f32(bv3[3]))) + (tirx_f16_to_f32(av7[4]) * tirx_f16_to_f32(bv3[4]))) + (tirx_f16_to_f32(av7[5]) * tirx_f16_to_f32(bv3[5]))) + (tirx_f16_to_f32(av7[6]) * tirx_f16_to_f32(bv3[6]))) + (tirx_f16_to_f32(av7[7]) * tirx_f16_to_f32(bv3[7])));
   }
-  const int kt = ((kv * 8) + tid);
-  if ((kt < K)) {
-    acc0_0 = (acc0_0 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc0_1 = (acc0_1 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc0_2 = (acc0_2 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc0_3 = (acc0_3 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_0 = (acc1_0 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_1 = (acc1_1 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_2 = (acc1_2 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc1_3 = (acc1_3 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_0 = (acc2_0 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_1 = (acc2_1 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_2 = (acc2_2 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc2_3 = (acc2_3 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc3_0 = (acc3_0 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc3_1 = (acc3_1 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc3_2 = (acc3_2 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc3_3 = (acc3_3 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc4_0 = (acc4_0 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc4_1 = (acc4_1 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc4_2 = (acc4_2 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc4_3 = (acc4_3 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc5_0 = (acc5_0 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc5_1 = (acc5_1 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc5_2 = (acc5_2 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc5_3 = (acc5_3 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc6_0 = (acc6_0 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc6_1 = (acc6_1 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc6_2 = (acc6_2 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc6_3 = (acc6_3 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
-    acc7_0 = (acc7_0 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr0) * LDB8) * 8LL) + ((long long)kt))])));
-    acc7_1 = (acc7_1 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr1) * LDB8) * 8LL) + ((long long)kt))])));
-    acc7_2 = (acc7_2 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr2) * LDB8) * 8LL) + ((long long)kt))])));
-    acc7_3 = (acc7_3 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + ((long long)kt))]) * tirx_f16_to_f32(B[(((((long long)nr3) * LDB8) * 8LL) + ((long long)kt))])));
+  const long long kt = ((((long long)kv) * 8LL) + ((long long)tid));
+  if ((kt < ((long long)K))) {
+    acc0_0 = (acc0_0 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc0_1 = (acc0_1 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc0_2 = (acc0_2 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc0_3 = (acc0_3 + (tirx_f16_to_f32(A[(((0LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc1_0 = (acc1_0 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc1_1 = (acc1_1 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc1_2 = (acc1_2 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc1_3 = (acc1_3 + (tirx_f16_to_f32(A[(((1LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc2_0 = (acc2_0 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc2_1 = (acc2_1 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc2_2 = (acc2_2 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc2_3 = (acc2_3 + (tirx_f16_to_f32(A[(((2LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc3_0 = (acc3_0 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc3_1 = (acc3_1 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc3_2 = (acc3_2 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc3_3 = (acc3_3 + (tirx_f16_to_f32(A[(((3LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc4_0 = (acc4_0 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc4_1 = (acc4_1 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc4_2 = (acc4_2 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc4_3 = (acc4_3 + (tirx_f16_to_f32(A[(((4LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc5_0 = (acc5_0 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc5_1 = (acc5_1 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc5_2 = (acc5_2 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc5_3 = (acc5_3 + (tirx_f16_to_f32(A[(((5LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc6_0 = (acc6_0 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc6_1 = (acc6_1 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc6_2 = (acc6_2 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc6_3 = (acc6_3 + (tirx_f16_to_f32(A[(((6LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
+    acc7_0 = (acc7_0 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr0 * LDB8) * 8LL) + kt)])));
+    acc7_1 = (acc7_1 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr1 * LDB8) * 8LL) + kt)])));
+    acc7_2 = (acc7_2 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr2 * LDB8) * 8LL) + kt)])));
+    acc7_3 = (acc7_3 + (tirx_f16_to_f32(A[(((7LL * LDA8) * 8LL) + kt)]) * tirx_f16_to_f32(B[(((nr3 * LDB8) * 8LL) + kt)])));
   }
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 16));
   acc0_0 = (acc0_0 + __shfl_xor_sync(0xffffffffu, acc0_0, 8));
@@ -418,9 +418,9 @@ extern "C" __global__ void __launch_bounds__(256) gemv_f16_m8_r4(int N, int K, l
   if ((tid < 32)) {
     float sum = (((((((red[tid] + red[tid + 32]) + red[tid + 64]) + red[tid + 96]) + red[tid + 128]) + red[tid + 160]) + red[tid + 192]) + red[tid + 224]);
     const int m = (tid / 4);
-    const int n = (n0 + (tid % 4));
-    if ((n < N)) {
-      C[((((long long)m) * LDC) + ((long long)n))] = tirx_f16_from_f32(sum);
+    const long long n = (n0 + ((long long)(tid % 4)));
+    if ((n < ((long long)N))) {
+      C[((((long long)m) * LDC) + n)] = tirx_f16_from_f32(sum);
     }
   }
 }

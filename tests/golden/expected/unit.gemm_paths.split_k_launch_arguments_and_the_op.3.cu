@@ -20,12 +20,12 @@ extern "C" __global__ void __launch_bounds__(256) gemm_reduce_bf16(int M, int N,
   __builtin_assume(WC % 16 == 0); /* specialised: a multiple of 16 */
 #endif
   const int m = (int)blockIdx.y;
-  const int n = (((int)blockIdx.x * 256) + (int)threadIdx.x);
-  if ((n < N)) {
+  const long long n = ((((long long)(int)blockIdx.x) * 256LL) + ((long long)(int)threadIdx.x));
+  if ((n < ((long long)N))) {
     float sum = 0.0f;
     for (int sp = 0; sp < S; ++sp) {
-      sum = (sum + W[(long long)((sp * WS) + m) * (long long)WC + (long long)n]);
+      sum = (sum + W[(long long)((sp * WS) + m) * (long long)WC + n]);
     }
-    C[(long long)m * C_stride0 + (long long)n] = tirx_bf16_from_f32(sum);
+    C[(long long)m * C_stride0 + n] = tirx_bf16_from_f32(sum);
   }
 }
