@@ -73,10 +73,55 @@ typedef enum tirx_epilogue {
   TIRX_EPILOGUE_BIAS_GELU = 3  /* C = gelu(A B^T + bias), erf form */
 } tirx_epilogue;
 
+/*
+ * The paths of family "wgmma" (tirx_kernels_gemm_plan says which one a shape takes):
+ *
+ *   TIRX_GEMM_PATH_AUTO   0: tirx_op_gemm takes the plan's choice for its real M, N, K and
+ *                         opts->sms; tirx_kernels_gemm_build builds the wgmma kernel (its
+ *                         launch parameters below), as before the paths existed.
+ *   TIRX_GEMM_PATH_WGMMA  the warp-specialised wgmma kernel with the tile shape of
+ *                         tirx_kernels_gemm_tiles.
+ *   TIRX_GEMM_PATH_GEMV   M <= 8 (GEMV-like, bandwidth-bound): B read exactly once with
+ *                         16-byte vector loads, `rows` rows of B per CTA of 256 threads
+ *                         (8 warps), K split across the CTA's threads (each holds one 8-element
+ *                         vector of every row per step, the M rows of A's vector in registers,
+ *                         read through L1/L2), f32 accumulators, then a warp butterfly and the
+ *                         8 warps' partials summed in warp order from shared memory
+ *                         (deterministic: the same bits on every run), the epilogue, one store
+ *                         per output. Built for one M (the kernel is specialised on it).
+ *   TIRX_GEMM_PATH_WGMMA_SPLITK  M <= 65535: the wgmma kernel's tiles with K split in
+ *                         `splits` ranges of whole 64-column blocks (none empty); the
+ *                         persistent CTAs take (tile, split) units and write f32 partial tiles
+ *                         into a workspace, then a second kernel sums the splits of each
+ *                         element in split order (deterministic: the same bits on every run)
+ *                         and applies the epilogue. The workspace (splits x the tiles' padded
+ *                         M x N, f32; tirx_gemm_plan.workspace_bytes) is owned by the runtime:
+ *                         one buffer per stream, reused by every later call on that stream
+ *                         while large enough (work on a stream runs in order), a larger one
+ *                         allocated otherwise (the outgrown one is kept until
+ *                         tirx_runtime_destroy, which frees them all). The first split-K call
+ *                         on a stream allocates (cuMemAlloc): not under stream capture.
+ *                         Split-K calls of all threads are serialised from the workspace to
+ *                         their second launch (one process-wide lock: the enqueueing only).
+ */
+typedef enum tirx_gemm_path {
+  TIRX_GEMM_PATH_AUTO = 0,
+  TIRX_GEMM_PATH_WGMMA = 1,
+  TIRX_GEMM_PATH_GEMV = 2,
+  TIRX_GEMM_PATH_WGMMA_SPLITK = 3
+} tirx_gemm_path;
+
 typedef struct tirx_gemm_options {
   tirx_epilogue epilogue; /* 0: none */
   const char *family;     /* NULL or "wgmma" (default); "mma"; "scalar" */
   int sms;                /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
+  /* Forces a path of family "wgmma" (0: TIRX_GEMM_PATH_AUTO, see above); another path with
+   * family "mma" or "scalar" is refused, and so is TIRX_GEMM_PATH_GEMV for M > 8. */
+  tirx_gemm_path path;
+  int gemv_rows;          /* rows of B per CTA of the gemv path: 0 (the plan's), 1, 2 or 4 */
+  /* K splits of TIRX_GEMM_PATH_WGMMA_SPLITK: 0 (the plan's) or 2..64 (fewer when K has fewer
+   * 64-column blocks, so that no split is empty); must be 0 with the other paths. */
+  int splits;
 } tirx_gemm_options;
 
 /* The tile shape of the wgmma kernel: block_m x block_n x block_k (64), the stages of the TMA
@@ -95,6 +140,41 @@ typedef struct tirx_gemm_tiles {
 TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
                                              int64_t k, tirx_gemm_tiles *out);
 
+/* What tirx_op_gemm does for a shape: the path (never TIRX_GEMM_PATH_AUTO) and its name
+ * ("wgmma", "wgmma_splitk", "gemv"; "mma" or "scalar" for those families), the wgmma tile
+ * shape (the wgmma paths; zeros for gemv), the rows of B per CTA of the gemv path (0
+ * otherwise), the K splits (1 but for split-K), the CTAs launched (split-K: its first kernel)
+ * and split-K's workspace bytes (0 otherwise). */
+typedef struct tirx_gemm_plan {
+  tirx_gemm_path path;
+  const char *name; /* static storage */
+  tirx_gemm_tiles tiles;
+  int gemv_rows;
+  int splits;
+  int64_t ctas;
+  int64_t workspace_bytes;
+} tirx_gemm_plan;
+
+/*
+ * The plan for an M x N x K problem under opts (NULL: defaults). The cost model of
+ * TIRX_GEMM_PATH_AUTO: the gemv path for M <= 8, where the wgmma kernel's 64-row tiles
+ * waste 8x or more of the tensor work and, more to the point, give too few tiles to keep
+ * every SM streaming B (N / block_n tiles: 0.5x cuBLAS at M = 1, N = 4096, K = 14336); its
+ * rows per CTA the most of 4, 2, 1 that still gives 2 * sms CTAs or more (N >= 264 rows per
+ * row of the CTA at 132 SMs). Otherwise the wgmma kernel with the tiles of
+ * tirx_kernels_gemm_tiles, split-K when those tiles fill fewer than half the SMs and K has 8
+ * blocks of 64 or more: as many splits as fill the SMs, each of 4 K blocks or more, at most
+ * 16 (the decode tile choice is kept where it fills the SMs: gemm_pick's BLOCK_N already
+ * aims at that, so on the LLaMA shapes split-K is taken for narrow N only). A forced path
+ * (opts->path) is reported as forced; split-K forced without opts->splits takes the model's
+ * count, at least 2 where K allows. Families "mma"
+ * and "scalar" report path TIRX_GEMM_PATH_WGMMA's tile shape under their own name.
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; an option out of range,
+ * named as in tirx_kernels_gemm_build's messages).
+ */
+TIRX_API tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int64_t n,
+                                            int64_t k, tirx_gemm_plan *out);
+
 /*
  * Builds the GEMM for dtype and the tile shape chosen for M x N x K (the kernel itself takes
  * any M, N, K at launch; the shape only picks the tiles). *out: a new kernel, one reference.
@@ -102,9 +182,20 @@ TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int6
  * Launch parameters, in order: M, N, K (i32), A [M, K], B as its (K, N) view (shape (K, N),
  * strides (1, ldb)), C [M, N], and with a bias epilogue bias [1, N] (dense). Leading dimensions
  * come from the strides and must be multiples of 16 bytes (TMA). tirx_op_gemm does all this.
+ * With opts->path TIRX_GEMM_PATH_GEMV (M <= 8): the gemv kernel for exactly M rows, whose
+ * parameters are N, K (i32), LDA8, LDB8 (i64: the row strides of A and B over 8, elements),
+ * LDC (i64), AL, BL, CL (i64: the flat lengths (M-1)*lda + K, (N-1)*ldb + K, (M-1)*ldc + N),
+ * then A, B [N, K] and C as dense 1-D tensors of those lengths, and with a bias epilogue
+ * bias [1, N]; it launches ceil(N / rows) CTAs of 256 threads and no shared-memory size.
+ * With TIRX_GEMM_PATH_WGMMA_SPLITK: the split-K wgmma kernel (its reduction is tirx_op_gemm's
+ * second launch), whose parameters are M, N, K, A, B as above, then KBS (K blocks per split),
+ * WR, WC (i32) and W [WR, WC] f32 dense: the workspace, WR = splits * ceil(M / block_m) *
+ * block_m, WC = ceil(N / block_n) * block_n; no C, no bias (the epilogue is the reduction's).
  * Errors (then *out is NULL): TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype not f16/bf16,
- * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms out of range),
- * and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
+ * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms, opts->path or
+ * opts->gemv_rows out of range, opts->splits out of 0..64 or set with another path than
+ * split-K, a path with family "mma" or "scalar", the gemv path for M > 8, split-K for
+ * M > 65535), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
  */
 TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dtype,
                                              int64_t m, int64_t n, int64_t k, tirx_kernel **out);
@@ -383,7 +474,7 @@ typedef struct tirx_tp_spec {
   tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
   int64_t m, n, k;  /* global shape: X [m, k], W [n, k], Y [m, n] */
   int nranks;       /* P >= 1; m % P == 0, k % P == 0, n % 8 == 0 */
-  tirx_gemm_options gemm; /* the per-rank GEMM's options (epilogue must be none) */
+  tirx_gemm_options gemm; /* the per-rank GEMM's options (epilogue none, path not gemv) */
 } tirx_tp_spec;
 
 /* A layer for one mesh size; immutable after creation and shared by every rank's call. The

@@ -191,6 +191,12 @@ struct tirx_runtime {
   uint64_t in_flight;
   pthread_cond_t idle_cv;
 
+  /* The kernel library's scratch buffers (tirx__runtime_scratch in memory.c: the split-K
+   * GEMM's workspace), one current buffer per stream, under scratch_lock; all freed by
+   * tirx_runtime_destroy. */
+  pthread_mutex_t scratch_lock;
+  struct tirx__scratch *scratch;
+
   /* Counters. */
   _Atomic uint64_t compiles, compile_failures, loads, tiered_fallbacks, nvrtc_ns, disk_hits;
 };
@@ -211,6 +217,14 @@ tirx_status tirx__forked_error(const char *fn, const char *what, long pid);
 /* TIRX_OK, or TIRX_E_FORKED or TIRX_E_STICKY: the checks of tirx__runtime_ready that do not
  * need a device (compile-only work). */
 tirx_status tirx__runtime_usable(tirx_runtime *rt, const char *fn);
+
+/* Frees the scratch list of rt and, when device (rt's context current), its device buffers;
+ * tirx_runtime_destroy's. */
+void tirx__runtime_scratch_free(tirx_runtime *rt, bool device);
+/* The kernel library's scratch buffer for stream (declared for src/kernels in
+ * kernels_internal.h, which says what it does). */
+tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
+                                  void **out);
 
 /* The hash of a variant's identity (kernel hash and specialisation key). */
 static inline uint64_t tirx__variant_hash(const uint64_t khash[2], int nspec,

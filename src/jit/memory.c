@@ -1,6 +1,7 @@
 /* Device memory and synchronisation through the runtime's context: a small convenience so
  * hosts, examples and tests never link libcuda themselves. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "jit.h"
 
@@ -53,6 +54,64 @@ tirx_status tirx_runtime_free(tirx_runtime *rt, void *ptr) {
   if (r != CUDA_SUCCESS)
     return tirx__driver_error(rt, fn, "cuMemFree", r);
   return TIRX_OK;
+}
+
+/* ---- scratch buffers of the kernel library (kernels_internal.h) ---- */
+
+/* One buffer; `current` is the one handed out for its stream, the others were outgrown and
+ * are kept until the runtime is destroyed (work queued before the growth may still use them;
+ * freeing them would need a synchronisation of the stream). */
+struct tirx__scratch {
+  struct tirx__scratch *next;
+  void *stream;
+  void *ptr;
+  size_t bytes;
+  bool current;
+};
+
+tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
+                                  void **out) {
+  *out = NULL;
+  pthread_mutex_lock(&rt->scratch_lock);
+  struct tirx__scratch *cur = NULL;
+  for (struct tirx__scratch *s = rt->scratch; s; s = s->next)
+    if (s->current && s->stream == stream) cur = s;
+  if (cur && cur->bytes >= bytes) {
+    *out = cur->ptr;
+    pthread_mutex_unlock(&rt->scratch_lock);
+    return TIRX_OK;
+  }
+  /* Grown to at least twice the outgrown size: a sequence of growing calls allocates
+   * O(log) buffers. */
+  size_t want = bytes, twice = cur && cur->bytes <= SIZE_MAX / 2 ? cur->bytes * 2 : 0;
+  if (twice > want) want = twice;
+  struct tirx__scratch *n = calloc(1, sizeof *n);
+  void *p = NULL;
+  tirx_status st = n ? tirx_runtime_alloc(rt, want, &p) : TIRX_E_NO_MEMORY;
+  if (st != TIRX_OK) {
+    free(n);
+    pthread_mutex_unlock(&rt->scratch_lock);
+    if (st == TIRX_E_NO_MEMORY && !n)
+      return tirx__error(st, "%s: out of memory", fn);
+    return tirx__error(st, "%s: the workspace of %zu bytes: %s", fn, want, tirx_last_error());
+  }
+  if (cur) cur->current = false;
+  *n = (struct tirx__scratch){rt->scratch, stream, p, want, true};
+  rt->scratch = n;
+  *out = p;
+  pthread_mutex_unlock(&rt->scratch_lock);
+  return TIRX_OK;
+}
+
+void tirx__runtime_scratch_free(tirx_runtime *rt, bool device) {
+  struct tirx__scratch *s = rt->scratch;
+  rt->scratch = NULL;
+  while (s) {
+    struct tirx__scratch *next = s->next;
+    if (device) rt->drv.MemFree((CUdeviceptr)(uintptr_t)s->ptr);
+    free(s);
+    s = next;
+  }
 }
 
 static bool copy_kind_valid(tirx_copy_kind kind) {

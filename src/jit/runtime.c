@@ -332,6 +332,7 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
   rt->fork_gen = atomic_load(&tirx__fork_generation);
   snprintf(rt->arch, sizeof rt->arch, "%s", o->arch ? o->arch : "sm_90a");
   pthread_mutex_init(&rt->mu, NULL);
+  pthread_mutex_init(&rt->scratch_lock, NULL);
   pthread_cond_init(&rt->cv, NULL);
   pthread_cond_init(&rt->idle_cv, NULL);
   pthread_mutex_init(&rt->failed_lock, NULL);
@@ -391,6 +392,8 @@ void tirx_runtime_destroy(tirx_runtime *rt) {
   bool entered = rt->has_device && !sticky && rt->drv.CtxGetCurrent &&
                  tirx__ctx_enter(rt, "tirx_runtime_destroy", &g) == TIRX_OK;
   bool freed = tirx__runtime_cache_destroy(rt, entered);
+  if (freed)
+    tirx__runtime_scratch_free(rt, entered); /* device memory only in the context */
   if (entered)
     tirx__ctx_leave(rt, &g);
   if (!freed)
@@ -403,6 +406,7 @@ void tirx_runtime_destroy(tirx_runtime *rt) {
   free(rt->cache_dir);
   free(rt->failed_message);
   pthread_mutex_destroy(&rt->mu);
+  pthread_mutex_destroy(&rt->scratch_lock);
   pthread_cond_destroy(&rt->cv);
   pthread_cond_destroy(&rt->idle_cv);
   pthread_mutex_destroy(&rt->failed_lock);

@@ -2,6 +2,7 @@
  * tirx_op_gemm. */
 #include "kernels_internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,11 @@ typedef struct gemm_spec {
   tirx_epilogue epilogue;
   const char *family; /* "wgmma", "mma" or "scalar" */
   int sms;            /* 1..1024 */
+  tirx_gemm_path path; /* as asked (TIRX_GEMM_PATH_AUTO: the plan's) */
+  int gemv_rows;       /* 0 (the plan's), 1, 2 or 4 */
+  int splits;          /* the wgmma kernel's K splits: 0 or 1, or > 1 for the split-K variant;
+                        * as asked by opts->splits until planned */
+  bool reduce;         /* build the split-K reduction (build_reduce) instead */
 } gemm_spec;
 
 typedef tirx_gemm_tiles gemm_tiles;
@@ -96,6 +102,74 @@ static void tile_coords(tirx_builder *b, tirx_expr *tile, tirx_expr *tiles_m, ti
 
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
+static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
+
+enum { GEMV_MAX_M = 8, GEMV_THREADS = 256, SPLITK_MAX = 64, SPLITK_MAX_M = 65535 };
+
+/* Split-K's count for the tiles t: 0 when the tiles fill half the SMs or more or K has fewer
+ * than 8 blocks of 64; else as many splits as fill the SMs, each of 4 K blocks or more, at most
+ * 16. Then the count that leaves no split empty (ceil(kblocks / ceil(kblocks / S))). */
+static int splits_for(const gemm_spec *s, const gemm_tiles *t, int asked) {
+  int64_t tiles = (s->m + t->block_m - 1) / t->block_m * ((s->n + t->block_n - 1) / t->block_n);
+  int64_t kblocks = (s->k + BK - 1) / BK, S = asked;
+  if (!S) {
+    if (tiles * 2 > s->sms || kblocks < 8) return 0;
+    S = s->sms / tiles;
+    if (S > kblocks / 4) S = kblocks / 4;
+    if (S > 16) S = 16;
+    if (S < 2) return 0;
+  }
+  if (S > kblocks) S = kblocks;
+  int64_t kbs = (kblocks + S - 1) / S;
+  return (int)((kblocks + kbs - 1) / kbs);
+}
+
+/* The gemv path's rows of B per CTA: the most of 4, 2, 1 that gives 2 * sms CTAs or more
+ * (each CTA then streams rows * K elements of B; more rows share each vector of A). */
+static int gemv_rows_for(const gemm_spec *s) {
+  if (s->gemv_rows) return s->gemv_rows;
+  for (int r = 4; r > 1; r /= 2)
+    if ((s->n + r - 1) / r >= 2 * (int64_t)s->sms) return r;
+  return 1;
+}
+
+/* The plan (tirx_kernels_gemm_plan) for a checked spec. */
+static tirx_gemm_plan plan_of(const gemm_spec *s) {
+  tirx_gemm_plan p = {0};
+  bool wgmma = strcmp(s->family, "wgmma") == 0;
+  tirx_gemm_path path = s->path;
+  if (path == TIRX_GEMM_PATH_AUTO) {
+    path = wgmma && s->m <= GEMV_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
+    if (path == TIRX_GEMM_PATH_WGMMA && wgmma && s->m <= SPLITK_MAX_M) {
+      gemm_tiles t = gemm_pick(s);
+      if (splits_for(s, &t, 0) >= 2) path = TIRX_GEMM_PATH_WGMMA_SPLITK;
+    }
+  }
+  p.path = path;
+  p.splits = 1;
+  if (path == TIRX_GEMM_PATH_GEMV) {
+    p.name = "gemv";
+    p.gemv_rows = gemv_rows_for(s);
+    p.ctas = (s->n + p.gemv_rows - 1) / p.gemv_rows;
+    return p;
+  }
+  p.name = wgmma ? "wgmma" : s->family;
+  p.tiles = gemm_pick(s);
+  int64_t tiles = (s->m + p.tiles.block_m - 1) / p.tiles.block_m *
+                  ((s->n + p.tiles.block_n - 1) / p.tiles.block_n);
+  if (path == TIRX_GEMM_PATH_WGMMA_SPLITK) {
+    p.name = "wgmma_splitk";
+    p.splits = splits_for(s, &p.tiles, s->splits ? s->splits : 0);
+    if (p.splits < 2 && !s->splits) /* forced without a count: the fewest that split */
+      p.splits = splits_for(s, &p.tiles, 2);
+    tiles *= p.splits;
+    p.workspace_bytes = (int64_t)p.splits * ((s->m + p.tiles.block_m - 1) / p.tiles.block_m) *
+                        p.tiles.block_m * ((s->n + p.tiles.block_n - 1) / p.tiles.block_n) *
+                        p.tiles.block_n * 4;
+  }
+  p.ctas = wgmma ? (tiles < s->sms ? tiles : s->sms) : (s->m + 63) / 64 * ((s->n + 63) / 64);
+  return p;
+}
 
 /* Builds b into *out, or records the builder's error naming fn; destroys b. */
 static tirx_status finish(tirx_builder *b, const char *fn, tirx_kernel **out) {
@@ -125,7 +199,26 @@ static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gem
   if (o->sms < 0 || o->sms > 1024)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->sms is %d, expected 0 (132) to 1024", fn,
                        o->sms);
+  if (o->path < TIRX_GEMM_PATH_AUTO || o->path > TIRX_GEMM_PATH_WGMMA_SPLITK)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is %d, expected a tirx_gemm_path (0 "
+                       "to 3)", fn, (int)o->path);
+  if (o->splits < 0 || o->splits > SPLITK_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->splits is %d, expected 0 (the plan's) to "
+                       "%d", fn, o->splits, SPLITK_MAX);
+  if (o->splits && o->path != TIRX_GEMM_PATH_WGMMA_SPLITK)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->splits is %d, expected 0 unless "
+                       "opts->path is TIRX_GEMM_PATH_WGMMA_SPLITK", fn, o->splits);
+  if (o->path != TIRX_GEMM_PATH_AUTO && o->family && strcmp(o->family, "wgmma"))
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is %d with opts->family \"%s\", "
+                       "expected TIRX_GEMM_PATH_AUTO (the paths are family \"wgmma\"'s)", fn,
+                       (int)o->path, o->family);
+  if (o->gemv_rows != 0 && o->gemv_rows != 1 && o->gemv_rows != 2 && o->gemv_rows != 4)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->gemv_rows is %d, expected 0, 1, 2 or 4",
+                       fn, o->gemv_rows);
   s->epilogue = o->epilogue;
+  s->path = o->path;
+  s->gemv_rows = o->gemv_rows;
+  s->splits = o->splits;
   s->family = !o->family ? "wgmma" : !strcmp(o->family, "mma") ? "mma"
               : !strcmp(o->family, "scalar") ? "scalar" : "wgmma";
   s->sms = o->sms ? o->sms : 132;
@@ -137,6 +230,33 @@ static tirx_status check_shape(const char *fn, int64_t m, int64_t n, int64_t k) 
     return tirx__error(TIRX_E_INVALID_ARG, "%s: m, n, k are %lld, %lld, %lld, expected >= 1", fn,
                        (long long)m, (long long)n, (long long)k);
   return TIRX_OK;
+}
+
+/* The forced gemv path needs M <= 8 (after check_options and check_shape). */
+static tirx_status check_path(const char *fn, const gemm_spec *s) {
+  if (s->path == TIRX_GEMM_PATH_GEMV && s->m > GEMV_MAX_M)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is TIRX_GEMM_PATH_GEMV, expected "
+                       "M <= %d (M is %lld)", fn, GEMV_MAX_M, (long long)s->m);
+  if (s->path == TIRX_GEMM_PATH_WGMMA_SPLITK && s->m > SPLITK_MAX_M)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->path is TIRX_GEMM_PATH_WGMMA_SPLITK, "
+                       "expected M <= %d (M is %lld)", fn, SPLITK_MAX_M, (long long)s->m);
+  return TIRX_OK;
+}
+
+tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int64_t n,
+                                   int64_t k, tirx_gemm_plan *out) {
+  static const char fn[] = "tirx_kernels_gemm_plan";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  gemm_spec s = {.dtype = TIRX_BF16, .m = m, .n = n, .k = k};
+  tirx_status st = check_options(fn, opts, &s);
+  if (st == TIRX_OK)
+    st = check_shape(fn, m, n, k);
+  if (st == TIRX_OK)
+    st = check_path(fn, &s);
+  if (st == TIRX_OK)
+    *out = plan_of(&s);
+  return st;
 }
 
 tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
@@ -153,7 +273,18 @@ tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, in
   return st;
 }
 
+/* The kernel of s's path; TIRX_GEMM_PATH_AUTO is the wgmma kernel here (tirx_op_gemm plans
+ * first and passes the plan's path). */
+static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out);
+
 static tirx_status gemm_build(const gemm_spec *s, tirx_kernel **out) {
+  if (s->reduce) return build_reduce(s, out);
+  if (s->path == TIRX_GEMM_PATH_GEMV) return build_gemv(s, gemv_rows_for(s), out);
+  if (s->path == TIRX_GEMM_PATH_WGMMA_SPLITK) {
+    gemm_spec t = *s;
+    t.splits = 2; /* any count > 1: the kernel takes its K blocks per split at launch */
+    return build_wgmma(&t, out);
+  }
   return strcmp(s->family, "wgmma") == 0 ? build_wgmma(s, out) : build_simple(s, out);
 }
 
@@ -170,7 +301,7 @@ tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dt
   if (dtype != TIRX_F16 && dtype != TIRX_BF16)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
                        tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
-  if ((st = check_shape(fn, m, n, k)) != TIRX_OK)
+  if ((st = check_shape(fn, m, n, k)) != TIRX_OK || (st = check_path(fn, &s)) != TIRX_OK)
     return st;
   return gemm_build(&s, out);
 }
@@ -265,12 +396,44 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   return finish(b, "tirx_kernels_gemm_build", out);
 }
 
+/* The persistent loop's head: over tiles (split-K off: as the kernel always was), or over
+ * units (tile, split) with the split's K blocks [*kb_lo, *kb_hi) (split-K on). */
+typedef struct unit_loop {
+  bool sk;
+  tirx_expr *ntiles, *nunits, *kbs, *kblocks, *tiles_m, *tiles_n;
+} unit_loop;
+
+static void unit_begin(tirx_builder *b, const unit_loop *u, tirx_expr **tm, tirx_expr **tn,
+                       tirx_expr **split, tirx_expr **kb_lo, tirx_expr **kb_hi) {
+  if (!u->sk) {
+    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), u->ntiles,
+                                     tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+    tile_coords(b, tile, u->tiles_m, u->tiles_n, tm, tn);
+    *split = NULL, *kb_lo = I(b, 0), *kb_hi = u->kblocks;
+    return;
+  }
+  tirx_expr *unit = tirx_for_begin(b, "unit", tirx_block_idx(b, 0), u->nunits,
+                                   tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+  tirx_expr *tile = tirx_let(b, "tile", tirx_mod(b, unit, u->ntiles));
+  *split = tirx_let(b, "split", tirx_div(b, unit, u->ntiles));
+  tile_coords(b, tile, u->tiles_m, u->tiles_n, tm, tn);
+  *kb_lo = tirx_let(b, "kb_lo", tirx_mul(b, *split, u->kbs));
+  *kb_hi = tirx_let(b, "kb_hi", tirx_min(b, tirx_add(b, *kb_lo, u->kbs), u->kblocks));
+}
+
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
   const int sms = s->sms;
+  /* The split-K variant (S > 1): work units (tile, split) of KBS K blocks each, f32 partial
+   * tiles into the workspace, no epilogue (gemm_reduce's); S == 1 is the kernel as it was. */
+  const bool SK = s->splits > 1;
   tirx_dtype dt = s->dtype;
   char name[64];
+  if (SK)
+    snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld_splitk", tirx_dtype_name(dt),
+             (long long)BM, (long long)BN, (long long)ST);
+  else
   snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
            (long long)BN, (long long)ST, ep_name[s->epilogue]);
   tirx_builder *b = tirx_builder_create(name);
@@ -283,14 +446,26 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
    * operand), C [M, N]. */
   tirx_tensor *A = tirx_param_tensor_strided(b, "A", dt, TIRX_EXPRS(M, K), (tirx_expr *[]){NULL, I(b, 1)});
   tirx_tensor *Bt = tirx_param_tensor_strided(b, "B", dt, TIRX_EXPRS(K, N), (tirx_expr *[]){I(b, 1), NULL});
-  tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
-  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
+  tirx_tensor *C = NULL, *Wk = NULL;
+  tirx_expr *KBS = NULL;
+  if (SK) { /* the workspace: S slabs of tiles_m * BM rows, tiles_n * BN columns, f32 */
+    KBS = tirx_param_int(b, "KBS", TIRX_I32);
+    tirx_expr *WR = tirx_param_int(b, "WR", TIRX_I32), *WC = tirx_param_int(b, "WC", TIRX_I32);
+    Wk = tirx_param_tensor(b, "W", TIRX_F32, TIRX_EXPRS(WR, WC), NULL);
+  } else
+  C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  bool has_bias = !SK && s->epilogue != TIRX_EPILOGUE_NONE;
   tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
 
   tirx_expr *tiles_m = tirx_ceildiv(b, M, I(b, BM)), *tiles_n = tirx_ceildiv(b, N, I(b, BN));
   tirx_expr *ntiles = tirx_mul(b, tiles_m, tiles_n);
+  /* Split-K: unit u is tile u % ntiles of split u / ntiles, K blocks [split * KBS, min(+KBS,
+   * kblocks)); nunits = ntiles * ceil(kblocks / KBS) (every split has a K block). */
+  tirx_expr *nunits = ntiles;
+  if (SK)
+    nunits = tirx_mul(b, ntiles, tirx_ceildiv(b, tirx_ceildiv(b, K, I(b, BK)), KBS));
   tirx_set_block(b, 128 * (1 + T.consumers), 1, 1);
-  tirx_set_grid(b, tirx_min(b, ntiles, I(b, sms)), NULL, NULL);
+  tirx_set_grid(b, tirx_min(b, nunits, I(b, sms)), NULL, NULL);
 
   /* Shared memory: a ring of ST stages of A (BM x 64) and B (64 x BN as (K, N)), both
    * 128-byte swizzled K-major, and the C tile of the epilogue (128-byte swizzled for TMA). */
@@ -332,6 +507,8 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
 
   tirx_expr *kblocks = tirx_let(b, "kblocks", tirx_ceildiv(b, K, I(b, BK)));
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
+  unit_loop ul = {SK, ntiles, nunits, KBS, kblocks, tiles_m, tiles_n};
+  tirx_expr *split, *kb_lo, *kb_hi;
 
   /* ---- producer: one thread issues the TMA loads of every stage ---- */
   tirx_if_begin(b, tirx_eq(b, wg, I(b, 0)));
@@ -339,11 +516,9 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
   {
     tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
-    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
-                                     TIRX_LOOP_SERIAL);
     tirx_expr *tm, *tn;
-    tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
-    tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), kblocks, NULL, TIRX_LOOP_SERIAL);
+    unit_begin(b, &ul, &tm, &tn, &split, &kb_lo, &kb_hi);
+    tirx_expr *kb = tirx_for_begin(b, "kb", kb_lo, kb_hi, NULL, TIRX_LOOP_SERIAL);
     tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
     tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
     tirx_mbarrier_wait(b, elem(b, empty, st), tirx_bit_xor(b, ph, I(b, 1)));
@@ -386,14 +561,12 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_expr *c = tirx_let(b, "c", tirx_sub(b, wg, I(b, 1)));
   tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
   tirx_expr *lt = has_bias ? tirx_var(b, "lt", TIRX_I32, NULL) : NULL;
-  tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
-                                   TIRX_LOOP_SERIAL);
   tirx_expr *tm, *tn;
-  tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
+  unit_begin(b, &ul, &tm, &tn, &split, &kb_lo, &kb_hi);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   const tirx_layout *accl = tirx_layout_wgmma_acc(ar, (int)WM, (int)BN);
   tirx_tensor *acc = tirx_alloc_local(b, "acc", TIRX_F32, TIRX_DIMS(WM, BN), accl);
-  tirx_expr *kb = tirx_for_begin(b, "kb", I(b, 0), kblocks, NULL, TIRX_LOOP_SERIAL);
+  tirx_expr *kb = tirx_for_begin(b, "kb", kb_lo, kb_hi, NULL, TIRX_LOOP_SERIAL);
   {
     tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
     tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
@@ -402,21 +575,31 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_region *a_s = rect(b, As, tirx_add(b, tirx_mul(b, st, I(b, BM)), tirx_mul(b, c, I(b, WM))),
                             I(b, 0), WM, BK);
     tirx_region *b_s = rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN);
-    tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, I(b, 0))};
+    tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, kb_lo)};
     tirx_gemm_async(b, tirx_whole(b, acc), a_s, b_s, &g);
     tirx_wgmma_commit(b);
     /* One batch stays in flight: the previous one is complete, so its stage is released. */
     tirx_wgmma_wait(b, 1);
-    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
     tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
     tirx_if_end(b);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
   }
   tirx_for_end(b);
   tirx_wgmma_wait(b, 0); /* the tile's last batch, then its stage */
-  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kblocks, I(b, 0)), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb_hi, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
   tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
   tirx_if_end(b);
+  if (SK) { /* the f32 partial tile into slab `split` of the workspace; gemm_reduce does the rest */
+    tirx_expr *row = tirx_add(b, tirx_add(b, tirx_mul(b, tirx_mul(b, split, tiles_m), I(b, BM)),
+                                          tirx_mul(b, tm, I(b, BM))),
+                              tirx_mul(b, c, I(b, WM)));
+    tirx_copy(b, rect(b, Wk, row, tirx_mul(b, tn, I(b, BN)), WM, BN), tirx_whole(b, acc), NULL);
+    tirx_team_end(b);
+    tirx_for_end(b);
+    tirx_if_end(b);
+    return finish(b, "tirx_kernels_gemm_build", out);
+  }
   /* Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
    * the swizzled C tile, TMA store. The storing thread waited for its previous store to have
    * read Cs before the barrier. */
@@ -474,16 +657,285 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   return finish(b, "tirx_kernels_gemm_build", out);
 }
 
+/*
+ * The gemv path (M <= 8, bandwidth-bound): C[m, n] = epilogue(sum_k A[m, k] B[n, k] [+ bias]).
+ * One CTA of 256 threads per `rows` consecutive rows of B (rows past N read row N - 1 and
+ * store nothing). K is split across the CTA's threads as 8-element vectors: thread t takes
+ * vectors t, t + 256, ... of K / 8, loads that vector of each of its rows of B (16 bytes,
+ * ld.global.cs: read once) and of each of the M rows of A (ld.global.nc: A is re-read by
+ * every CTA, from L1/L2) and accumulates rows x M f32 sums; the K % 8 last columns one column
+ * per thread. Then a xor butterfly in each warp, lane 0's sums into shared memory, and thread
+ * (m, r) < M x rows adds the 8 warps' partials in warp order, the bias and the activation,
+ * and stores C[m, n0 + r]. Every sum is in a fixed order: the same bits on every run.
+ *
+ * A, B and C are flat 1-D tensors (row starts m * lda with lda = 8 * LDA8, so the divisor
+ * analysis of dispatch sees every vector's start as a multiple of 8 elements: 16 bytes).
+ */
+static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
+  enum { T = GEMV_THREADS, W = GEMV_THREADS / 32, V = 8 };
+  const int MM = (int)s->m, R = rows;
+  tirx_dtype dt = s->dtype;
+  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
+  char name[64];
+  snprintf(name, sizeof name, "gemv_%s_m%d_r%d%s", tirx_dtype_name(dt), MM, R,
+           ep_name[s->epilogue]);
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_expr *N = tirx_param_int(b, "N", TIRX_I32), *K = tirx_param_int(b, "K", TIRX_I32);
+  tirx_expr *LDA8 = tirx_param_int(b, "LDA8", TIRX_I64), *LDB8 = tirx_param_int(b, "LDB8", TIRX_I64);
+  tirx_expr *LDC = tirx_param_int(b, "LDC", TIRX_I64);
+  tirx_expr *AL = tirx_param_int(b, "AL", TIRX_I64), *BL = tirx_param_int(b, "BL", TIRX_I64);
+  tirx_expr *CL = tirx_param_int(b, "CL", TIRX_I64);
+  tirx_tensor *A = tirx_param_tensor(b, "A", dt, TIRX_EXPRS(AL), NULL);
+  tirx_tensor *Bf = tirx_param_tensor(b, "B", dt, TIRX_EXPRS(BL), NULL);
+  tirx_tensor *C = tirx_param_tensor(b, "C", dt, TIRX_EXPRS(CL), NULL);
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
+  tirx_set_block(b, T, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, N, I(b, R)), NULL, NULL);
+  tirx_tensor *red = tirx_alloc_shared(b, "red", TIRX_F32, TIRX_DIMS(W, MM * R), NULL);
+
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  /* Row and column indices in i64: N and K may be up to 2^31 - 1, and n0 + 3 or the last
+   * column's kv * 8 + 255 would overflow i32. */
+  tirx_expr *N64 = tirx_cast(b, N, TIRX_I64), *K64 = tirx_cast(b, K, TIRX_I64);
+  tirx_expr *n0 = tirx_let(b, "n0", tirx_mul(b, tirx_cast(b, tirx_block_idx(b, 0), TIRX_I64), I(b, R)));
+  /* Row starts, as products of 8 (not tirx_let: a let hides its divisor from dispatch). */
+  tirx_expr *brow[4], *arow[GEMV_MAX_M];
+  for (int r = 0; r < R; r++) {
+    char nm[16];
+    snprintf(nm, sizeof nm, "nr%d", r);
+    tirx_expr *nr = tirx_let(b, nm, tirx_min(b, tirx_add(b, n0, I(b, r)), tirx_sub(b, N64, I(b, 1))));
+    brow[r] = tirx_mul(b, tirx_mul(b, nr, LDB8), I(b, V));
+  }
+  for (int m = 0; m < MM; m++) arow[m] = tirx_mul(b, tirx_mul(b, I(b, m), LDA8), I(b, V));
+  tirx_expr *acc[GEMV_MAX_M][4];
+  for (int m = 0; m < MM; m++)
+    for (int r = 0; r < R; r++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "acc%d_%d", m, r);
+      acc[m][r] = tirx_var(b, nm, TIRX_F32, tirx_float(b, 0.0, TIRX_F32));
+    }
+  tirx_expr *kv = tirx_let(b, "kv", tirx_div(b, K, I(b, V)));
+  tirx_config ldb = {.hint = TIRX_HINT_STREAM}, lda = {.hint = TIRX_HINT_NC};
+  tirx_expr *c = tirx_for_begin(b, "c", tid, kv, I(b, T), TIRX_LOOP_SERIAL);
+  {
+    tirx_expr *k0 = tirx_mul(b, tirx_cast(b, c, TIRX_I64), I(b, V));
+    tirx_tensor *bv[4], *av[GEMV_MAX_M];
+    for (int r = 0; r < R; r++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "bv%d", r);
+      bv[r] = tirx_alloc_local(b, nm, dt, TIRX_DIMS(V), NULL);
+      tirx_copy(b, tirx_whole(b, bv[r]),
+                tirx_region_new(b, Bf, TIRX_EXPRS(tirx_add(b, brow[r], k0)), (int64_t[]){V}), &ldb);
+    }
+    for (int m = 0; m < MM; m++) {
+      char nm[16];
+      snprintf(nm, sizeof nm, "av%d", m);
+      av[m] = tirx_alloc_local(b, nm, dt, TIRX_DIMS(V), NULL);
+      tirx_copy(b, tirx_whole(b, av[m]),
+                tirx_region_new(b, A, TIRX_EXPRS(tirx_add(b, arow[m], k0)), (int64_t[]){V}), &lda);
+    }
+    for (int m = 0; m < MM; m++)
+      for (int r = 0; r < R; r++) {
+        tirx_expr *sum = acc[m][r];
+        for (int j = 0; j < V; j++)
+          sum = tirx_add(b, sum, tirx_mul(b, tirx_cast(b, tirx_load(b, av[m], TIRX_EXPRS(I(b, j))), TIRX_F32),
+                                          tirx_cast(b, tirx_load(b, bv[r], TIRX_EXPRS(I(b, j))), TIRX_F32)));
+        tirx_assign(b, acc[m][r], sum);
+      }
+  }
+  tirx_for_end(b);
+  /* The K % 8 last columns: column kv * 8 + tid on the first threads. */
+  tirx_expr *kt = tirx_let(b, "kt", tirx_add(b, tirx_mul(b, tirx_cast(b, kv, TIRX_I64), I(b, V)),
+                                              tirx_cast(b, tid, TIRX_I64)));
+  tirx_if_begin(b, tirx_lt(b, kt, K64));
+  {
+    tirx_expr *kt64 = kt;
+    for (int m = 0; m < MM; m++) {
+      tirx_expr *a = tirx_cast(b, tirx_load(b, A, TIRX_EXPRS(tirx_add(b, arow[m], kt64))), TIRX_F32);
+      for (int r = 0; r < R; r++)
+        tirx_assign(b, acc[m][r],
+                    tirx_add(b, acc[m][r],
+                             tirx_mul(b, a, tirx_cast(b, tirx_load(b, Bf, TIRX_EXPRS(tirx_add(b, brow[r], kt64))),
+                                                      TIRX_F32))));
+    }
+  }
+  tirx_if_end(b);
+  /* The warp's sums: a xor butterfly (lane 0's result is what is kept). */
+  for (int m = 0; m < MM; m++)
+    for (int r = 0; r < R; r++)
+      for (int off = 16; off >= 1; off /= 2)
+        tirx_assign(b, acc[m][r], tirx_add(b, acc[m][r], tirx_shfl_xor(b, acc[m][r], I(b, off))));
+  tirx_expr *w = tirx_let(b, "w", tirx_warp_id(b));
+  tirx_if_begin(b, tirx_eq(b, tirx_lane_id(b), I(b, 0)));
+  for (int m = 0; m < MM; m++)
+    for (int r = 0; r < R; r++) tirx_store(b, red, TIRX_EXPRS(w, I(b, m * R + r)), acc[m][r]);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+  /* Thread (m, r) = (tid / R, tid % R): the warps' partials in warp order, the epilogue. */
+  tirx_if_begin(b, tirx_lt(b, tid, I(b, MM * R)));
+  {
+    tirx_expr *v = tirx_load(b, red, TIRX_EXPRS(I(b, 0), tid));
+    for (int q = 1; q < W; q++) v = tirx_add(b, v, tirx_load(b, red, TIRX_EXPRS(I(b, q), tid)));
+    tirx_expr *sum = tirx_var(b, "sum", TIRX_F32, v);
+    tirx_expr *m = tirx_let(b, "m", tirx_div(b, tid, I(b, R)));
+    tirx_expr *n = tirx_let(b, "n", tirx_add(b, n0, tirx_cast(b, tirx_mod(b, tid, I(b, R)), TIRX_I64)));
+    tirx_if_begin(b, tirx_lt(b, n, N64));
+    if (has_bias)
+      tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
+    if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
+      tirx_assign(b, sum, tirx_div(b, sum, tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                                    tirx_exp(b, tirx_neg(b, sum)))));
+    if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) /* 0.5 x (1 + erf(x / sqrt 2)) */
+      tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
+                                   tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                            tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
+    tirx_store(b, C, TIRX_EXPRS(tirx_add(b, tirx_mul(b, tirx_cast(b, m, TIRX_I64), LDC), n)),
+               tirx_cast(b, sum, dt));
+    tirx_if_end(b);
+  }
+  tirx_if_end(b);
+  return finish(b, "tirx_kernels_gemm_build", out);
+}
+
+/*
+ * The split-K reduction: C[m, n] = epilogue(sum over s = 0 .. S-1, in that order, of
+ * W[s * WS + m, n] [+ bias[n]]), the partial tiles of the split-K wgmma kernel (f32, slab s
+ * of WS = tiles_m * block_m rows). One thread per (m, n): blockIdx.y = m, 256 columns per
+ * CTA. A fixed order, so the same bits on every run.
+ */
+static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out) {
+  tirx_dtype dt = s->dtype;
+  bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
+  char name[64];
+  snprintf(name, sizeof name, "gemm_reduce_%s%s", tirx_dtype_name(dt), ep_name[s->epilogue]);
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_expr *M = tirx_param_int(b, "M", TIRX_I32), *N = tirx_param_int(b, "N", TIRX_I32);
+  tirx_expr *S = tirx_param_int(b, "S", TIRX_I32), *WS = tirx_param_int(b, "WS", TIRX_I32);
+  tirx_expr *WR = tirx_param_int(b, "WR", TIRX_I32), *WC = tirx_param_int(b, "WC", TIRX_I32);
+  tirx_tensor *W = tirx_param_tensor(b, "W", TIRX_F32, TIRX_EXPRS(WR, WC), NULL);
+  tirx_tensor *C = tirx_param_tensor_strided(b, "C", dt, TIRX_EXPRS(M, N), (tirx_expr *[]){NULL, I(b, 1)});
+  tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
+  tirx_set_block(b, 256, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, N, I(b, 256)), M, NULL);
+  tirx_expr *m = tirx_let(b, "m", tirx_block_idx(b, 1));
+  /* n in i64: ceil(N / 256) * 256 may pass 2^31 - 1. */
+  tirx_expr *n = tirx_let(b, "n", tirx_add(b, tirx_mul(b, tirx_cast(b, tirx_block_idx(b, 0), TIRX_I64), I(b, 256)),
+                                           tirx_cast(b, tirx_thread_linear(b), TIRX_I64)));
+  tirx_if_begin(b, tirx_lt(b, n, tirx_cast(b, N, TIRX_I64)));
+  tirx_expr *sum = tirx_var(b, "sum", TIRX_F32, tirx_float(b, 0.0, TIRX_F32));
+  tirx_expr *sp = tirx_for_begin(b, "sp", I(b, 0), S, NULL, TIRX_LOOP_SERIAL);
+  tirx_assign(b, sum, tirx_add(b, sum, tirx_load(b, W, TIRX_EXPRS(tirx_add(b, tirx_mul(b, sp, WS), m), n))));
+  tirx_for_end(b);
+  if (has_bias)
+    tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
+  if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
+    tirx_assign(b, sum, tirx_div(b, sum, tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                                  tirx_exp(b, tirx_neg(b, sum)))));
+  if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) /* 0.5 x (1 + erf(x / sqrt 2)) */
+    tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
+                                 tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                          tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
+  tirx_store(b, C, TIRX_EXPRS(m, n), tirx_cast(b, sum, dt));
+  tirx_if_end(b);
+  return finish(b, "tirx_kernels_gemm_build", out);
+}
+
+tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epilogue,
+                                            tirx_kernel **out) {
+  gemm_spec s = {.dtype = dtype, .m = 1, .n = 1, .k = 1, .epilogue = epilogue, .family = "wgmma",
+                 .sms = 132, .reduce = true};
+  *out = NULL;
+  if ((dtype != TIRX_F16 && dtype != TIRX_BF16) || epilogue < TIRX_EPILOGUE_NONE ||
+      epilogue > TIRX_EPILOGUE_BIAS_GELU)
+    return tirx__error(TIRX_E_INVALID_ARG, "tirx__kernels_gemm_reduce_build: dtype %d or "
+                       "epilogue %d out of range", (int)dtype, (int)epilogue);
+  return build_reduce(&s, out);
+}
+
 /* ---- tirx_op_gemm ---- */
 
-/* What decides the kernel: the tile shape matters to the wgmma family only, and so do sms. */
+/* What decides the kernel: the tile shape matters to the wgmma family only, and so do sms;
+ * the gemv path is specialised on M and its rows per CTA (tiles and sms zero). */
 typedef struct gemm_key {
   int32_t dtype, epilogue, family, sms;
   gemm_tiles tiles;
+  int32_t path, gemv_m, gemv_rows, reduce;
 } gemm_key;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
   return gemm_build(ctx, out);
+}
+
+/*
+ * The split-K path of tirx_op_gemm: the split-K wgmma kernel (f32 partial tiles into the
+ * runtime's workspace for the stream: tirx__runtime_scratch) and then the reduction with the
+ * epilogue, both on stream, under splitk_lock (calls from many threads are serialised from
+ * the workspace to the second launch). Without a device there is no workspace: the first
+ * launch returns
+ * tirx_launch's TIRX_E_NO_DEVICE as every op does (a placeholder pointer, never read).
+ */
+/* Held from the workspace's lookup to the second launch: two threads enqueueing split-K on one
+ * stream could otherwise interleave as kernel, kernel, reduction, reduction, and the first
+ * reduction would read the second call's partial tiles. */
+static pthread_mutex_t splitk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_gemm_plan *plan,
+                             void *a, int64_t lda, void *b, int64_t ldb, void *c, int64_t ldc,
+                             void *bias, void *stream) {
+  static const char fn[] = "tirx_op_gemm";
+  const int64_t M = s->m, N = s->n, K = s->k, BM = plan->tiles.block_m, BN = plan->tiles.block_n;
+  const int64_t S = plan->splits, kblocks = (K + BK - 1) / BK, kbs = (kblocks + S - 1) / S;
+  const int64_t ws = (M + BM - 1) / BM * BM, wc = (N + BN - 1) / BN * BN, wr = S * ws;
+  if (wr > INT32_MAX || wc > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: the split-K workspace [%lld, %lld] is too "
+                       "large, expected extents up to 2^31 - 1: use opts->path "
+                       "TIRX_GEMM_PATH_WGMMA", fn, (long long)wr, (long long)wc);
+  gemm_key key = {0}, rkey = {0};
+  key.dtype = rkey.dtype = (int32_t)s->dtype;
+  key.path = rkey.path = (int32_t)TIRX_GEMM_PATH_WGMMA_SPLITK;
+  key.sms = s->sms, key.tiles = plan->tiles; /* no epilogue: the reduction's */
+  rkey.epilogue = (int32_t)s->epilogue, rkey.reduce = 1;
+  gemm_spec rs = *s;
+  rs.reduce = true;
+  tirx_kernel *k = NULL, *r = NULL;
+  tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, s, &k);
+  if (st == TIRX_OK) st = tirx__kernels_get(&rkey, sizeof rkey, build_for_op, &rs, &r);
+  if (st != TIRX_OK) {
+    tirx_kernel_release(k);
+    return tirx__error(st, "%s: %s", fn, tirx_last_error());
+  }
+  void *w = (void *)(uintptr_t)4096;
+  pthread_mutex_lock(&splitk_lock);
+  if (tirx_runtime_has_device(rt))
+    st = tirx__runtime_scratch(rt, fn, stream, (size_t)plan->workspace_bytes, &w);
+  int64_t a_shape[2] = {M, K}, a_strides[2] = {lda, 1};
+  int64_t b_shape[2] = {K, N}, b_strides[2] = {1, ldb};
+  int64_t c_shape[2] = {M, N}, c_strides[2] = {ldc, 1};
+  int64_t w_shape[2] = {wr, wc}, bias_shape[2] = {1, N};
+  if (st == TIRX_OK) {
+    tirx_arg args[9] = {
+        tirx_arg_i32((int32_t)M), tirx_arg_i32((int32_t)N), tirx_arg_i32((int32_t)K),
+        tirx_arg_tensor(a, s->dtype, 2, a_shape, a_strides),
+        tirx_arg_tensor(b, s->dtype, 2, b_shape, b_strides),
+        tirx_arg_i32((int32_t)kbs), tirx_arg_i32((int32_t)wr), tirx_arg_i32((int32_t)wc),
+        tirx_arg_tensor(w, TIRX_F32, 2, w_shape, NULL),
+    };
+    st = tirx__kernels_launch(fn, rt, k, args, 9, stream);
+  }
+  if (st == TIRX_OK) {
+    tirx_arg rargs[9] = {
+        tirx_arg_i32((int32_t)M), tirx_arg_i32((int32_t)N), tirx_arg_i32((int32_t)S),
+        tirx_arg_i32((int32_t)ws), tirx_arg_i32((int32_t)wr), tirx_arg_i32((int32_t)wc),
+        tirx_arg_tensor(w, TIRX_F32, 2, w_shape, NULL),
+        tirx_arg_tensor(c, s->dtype, 2, c_shape, c_strides),
+        tirx_arg_tensor(bias, s->dtype, 2, bias_shape, NULL),
+    };
+    st = tirx__kernels_launch(fn, rt, r, rargs, bias ? 9 : 8, stream);
+  }
+  pthread_mutex_unlock(&splitk_lock);
+  tirx_kernel_release(k);
+  tirx_kernel_release(r);
+  return st;
 }
 
 /* A 16-bit matrix operand [rows, cols] with innermost stride 1: its row stride (elements) in
@@ -551,15 +1003,42 @@ tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
     return st;
 
   s.dtype = dt, s.m = M, s.n = N, s.k = K;
+  if ((st = check_path(fn, &s)) != TIRX_OK)
+    return st;
+  tirx_gemm_plan plan = plan_of(&s);
+  s.path = plan.path, s.gemv_rows = plan.gemv_rows;
+  bool gemv = plan.path == TIRX_GEMM_PATH_GEMV;
+  if (plan.path == TIRX_GEMM_PATH_WGMMA_SPLITK)
+    return op_splitk(rt, &s, &plan, a->data, lda, b->data, ldb, c->data, ldc,
+                     has_bias ? bias->data : NULL, stream);
   gemm_key key = {0};
   key.dtype = (int32_t)dt, key.epilogue = (int32_t)s.epilogue;
   key.family = strcmp(s.family, "wgmma") == 0 ? 0 : strcmp(s.family, "mma") == 0 ? 1 : 2;
-  if (key.family == 0)
+  key.path = (int32_t)plan.path;
+  if (gemv)
+    key.gemv_m = (int32_t)M, key.gemv_rows = plan.gemv_rows;
+  else if (key.family == 0)
     key.sms = s.sms, key.tiles = gemm_pick(&s);
   tirx_kernel *k;
   if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &s, &k)) != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
 
+  if (gemv) { /* flat views: lengths and row strides (over 8 for A and B: multiples of 16 bytes) */
+    int64_t al = (M - 1) * lda + K, bl = (N - 1) * ldb + K, cl = (M - 1) * ldc + N;
+    tirx_arg gargs[12] = {
+        tirx_arg_i32((int32_t)N), tirx_arg_i32((int32_t)K),
+        tirx_arg_i64(lda / 8),    tirx_arg_i64(ldb / 8),
+        tirx_arg_i64(ldc),        tirx_arg_i64(al),
+        tirx_arg_i64(bl),         tirx_arg_i64(cl),
+        tirx_arg_tensor(a->data, dt, 1, &al, NULL),
+        tirx_arg_tensor(b->data, dt, 1, &bl, NULL),
+        tirx_arg_tensor(c->data, dt, 1, &cl, NULL),
+        tirx_arg_tensor(has_bias ? bias->data : NULL, dt, 2, (int64_t[]){1, N}, NULL),
+    };
+    st = tirx__kernels_launch(fn, rt, k, gargs, has_bias ? 12 : 11, stream);
+    tirx_kernel_release(k);
+    return st;
+  }
   int64_t a_shape[2] = {M, K}, a_strides[2] = {lda, 1};
   int64_t b_shape[2] = {K, N}, b_strides[2] = {1, ldb}; /* B [N, K] as its (K, N) view */
   int64_t c_shape[2] = {M, N}, c_strides[2] = {ldc, 1};

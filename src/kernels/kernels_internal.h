@@ -42,6 +42,23 @@ tirx_status tirx__check_dtype(const char *fn, const char *name, const tirx_tenso
 tirx_status tirx__check_row(const char *fn, const char *name, const tirx_tensor_arg *t,
                             tirx_dtype dtype, int64_t n);
 
+/*
+ * A device buffer of at least bytes for work queued on stream, owned by rt (src/jit/memory.c):
+ * the same buffer for every call on that stream while it is large enough (work on one stream
+ * runs in order, so consecutive uses never overlap; other streams get their own), a larger
+ * one otherwise (the outgrown one is kept: work queued before may still use it). Freed by
+ * tirx_runtime_destroy. Allocating is not allowed under stream capture: the first call on a
+ * stream must come before its capture. Errors: tirx_runtime_alloc's, prefixed with fn.
+ */
+tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
+                                  void **out);
+
+/* The split-K GEMM's reduction kernel for dtype (f16, bf16) and epilogue (gemm.c), as
+ * tirx_op_gemm builds it: for the tests. Parameters: M, N, S, WS, WR, WC (i32), W [WR, WC]
+ * f32, C [M, N] (row stride from the argument), bias [1, N] with a bias epilogue. */
+tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epilogue,
+                                            tirx_kernel **out);
+
 /* Launches k; an error's message is prefixed with fn ("tirx_op_gemm: tirx_launch: ..."). */
 tirx_status tirx__kernels_launch(const char *fn, tirx_runtime *rt, const tirx_kernel *k,
                                  const tirx_arg *args, int nargs, void *stream);

@@ -58,6 +58,11 @@ static tirx_status check_spec(const tp_spec *s) {
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: spec->gemm.epilogue is %d, expected TIRX_EPILOGUE_NONE (a partial sum "
                        "takes no bias)", CREATE, (int)s->gemm.epilogue);
+  if (s->gemm.path == TIRX_GEMM_PATH_GEMV || s->gemm.path == TIRX_GEMM_PATH_WGMMA_SPLITK)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: spec->gemm.path is %d, expected TIRX_GEMM_PATH_AUTO or "
+                       "TIRX_GEMM_PATH_WGMMA (the GEMM arguments are the wgmma kernel's)",
+                       CREATE, (int)s->gemm.path);
   return TIRX_OK;
 }
 

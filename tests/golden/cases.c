@@ -228,8 +228,39 @@ static void gemm_cases(golden_set *g) {
       for (int e = 0; e < 4; e++)
         gemm_case(g, (gemm_spec){.dtype = DTYPES16[d], .m = 129, .n = 130, .k = 65,
                                  .epilogue = (tirx_epilogue)e, .family = fams[f]});
-  /* Refused specs. */
+  /* The gemv path (M <= 8), a spread of its variants (dtype, M, rows of B per CTA,
+   * epilogue): every M with 4 rows, every epilogue at M = 3 and 8, every rows at M = 1 and 8. */
   char err[4096] = "";
+  for (size_t d = 0; d < 2; d++)
+    for (int e = 0; e < 4; e++)
+      for (int m = 1; m <= 8; m++)
+        for (int r = 1; r <= 4; r *= 2) {
+          if (!((e == 0 && r == 4) || (m == 3 && r == 4) || (m == 8 && (e == 0 || r == 1)) ||
+                (m == 1 && e == 0)))
+            continue;
+          gemm_spec s = {.dtype = DTYPES16[d], .m = m, .n = 4096, .k = 4096,
+                         .epilogue = (tirx_epilogue)e, .path = TIRX_GEMM_PATH_GEMV, .gemv_rows = r};
+          golden_add_kernel(g, golden_name(g, "gemm.%s.%s.gemv.m%d.r%d", dt_name(s.dtype),
+                                           EPILOGUES[e], m, r),
+                            gemm_build(&s, err, sizeof err), err);
+        }
+  /* The split-K path: its wgmma kernel for a few tile shapes (no epilogue: the reduction's). */
+  static const int64_t sk[][3] = {{16, 1024, 14336}, {64, 256, 8192}, {200, 4096, 8192}};
+  for (size_t d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+      gemm_spec s = {.dtype = DTYPES16[d], .m = sk[i][0], .n = sk[i][1], .k = sk[i][2],
+                     .path = TIRX_GEMM_PATH_WGMMA_SPLITK};
+      tirx_gemm_tiles t = gemm_pick(&s);
+      golden_add_kernel(g, golden_name(g, "gemm.%s.splitk.%dx%dx%d.s%d.c%d", dt_name(s.dtype),
+                                       t.block_m, t.block_n, t.block_k, t.stages, t.consumers),
+                        gemm_build(&s, err, sizeof err), err);
+    }
+  golden_add_kernel(g, "gemm.refused.gemv_m9",
+                    gemm_build(&(gemm_spec){.dtype = TIRX_BF16, .m = 9, .n = 64, .k = 64,
+                                            .path = TIRX_GEMM_PATH_GEMV},
+                               err, sizeof err),
+                    err);
+  /* Refused specs. */
   golden_add_kernel(g, "gemm.refused.f32",
                     gemm_build(&(gemm_spec){.dtype = TIRX_F32, .m = 1, .n = 1, .k = 1}, err,
                                sizeof err),

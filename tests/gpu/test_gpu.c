@@ -19,6 +19,7 @@
 #include "jit/jit.h"
 #include "demo_kernels.h"
 #include "rows_ref.h"
+#include "gemm_ref.h"
 
 /* The row kernels' options of the current test (each test runs in its own process). */
 static tirx_row_options ro;
@@ -1560,6 +1561,160 @@ Test(gpu, ops_gemm, .timeout = 600) {
       for (int e = 0; e < 4; e++)
         check_op_gemm(rt, d ? TIRX_F16 : TIRX_BF16, shapes[s][0], shapes[s][1], shapes[s][2],
                       (tirx_epilogue)e);
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- tirx_op_gemm's paths (issue 16): gemv (M <= 8) and wgmma, forced and chosen ---- */
+
+/* rows x ld random values of dt (padding included: a kernel that read it would be wrong) on
+ * the device; host: the same values as floats, row stride ld. */
+static void *gp_matrix(tirx_runtime *rt, tirx_dtype dt, int64_t rows, int64_t ld, float **host) {
+  return mb_input(rt, dt, (size_t)(rows * ld), -1, 1, host);
+}
+
+/* One tirx_op_gemm on the padded operands with C (rows of ldc) poisoned first; the raw 16-bit
+ * C back (M * ldc elements). The padding columns N..ldc of every row must still hold the
+ * poison (POISON's halves: 0x0bad at even elements, 0x07fc at odd ones). */
+static uint16_t *gp_run(tirx_runtime *rt, const tirx_gemm_options *o, tirx_dtype dt, int64_t M,
+                        int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc, void *da,
+                        void *db, void *dbias, void *dc, const char *what) {
+  size_t cbytes = (size_t)(M * ldc) * 2;
+  OK(tirx_runtime_fill32(rt, dc, POISON, (cbytes + 16) / 4));
+  tirx_tensor_arg a = {da, dt, 2, (int64_t[]){M, K}, (int64_t[]){lda, 1}};
+  tirx_tensor_arg b = {db, dt, 2, (int64_t[]){N, K}, (int64_t[]){ldb, 1}};
+  tirx_tensor_arg c = {dc, dt, 2, (int64_t[]){M, N}, (int64_t[]){ldc, 1}};
+  tirx_tensor_arg bias = {dbias, dt, 1, (int64_t[]){N}, NULL};
+  OK(tirx_op_gemm(rt, o, &a, &b, o->epilogue == TIRX_EPILOGUE_NONE ? NULL : &bias, &c, NULL));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  uint16_t *h = malloc(cbytes);
+  cr_assert_not_null(h);
+  OK(tirx_runtime_copy(rt, h, dc, cbytes, TIRX_COPY_DEVICE_TO_HOST));
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = N; j < ldc; j++) {
+      int64_t e = i * ldc + j;
+      uint16_t want = (uint16_t)(e % 2 ? POISON >> 16 : POISON & 0xffff);
+      cr_assert_eq(h[e], want, "%s: C[%lld, %lld] (padding past N) was written: 0x%04x "
+                   "(TIRX_SEED=%llu)", what, (long long)i, (long long)j, h[e],
+                   (unsigned long long)seed_initial);
+    }
+  return h;
+}
+
+/* C's M x N elements as floats (row stride ldc). */
+static float *gp_values(const uint16_t *h, tirx_dtype dt, int64_t M, int64_t N, int64_t ldc) {
+  float *f = malloc((size_t)(M * N) * sizeof *f);
+  cr_assert_not_null(f);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) f[i * N + j] = from_half_bits(h[i * ldc + j], dt);
+  return f;
+}
+
+typedef struct gp_path {
+  tirx_gemm_options o;
+  const char *name;
+} gp_path;
+
+/*
+ * One shape, one dtype, one epilogue: the float64 reference, then every path that applies
+ * (the default, wgmma forced, split-K forced with the plan's splits and with 3, gemv forced
+ * with 1, 2 and 4 rows per CTA for M <= 8, family mma for small shapes) against it; every
+ * answer against the wgmma one; and the default and split-K paths ten times more, bit for
+ * bit the same as their first run (memcmp). Operands with padded rows (lda, ldb, ldc past K
+ * and N: multiples of 8 elements, ldb 8 more), fresh random values, C poisoned before every
+ * launch.
+ */
+static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
+                             tirx_epilogue ep) {
+  int64_t lda = (K + 7) / 8 * 8, ldb = lda + 8, ldc = (N + 7) / 8 * 8;
+  float *ha, *hb, *hbias;
+  void *da = gp_matrix(rt, dt, M, lda, &ha), *db = gp_matrix(rt, dt, N, ldb, &hb);
+  void *dbias = mb_input(rt, dt, (size_t)N, -1, 1, &hbias);
+  void *dc = mb_output(rt, (size_t)(M * ldc) * 2);
+  double *want = malloc((size_t)(M * N) * sizeof *want);
+  cr_assert_not_null(want);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += (double)ha[i * lda + k] * hb[j * ldb + k];
+      if (ep != TIRX_EPILOGUE_NONE) acc += hbias[j];
+      want[i * N + j] = gemm_epilogue_ref(ep, acc);
+    }
+  double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2, atol = rel * sqrt((double)K) * 0.5;
+  gp_path runs[8];
+  int nr = 0;
+  runs[nr++] = (gp_path){{.epilogue = ep}, "default"};
+  runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_WGMMA}, "wgmma"};
+  runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_WGMMA_SPLITK}, "split-K"};
+  runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_WGMMA_SPLITK, .splits = 3},
+                         "split-K 3"};
+  if (M <= 8)
+    for (int r = 1; r <= 4; r *= 2)
+      runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_GEMV, .gemv_rows = r},
+                                     r == 1 ? "gemv rows 1" : r == 2 ? "gemv rows 2" : "gemv rows 4"};
+  if (M * N * K <= 4096 * 4096)
+    runs[nr++] = (gp_path){{.epilogue = ep, .family = "mma"}, "mma"};
+  float *outs[8] = {NULL};
+  for (int r = 0; r < nr; r++) {
+    tirx_gemm_plan p;
+    OK(tirx_kernels_gemm_plan(&runs[r].o, M, N, K, &p));
+    char what[192];
+    snprintf(what, sizeof what, "gemm paths %s %lldx%lldx%lld epilogue %d, %s (plan %s)",
+             tirx_dtype_name(dt), (long long)M, (long long)N, (long long)K, (int)ep,
+             runs[r].name, p.name);
+    if (r == 0 && M <= 8) cr_assert_str_eq(p.name, "gemv", "%s", what);
+    if (r == 2) cr_assert_str_eq(p.name, "wgmma_splitk", "%s", what);
+    uint16_t *h = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
+    outs[r] = gp_values(h, dt, M, N, ldc);
+    compare(what, outs[r], want, (size_t)(M * N), atol, rel);
+    if (r == 0 || r == 2) { /* deterministic: ten more runs, the same bits */
+      for (int rep = 0; rep < 10; rep++) {
+        uint16_t *h2 = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
+        cr_assert(memcmp(h, h2, (size_t)(M * ldc) * 2) == 0,
+                  "%s: run %d differs from the first (TIRX_SEED=%llu)", what, rep + 2,
+                  (unsigned long long)seed_initial);
+        free(h2);
+      }
+    }
+    free(h);
+  }
+  /* The paths agree with one another (the wgmma answer as the reference of the others). */
+  double *w2 = malloc((size_t)(M * N) * sizeof *w2);
+  cr_assert_not_null(w2);
+  for (int64_t i = 0; i < M * N; i++) w2[i] = outs[1][i];
+  for (int r = 0; r < nr; r++) {
+    if (r == 1) continue;
+    char what[192];
+    snprintf(what, sizeof what, "gemm paths %s %lldx%lldx%lld epilogue %d: %s against wgmma",
+             tirx_dtype_name(dt), (long long)M, (long long)N, (long long)K, (int)ep,
+             runs[r].name);
+    compare(what, outs[r], w2, (size_t)(M * N), 2 * atol, 2 * rel);
+  }
+  for (int r = 0; r < nr; r++) free(outs[r]);
+  void *bufs[] = {da, db, dbias, dc};
+  for (int i = 0; i < 4; i++) tirx_runtime_free(rt, bufs[i]);
+  free(ha), free(hb), free(hbias), free(want), free(w2);
+}
+
+/* Odd shapes (M 1, 3, 7, 9, 17, 255; N and K not multiples of the tiles, K not of 8; some
+ * with K long enough for split-K to be the default: 9 x 77 x 4096, 64 x 256 x 2056), decode
+ * shapes of LLaMA (M = 1 and 8, N = 4096, K = 14336; M = 16, N = 1024, K = 14336: split-K by
+ * default), both dtypes, every epilogue on the odd ones. */
+Test(gpu, gemm_paths, .timeout = 900) {
+  tirx_runtime *rt = gpu_runtime();
+  static const int64_t odd[][3] = {{1, 77, 40},   {3, 136, 9},    {7, 255, 300},  {8, 5, 24},
+                                   {9, 77, 40},   {17, 130, 65},  {255, 200, 72}, {1, 1000, 4097},
+                                   {9, 77, 4096}, {17, 130, 1000}, {255, 200, 1100},
+                                   {64, 256, 2056}};
+  for (size_t s = 0; s < sizeof odd / sizeof odd[0]; s++)
+    for (int d = 0; d < 2; d++)
+      for (int e = 0; e < 4; e++)
+        check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, odd[s][0], odd[s][1], odd[s][2],
+                         (tirx_epilogue)e);
+  for (int d = 0; d < 2; d++) {
+    check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 1, 4096, 14336, TIRX_EPILOGUE_NONE);
+    check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 8, 4096, 14336, TIRX_EPILOGUE_BIAS_SILU);
+    check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 16, 1024, 14336, TIRX_EPILOGUE_BIAS_GELU);
+  }
   tirx_runtime_destroy(rt);
 }
 

@@ -17,10 +17,13 @@ typedef struct gemm_spec {
   tirx_epilogue epilogue;
   const char *family;     /* NULL or "wgmma"; "mma"; "scalar" */
   int sms;                /* 0: 132 */
+  tirx_gemm_path path;    /* 0: TIRX_GEMM_PATH_AUTO (tirx_kernels_gemm_build: the wgmma kernel) */
+  int gemv_rows;          /* 0: the plan's */
+  int splits;             /* 0: the plan's (split-K path only) */
 } gemm_spec;
 
 static inline tirx_gemm_options gemm_options(const gemm_spec *s) {
-  tirx_gemm_options o = {s->epilogue, s->family, s->sms};
+  tirx_gemm_options o = {s->epilogue, s->family, s->sms, s->path, s->gemv_rows, s->splits};
   return o;
 }
 

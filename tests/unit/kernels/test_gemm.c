@@ -184,9 +184,11 @@ Test(kernels_gemm, the_op_without_a_device_returns_no_device, .timeout = 120) {
   expect_error(tirx_op_gemm(rt, NULL, M2(0x10000, B, 8000, 64), b, NULL, M2(0x30000, B, 8000, 4096),
                             NULL), TIRX_E_NO_DEVICE, want);
   cr_assert_eq(tirx_kernels_cached(), 1);
-  /* Decode-like M: other tiles, another kernel; an epilogue, another; a family, another. */
-  expect_error(tirx_op_gemm(rt, NULL, M2(0x10000, B, 1, 64), b, NULL, M2(0x30000, B, 1, 4096),
-                            NULL), TIRX_E_NO_DEVICE, want);
+  /* Decode-like M on the wgmma path (forced: M = 1 takes the gemv path by default,
+   * test_gemm_paths.c): other tiles, another kernel; an epilogue, another; a family, another. */
+  expect_error(tirx_op_gemm(rt, &(tirx_gemm_options){.path = TIRX_GEMM_PATH_WGMMA},
+                            M2(0x10000, B, 1, 64), b, NULL, M2(0x30000, B, 1, 4096), NULL),
+               TIRX_E_NO_DEVICE, want);
   expect_error(tirx_op_gemm(rt, &(tirx_gemm_options){.epilogue = TIRX_EPILOGUE_BIAS_SILU}, a, b,
                             bias, c, NULL), TIRX_E_NO_DEVICE, want);
   expect_error(tirx_op_gemm(rt, &(tirx_gemm_options){.family = "mma"}, a, b, NULL, c, NULL),

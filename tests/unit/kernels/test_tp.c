@@ -120,6 +120,13 @@ Test(tp_linear, spec_errors) {
       {{.dtype = TIRX_BF16, .m = 64, .n = 60, .k = 64, .nranks = 1},
        "tirx_kernels_tp_linear_create: n is 60, expected a multiple of 8 (Y_r is dense for NCCL and its rows "
        "are TMA strides of 16 bytes)"},
+      {{.dtype = TIRX_BF16, .m = 8, .n = 64, .k = 64, .nranks = 1, .gemm = {.path = TIRX_GEMM_PATH_GEMV}},
+       "tirx_kernels_tp_linear_create: spec->gemm.path is 2, expected TIRX_GEMM_PATH_AUTO or "
+       "TIRX_GEMM_PATH_WGMMA (the GEMM arguments are the wgmma kernel's)"},
+      {{.dtype = TIRX_BF16, .m = 8, .n = 64, .k = 64, .nranks = 1,
+        .gemm = {.path = TIRX_GEMM_PATH_WGMMA_SPLITK}},
+       "tirx_kernels_tp_linear_create: spec->gemm.path is 3, expected TIRX_GEMM_PATH_AUTO or "
+       "TIRX_GEMM_PATH_WGMMA (the GEMM arguments are the wgmma kernel's)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tirx_tp_linear t;
