@@ -195,20 +195,25 @@ static tirx_status build_attention(const dspec *s, tirx_kernel **out) {
       snprintf(nm, sizeof nm, "srow%d", k);
       srow[k] = tirx_let(b, nm, tirx_min(b, tirx_add(b, rg, I(b, 2 * k)), I(b, R - 1)));
     }
-    tirx_expr *c8 = tirx_for_begin(b, "c8", I(b, 0), I(b, D / 8), NULL, TIRX_LOOP_UNROLL);
+    /* unrolled for few rows; a loop for many (fully unrolled, nvcc split the 16-byte reads) */
+    tirx_expr *c8 = tirx_for_begin(b, "c8", I(b, 0), I(b, D / 8), NULL, RS <= 4 ? TIRX_LOOP_UNROLL : TIRX_LOOP_SERIAL);
     {
       tirx_tensor *kv = tirx_alloc_local(b, "kv", dt, TIRX_DIMS(1, 1, 1, 8), NULL);
       tirx_team_begin(b, TIRX_TEAM_THREAD);
       tirx_copy(b, tirx_whole(b, kv),
                 tirx_region_new(b, Ks, TIRX_EXPRS(krow, koff, I(b, 0), tirx_mul(b, c8, I(b, 8))),
                                 (int64_t[]){1, 1, 1, 8}), NULL);
-      tirx_team_end(b);
-      for (int e = 0; e < 8; e++) {
-        tirx_expr *kf = tirx_let(b, "kf", tirx_cast(b, tirx_load(b, kv, TIRX_EXPRS(I(b, 0), I(b, 0), I(b, 0), I(b, e))), TIRX_F32));
-        tirx_expr *cc = tirx_add(b, tirx_mul(b, c8, I(b, 8)), I(b, e));
-        for (int k = 0; k < RS; k++)
-          tirx_assign(b, sc[k], tirx_add(b, sc[k], tirx_mul(b, kf, tirx_load(b, qs, TIRX_EXPRS(srow[k], cc)))));
+      tirx_expr *kf[8];
+      for (int e = 0; e < 8; e++)
+        kf[e] = tirx_let(b, "kf", tirx_cast(b, tirx_load(b, kv, TIRX_EXPRS(I(b, 0), I(b, 0), I(b, 0), I(b, e))), TIRX_F32));
+      for (int k = 0; k < RS; k++) { /* q[row, c8 * 8 ..] as two 16-byte shared vectors */
+        tirx_tensor *qv = tirx_alloc_local(b, "qv", TIRX_F32, TIRX_DIMS(1, 8), NULL);
+        tirx_copy(b, tirx_whole(b, qv),
+                  tirx_region_new(b, qs, TIRX_EXPRS(srow[k], tirx_mul(b, c8, I(b, 8))), (int64_t[]){1, 8}), NULL);
+        for (int e = 0; e < 8; e++)
+          tirx_assign(b, sc[k], tirx_add(b, sc[k], tirx_mul(b, kf[e], tirx_load(b, qv, TIRX_EXPRS(I(b, 0), I(b, e))))));
       }
+      tirx_team_end(b);
     }
     tirx_for_end(b);
     tirx_expr *pos = tirx_let(b, "pos", tirx_add(b, tirx_mul(b, t, I(b, N)), j));
