@@ -262,7 +262,29 @@ static tirx_status build_attention(const dspec *s, tirx_kernel **out) {
     for (int k = 0; k < RT; k++)
       tirx_assign(b, acc[k], tirx_mul(b, acc[k], tirx_load(b, ms, TIRX_EXPRS(I(b, 2), orow[k]))));
     tirx_expr *nv = tirx_let(b, "nv", tirx_min(b, I(b, N), tirx_sub(b, L, tirx_mul(b, t, I(b, N)))));
-    tirx_expr *jj = tirx_for_begin(b, "jj", I(b, 0), nv, NULL, TIRX_LOOP_SERIAL);
+    /* keys in fours (P of a row as one 16-byte shared vector), then the rest one by one; keys
+     * at or past L are never read (their V rows may hold anything) */
+    tirx_expr *j4 = tirx_for_begin(b, "j4", I(b, 0), tirx_div(b, nv, I(b, 4)), NULL, TIRX_LOOP_SERIAL);
+    {
+      tirx_expr *v[4];
+      for (int e = 0; e < 4; e++) {
+        tirx_expr *jj = tirx_add(b, tirx_mul(b, j4, I(b, 4)), I(b, e));
+        v[e] = tirx_let(b, "v", tirx_cast(b, tirx_load(b, Vs, TIRX_EXPRS(tirx_add(b, tirx_mul(b, st, I(b, NP)), tirx_div(b, jj, I(b, P))),
+                                                                        tirx_mod(b, jj, I(b, P)), I(b, 0), col2)),
+                                          TIRX_F32));
+      }
+      tirx_team_begin(b, TIRX_TEAM_THREAD);
+      for (int k = 0; k < RT; k++) {
+        tirx_tensor *pv = tirx_alloc_local(b, "pv", TIRX_F32, TIRX_DIMS(1, 4), NULL);
+        tirx_copy(b, tirx_whole(b, pv),
+                  tirx_region_new(b, Ss, TIRX_EXPRS(orow[k], tirx_mul(b, j4, I(b, 4))), (int64_t[]){1, 4}), NULL);
+        for (int e = 0; e < 4; e++)
+          tirx_assign(b, acc[k], tirx_add(b, acc[k], tirx_mul(b, tirx_load(b, pv, TIRX_EXPRS(I(b, 0), I(b, e))), v[e])));
+      }
+      tirx_team_end(b);
+    }
+    tirx_for_end(b);
+    tirx_expr *jj = tirx_for_begin(b, "jj", tirx_mul(b, tirx_div(b, nv, I(b, 4)), I(b, 4)), nv, NULL, TIRX_LOOP_SERIAL);
     {
       tirx_expr *v = tirx_let(b, "v", tirx_cast(b, tirx_load(b, Vs, TIRX_EXPRS(tirx_add(b, tirx_mul(b, st, I(b, NP)),
                                                                                         tirx_div(b, jj, I(b, P))),
