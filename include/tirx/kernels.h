@@ -491,7 +491,7 @@ typedef struct tirx_decode_plan {
  * The split tirx_op_decode_attention uses for B sequences of at most max_context tokens, H
  * query heads over h_kv KV heads, q_len new tokens and head dim d. opts->splits forced: that
  * many (at most the tiles of max_context). Automatic: unsplit when B x h_kv CTAs are at least
- * opts->sms; else enough splits for about two CTAs per SM (ceil(2 sms / (B h_kv))), each of at
+ * two per SM (2 opts->sms); else enough splits for that (ceil(2 sms / (B h_kv))), each of at
  * least 4 tiles (256 keys), at most TIRX_DECODE_MAX_SPLITS; then the splits the tiles of
  * max_context need at that many tiles each. opts may be NULL (context_lens_host is not read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (batch, heads, q_len, d, max_context < 1,

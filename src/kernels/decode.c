@@ -492,7 +492,7 @@ static tirx_decode_plan plan_of(const tirx_decode_options *o, int batch, int h, 
   int64_t tiles = (maxl + N - 1) / N, ctas = (int64_t)batch * hkv, splits;
   if (o && o->splits)
     splits = o->splits;
-  else if (ctas >= sms)
+  else if (ctas >= 2 * (int64_t)sms) /* two CTAs an SM keep two tiles each in flight */
     splits = 1;
   else {
     splits = (2 * sms + ctas - 1) / ctas;

@@ -92,6 +92,17 @@ void decode_ref_attention(const decode_ref_case *c, double scale, double *o, dou
   for (int i = 0; i < c->b; i++) maxl = c->lens[i] > maxl ? c->lens[i] : maxl;
   double *s = malloc((size_t)maxl * sizeof *s), *qf = malloc((size_t)D * sizeof *qf);
   double *acc = malloc((size_t)D * sizeof *acc);
+  /* the caches widened once (the conversions dominated the loops) */
+  size_t ncache = (size_t)c->num_pages * c->p * c->hkv * D;
+  float *kf = malloc(ncache * sizeof *kf), *vf = malloc(ncache * sizeof *vf);
+  if (!kf || !vf || !s || !qf || !acc) { /* out of memory: o and lse stay as they were */
+    free(s), free(qf), free(acc), free(kf), free(vf);
+    return;
+  }
+  for (size_t i = 0; i < ncache; i++) {
+    kf[i] = decode_ref_from_half(c->kc[i], c->dt);
+    vf[i] = decode_ref_from_half(c->vc[i], c->dt);
+  }
   for (int bi = 0; bi < c->b; bi++) {
     const int L = c->lens[bi];
     for (int qi = 0; qi < c->ql; qi++)
@@ -102,9 +113,9 @@ void decode_ref_attention(const decode_ref_case *c, double scale, double *o, dou
         double m = -INFINITY;
         for (int j = 0; j < vis; j++) {
           int page = c->bt[(size_t)bi * c->bt_stride + j / c->p];
-          const uint16_t *kp = c->kc + (((size_t)page * c->p + j % c->p) * c->hkv + kvh) * D;
+          const float *kp = kf + (((size_t)page * c->p + j % c->p) * c->hkv + kvh) * D;
           double dot = 0;
-          for (int e = 0; e < D; e++) dot += qf[e] * decode_ref_from_half(kp[e], c->dt);
+          for (int e = 0; e < D; e++) dot += qf[e] * kp[e];
           s[j] = dot * scale;
           m = s[j] > m ? s[j] : m;
         }
@@ -114,13 +125,13 @@ void decode_ref_attention(const decode_ref_case *c, double scale, double *o, dou
           double p = exp(s[j] - m);
           sum += p;
           int page = c->bt[(size_t)bi * c->bt_stride + j / c->p];
-          const uint16_t *vp = c->vc + (((size_t)page * c->p + j % c->p) * c->hkv + kvh) * D;
-          for (int e = 0; e < D; e++) acc[e] += p * decode_ref_from_half(vp[e], c->dt);
+          const float *vp = vf + (((size_t)page * c->p + j % c->p) * c->hkv + kvh) * D;
+          for (int e = 0; e < D; e++) acc[e] += p * vp[e];
         }
         size_t row = ((size_t)bi * c->ql + qi) * c->h + h;
         for (int e = 0; e < D; e++) o[row * D + e] = acc[e] / sum;
         if (lse) lse[row] = m + log(sum);
       }
   }
-  free(s), free(qf), free(acc);
+  free(s), free(qf), free(acc), free(kf), free(vf);
 }

@@ -26,20 +26,22 @@ Test(kernels_decode, the_split_fills_the_gpu_for_one_long_and_many_short_sequenc
   cr_assert_eq(p.tiles_per_split, 63);
   cr_assert_geq((int64_t)p.splits * p.tiles_per_split * TIRX_DECODE_TILE, 131072);
   cr_assert_eq(p.workspace_bytes, (int64_t)8 * 33 * 4 * (128 + 2) * 4);
-  /* B = 256, 512 tokens: 2048 CTAs unsplit fill 132 SMs; no workspace */
+  /* B = 256, 512 tokens: 2048 CTAs unsplit fill 132 SMs (two or more each); no workspace */
   p = plan(NULL, 256, 32, 8, 1, 128, 512);
   cr_assert_eq(p.splits, 1);
   cr_assert_eq(p.tiles_per_split, 8);
   cr_assert_eq(p.workspace_bytes, 0);
   /* the bench's shapes: B x H_kv = 8, 64, 256, 1024 CTAs */
   cr_assert_eq(plan(NULL, 8, 32, 8, 1, 128, 16384).splits, 5); /* 64 CTAs: ceil(264 / 64) */
-  cr_assert_eq(plan(NULL, 32, 32, 8, 1, 128, 1024).splits, 1);
+  cr_assert_eq(plan(NULL, 32, 32, 8, 1, 128, 1024).splits, 2); /* 256 CTAs: under two an SM */
+  cr_assert_eq(plan(NULL, 33, 32, 8, 1, 128, 1024).splits, 1); /* 264 */
   cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 1024).splits, 4);  /* 16 tiles: 4 a split */
   cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 512).splits, 2);
   cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 64).splits, 1);    /* one tile */
   cr_assert_eq(plan(NULL, 1, 8, 1, 8, 128, 131072).splits, 256); /* at most 256 */
   /* the SM count */
-  cr_assert_eq(plan(&(tirx_decode_options){.sms = 16}, 2, 32, 8, 1, 128, 131072).splits, 1);
+  cr_assert_eq(plan(&(tirx_decode_options){.sms = 16}, 2, 32, 8, 1, 128, 131072).splits, 2);
+  cr_assert_eq(plan(&(tirx_decode_options){.sms = 8}, 2, 32, 8, 1, 128, 131072).splits, 1);
   cr_assert_eq(plan(&(tirx_decode_options){.sms = 64}, 1, 32, 8, 1, 128, 131072).splits, 16);
   /* forced: as asked, at most the tiles of the longest context */
   cr_assert_eq(plan(&(tirx_decode_options){.splits = 1}, 1, 32, 8, 1, 128, 131072).splits, 1);
