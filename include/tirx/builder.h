@@ -228,6 +228,22 @@ TIRX_API tirx_tensor *tirx_alloc_shared(tirx_builder *b, const char *name, tirx_
                                         const tirx_layout *layout);
 
 /*
+ * A second view of shared memory already allocated: a shared tensor (its own name, dtype,
+ * shape and layout, the rules of tirx_alloc_shared) over the bytes of base from byte_offset on
+ * (a multiple of 1024 for a swizzled layout, else of 128), allocating nothing. For one buffer
+ * seen two ways (a TMA box [1, rows, 1, D] of a [B, S, H, D] tensor and the (rows, D) tile
+ * wgmma reads) and for reusing a buffer whose first use is over (an epilogue's tile in the
+ * ring). Accesses through both views are ordered by the caller's barriers, as any shared data.
+ * Errors (recorded): TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (base not a shared tensor of b, a
+ * negative or misaligned byte_offset, a view larger than what base has from there), and
+ * tirx_alloc_shared's.
+ */
+TIRX_API tirx_tensor *tirx_alloc_shared_view(tirx_builder *b, const char *name,
+                                             tirx_tensor *base, int64_t byte_offset,
+                                             tirx_dtype dtype, int rank, const int64_t *shape,
+                                             const tirx_layout *layout);
+
+/*
  * A per-thread (register) array with a constant shape. layout NULL: dense row-major. A layout
  * may place elements on reg and m (the thread's own slots) and on thread axes (which threads
  * hold them: those iters and replicas are dropped, the storage view). Declared where the call
@@ -558,6 +574,17 @@ TIRX_API tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n,
 TIRX_API tirx_region *tirx_whole(tirx_builder *b, tirx_tensor *t);
 /* value broadcast over the tile, usable as a source of tirx_map and tirx_fill's siblings. */
 TIRX_API tirx_region *tirx_broadcast(tirx_builder *b, tirx_expr *value);
+/* The index along dim (0-based, i32) of the element a tile primitive computes, usable only
+ * inside the value of a tirx_broadcast operand of a pointwise primitive (tirx_map, tirx_binary,
+ * tirx_select_region, ...): the broadcast becomes per element, as an iota. With it a primitive
+ * can mask by position, as attention's causal and tail masks do:
+ *   cond = tirx_broadcast(b, tirx_le(b, tirx_add(b, kv0, tirx_elem_index(b, 1)), limit));
+ *   tirx_select_region(b, S, cond, tirx_whole(b, S), tirx_broadcast(b, minus_inf), NULL);
+ * The index is within the tile (0 .. extent - 1): add the region's begin for a position in
+ * the tensor. Such a primitive runs one element at a time (no vectors, no packed math).
+ * Errors: TIRX_E_INVALID_ARG (dim outside 0 .. TIRX_BUILDER_MAX_RANK - 1, recorded; and at
+ * tirx_kernel_build, a use outside a broadcast operand or a dim at or above the tile's rank). */
+TIRX_API tirx_expr *tirx_elem_index(tirx_builder *b, int dim);
 
 /* Operations of pointwise and reduce primitives. */
 typedef enum tirx_op {

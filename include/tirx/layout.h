@@ -457,6 +457,15 @@ TIRX_API tirx_layout *tirx_layout_mma_m16n8k16_c(tirx_arena *a);
  * Thread t = 32*w + l holds rows 16*w + l/4 and +8, columns 8*j + 2*(l%4) + {0,1}. */
 TIRX_API tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n);
 
+/* The rows of a wgmma m64nN accumulator as per-row values broadcast along n: (64, n) over
+ * tid_in_wg and reg, every column of a row on the same register, each row held by the four
+ * lanes of its quad (a replica over tid_in_wg bits 0 and 1), 2 registers per thread (rows
+ * 16*w + l/4 and +8). The layout of a row max or row sum of the accumulator
+ * (tirx_reduce over dim 1 into its (64, 1) region) that pointwise primitives then apply to
+ * the accumulator's elements (FlashAttention's softmax); n in 1..4096.
+ *   ((4,2,8),(n)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
+TIRX_API tirx_layout *tirx_layout_wgmma_rows(tirx_arena *a, int n);
+
 /*
  * The wgmma A operand in registers (the RS form of tirx_gemm_async): (m, k) over tid_in_wg and
  * reg; k a multiple of 16 in [16, 256]; m 64, 128, 192 or 256 (slab q at registers q*k/2).

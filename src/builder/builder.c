@@ -554,7 +554,8 @@ tirx_tensor *tirx_param_tensor_strided(tirx_builder *b, const char *name, tirx_d
 
 static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, const char *name,
                                  tirx_dtype dtype, int rank, const int64_t *shape,
-                                 const tirx_layout *layout, tirx__block *blk) {
+                                 const tirx_layout *layout, tirx__block *blk,
+                                 const tirx_tensor *base, int64_t base_off) {
   if (!tirx__b_ok(b, fn)) return NULL;
   if (!tirx__b_name(b, fn, name, "name") || !tirx__b_dtype(b, fn, dtype, "dtype") ||
       !check_rank(b, fn, rank))
@@ -599,7 +600,24 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
   int esize = tirx_dtype_size(dtype);
   int64_t bytes;
   bool huge = !tirx__mul_ok(t->elems, esize, &bytes);
-  if (storage == TIRX__SHARED) {
+  if (storage == TIRX__SHARED && base) { /* a view: base's bytes, from base_off on */
+    int64_t align = t->layout->swizzle_bytes ? 1024 : 128;
+    int64_t base_bytes = base->elems * tirx_dtype_size((tirx_dtype)base->dtype);
+    if (base_off % align) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: byte_offset is %lld, expected a multiple of %lld "
+                   "(the alignment of a %s buffer)", fn, (long long)base_off, (long long)align,
+                   align == 1024 ? "swizzled" : "shared");
+      return NULL;
+    }
+    if (huge || bytes > base_bytes - base_off) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: view \"%s\" needs %lld bytes from byte %lld of "
+                   "\"%s\", which has %lld", fn, name, (long long)bytes, (long long)base_off,
+                   base->decl.name, (long long)base_bytes);
+      return NULL;
+    }
+    t->smem_offset = base->smem_offset + base_off;
+  }
+  if (storage == TIRX__SHARED && !base) {
     int64_t align = t->layout->swizzle_bytes ? 1024 : 128;
     int64_t off = (b->shared_bytes + align - 1) / align * align;
     huge = huge || bytes > INT64_MAX - off;
@@ -618,6 +636,8 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
     }
     t->smem_offset = off;
     b->shared_bytes = off + bytes;
+  }
+  if (storage == TIRX__SHARED) {
     if (b->nshared == b->shared_cap) {
       int cap = b->shared_cap ? 2 * b->shared_cap : 8;
       tirx_tensor **n = tirx__arena_array(b->arena, (size_t)cap, sizeof *n, fn);
@@ -654,19 +674,38 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
 tirx_tensor *tirx__b_alloc_in(tirx_builder *b, tirx__block *blk, const char *fn, int storage,
                               const char *name, tirx_dtype dtype, int rank, const int64_t *shape,
                               const tirx_layout *layout) {
-  return alloc_tensor(b, fn, storage, name, dtype, rank, shape, layout, blk);
+  return alloc_tensor(b, fn, storage, name, dtype, rank, shape, layout, blk, NULL, 0);
 }
 
 tirx_tensor *tirx_alloc_shared(tirx_builder *b, const char *name, tirx_dtype dtype, int rank,
                                const int64_t *shape, const tirx_layout *layout) {
   return alloc_tensor(b, "tirx_alloc_shared", TIRX__SHARED, name, dtype, rank, shape, layout,
-                      NULL);
+                      NULL, NULL, 0);
+}
+
+tirx_tensor *tirx_alloc_shared_view(tirx_builder *b, const char *name, tirx_tensor *base,
+                                    int64_t byte_offset, tirx_dtype dtype, int rank,
+                                    const int64_t *shape, const tirx_layout *layout) {
+  static const char fn[] = "tirx_alloc_shared_view";
+  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, base, "base")) return NULL;
+  if (base->storage != TIRX__SHARED) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: base \"%s\" is not a shared tensor", fn,
+                 base->decl.name);
+    return NULL;
+  }
+  if (byte_offset < 0) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: byte_offset is %lld, expected >= 0", fn,
+                 (long long)byte_offset);
+    return NULL;
+  }
+  return alloc_tensor(b, fn, TIRX__SHARED, name, dtype, rank, shape, layout, NULL, base,
+                      byte_offset);
 }
 
 tirx_tensor *tirx_alloc_local(tirx_builder *b, const char *name, tirx_dtype dtype, int rank,
                               const int64_t *shape, const tirx_layout *layout) {
   return alloc_tensor(b, "tirx_alloc_local", TIRX__LOCAL, name, dtype, rank, shape, layout,
-                      NULL);
+                      NULL, NULL, 0);
 }
 
 int tirx_tensor_rank(const tirx_tensor *t) { return t ? t->rank : 0; }

@@ -169,6 +169,22 @@ tirx_expr *tirx_grid_dim(tirx_builder *b, int dim) {
 tirx_expr *tirx_thread_linear(tirx_builder *b) {
   return special(b, "tirx_thread_linear", TIRX__SP_THREAD_LINEAR, 0);
 }
+tirx_expr *tirx_elem_index(tirx_builder *b, int dim) {
+  static const char fn[] = "tirx_elem_index";
+  if (!tirx__b_ok(b, fn)) return NULL;
+  if (dim < 0 || dim >= TIRX_BUILDER_MAX_RANK) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: dim is %d, expected 0 to %d", fn, dim,
+                 TIRX_BUILDER_MAX_RANK - 1);
+    return NULL;
+  }
+  tirx_expr *e = tirx__b_expr_new(b, fn, TIRX__EX_SPECIAL, TIRX__SP_ELEM_INDEX, TIRX_I32, NULL,
+                                  NULL, NULL);
+  if (!e) return NULL;
+  e->i = dim;
+  e->host = false;
+  return e;
+}
+
 tirx_expr *tirx_lane_id(tirx_builder *b) { return special(b, "tirx_lane_id", TIRX__SP_LANE, 0); }
 tirx_expr *tirx_warp_id(tirx_builder *b) { return special(b, "tirx_warp_id", TIRX__SP_WARP, 0); }
 

@@ -224,9 +224,60 @@ void tirx__lower_tensor_index(tirx__lower *lw, const tirx_region *r, tirx_expr *
   }
 }
 
+/* Whether e uses tirx_elem_index. */
+static bool has_elem_index(const tirx_expr *e) {
+  if (!e || e->host) return false;
+  if (e->kind == TIRX__EX_SPECIAL) return e->op == TIRX__SP_ELEM_INDEX;
+  if (has_elem_index(e->a) || has_elem_index(e->b) || has_elem_index(e->c)) return true;
+  if (e->kind == TIRX__EX_LOAD && e->index && e->tensor)
+    for (int d = 0; d < e->tensor->rank; d++)
+      if (has_elem_index(e->index[d])) return true;
+  return false;
+}
+
+/* e with every tirx_elem_index(d) replaced by idx[d] (+ j on the last of rank dims); e itself
+ * when it has none. Nodes are copied, never changed: the caller's expression stays as built. */
+static tirx_expr *elem_subst(tirx__lower *lw, tirx_expr *e, tirx_expr *const *idx, int rank,
+                             int64_t j) {
+  if (!e) return NULL;
+  if (e->kind == TIRX__EX_SPECIAL && e->op == TIRX__SP_ELEM_INDEX) {
+    if (e->i >= rank) {
+      tirx__lower_fail(lw, "a broadcast operand uses tirx_elem_index(%d), but the tile has rank %d",
+                       (int)e->i, rank);
+      return e;
+    }
+    tirx_expr *v = idx[e->i] ? idx[e->i] : tirx_int(lw->b, 0);
+    if (e->i == rank - 1 && j) v = tirx_add(lw->b, v, tirx_int(lw->b, j));
+    return tirx__lower_as_type(lw->b, v, TIRX_I32);
+  }
+  tirx_expr *k[3] = {elem_subst(lw, e->a, idx, rank, j), elem_subst(lw, e->b, idx, rank, j),
+                     elem_subst(lw, e->c, idx, rank, j)};
+  bool changed = k[0] != e->a || k[1] != e->b || k[2] != e->c;
+  tirx_expr **ix = e->index;
+  if (e->kind == TIRX__EX_LOAD && e->index && e->tensor)
+    for (int d = 0; d < e->tensor->rank; d++) {
+      tirx_expr *n = elem_subst(lw, e->index[d], idx, rank, j);
+      if (n == e->index[d]) continue;
+      if (ix == e->index) {
+        ix = tirx__b_node(lw->b, "tirx_kernel_build", (size_t)e->tensor->rank * sizeof *ix);
+        if (!ix) return e;
+        for (int q = 0; q < e->tensor->rank; q++) ix[q] = e->index[q];
+      }
+      ix[d] = n;
+      changed = true;
+    }
+  if (!changed) return e;
+  tirx_expr *c = tirx__b_node(lw->b, "tirx_kernel_build", sizeof *c);
+  if (!c) return e;
+  *c = *e;
+  c->a = k[0], c->b = k[1], c->c = k[2], c->index = ix;
+  return c;
+}
+
 tirx_expr *tirx__lower_load(tirx__lower *lw, const tirx_region *r, tirx_expr *const *idx,
                           int64_t j) {
-  if (!r->tensor) return r->value;
+  if (!r->tensor) return r->value && r->value->host ? r->value
+                         : elem_subst(lw, r->value, idx, lw->p->ops[0]->tensor ? lw->p->ops[0]->tensor->rank : 0, j);
   tirx_expr *ix[TIRX_BUILDER_MAX_RANK];
   tirx__lower_tensor_index(lw, r, idx, j, ix);
   return tirx_load(lw->b, r->tensor, r->tensor->rank, ix);
@@ -332,17 +383,20 @@ static tirx_expr *compute(tirx__lower *lw, tirx_expr **v) {
 /* ---- elementwise ---- */
 
 /* Whether register operands a and b put every logical element on the same threads. */
+/* Whether b holds every element wherever a does: each thread placement of a's element x is one
+ * of b's (b may hold it in more threads: a per-row value replicated over the lanes of its
+ * row, broadcast along the row with stride-0 iters, serves every lane's elements). */
 static bool same_placement(const tirx_layout *a, const tirx_layout *b) {
   int64_t size = tirx_layout_size(a), na = tirx_layout_replica_count(a),
           nb = tirx_layout_replica_count(b);
-  if (size != tirx_layout_size(b) || na != nb) return false;
-  if (size > (1 << 16) || na > 1024) return true; /* too large to check here */
+  if (size != tirx_layout_size(b) || na > nb) return false;
+  if (size > (1 << 16) || nb > 1024) return true; /* too large to check here */
   tirx_coord *pa = malloc((size_t)na * sizeof *pa), *pb = malloc((size_t)nb * sizeof *pb);
   bool ok = pa && pb;
   for (int64_t x = 0; ok && x < size; x++) {
     int64_t ca = 0, cb = 0;
     if (tirx_layout_eval(a, x, pa, na, &ca) != TIRX_OK ||
-        tirx_layout_eval(b, x, pb, nb, &cb) != TIRX_OK || ca != cb) {
+        tirx_layout_eval(b, x, pb, nb, &cb) != TIRX_OK || ca > cb) {
       ok = false;
       break;
     }
@@ -457,6 +511,8 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
   const int64_t *ext = p->ops[0]->extent;
   tirx_expr *idx[TIRX_BUILDER_MAX_RANK] = {NULL};
   vec = fit_vec(vec, ext[rank - 1]);
+  for (int i = 1; i < p->nops; i++) /* per-element broadcasts: one element at a time */
+    if (!p->ops[i]->tensor && has_elem_index(p->ops[i]->value)) vec = 1;
   int drv = -1;
   for (int i = 0; i < p->nops && drv < 0; i++)
     if (c->operands[i].role == TIRX__ROLE_LOCAL) drv = i;

@@ -47,7 +47,10 @@ typedef enum tirx__special {
   /* clusters (src/builder/bulk.c): %cluster_ctarank, %clusterid.{x,y,z} (i: dimension) */
   TIRX__SP_CLUSTER_CTARANK, TIRX__SP_CLUSTER_ID,
   /* ---- synchronisation (builder/sync.c) ---- */
-  TIRX__SP_ELECT_ONE        /* elect.sync over the full warp, bool */
+  TIRX__SP_ELECT_ONE,       /* elect.sync over the full warp, bool */
+  /* tirx_elem_index (i: dimension): only inside a tile primitive's broadcast operand, where
+   * the lowering replaces it with the element's index (elementwise.c); codegen refuses it */
+  TIRX__SP_ELEM_INDEX
 } tirx__special;
 
 typedef struct tirx__decl tirx__decl;

@@ -29,8 +29,9 @@ const char *tirx__math_name(int op) {
 const char *tirx__special_name(int sp) {
   static const char *const names[] = {"thread_idx", "block_idx",  "block_dim", "grid_dim",
                                       "thread_linear", "lane_id", "warp_id",
-                                      "cluster_ctarank", "cluster_id", "elect_one"};
-  return sp >= 0 && sp <= TIRX__SP_ELECT_ONE ? names[sp] : "?";
+                                      "cluster_ctarank", "cluster_id", "elect_one",
+                                      "elem_index"};
+  return sp >= 0 && sp <= TIRX__SP_ELEM_INDEX ? names[sp] : "?";
 }
 
 static const char *dn(int t) { return tirx_dtype_name((tirx_dtype)t); }
@@ -59,7 +60,7 @@ static void expr(tirx__strbuf *sb, const tirx_expr *e, bool top) {
   case TIRX__EX_VAR: tirx__sb_append(sb, e->decl->name); break;
   case TIRX__EX_SPECIAL:
     tirx__sb_append(sb, tirx__special_name(e->op));
-    if (e->op <= TIRX__SP_GRID_DIM || e->op == TIRX__SP_CLUSTER_ID)
+    if (e->op <= TIRX__SP_GRID_DIM || e->op == TIRX__SP_CLUSTER_ID || e->op == TIRX__SP_ELEM_INDEX)
       tirx__sb_printf(sb, ".%c", "xyz"[e->i]);
     break;
   case TIRX__EX_UNARY:

@@ -296,6 +296,10 @@ static void special(cg *c, const tirx_expr *e) {
   case TIRX__SP_CLUSTER_CTARANK: tirx__sb_append(&c->sb, "tirx_cluster_ctarank()"); break;
   case TIRX__SP_CLUSTER_ID: tirx__sb_printf(&c->sb, "tirx_cluster_id(%d)", (int)e->i); break;
   case TIRX__SP_ELECT_ONE: tirx__sb_append(&c->sb, "tirx_elect_one()"); break;
+  case TIRX__SP_ELEM_INDEX:
+    fail(c, TIRX_E_INVALID_ARG, "tirx_kernel_build: tirx_elem_index(%d) is used outside a tile "
+         "primitive's broadcast operand (tirx_broadcast), where no element is meant", (int)e->i);
+    break;
   default: tirx__sb_printf(&c->sb, "(int)%s.%c", vars[e->op], "xyz"[e->i]); break;
   }
 }

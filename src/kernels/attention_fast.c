@@ -1,15 +1,484 @@
-/* The default attention kernel (FlashAttention-3 structure), written with the builder. */
+/*
+ * The default attention kernel, written with the builder in FlashAttention-3's structure:
+ *
+ *   one CTA of three warpgroups, persistent over tiles of BM = 128 query rows of one (batch,
+ *   head); warpgroup 0 is the producer (setmaxnreg 24): one thread issues the TMA loads of
+ *   the Q tile and of K and V blocks of BN keys into separate two-stage rings (full/empty
+ *   mbarriers each); warpgroups 1 and 2 are the consumers (setmaxnreg 240), 64 query rows each:
+ *     S = Q K^T                       wgmma SS, f32 in registers
+ *     mask (boundary blocks only)     tirx_elem_index: key >= S_k, causal diagonal
+ *     m' = max(m, rowmax S)           reduce.shuffle over the accumulator's quads
+ *     P = exp2(S c - m' c)            one FMA and ex2 per score (c = scale * log2 e)
+ *     l = l a + rowsum P, O = O a     a = exp2((m - m') c)
+ *     O += P V                        wgmma RS: P cast to 16 bits is the A fragment as it
+ *                                     stands; V from shared memory MN-major
+ *   then O / l cast, stmatrix into a swizzled tile, TMA store (fixed length; varlen rows are
+ *   stored one by one, a packed sequence's neighbours being another sequence's rows), and the
+ *   log-sum-exp through shared memory.
+ * KV blocks run from the last to the first: the masked ones (the causal diagonal and the key
+ * tail) in their own loop, then the unmasked ones, whose loop has no masking code.
+ * Tiles: t -> (batch, head) = t / m_blocks, m_block = m_blocks - 1 - t % m_blocks: the heads'
+ * tiles run together (their K and V stay in L2) and the longest (causal) first.
+ */
 #include "attention_internal.h"
 
-tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, void *stream) {
-  (void)rt, (void)c, (void)stream;
-  return tirx__error(TIRX_E_NOT_SUPPORTED, "tirx_op_attention: the default kernel is not built "
-                     "yet; opts->path \"reference\" is the simple kernel");
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { BM = 128, WM = 64, STAGES = 2 };
+
+typedef struct attn_key {
+  int32_t dtype, d, causal, varlen;
+} attn_key;
+
+static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
+
+static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
+                         int64_t rows, int64_t cols) {
+  return tirx_region_new(b, t, TIRX_EXPRS(r0, c0), (int64_t[]){rows, cols});
 }
+
+/* Rows r0.. of the [1, rows, 1, D] view of a tile (the TMA box's shape). */
+static tirx_region *box(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, int64_t rows, int64_t d) {
+  return tirx_region_new(b, t, TIRX_EXPRS(I(b, 0), r0, I(b, 0), I(b, 0)),
+                         (int64_t[]){1, rows, 1, d});
+}
+
+static tirx_region *bar(tirx_builder *b, tirx_tensor *bars, tirx_expr *i) {
+  return tirx_region_new(b, bars, TIRX_EXPRS(i), (int64_t[]){1});
+}
+
+static tirx_region *col0(tirx_builder *b, tirx_tensor *t) { /* a row tensor's (64, 1) values */
+  return rect(b, t, I(b, 0), I(b, 0), WM, 1);
+}
+
+/* A (rows, d) tile in shared memory, 128-byte swizzled, and its [1, rows, 1, d] view. */
+static tirx_tensor *tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows, int64_t d,
+                         tirx_tensor **view) {
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_tensor *t = tirx_alloc_shared(b, name, dt, TIRX_DIMS(rows, d),
+                                     tirx_layout_smem_tile(ar, rows, d, 2, 128));
+  char vname[32];
+  snprintf(vname, sizeof vname, "%s_box", name);
+  *view = tirx_alloc_shared_view(b, vname, t, 0, dt, 4, (int64_t[]){1, rows, 1, d},
+                                 tirx_layout_group(ar, tirx_layout_smem_tile(ar, rows, d, 2, 128),
+                                                   4, (int64_t[]){1, rows, 1, d}));
+  return t;
+}
+
+/* What the producer and the consumers both derive for a tile. */
+typedef struct tile_info {
+  tirx_expr *b, *h, *kvh, *mb;       /* batch, head, its KV head, m-block */
+  tirx_expr *bq, *bk;                /* index in the tensors' first dim (varlen: 0) */
+  tirx_expr *q_off, *k_off;          /* the sequence's first row (fixed: 0) */
+  tirx_expr *len_q, *len_k;
+  tirx_expr *valid;                  /* the m-block has rows */
+  tirx_expr *nblocks, *nfull;        /* KV blocks, of which the first nfull need no mask */
+} tile_info;
+
+typedef struct kctx {
+  tirx_builder *b;
+  const attn_key *key;
+  int bn;
+  tirx_expr *B, *H, *G, *Sq, *Sk, *mblocks, *c_log2;
+  tirx_tensor *cu_q, *cu_k;
+} kctx;
+
+static tile_info tile_of(const kctx *x, tirx_expr *t) {
+  tirx_builder *b = x->b;
+  tile_info ti;
+  tirx_expr *bh = tirx_let(b, "bh", tirx_div(b, t, x->mblocks));
+  ti.mb = tirx_let(b, "mb", tirx_sub(b, tirx_sub(b, x->mblocks, I(b, 1)), tirx_mod(b, t, x->mblocks)));
+  ti.b = tirx_let(b, "bi", tirx_div(b, bh, x->H));
+  ti.h = tirx_let(b, "hi", tirx_mod(b, bh, x->H));
+  ti.kvh = tirx_let(b, "kvh", tirx_div(b, ti.h, x->G));
+  if (x->key->varlen) {
+    ti.bq = ti.bk = I(b, 0);
+    ti.q_off = tirx_let(b, "q_off", tirx_load(b, x->cu_q, TIRX_EXPRS(ti.b)));
+    ti.k_off = tirx_let(b, "k_off", tirx_load(b, x->cu_k, TIRX_EXPRS(ti.b)));
+    ti.len_q = tirx_let(b, "len_q", tirx_sub(b, tirx_load(b, x->cu_q, TIRX_EXPRS(tirx_add(b, ti.b, I(b, 1)))), ti.q_off));
+    ti.len_k = tirx_let(b, "len_k", tirx_sub(b, tirx_load(b, x->cu_k, TIRX_EXPRS(tirx_add(b, ti.b, I(b, 1)))), ti.k_off));
+  } else {
+    ti.bq = ti.bk = ti.b;
+    ti.q_off = ti.k_off = I(b, 0);
+    ti.len_q = x->Sq;
+    ti.len_k = x->Sk;
+  }
+  ti.valid = tirx_let(b, "valid", tirx_lt(b, tirx_mul(b, ti.mb, I(b, BM)), ti.len_q));
+  /* Keys the tile's last row sees: all, or (causal) up to row + len_k - len_q. */
+  tirx_expr *kend = ti.len_k;
+  tirx_expr *full_end = tirx_div(b, ti.len_k, I(b, x->bn));
+  if (x->key->causal) {
+    tirx_expr *shift = tirx_sub(b, ti.len_k, ti.len_q);
+    kend = tirx_min(b, ti.len_k, tirx_add(b, tirx_mul(b, tirx_add(b, ti.mb, I(b, 1)), I(b, BM)), shift));
+    /* Blocks every row of the tile sees whole: keys <= mb * BM + shift. */
+    tirx_expr *first_row_end = tirx_add(b, tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), shift), I(b, 1));
+    full_end = tirx_min(b, full_end, tirx_div(b, tirx_max(b, first_row_end, I(b, 0)), I(b, x->bn)));
+  }
+  ti.nblocks = tirx_let(b, "nblocks", tirx_select(b, ti.valid, tirx_ceildiv(b, tirx_max(b, kend, I(b, 0)), I(b, x->bn)), I(b, 0)));
+  ti.nfull = tirx_let(b, "nfull", tirx_min(b, full_end, ti.nblocks));
+  return ti;
+}
+
+/* The consumer's state across the KV blocks of a tile. */
+typedef struct cons {
+  tirx_tensor *S, *P, *O, *Mrun, *Mold, *Mx, *NegMs, *Alpha, *Lrun, *Lx, *Cs;
+  tirx_tensor *Qs, *Ks, *Vs, *k_full, *k_empty, *v_full, *v_empty;
+  tirx_expr *c, *it, *tid_wg;
+} cons;
+
+/* One KV block j of the consumer's 64 rows. */
+static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
+  tirx_builder *b = x->b;
+  int bn = x->bn, d = x->key->d;
+  tirx_expr *st = tirx_let(b, "s", tirx_mod(b, s->it, I(b, STAGES)));
+  tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, s->it, I(b, STAGES)), I(b, 1)));
+  tirx_expr *lead = tirx_eq(b, s->tid_wg, I(b, 0));
+  /* S = Q K^T */
+  tirx_mbarrier_wait(b, bar(b, s->k_full, st), ph);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)}; /* S = Q K^T, not S += */
+  tirx_gemm_async(b, tirx_whole(b, s->S), rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
+                  rect(b, s->Ks, I(b, 0), tirx_mul(b, st, I(b, bn)), d, bn), &fresh);
+  tirx_wgmma_commit(b);
+  tirx_wgmma_wait(b, 0);
+  tirx_team_end(b);
+  tirx_if_begin(b, lead);
+  tirx_mbarrier_arrive(b, bar(b, s->k_empty, st));
+  tirx_if_end(b);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_region *S = tirx_whole(b, s->S);
+  if (masked) { /* keys past len_k, and (causal) past the row's diagonal, to -inf */
+    tirx_expr *key = tirx_add(b, tirx_mul(b, j, I(b, bn)), tirx_elem_index(b, 1));
+    tirx_expr *ok = tirx_lt(b, key, ti->len_k);
+    if (x->key->causal) {
+      tirx_expr *row = tirx_add(b, tirx_add(b, tirx_mul(b, ti->mb, I(b, BM)), tirx_mul(b, s->c, I(b, WM))),
+                                tirx_elem_index(b, 0));
+      ok = tirx_and(b, ok, tirx_le(b, key, tirx_add(b, row, tirx_sub(b, ti->len_k, ti->len_q))));
+    }
+    tirx_select_region(b, S, tirx_broadcast(b, ok), S,
+                       tirx_broadcast(b, tirx_float(b, -INFINITY, TIRX_F32)), NULL);
+  }
+  /* m' = max(m, rowmax S); a = exp2((m - m') c); P = exp2(S c - m' c) */
+  tirx_copy(b, col0(b, s->Mold), col0(b, s->Mrun), NULL);
+  tirx_reduce(b, col0(b, s->Mrun), S, TIRX_OP_MAX, 0x2, true, NULL);
+  tirx_region *c = tirx_broadcast(b, x->c_log2);
+  tirx_binary(b, col0(b, s->Alpha), TIRX_OP_SUB, col0(b, s->Mold), col0(b, s->Mrun), NULL);
+  tirx_binary(b, col0(b, s->Alpha), TIRX_OP_MUL, col0(b, s->Alpha), c, NULL);
+  tirx_unary(b, col0(b, s->Alpha), TIRX_OP_EXP2, col0(b, s->Alpha), NULL);
+  tirx_binary(b, col0(b, s->NegMs), TIRX_OP_MUL, col0(b, s->Mrun),
+              tirx_broadcast(b, tirx_neg(b, x->c_log2)), NULL);
+  tirx_ternary(b, S, TIRX_OP_FMA, S, c, tirx_whole(b, s->NegMs), NULL);
+  tirx_unary(b, S, TIRX_OP_EXP2, S, NULL);
+  /* l = l a + rowsum P; O = O a */
+  tirx_reduce(b, col0(b, s->Lx), S, TIRX_OP_SUM, 0x2, false, NULL);
+  tirx_ternary(b, col0(b, s->Lrun), TIRX_OP_FMA, col0(b, s->Lrun), col0(b, s->Alpha), col0(b, s->Lx), NULL);
+  tirx_binary(b, tirx_whole(b, s->O), TIRX_OP_MUL, tirx_whole(b, s->O), tirx_whole(b, s->Alpha), NULL);
+  tirx_cast_region(b, tirx_whole(b, s->P), S, NULL);
+  tirx_team_end(b);
+  /* O += P V */
+  tirx_mbarrier_wait(b, bar(b, s->v_full, st), ph);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_gemm_config g = {.accumulate = tirx_bool(b, true)};
+  tirx_gemm_async(b, tirx_whole(b, s->O), tirx_whole(b, s->P),
+                  rect(b, s->Vs, tirx_mul(b, st, I(b, bn)), I(b, 0), bn, d), &g);
+  tirx_wgmma_commit(b);
+  tirx_wgmma_wait(b, 0);
+  tirx_team_end(b);
+  tirx_if_begin(b, lead);
+  tirx_mbarrier_arrive(b, bar(b, s->v_empty, st));
+  tirx_if_end(b);
+  tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
+}
+
+/* for jj in [0, n): block j = top - 1 - jj */
+static void kv_loop(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *top,
+                    tirx_expr *n, bool masked, tirx_expr *q_release) {
+  tirx_builder *b = x->b;
+  tirx_expr *jj = tirx_for_begin(b, masked ? "jm" : "ju", I(b, 0), n, NULL, TIRX_LOOP_SERIAL);
+  tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, top, I(b, 1)), jj));
+  kv_block(x, s, ti, j, masked);
+  (void)q_release;
+  tirx_for_end(b);
+}
+
+static tirx_status build(const attn_key *key, tirx_kernel **out) {
+  const int d = key->d, bn = 128;
+  tirx_dtype dt = (tirx_dtype)key->dtype;
+  char name[64];
+  snprintf(name, sizeof name, "attention_%s_d%d%s%s", tirx_dtype_name(dt), d,
+           key->causal ? "_causal" : "", key->varlen ? "_varlen" : "");
+  tirx_builder *b = tirx_builder_create(name);
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_set_target(b, "sm_90a");
+  kctx x = {.b = b, .key = key, .bn = bn};
+  x.B = tirx_param_int(b, "B", TIRX_I32);
+  x.H = tirx_param_int(b, "H", TIRX_I32);
+  x.G = tirx_param_int(b, "G", TIRX_I32);          /* query heads per KV head */
+  x.Sq = tirx_param_int(b, "Sq", TIRX_I32);        /* varlen: the longest */
+  x.Sk = tirx_param_int(b, "Sk", TIRX_I32);
+  tirx_expr *Tq = tirx_param_int(b, "Tq", TIRX_I32), *Tk = tirx_param_int(b, "Tk", TIRX_I32);
+  tirx_expr *Bq = tirx_param_int(b, "Bq", TIRX_I32), *Bk = tirx_param_int(b, "Bk", TIRX_I32);
+  tirx_expr *Hkv = tirx_param_int(b, "Hkv", TIRX_I32);
+  x.c_log2 = tirx_param_scalar(b, "scale_log2", TIRX_F32);
+  tirx_expr *last1[4] = {NULL, NULL, NULL, I(b, 1)};
+  tirx_tensor *Q = tirx_param_tensor_strided(b, "Q", dt, TIRX_EXPRS(Bq, Tq, x.H, I(b, d)), last1);
+  tirx_tensor *K = tirx_param_tensor_strided(b, "K", dt, TIRX_EXPRS(Bk, Tk, Hkv, I(b, d)), last1);
+  tirx_tensor *V = tirx_param_tensor_strided(b, "V", dt, TIRX_EXPRS(Bk, Tk, Hkv, I(b, d)), last1);
+  tirx_tensor *O = tirx_param_tensor_strided(b, "O", dt, TIRX_EXPRS(Bq, Tq, x.H, I(b, d)), last1);
+  /* LSE [B, H, Sq] (varlen [1, H, Tq]), dense; a launch without it passes has_lse = 0 */
+  tirx_tensor *LSE = tirx_param_tensor(b, "LSE", TIRX_F32, TIRX_EXPRS(Bq, x.H, Tq), NULL);
+  tirx_expr *has_lse = tirx_param_int(b, "has_lse", TIRX_I32);
+  if (key->varlen) {
+    x.cu_q = tirx_param_tensor(b, "cu_q", TIRX_I32, TIRX_EXPRS(tirx_add(b, x.B, I(b, 1))), NULL);
+    x.cu_k = tirx_param_tensor(b, "cu_k", TIRX_I32, TIRX_EXPRS(tirx_add(b, x.B, I(b, 1))), NULL);
+  }
+  tirx_expr *sms = tirx_param_int(b, "sms", TIRX_I32);
+  x.mblocks = tirx_let(b, "mblocks", tirx_ceildiv(b, x.Sq, I(b, BM)));
+  tirx_expr *ntiles = tirx_let(b, "ntiles", tirx_mul(b, tirx_mul(b, x.mblocks, x.B), x.H));
+  tirx_set_block(b, 384, 1, 1);
+  tirx_set_grid(b, tirx_max(b, tirx_min(b, tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, x.Sq, I(b, BM)), x.B), x.H), sms), I(b, 1)), NULL, NULL);
+
+  /* Shared memory: Q, the K and V rings, the O tile, the LSE rows, the barriers. */
+  tirx_tensor *Qbox, *Kbox, *Vbox, *Obox;
+  tirx_tensor *Qs = tile(b, "Qs", dt, BM, d, &Qbox);
+  tirx_tensor *Kring = tile(b, "Ks", dt, STAGES * bn, d, &Kbox);
+  tirx_tensor *Vs = tile(b, "Vs", dt, STAGES * bn, d, &Vbox);
+  tirx_tensor *Os = tile(b, "Os", dt, BM, d, &Obox);
+  /* K as the (D, keys) B operand of S = Q K^T: K-major, the same bytes */
+  tirx_tensor *Ks = tirx_alloc_shared_view(b, "Kt", Kring, 0, dt, 2, (int64_t[]){d, STAGES * bn},
+      tirx_layout_permute(ar, tirx_layout_smem_tile(ar, STAGES * bn, d, 2, 128), 2, (int64_t[]){1, 0}));
+  tirx_tensor *LseS = tirx_alloc_shared(b, "LseS", TIRX_F32, TIRX_DIMS(BM, 1), NULL);
+  tirx_tensor *q_full = tirx_alloc_mbarrier(b, "q_full", 1), *q_empty = tirx_alloc_mbarrier(b, "q_empty", 1);
+  tirx_tensor *k_full = tirx_alloc_mbarrier(b, "k_full", STAGES), *k_empty = tirx_alloc_mbarrier(b, "k_empty", STAGES);
+  tirx_tensor *v_full = tirx_alloc_mbarrier(b, "v_full", STAGES), *v_empty = tirx_alloc_mbarrier(b, "v_empty", STAGES);
+
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
+  tirx_mbarrier_init(b, bar(b, q_full, I(b, 0)), 1);
+  tirx_mbarrier_init(b, bar(b, q_empty, I(b, 0)), 2);
+  for (int i = 0; i < STAGES; i++) {
+    tirx_mbarrier_init(b, bar(b, k_full, I(b, i)), 1);
+    tirx_mbarrier_init(b, bar(b, k_empty, I(b, i)), 2);
+    tirx_mbarrier_init(b, bar(b, v_full, I(b, i)), 1);
+    tirx_mbarrier_init(b, bar(b, v_empty, I(b, i)), 2);
+  }
+  tirx_fence_mbarrier_init(b);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+  tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
+  const int64_t qbytes = (int64_t)BM * d * 2, kvbytes = (int64_t)bn * d * 2;
+
+  /* ---- producer: one thread loads Q once per tile, then K and V block by block ---- */
+  tirx_if_begin(b, tirx_eq(b, wg, I(b, 0)));
+  tirx_setmaxnreg(b, 24, false);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  {
+    tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL), *qt = tirx_var(b, "qt", TIRX_I32, NULL);
+    tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+    tile_info ti = tile_of(&x, t);
+    tirx_if_begin(b, ti.valid);
+    tirx_mbarrier_wait(b, bar(b, q_empty, I(b, 0)), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)));
+    tirx_mbarrier_expect_tx(b, bar(b, q_full, I(b, 0)), I(b, qbytes));
+    tirx_config lq = {.barrier = bar(b, q_full, I(b, 0))};
+    tirx_copy_async(b, tirx_whole(b, Qbox),
+                    tirx_region_new(b, Q, TIRX_EXPRS(ti.bq, tirx_add(b, ti.q_off, tirx_mul(b, ti.mb, I(b, BM))), ti.h, I(b, 0)),
+                                    (int64_t[]){1, BM, 1, d}), &lq);
+    tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
+    tirx_expr *jj = tirx_for_begin(b, "jj", I(b, 0), ti.nblocks, NULL, TIRX_LOOP_SERIAL);
+    tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti.nblocks, I(b, 1)), jj));
+    tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, STAGES)));
+    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_xor(b, tirx_bit_and(b, tirx_div(b, it, I(b, STAGES)), I(b, 1)), I(b, 1)));
+    tirx_expr *row = tirx_add(b, ti.k_off, tirx_mul(b, j, I(b, bn)));
+    tirx_mbarrier_wait(b, bar(b, k_empty, st), ph);
+    tirx_mbarrier_expect_tx(b, bar(b, k_full, st), I(b, kvbytes));
+    tirx_config lk = {.barrier = bar(b, k_full, st)};
+    tirx_copy_async(b, box(b, Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
+                    tirx_region_new(b, K, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lk);
+    tirx_mbarrier_wait(b, bar(b, v_empty, st), ph);
+    tirx_mbarrier_expect_tx(b, bar(b, v_full, st), I(b, kvbytes));
+    tirx_config lv = {.barrier = bar(b, v_full, st)};
+    tirx_copy_async(b, box(b, Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
+                    tirx_region_new(b, V, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lv);
+    tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
+    tirx_for_end(b);
+    tirx_if_end(b);
+    tirx_for_end(b);
+  }
+  tirx_filter_end(b);
+
+  /* ---- consumers: warpgroup c owns query rows c * 64 .. of the tile ---- */
+  tirx_else(b);
+  tirx_setmaxnreg(b, 240, true);
+  cons s = {.Qs = Qs, .Ks = Ks, .Vs = Vs, .k_full = k_full, .k_empty = k_empty,
+            .v_full = v_full, .v_empty = v_empty};
+  s.c = tirx_let(b, "c", tirx_sub(b, wg, I(b, 1)));
+  s.tid_wg = tirx_let(b, "tid_wg", tirx_mod(b, tid, I(b, 128)));
+  s.it = tirx_var(b, "it", TIRX_I32, NULL);
+  tirx_expr *qt = tirx_var(b, "qt", TIRX_I32, NULL);
+  tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+  tile_info ti = tile_of(&x, t);
+  tirx_if_begin(b, ti.valid);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  s.S = tirx_alloc_local(b, "S", TIRX_F32, TIRX_DIMS(WM, bn), tirx_layout_wgmma_acc(ar, WM, bn));
+  s.P = tirx_alloc_local(b, "P", dt, TIRX_DIMS(WM, bn), tirx_layout_wgmma_a(ar, WM, bn));
+  s.O = tirx_alloc_local(b, "O", TIRX_F32, TIRX_DIMS(WM, d), tirx_layout_wgmma_acc(ar, WM, d));
+  const tirx_layout *rows_n = tirx_layout_wgmma_rows(ar, bn), *rows_d = tirx_layout_wgmma_rows(ar, d);
+  s.Mrun = tirx_alloc_local(b, "Mrun", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
+  s.Mold = tirx_alloc_local(b, "Mold", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
+  s.NegMs = tirx_alloc_local(b, "NegMs", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
+  s.Lrun = tirx_alloc_local(b, "Lrun", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
+  s.Lx = tirx_alloc_local(b, "Lx", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
+  s.Alpha = tirx_alloc_local(b, "Alpha", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
+  /* m starts finite (-1e30): a row whose keys are all masked then gives exp2(-inf) = 0, not
+   * the NaN of -inf - -inf, with no check in the loop */
+  tirx_fill(b, col0(b, s.Mrun), tirx_float(b, -1e30, TIRX_F32), NULL);
+  tirx_fill(b, col0(b, s.Lrun), tirx_float(b, 0.0, TIRX_F32), NULL);
+  tirx_fill(b, tirx_whole(b, s.O), tirx_float(b, 0.0, TIRX_F32), NULL);
+  tirx_team_end(b);
+  tirx_mbarrier_wait(b, bar(b, q_full, I(b, 0)), tirx_bit_and(b, qt, I(b, 1)));
+  /* masked blocks (from the last), then the unmasked ones */
+  kv_loop(&x, &s, &ti, ti.nblocks, tirx_sub(b, ti.nblocks, ti.nfull), true, NULL);
+  kv_loop(&x, &s, &ti, ti.nfull, ti.nfull, false, NULL);
+  /* Q is free once both consumers are past their last S = Q K^T */
+  tirx_if_begin(b, tirx_eq(b, s.tid_wg, I(b, 0)));
+  tirx_mbarrier_arrive(b, bar(b, q_empty, I(b, 0)));
+  tirx_if_end(b);
+  tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
+  /* Epilogue: O / l (0 for a row that saw no key), lse = m scale + ln l */
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_binary(b, col0(b, s.Alpha), TIRX_OP_MAX, col0(b, s.Lrun), tirx_broadcast(b, tirx_float(b, 1e-30, TIRX_F32)), NULL);
+  tirx_binary(b, col0(b, s.Alpha), TIRX_OP_DIV, tirx_broadcast(b, tirx_float(b, 1.0, TIRX_F32)), col0(b, s.Alpha), NULL);
+  tirx_binary(b, tirx_whole(b, s.O), TIRX_OP_MUL, tirx_whole(b, s.O), tirx_whole(b, s.Alpha), NULL);
+  tirx_tensor *O16 = tirx_alloc_local(b, "O16", dt, TIRX_DIMS(WM, d), tirx_layout_wgmma_acc(ar, WM, d));
+  tirx_cast_region(b, tirx_whole(b, O16), tirx_whole(b, s.O), NULL);
+  tirx_unary(b, col0(b, s.Lx), TIRX_OP_LOG, col0(b, s.Lrun), NULL);
+  tirx_ternary(b, col0(b, s.Lx), TIRX_OP_FMA, col0(b, s.Mrun),
+               tirx_broadcast(b, tirx_mul(b, x.c_log2, tirx_float(b, M_LN2, TIRX_F32))), col0(b, s.Lx), NULL);
+  tirx_team_end(b);
+  /* the previous tile's O store has read Os (its thread waited) before this tile writes it */
+  for (int q = 0; q < 2; q++) {
+    tirx_if_begin(b, tirx_eq(b, s.c, I(b, q)));
+    tirx_named_barrier_sync(b, 1 + q, 128);
+    tirx_if_end(b);
+  }
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_copy(b, rect(b, Os, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, d), tirx_whole(b, O16), NULL);
+  tirx_copy(b, rect(b, LseS, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, 1), col0(b, s.Lx), NULL);
+  tirx_team_end(b);
+  tirx_fence_proxy_async(b);
+  for (int q = 0; q < 2; q++) {
+    tirx_if_begin(b, tirx_eq(b, s.c, I(b, q)));
+    tirx_named_barrier_sync(b, 1 + q, 128);
+    tirx_if_end(b);
+  }
+  tirx_expr *row0 = tirx_let(b, "row0", tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), tirx_mul(b, s.c, I(b, WM))));
+  /* lse: thread r < 64 of the warpgroup writes row row0 + r */
+  tirx_expr *r = s.tid_wg;
+  tirx_if_begin(b, tirx_and(b, tirx_and(b, tirx_ne(b, has_lse, I(b, 0)), tirx_lt(b, r, I(b, WM))),
+                            tirx_lt(b, tirx_add(b, row0, r), ti.len_q)));
+  tirx_store(b, LSE, TIRX_EXPRS(ti.bq, ti.h, tirx_add(b, ti.q_off, tirx_add(b, row0, r))),
+             tirx_load(b, LseS, TIRX_EXPRS(tirx_add(b, tirx_mul(b, s.c, I(b, WM)), r), I(b, 0))));
+  tirx_if_end(b);
+  if (!key->varlen) { /* rows past S_q are clipped by the tensor map */
+    for (int q = 0; q < 2; q++) {
+      tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
+      tirx_copy_async(b, tirx_region_new(b, O, TIRX_EXPRS(ti.bq, tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), I(b, q * WM)), ti.h, I(b, 0)),
+                                         (int64_t[]){1, WM, 1, d}),
+                      box(b, Obox, I(b, q * WM), WM, d), NULL);
+      tirx_bulk_commit(b);
+      tirx_bulk_wait(b, 0, true);
+      tirx_filter_end(b);
+    }
+  } else { /* varlen: row by row, warp w of the warpgroup rows w, w + 4, ... */
+    tirx_expr *w = tirx_let(b, "w", tirx_div(b, s.tid_wg, I(b, 32)));
+    tirx_expr *rr = tirx_for_begin(b, "rr", w, I(b, WM), I(b, 4), TIRX_LOOP_SERIAL);
+    tirx_if_begin(b, tirx_lt(b, tirx_add(b, row0, rr), ti.len_q));
+    tirx_team_begin(b, TIRX_TEAM_WARP);
+    tirx_copy(b, tirx_region_new(b, O, TIRX_EXPRS(I(b, 0), tirx_add(b, ti.q_off, tirx_add(b, row0, rr)), ti.h, I(b, 0)),
+                                 (int64_t[]){1, 1, 1, d}),
+              tirx_region_new(b, Obox, TIRX_EXPRS(I(b, 0), tirx_add(b, tirx_mul(b, s.c, I(b, WM)), rr), I(b, 0), I(b, 0)),
+                              (int64_t[]){1, 1, 1, d}), NULL);
+    tirx_team_end(b);
+    tirx_if_end(b);
+    tirx_for_end(b);
+  }
+  tirx_if_end(b); /* valid */
+  tirx_for_end(b);
+  if (!key->varlen)
+    for (int q = 0; q < 2; q++) { /* stores complete before the CTA exits */
+      tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
+      tirx_bulk_wait(b, 0, false);
+      tirx_filter_end(b);
+    }
+  tirx_if_end(b);
+  (void)Kring;
+  tirx_status st = tirx_kernel_build(b, out);
+  if (st != TIRX_OK)
+    tirx__error(st, "tirx_kernels_attention_build: %s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return st;
+}
+
+static tirx_status build_for_op(const void *ctx, tirx_kernel **out) { return build(ctx, out); }
 
 tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tirx_dtype dtype,
                                          int d, int h, int h_kv, bool varlen, tirx_kernel **out) {
-  (void)opts, (void)dtype, (void)d, (void)h, (void)h_kv, (void)varlen;
-  if (out) *out = NULL;
-  return tirx__error(TIRX_E_NOT_SUPPORTED, "tirx_kernels_attention_build: not built yet");
+  static const char fn[] = "tirx_kernels_attention_build";
+  if (!out)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  *out = NULL;
+  if (dtype != TIRX_F16 && dtype != TIRX_BF16)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
+                       tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
+  if (d != 64 && d != 128)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64 or 128", fn, d);
+  if (h_kv < 1 || h < h_kv || h % h_kv)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d and h_kv %d, expected h a multiple of "
+                       "h_kv >= 1", fn, h, h_kv);
+  attn_key key = {.dtype = dtype, .d = d, .causal = opts && opts->causal, .varlen = varlen};
+  return build(&key, out);
+}
+
+tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, void *stream) {
+  static const char fn[] = "tirx_op_attention";
+  attn_key key = {.dtype = c->dtype, .d = c->d, .causal = c->causal, .varlen = c->varlen};
+  tirx_kernel *k;
+  tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, &key, &k);
+  if (st != TIRX_OK)
+    return tirx__error(st, "%s: %s", fn, tirx_last_error());
+  int64_t bq = c->varlen ? 1 : c->batch;
+  int64_t tq = c->varlen ? c->t_q : c->s_q, tk = c->varlen ? c->t_k : c->s_k;
+  int64_t qs[4] = {bq, tq, c->h, c->d}, ks[4] = {bq, tk, c->h_kv, c->d};
+  int64_t lse_shape[3] = {bq, c->h, tq};
+  tirx_arg args[24];
+  int n = 0;
+  args[n++] = tirx_arg_i32(c->batch);
+  args[n++] = tirx_arg_i32(c->h);
+  args[n++] = tirx_arg_i32(c->h / c->h_kv);
+  args[n++] = tirx_arg_i32((int32_t)c->s_q);
+  args[n++] = tirx_arg_i32((int32_t)c->s_k);
+  args[n++] = tirx_arg_i32((int32_t)tq);
+  args[n++] = tirx_arg_i32((int32_t)tk);
+  args[n++] = tirx_arg_i32((int32_t)bq);
+  args[n++] = tirx_arg_i32((int32_t)bq);
+  args[n++] = tirx_arg_i32(c->h_kv);
+  args[n++] = tirx_arg_f32((float)(c->scale * M_LOG2E));
+  args[n++] = tirx_arg_tensor(c->q, c->dtype, 4, qs, c->q_stride);
+  args[n++] = tirx_arg_tensor(c->k, c->dtype, 4, ks, c->k_stride);
+  args[n++] = tirx_arg_tensor(c->v, c->dtype, 4, ks, c->v_stride);
+  args[n++] = tirx_arg_tensor(c->o, c->dtype, 4, qs, c->o_stride);
+  /* without lse the kernel is passed o's pointer in its place and never writes it (has_lse 0) */
+  args[n++] = tirx_arg_tensor(c->lse ? (void *)c->lse : c->o, TIRX_F32, 3, lse_shape, NULL);
+  args[n++] = tirx_arg_i32(c->lse ? 1 : 0);
+  int64_t cu_shape[1] = {c->batch + 1};
+  if (c->varlen) {
+    args[n++] = tirx_arg_tensor((void *)c->cu_q_dev, TIRX_I32, 1, cu_shape, NULL);
+    args[n++] = tirx_arg_tensor((void *)c->cu_k_dev, TIRX_I32, 1, cu_shape, NULL);
+  }
+  args[n++] = tirx_arg_i32(c->sms);
+  st = tirx__kernels_launch(fn, rt, k, args, n, stream);
+  tirx_kernel_release(k);
+  return st;
 }

@@ -5,6 +5,8 @@
  * Register fragments use the reg axis element by element: a 32-bit register holding two
  * 16-bit values is two reg slots. All results are grouped to the logical tile.
  */
+#include <stdio.h>
+
 #include "layout_internal.h"
 
 enum { LANE = TIRX_AXIS_LANEID, REG = TIRX_AXIS_REG, TID = TIRX_AXIS_TID_IN_WG, M = TIRX_AXIS_M };
@@ -98,6 +100,19 @@ tirx_layout *tirx_layout_wgmma_acc(tirx_arena *a, int m, int n) {
     return NULL;
   }
   return wgmma_frag(a, fn, m, n);
+}
+
+tirx_layout *tirx_layout_wgmma_rows(tirx_arena *a, int n) {
+  static const char fn[] = "tirx_layout_wgmma_rows";
+  if (!arena_ok(a, fn)) return NULL;
+  if (n < 1 || n > 4096) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: n is %d, expected 1 to 4096", fn, n);
+    return NULL;
+  }
+  char text[128];
+  snprintf(text, sizeof text,
+           "((4,2,8),(%d)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg]", n);
+  return tirx_layout_parse(a, text);
 }
 
 /*

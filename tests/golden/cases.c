@@ -405,10 +405,28 @@ static void fuzz_cases(golden_set *g) {
   free(names);
 }
 
+/* ---- attention (src/kernels/attention_fast.c): dtype x D x causal x varlen ---- */
+
+static void attention_cases(golden_set *g) {
+  for (int di = 0; di < 2; di++)
+    for (int d = 64; d <= 128; d += 64)
+      for (int causal = 0; causal < 2; causal++)
+        for (int varlen = 0; varlen < 2; varlen++) {
+          tirx_attention_options o = {.causal = causal};
+          tirx_kernel *k = NULL;
+          if (tirx_kernels_attention_build(&o, DTYPES16[di], d, 8, 2, varlen, &k) != TIRX_OK)
+            k = NULL;
+          golden_add_kernel(g, golden_name(g, "attention.%s.d%d%s%s", dt_name(DTYPES16[di]), d,
+                                           causal ? ".causal" : "", varlen ? ".varlen" : ""),
+                            k, tirx_last_error());
+        }
+}
+
 void golden_cases(golden_set *g) {
   example_cases(g);
   membound_cases(g);
   gemm_cases(g);
+  attention_cases(g);
   decode_cases(g);
   tp_cases(g);
   tile_cases(g);

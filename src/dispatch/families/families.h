@@ -55,6 +55,9 @@ void tirx__reduce_check_dst(tirx__rule_ctx *ctx, tirx__reduce_dst_fn accept, int
 /* The lane bits a warp reduction covers, or -1 with the reason "... iter I <what>: ..." recorded
  * (reduce_common.c). */
 int64_t tirx__reduce_lane_mask(tirx__rule_ctx *ctx, const char *what);
+/* Whether a reduced iter is on lane bits: on laneid, or, in a warpgroup team, on tid_in_wg
+ * bits 0..4 (inside one warp). */
+bool tirx__reduce_is_lane_iter(const tirx__call *call, const tirx_iter *it);
 
 /* ---- native statements that one family defines and others emit ---- */
 

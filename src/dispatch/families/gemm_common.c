@@ -45,8 +45,42 @@ static bool byte_at(const tirx_layout *l, int kdim, int64_t row, int64_t k, int 
   return true;
 }
 
+/*
+ * The MN-major form (the transpose bit): the MN index contiguous. For an S-byte swizzle (W = S /
+ * elem_bytes elements) the canonical layout (CuTe's ((T,S/16,m),(8,k)):((1,T,LBO),(S/16*T,SBO)))
+ * puts (mn, k) at byte (mn % W) * elem_bytes + (mn / W) * lbo + (k % 8) * S + (k / 8) * sbo:
+ * atoms of W MN-elements by 8 K-rows, lbo between atoms along MN, sbo between 8-row K groups.
+ * The start, lbo and sbo multiples of 8 * S (whole atoms), lbo unused with one atom along MN.
+ */
+static bool mn_major_of(const tirx_layout *u, int kdim, int64_t rows, int64_t ks, int sw, int esize,
+                        tirx__wgmma_operand *out) {
+  int64_t w = sw / esize;
+  if (!sw || rows % w || ks % 8) return false;
+  int64_t base, at_mn = 0, at_k = 0;
+  if (!byte_at(u, kdim, 0, 0, esize, &base) ||
+      (rows > w && !byte_at(u, kdim, w, 0, esize, &at_mn)) ||
+      (ks > 8 && !byte_at(u, kdim, 0, 8, esize, &at_k)))
+    return false;
+  int64_t lbo = rows > w ? at_mn - base : 8 * (int64_t)sw, sbo = ks > 8 ? at_k - base : 8 * (int64_t)sw;
+  int64_t align = 8 * (int64_t)sw;
+  if (base % align || lbo % align || sbo % align || lbo <= 0 || sbo <= 0 ||
+      lbo >= ((int64_t)1 << 18) || sbo >= ((int64_t)1 << 18))
+    return false;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t k = 0; k < ks; k++) {
+      int64_t got = 0, want = base + (r % w) * esize + (r / w) * lbo + (k % 8) * sw + (k / 8) * sbo;
+      if (!byte_at(u, kdim, r, k, esize, &got) || got != want) return false;
+    }
+  out->swizzle = sw == 128 ? 1 : sw == 64 ? 2 : 3;
+  out->lbo = lbo;
+  out->sbo = sbo;
+  out->mn_major = 1;
+  return true;
+}
+
 bool tirx__wgmma_operand_of(tirx_arena *a, const tirx__operand *op, int kdim,
                             tirx__wgmma_operand *out, const char **why) {
+  out->mn_major = 0;
   int esize = tirx_dtype_size(op->dtype);
   int64_t shape[2];
   tirx_layout_shape(op->layout, shape, 2);
@@ -82,6 +116,7 @@ bool tirx__wgmma_operand_of(tirx_arena *a, const tirx__operand *op, int kdim,
       int64_t got = 0, want = base + (r % 8) * row_bytes + (r / 8) * sbo + (k / cols) * kb +
                           (k % cols) * esize;
       if (!byte_at(u, kdim, r, k, esize, &got) || got != want) {
+        if (mn_major_of(u, kdim, rows, ks, sw, esize, out)) return true;
         int64_t i = kdim ? r : k, j = kdim ? k : r;
         snprintf(buf, sizeof buf,
                  "it is not a K-major %s wgmma tile: element (%lld,%lld) is %lld bytes from "

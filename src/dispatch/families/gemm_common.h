@@ -27,10 +27,12 @@ bool tirx__gemm_shape(tirx__rule_ctx *ctx, int64_t *m, int64_t *n, int64_t *k);
 typedef struct tirx__wgmma_operand {
   int swizzle;     /* descriptor code: 0 interleaved, 1 128B, 2 64B, 3 32B */
   int64_t lbo, sbo; /* bytes */
+  int mn_major;    /* 1: the MN-major form (the instruction's transpose bit; 16-bit types) */
 } tirx__wgmma_operand;
 
 /* Analyses operand i (1: a, kdim 1; 2: b, kdim 0) of a wgmma call. false, and *why set (arena
- * text), when it is not a K-major wgmma tile. */
+ * text), when it is neither a K-major wgmma tile nor a swizzled MN-major one (gemm_common.c:
+ * the MN index contiguous in atoms of one swizzle row by 8 K rows; V of attention's P V). */
 bool tirx__wgmma_operand_of(tirx_arena *a, const tirx__operand *op, int kdim,
                             tirx__wgmma_operand *out, const char **why);
 

@@ -488,7 +488,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   const tirx__prim_stmt *p = lw->p;
   const tirx_region *d = p->ops[0], *a = p->ops[1], *bm = p->ops[2];
   bool rs = call->operands[1].role == TIRX__ROLE_LOCAL;
-  tirx__wgmma_operand da = {0, 0, 0}, db;
+  tirx__wgmma_operand da = {0, 0, 0, 0}, db;
   const char *why = NULL;
   if ((!rs && !tirx__wgmma_operand_of(lw->arena, &call->operands[1], 1, &da, &why)) ||
       !tirx__wgmma_operand_of(lw->arena, &call->operands[2], 0, &db, &why))
@@ -511,7 +511,8 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
         w->in = (wgmma_instr){
             .n = (int32_t)in, .dtype = call->operands[1].dtype, .rs = rs,
             .lbo_a = (int32_t)da.lbo, .sbo_a = (int32_t)da.sbo, .swz_a = da.swizzle,
-            .lbo_b = (int32_t)db.lbo, .sbo_b = (int32_t)db.sbo, .swz_b = db.swizzle};
+            .lbo_b = (int32_t)db.lbo, .sbo_b = (int32_t)db.sbo, .swz_b = db.swizzle,
+            .trans_a = da.mn_major, .trans_b = db.mn_major};
       }
   fence_regs(e, d->tensor);
   if (rs) fence_regs(e, a->tensor);

@@ -159,12 +159,20 @@ void tirx__reduce_check_dst(tirx__rule_ctx *ctx, tirx__reduce_dst_fn accept, int
 /* The lane bits a warp reduction covers (each reduced laneid iter a distinct power-of-two run
  * of lane bits), or -1 after recording "reduced dim D iter I <what>: extents and strides must be
  * distinct powers of two". */
+bool tirx__reduce_is_lane_iter(const tirx__call *call, const tirx_iter *it) {
+  if (it->stride == 0 || it->extent <= 1) return false;
+  if (it->axis == TIRX_AXIS_LANEID) return true;
+  /* In a warpgroup, tid_in_wg bits 0..4 are the lane bits of each of its warps. */
+  return it->axis == TIRX_AXIS_TID_IN_WG && call->scope &&
+         tirx_scope_team_kind(call->scope) == TIRX_TEAM_WARPGROUP && (it->extent - 1) * it->stride < 32;
+}
+
 int64_t tirx__reduce_lane_mask(tirx__rule_ctx *ctx, const char *what) {
   tirx__reduced_iter it[TIRX_LAYOUT_MAX_ITERS];
   int n = tirx__reduced_iters(ctx, it, TIRX_LAYOUT_MAX_ITERS);
   int64_t mask = 0;
   for (int i = 0; i < n; i++) {
-    if (it[i].iter.axis != TIRX_AXIS_LANEID || it[i].iter.stride == 0) continue;
+    if (!tirx__reduce_is_lane_iter(ctx->call, &it[i].iter)) continue;
     int64_t e = it[i].iter.extent, s = it[i].iter.stride, bits = (e - 1) * s;
     char buf[96];
     if (e <= 0 || (e & (e - 1)) || s <= 0 || (s & (s - 1)) || bits >= 32 || (mask & bits)) {

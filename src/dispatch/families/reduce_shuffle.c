@@ -3,11 +3,13 @@
  * registers and then a butterfly of shfl.sync.bfly over the reduced lane bits, which leaves
  * the result in every lane of each group.
  *
- * The instruction, as data: team warp, complete (32 lanes: the shuffles use the full mask);
- * source and destination in registers; dtype f32, f64, i32, u32 or i64 (what shfl moves);
- * every reduced iter of the source on reg/m or on laneid, the laneid iters with power-of-two
- * extents and strides on disjoint lane bits; every element of the destination held only by
- * lanes that take part in the reduction of its row (same lane outside the reduced bits).
+ * The instruction, as data: team warp or warpgroup, complete (32 lanes: the shuffles use the
+ * full mask); source and destination in registers; dtype f32, f64, i32, u32 or i64 (what shfl
+ * moves); every reduced iter of the source on reg/m or on lane bits (laneid; in a warpgroup,
+ * tid_in_wg bits 0..4, so that each warp reduces its own rows: the wgmma accumulator's rows),
+ * those iters with power-of-two extents and strides on disjoint lane bits; every element of
+ * the destination held only by lanes that take part in the reduction of its row (same thread
+ * outside the reduced bits).
  * Shape: (lanes) combined by the butterfly, 1 to 32.
  */
 #include <stdlib.h>
@@ -25,7 +27,8 @@ static int64_t lane_mask(tirx__rule_ctx *ctx) {
 static bool receives(const tirx_coord *p, const tirx_coord *q, int64_t mask) {
   for (int ax = 0; ax < TIRX_AXIS_MAX; ax++) {
     if (!tirx_axis_is_thread(ax)) continue;
-    if (ax == TIRX_AXIS_LANEID ? ((p->v[ax] ^ q->v[ax]) & ~mask) != 0 : p->v[ax] != q->v[ax])
+    bool lanes = ax == TIRX_AXIS_LANEID || ax == TIRX_AXIS_TID_IN_WG;
+    if (lanes ? ((p->v[ax] ^ q->v[ax]) & ~mask) != 0 : p->v[ax] != q->v[ax])
       return false;
   }
   return true;
@@ -46,10 +49,26 @@ static bool dst_receives(tirx__rule_ctx *ctx, int64_t x, const tirx_coord *p,
 }
 
 static void check(tirx__rule_ctx *ctx) {
-  int64_t threads =
-      tirx__reduce_check_axes(ctx, TIRX__AXIS_BIT(TIRX_AXIS_LANEID),
-                              "a warp shuffle reduces over laneid and registers only");
+  bool wg = tirx_scope_team_kind(ctx->call->scope) == TIRX_TEAM_WARPGROUP;
+  int64_t threads = tirx__reduce_check_axes(
+      ctx, TIRX__AXIS_BIT(TIRX_AXIS_LANEID) | (wg ? TIRX__AXIS_BIT(TIRX_AXIS_TID_IN_WG) : 0),
+      wg ? "a warpgroup's shuffle reduces over lane bits (laneid, tid_in_wg bits 0..4) and "
+           "registers only"
+         : "a warp shuffle reduces over laneid and registers only");
   if (ctx->nreasons) return;
+  if (wg) { /* every reduced tid_in_wg iter inside one warp */
+    tirx__reduced_iter it[TIRX_LAYOUT_MAX_ITERS];
+    int n = tirx__reduced_iters(ctx, it, TIRX_LAYOUT_MAX_ITERS);
+    for (int i = 0; i < n; i++) {
+      if (it[i].iter.axis != TIRX_AXIS_TID_IN_WG || it[i].iter.stride == 0 ||
+          tirx__reduce_is_lane_iter(ctx->call, &it[i].iter))
+        continue;
+      char buf[96];
+      tirx__reason(ctx, "reduced dim %d iter %s crosses warps: a shuffle reduces inside a warp",
+                   it[i].dim, tirx__iter_text(buf, sizeof buf, &it[i].iter));
+      return;
+    }
+  }
   int64_t mask = lane_mask(ctx);
   if (mask < 0) return;
   tirx__reduce_check_dst(ctx, dst_receives, mask);
@@ -74,7 +93,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call,
   for (int k = 0; k < src->rank; k++) {
     if (!(call->config.reduce_axes >> k & 1)) continue;
     for (int i = src->dim_begin[k]; i < src->dim_begin[k + 1]; i++)
-      if (src->d[i].axis == TIRX_AXIS_LANEID && src->d[i].stride != 0 && src->d[i].extent > 1)
+      if (tirx__reduce_is_lane_iter(call, &src->d[i]))
         mask |= (src->d[i].extent - 1) * src->d[i].stride;
   }
   return tirx__lower_reduce(emitter, mask);
@@ -87,7 +106,7 @@ const tirx__rule tirx__rule_reduce_shuffle = {
     .kind = TIRX__RULE_FALLBACK, /* of a warp reduction's specialised rule, before reduce.scalar */
     .prims = TIRX__BIT(TIRX__PRIM_REDUCE),
     .flows = TIRX__FLOW(TIRX__ROLE_LOCAL, TIRX__ROLE_LOCAL),
-    .teams = TIRX__BIT(TIRX_TEAM_WARP),
+    .teams = TIRX__BIT(TIRX_TEAM_WARP) | TIRX__BIT(TIRX_TEAM_WARPGROUP),
     .needs = {.dtypes =
                   TIRX__DT(F32) | TIRX__DT(F64) | TIRX__DT(I32) | TIRX__DT(U32) | TIRX__DT(I64),
               .full_team = true,
