@@ -457,7 +457,9 @@ TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_op
  * Workspace. Split launches use device memory from tirx_runtime_alloc, kept per (runtime,
  * stream) and reused by later calls; it grows when a call needs more (the old buffer is freed
  * after synchronising the stream) and is freed by tirx_kernels_decode_release(rt), which a host
- * calls before tirx_runtime_destroy(rt). Calls on one stream share it in stream order, so a
+ * calls before tirx_runtime_destroy(rt). Split calls hold one process-wide lock from the
+ * workspace's lookup until their two launches are queued (a first launch that compiles holds it
+ * meanwhile). Calls on one stream share the buffer in stream order, so a
  * split call may be captured into a CUDA graph once the workspace is large enough (make one
  * call of the largest shape before capturing: growing allocates).
  */

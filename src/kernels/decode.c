@@ -542,34 +542,30 @@ static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static wspace *ws;
 static int ws_count, ws_cap;
 
+/* The workspace of (rt, stream), at least bytes; the caller holds ws_lock until its launches
+ * are queued, so that no other call grows (frees) the buffer in between. */
 static tirx_status workspace(const char *fn, tirx_runtime *rt, void *stream, size_t bytes,
                              void **out) {
-  pthread_mutex_lock(&ws_lock);
   wspace *e = NULL;
   for (int i = 0; i < ws_count; i++)
     if (ws[i].rt == rt && ws[i].stream == stream) e = &ws[i];
   tirx_status st = TIRX_OK;
   if (e && e->bytes >= bytes) {
     *out = e->ptr;
-    pthread_mutex_unlock(&ws_lock);
     return TIRX_OK;
   }
   if (e) { /* grow: the stream's earlier calls finish with the old buffer first */
     if ((st = tirx_runtime_synchronize(rt, stream)) == TIRX_OK)
       st = tirx_runtime_free(rt, e->ptr);
-    if (st != TIRX_OK) {
-      pthread_mutex_unlock(&ws_lock);
+    if (st != TIRX_OK)
       return tirx__error(st, "%s: workspace: %s", fn, tirx_last_error());
-    }
     e->ptr = NULL, e->bytes = 0;
   } else {
     if (ws_count == ws_cap) {
       int n = ws_cap ? 2 * ws_cap : 8;
       wspace *g = realloc(ws, (size_t)n * sizeof *g);
-      if (!g) {
-        pthread_mutex_unlock(&ws_lock);
+      if (!g)
         return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-      }
       ws = g, ws_cap = n;
     }
     e = &ws[ws_count++];
@@ -578,12 +574,10 @@ static tirx_status workspace(const char *fn, tirx_runtime *rt, void *stream, siz
   void *p = NULL;
   if ((st = tirx_runtime_alloc(rt, bytes, &p)) != TIRX_OK) {
     *e = ws[--ws_count];
-    pthread_mutex_unlock(&ws_lock);
     return tirx__error(st, "%s: workspace of %zu bytes: %s", fn, bytes, tirx_last_error());
   }
   e->ptr = p, e->bytes = bytes;
   *out = p;
-  pthread_mutex_unlock(&ws_lock);
   return TIRX_OK;
 }
 
@@ -799,6 +793,7 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
     return st;
   }
   void *wsp = NULL;
+  pthread_mutex_lock(&ws_lock);
   st = workspace(fn, rt, stream, (size_t)pl.workspace_bytes, &wsp);
   if (st == TIRX_OK) {
     float *part_o = wsp, *part_ml = (float *)wsp + prows * D;
@@ -817,6 +812,7 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
       st = tirx__kernels_launch(fn, rt, k2, ca, n, stream);
     }
   }
+  pthread_mutex_unlock(&ws_lock);
   tirx_kernel_release(k1);
   tirx_kernel_release(k2);
   return st;

@@ -3,7 +3,8 @@
  * the GPU, against the float64 reference of tests/support/decode_ref.c: shuffled,
  * non-contiguous page tables (a padded, strided table), context lengths 1 (q_len 1; 4 for
  * q_len 4), 15, 16, 17, 1000 and 32768 in one shuffled batch, q_len 1 and 4, H / H_kv 1, 4 and
- * 8, both dtypes, D 64 and 128, page sizes 16, 32 and 64; unsplit (opts.splits 1), the chosen
+ * 8, both dtypes, D 64 and 128, page sizes 16, 32 and 64, q and o strided views (padded rows)
+ * at group 4; unsplit (opts.splits 1), the chosen
  * split (0) and a forced one (7) each against the reference and split against unsplit; o and
  * lse poisoned (NaN) before every call. reshape_and_cache is checked bit for bit.
  */
@@ -43,19 +44,26 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
   double *want = malloc(nq * sizeof *want), *want_lse = malloc(nrow * sizeof *want_lse);
   decode_ref_attention(&c, 0.0, want, want_lse);
 
-  void *dq = upload(rt, c.q, nq * 2), *dk = upload(rt, c.kc, ncache * 2);
+  /* group 4: q and o are strided views (rows of D + 8 elements) */
+  const int pitch = g == 4 ? d + 8 : d;
+  const size_t npad = nrow * (size_t)pitch;
+  uint16_t *qpad = malloc(npad * 2);
+  for (size_t r = 0; r < nrow; r++)
+    for (int e = 0; e < pitch; e++) qpad[r * pitch + e] = e < d ? c.q[r * d + e] : 0xffff;
+  void *dq = upload(rt, qpad, npad * 2), *dk = upload(rt, c.kc, ncache * 2);
   void *dv = upload(rt, c.vc, ncache * 2);
   void *dbt = upload(rt, c.bt, (size_t)B * c.bt_stride * 4), *dl = upload(rt, lens, sizeof lens);
   void *dout = NULL, *dlse = NULL;
-  OK(tirx_runtime_alloc(rt, nq * 2, &dout));
+  OK(tirx_runtime_alloc(rt, npad * 2, &dout));
   OK(tirx_runtime_alloc(rt, nrow * 4, &dlse));
   int64_t qs[4] = {B, ql, H, d}, cs[4] = {c.num_pages, p, HKV, d}, ls[3] = {B, ql, H};
   int64_t bts[2] = {B, c.max_pages}, btst[2] = {c.bt_stride, 1}, lns[1] = {B};
-  tirx_tensor_arg q = {dq, dt, 4, qs, NULL}, kc = {dk, dt, 4, cs, NULL}, vc = {dv, dt, 4, cs, NULL};
+  int64_t qst[4] = {(int64_t)ql * H * pitch, (int64_t)H * pitch, pitch, 1};
+  tirx_tensor_arg q = {dq, dt, 4, qs, qst}, kc = {dk, dt, 4, cs, NULL}, vc = {dv, dt, 4, cs, NULL};
   tirx_tensor_arg bt = {dbt, TIRX_I32, 2, bts, btst}, cl = {dl, TIRX_I32, 1, lns, NULL};
-  tirx_tensor_arg o = {dout, dt, 4, qs, NULL}, lse = {dlse, TIRX_F32, 3, ls, NULL};
+  tirx_tensor_arg o = {dout, dt, 4, qs, qst}, lse = {dlse, TIRX_F32, 3, ls, NULL};
 
-  uint16_t *got = malloc(nq * 2);
+  uint16_t *got = malloc(npad * 2);
   float *got_lse = malloc(nrow * 4), *first = malloc(nq * sizeof *first);
   /* bf16: half an ulp of the output (2^-9 relative) and the f32 sums; f16 8x tighter */
   double rtol = dt == TIRX_BF16 ? 8e-3 : 1e-3, atol = dt == TIRX_BF16 ? 4e-3 : 5e-4;
@@ -65,15 +73,15 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
     tirx_decode_plan plan;
     OK(tirx_kernels_decode_plan(&opts, B, H, HKV, ql, d, 32768, &plan));
     if (mi > 0) cr_assert_gt(plan.splits, 1, "mode %d is not split", modes[mi]);
-    OK(tirx_runtime_fill32(rt, dout, 0xffffffffu, nq / 2));
+    OK(tirx_runtime_fill32(rt, dout, 0xffffffffu, npad / 2));
     OK(tirx_runtime_fill32(rt, dlse, 0xffffffffu, nrow));
     OK(tirx_op_decode_attention(rt, &opts, &q, &kc, &vc, &bt, &cl, &o, &lse, NULL));
     sync_or_fail(rt);
-    OK(tirx_runtime_copy(rt, got, dout, nq * 2, TIRX_COPY_DEVICE_TO_HOST));
+    OK(tirx_runtime_copy(rt, got, dout, npad * 2, TIRX_COPY_DEVICE_TO_HOST));
     OK(tirx_runtime_copy(rt, got_lse, dlse, nrow * 4, TIRX_COPY_DEVICE_TO_HOST));
     for (size_t i = 0; i < nq; i++) {
-      float v = decode_ref_from_half(got[i], dt);
       size_t row = i / (size_t)d;
+      float v = decode_ref_from_half(got[row * pitch + i % (size_t)d], dt);
       int bi = (int)(row / ((size_t)ql * H));
       cr_assert(fabs(v - want[i]) <= atol + rtol * fabs(want[i]),
                 "%s ql %d g %d d %d p %d splits %d (plan %d): o[%zu] (sequence %d, L %d, row %zu "
@@ -84,6 +92,9 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
         cr_assert(fabs(v - first[i]) <= 2 * (atol + rtol * fabs(want[i])),
                   "splits %d and unsplit differ at o[%zu]: %g and %g", modes[mi], i, v, first[i]);
     }
+    for (size_t r = 0; r < nrow; r++) /* the padding of o's rows is left alone */
+      for (int e = d; e < pitch; e++)
+        cr_assert_eq(got[r * pitch + e], 0xffff, "o's padding [%zu, %d] was written", r, e);
     for (size_t r = 0; r < nrow; r++)
       cr_assert(fabs(got_lse[r] - want_lse[r]) <= 2e-3 * (1 + fabs(want_lse[r])),
                 "%s ql %d g %d d %d p %d splits %d: lse[%zu] is %g, expected %g",
@@ -93,7 +104,7 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
               tirx_dtype_name(dt), ql, g, d, p);
   void *bufs[7] = {dq, dk, dv, dbt, dl, dout, dlse};
   for (int i = 0; i < 7; i++) OK(tirx_runtime_free(rt, bufs[i]));
-  free(want), free(want_lse), free(got), free(got_lse), free(first);
+  free(want), free(want_lse), free(got), free(got_lse), free(first), free(qpad);
   decode_ref_free(&c);
 }
 
