@@ -18,7 +18,8 @@ export LD_LIBRARY_PATH="$root/.gpu-deps:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+
 status=0
 
 # At most 8 files come back from a device call: summary.txt, examples.log, gpu.log, bench.log
-# and one CSV per benchmark (membound: two, tirx and torch).
+# and one CSV per benchmark (membound: two, tirx and torch; attention: one, tirx, torch and the
+# ratios combined).
 nvidia-smi -L > "$out/summary.txt" 2>&1 || echo "nvidia-smi failed" >> "$out/summary.txt"
 
 for ex in vector_add saxpy broadcast2d softmax layout_tour dist_allreduce gemm_example tp_linear; do
@@ -62,6 +63,31 @@ if python3 -c 'import torch, triton' >/dev/null 2>&1 && [ -x "$bd/bench/membound
   python3 bench/membound_torch.py "$out/bench-membound-torch.csv" >> "$out/bench.log" 2>&1 \
     || echo "membound_torch: exit $?" >> "$out/summary.txt"
   echo "bench membound_torch: $(wc -l < "$out/bench-membound-torch.csv" 2>/dev/null) lines" >> "$out/summary.txt"
+fi
+
+# bench/attention and its torch side (SDPA forced to cuDNN and to flash), joined by
+# bench/attention_join.sh; one file comes back, bench-attention.csv: tirx's rows, torch's rows and
+# the ratios, each part under its own header line. The geomeans also go to the summary.
+if [ -x "$bd/bench/attention" ]; then
+  echo "==== attention" >> "$out/bench.log"
+  "$bd/bench/attention" "$out/attn-tirx.csv" > "$out/attn.tmp" 2>&1 || echo "bench attention: exit $?" >> "$out/summary.txt"
+  cat "$out/attn.tmp" >> "$out/bench.log"
+  echo "bench attention:" >> "$out/summary.txt"
+  tail -3 "$out/attn.tmp" >> "$out/summary.txt"
+  if python3 -c 'import torch' >/dev/null 2>&1; then
+    echo "==== attention_torch" >> "$out/bench.log"
+    python3 bench/attention_torch.py "$out/attn-torch.csv" >> "$out/bench.log" 2>&1 \
+      || echo "attention_torch: exit $?" >> "$out/summary.txt"
+  fi
+  if [ -s "$out/attn-tirx.csv" ] && [ -s "$out/attn-torch.csv" ]; then
+    echo "==== attention_join" >> "$out/bench.log"
+    sh bench/attention_join.sh "$out/attn-tirx.csv" "$out/attn-torch.csv" "$out/attn-ratios.csv" \
+      > "$out/attn.tmp" 2>&1 || echo "attention_join: exit $?" >> "$out/summary.txt"
+    cat "$out/attn.tmp" >> "$out/bench.log"
+    sed -n '/^geometric/,$p' "$out/attn.tmp" >> "$out/summary.txt"
+  fi
+  cat "$out/attn-tirx.csv" "$out/attn-torch.csv" "$out/attn-ratios.csv" > "$out/bench-attention.csv" 2>/dev/null
+  rm -f "$out/attn-tirx.csv" "$out/attn-torch.csv" "$out/attn-ratios.csv" "$out/attn.tmp"
 fi
 
 cat "$out/summary.txt"

@@ -406,12 +406,18 @@ typedef struct tirx_attention_varlen {
 
 /*
  * Attention on stream. varlen NULL: fixed-length rank-4 tensors; else rank-3 packed tensors
- * as above. lse may be NULL.
+ * as above. lse may be NULL. Strides NULL mean dense; given strides are >= 0, in elements,
+ * innermost 1, the others multiples of 8 (16 bytes); extents are at most 2^31 - 1. Varlen
+ * sequences may be empty (equal offsets): a sequence of no keys gives its rows o = 0 and
+ * lse = -inf. opts->path "reference" runs a simple kernel (one group of four lanes per query
+ * row, K and V read from global memory, f32 online softmax; B and H up to 65535), for tests.
  * Errors (never a launch): TIRX_E_NULL_ARG (rt, q, k, v, o, a data pointer, varlen's arrays),
  * TIRX_E_INVALID_ARG (shapes that disagree, H not a multiple of H_kv, D not 64 or 128, an
  * innermost stride other than 1, strides or pointers not 16-byte aligned, decreasing or
- * out-of-range offsets, options out of range), TIRX_E_TYPE (dtypes: q, k, v, o one of f16
- * and bf16, lse f32), the build's errors and tirx_launch's.
+ * out-of-range offsets, options out of range: scale negative or not finite, sms outside
+ * 0..1024, a path other than NULL and "reference"), TIRX_E_TYPE (dtypes: q, k, v, o one of
+ * f16 and bf16, lse f32), the build's errors and tirx_launch's (its message prefixed with
+ * "tirx_op_attention: "; TIRX_E_NO_DEVICE without a device).
  */
 TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_options *opts,
                                        const tirx_tensor_arg *q, const tirx_tensor_arg *k,

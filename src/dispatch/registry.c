@@ -20,8 +20,8 @@
   RULE(pointwise_scalar)                                                                       \
   /* reduce: warp shuffle, warpgroup/CTA through shared memory, cluster through DSMEM */       \
   RULE(reduce_redux)                                                                           \
-  RULE(reduce_shuffle)                                                                         \
   RULE(reduce_smem)                                                                            \
+  RULE(reduce_shuffle)                                                                         \
   RULE(reduce_dsmem)                                                                           \
   RULE(reduce_scalar)                                                                          \
   /* copy_async: TMA, then cp.async. The two synchronise differently, so each rejects the      \

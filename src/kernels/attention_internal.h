@@ -27,4 +27,29 @@ typedef struct tirx__attn_call {
 /* The default (FlashAttention-3 style) kernel path: builds or finds its kernel and launches. */
 tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, void *stream);
 
+/* The reference kernel (attention.c, opts->path "reference"): one thread group per query row,
+ * K and V read from global memory, online softmax in f32. A new kernel for dtype (f16, bf16),
+ * d (64, 128), varlen and whether it writes lse; its launch parameters are attention.c's.
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d), the builder's. */
+tirx_status tirx__attention_ref_build(tirx_dtype dtype, int d, bool varlen, bool lse,
+                                      tirx_kernel **out);
+
+/* The op's checks (attention.c): every argument of tirx_op_attention but rt, into *out (the
+ * defaults filled in) and *reference (opts->path is "reference"). Errors as the op's. */
+tirx_status tirx__attention_check(const tirx_attention_options *opts, const tirx_tensor_arg *q,
+                                  const tirx_tensor_arg *k, const tirx_tensor_arg *v,
+                                  const tirx_tensor_arg *o, const tirx_tensor_arg *lse,
+                                  const tirx_attention_varlen *varlen, tirx__attn_call *out,
+                                  bool *reference);
+
+/* The reference kernel of a checked call from the op table (*out: a new reference), and its
+ * launch arguments (they point into *a, which must stay where it is while they are used). */
+typedef struct tirx__attn_ref_args {
+  tirx_arg args[16];
+  int n;
+  int64_t q_shape[4], k_shape[4], lse_shape[3], cu_shape[1];
+} tirx__attn_ref_args;
+tirx_status tirx__attention_ref_get(const tirx__attn_call *c, tirx_kernel **out);
+void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_ref_args *a);
+
 #endif

@@ -14,6 +14,7 @@
 #include "demo_kernels.h"
 #include "gemm_ref.h"
 #include "golden.h"
+#include "kernels/attention_internal.h"
 #include "mma_tiles.h"
 #include "rows_ref.h"
 
@@ -256,6 +257,21 @@ static void tp_cases(golden_set *g) {
   }
 }
 
+/* ---- attention's reference kernel (src/kernels/attention.c, opts->path "reference") ---- */
+
+static void attention_cases(golden_set *g) {
+  for (int v = 0; v < 16; v++) {
+    tirx_dtype dt = DTYPES16[v & 1];
+    int d = v & 2 ? 128 : 64;
+    bool varlen = v & 4, lse = v & 8;
+    tirx_kernel *k = NULL;
+    const char *name = golden_name(g, "attention.ref.%s.d%d.%s.%s", dt_name(dt), d,
+                                   varlen ? "varlen" : "fixed", lse ? "lse" : "nolse");
+    tirx_status st = tirx__attention_ref_build(dt, d, varlen, lse, &k);
+    golden_add_kernel(g, name, st == TIRX_OK ? k : NULL, st == TIRX_OK ? "" : tirx_last_error());
+  }
+}
+
 /* ---- mma/wgmma tiles, cp.async tiles (examples/mma_tiles.c, cp_async_tiles.c) ---- */
 
 static void tile_cases(golden_set *g) {
@@ -429,6 +445,7 @@ void golden_cases(golden_set *g) {
   attention_cases(g);
   decode_cases(g);
   tp_cases(g);
+  attention_cases(g);
   tile_cases(g);
   fuzz_cases(g);
 }

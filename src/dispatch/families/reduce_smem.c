@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../layout/layout_internal.h"
 #include "../lower.h"
 #include "families.h"
 
@@ -28,6 +29,20 @@ static void check(tirx__rule_ctx *ctx) {
       ctx, wg ? AXES_WARPGROUP : AXES_CTA,
       wg ? "a warpgroup reduction combines threads of one warpgroup only"
          : "a CTA reduction through shared memory combines threads of one CTA only");
+  /* Kept dims stay in registers here: rows spread over threads (a wgmma accumulator's rows,
+   * each reduced by its quad of lanes) are reduce.shuffle's. */
+  const tirx_layout *src = ctx->call->operands[1].layout;
+  for (int k = 0; k < src->rank && !ctx->nreasons; k++) {
+    if (ctx->call->config.reduce_axes >> k & 1) continue;
+    for (int i = src->dim_begin[k]; i < src->dim_begin[k + 1]; i++)
+      if (src->d[i].extent > 1 && src->d[i].stride != 0 && tirx_axis_is_thread(src->d[i].axis)) {
+        char buf[96];
+        tirx__reason(ctx, "kept dim %d iter %s is on %s: the kept dims of a reduction through "
+                     "shared memory stay in registers", k,
+                     tirx__iter_text(buf, sizeof buf, &src->d[i]), tirx_axis_name(src->d[i].axis));
+        break;
+      }
+  }
 }
 
 static int shapes(tirx__rule_ctx *ctx, tirx__shape *out, int cap) {

@@ -127,7 +127,9 @@ Test(dispatch_reduce, smem_rejects_axes_outside_the_warpgroup) {
   expect_fail(&c, TIRX_E_NO_RULE,
               "tirx_dispatch: no legal rule for reduce(arch=sm_90, roles=local->local, "
               "team=warpgroup): reduce.smem: reduced dim 0 iter (8):(1@warpid) is on warpid: a "
-              "warpgroup reduction combines threads of one warpgroup only; reduce.scalar: "
+              "warpgroup reduction combines threads of one warpgroup only; reduce.shuffle: "
+              "reduced dim 0 iter (8):(1@warpid) is on warpid: a warpgroup's shuffle reduces over "
+              "lane bits (laneid, tid_in_wg bits 0..4) and registers only; reduce.scalar: "
               "reduced dim 0 iter (8):(1@warpid) is on warpid: a scalar loop reads only the "
               "thread's own registers; reduced dim 0 iter (32):(1@laneid) is on laneid: a "
               "scalar loop reads only the thread's own registers");

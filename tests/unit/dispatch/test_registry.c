@@ -29,7 +29,7 @@ static const int ARCHS[] = {70, 75, 80, 86, 89, 90, 100};
 Test(dispatch_registry, the_table_in_order) {
   static const char *const expected[] = {
       "copy.ldmatrix",    "copy.stmatrix",  "copy.vec",    "copy.scalar",  "pointwise.vec",
-      "pointwise.scalar", "reduce.redux", "reduce.shuffle", "reduce.smem", "reduce.dsmem", "reduce.scalar",
+      "pointwise.scalar", "reduce.redux", "reduce.smem", "reduce.shuffle", "reduce.dsmem", "reduce.scalar",
       "copy_async.tma",   "copy_async.cp_async",
       "gemm.mma",         "gemm.scalar",    "gemm_async.wgmma", "gemm_async.wgmma_rs",
   };

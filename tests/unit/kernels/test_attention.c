@@ -1,0 +1,419 @@
+/*
+ * tirx_op_attention (src/kernels/attention.c) on the CPU: every documented bad input returns
+ * its status with a message naming the argument, and builds and launches nothing; the checked
+ * call (defaults, strides, varlen offsets); the reference kernel's launch arguments against
+ * its declared parameters (the launch checks, without a device) and its grid; without a device
+ * the reference path builds and returns TIRX_E_NO_DEVICE; and every variant of the reference
+ * kernel (dtype x D x varlen x lse) compiles with NVRTC for sm_90a without local memory; and
+ * the float64 reference of the GPU tests (tests/support/attn_ref.c) on values worked by hand.
+ * The GPU suite runs the kernels: tests/gpu/test_attention.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "../helpers.h"
+#include "attn_ref.h"
+#include "ir/kernel_abi.h"
+#include "kernels/attention_internal.h"
+
+#define PTR(v) ((void *)(uintptr_t)(v))
+
+static tirx_runtime *no_device(void) {
+  tirx_runtime *rt = NULL;
+  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  cr_assert_eq(tirx_runtime_create(&o, &rt), TIRX_OK, "%s", tirx_last_error());
+  return rt;
+}
+
+#define BF TIRX_BF16
+#define T4(p, dt, a, b, c, d) (&(tirx_tensor_arg){PTR(p), dt, 4, (int64_t[]){a, b, c, d}, NULL})
+#define T4S(p, dt, a, b, c, d, s0, s1, s2, s3)                                                 \
+  (&(tirx_tensor_arg){PTR(p), dt, 4, (int64_t[]){a, b, c, d}, (int64_t[]){s0, s1, s2, s3}})
+#define T3(p, dt, a, b, c) (&(tirx_tensor_arg){PTR(p), dt, 3, (int64_t[]){a, b, c}, NULL})
+#define T2(p, dt, a, b) (&(tirx_tensor_arg){PTR(p), dt, 2, (int64_t[]){a, b}, NULL})
+
+static const char FN[] = "tirx_op_attention";
+
+/* Fixed length: q, o [2, 100, 8, 64], k, v [2, 120, 2, 64], lse [2, 8, 100]. */
+#define Q T4(0x100000, BF, 2, 100, 8, 64)
+#define K T4(0x200000, BF, 2, 120, 2, 64)
+#define V T4(0x300000, BF, 2, 120, 2, 64)
+#define O T4(0x400000, BF, 2, 100, 8, 64)
+#define L T3(0x500000, TIRX_F32, 2, 8, 100)
+
+#define ERR(call, st, ...)                                                                     \
+  do {                                                                                        \
+    char want_[1024];                                                                         \
+    snprintf(want_, sizeof want_, __VA_ARGS__);                                               \
+    expect_error(call, st, want_);                                                            \
+  } while (0)
+
+Test(kernels_attention, the_op_checks_its_arguments_before_anything_else) {
+  tirx_runtime *rt = no_device();
+  const tirx_attention_options ref = {.path = "reference"};
+  ERR(tirx_op_attention(NULL, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_NULL_ARG, "%s: rt is NULL", FN);
+  /* options */
+  ERR(tirx_op_attention(rt, &(tirx_attention_options){.scale = -1}, Q, K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: opts->scale is -1, expected 0 (1/sqrt(D)) or a finite value > 0", FN);
+  ERR(tirx_op_attention(rt, &(tirx_attention_options){.scale = NAN}, Q, K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: opts->scale is nan, expected 0 (1/sqrt(D)) or a finite value > 0", FN);
+  ERR(tirx_op_attention(rt, &(tirx_attention_options){.scale = INFINITY}, Q, K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: opts->scale is inf, expected 0 (1/sqrt(D)) or a finite value > 0", FN);
+  ERR(tirx_op_attention(rt, &(tirx_attention_options){.sms = 1025}, Q, K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: opts->sms is 1025, expected 0 (132) to 1024", FN);
+  ERR(tirx_op_attention(rt, &(tirx_attention_options){.sms = -1}, Q, K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: opts->sms is -1, expected 0 (132) to 1024", FN);
+  ERR(tirx_op_attention(rt, &(tirx_attention_options){.path = "fast"}, Q, K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG,
+      "%s: opts->path is \"fast\", expected NULL (the default kernel) or \"reference\"", FN);
+  /* NULLs */
+  ERR(tirx_op_attention(rt, &ref, NULL, K, V, O, L, NULL, NULL), TIRX_E_NULL_ARG, "%s: q is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, NULL, V, O, L, NULL, NULL), TIRX_E_NULL_ARG, "%s: k is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, NULL, O, L, NULL, NULL), TIRX_E_NULL_ARG, "%s: v is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, NULL, L, NULL, NULL), TIRX_E_NULL_ARG, "%s: o is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, T4(0, BF, 2, 100, 8, 64), K, V, O, L, NULL, NULL), TIRX_E_NULL_ARG,
+      "%s: q->data is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, T4(0, BF, 2, 120, 2, 64), O, L, NULL, NULL), TIRX_E_NULL_ARG,
+      "%s: v->data is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O, T3(0, TIRX_F32, 2, 8, 100), NULL, NULL), TIRX_E_NULL_ARG,
+      "%s: lse->data is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, &(tirx_tensor_arg){PTR(0x400000), BF, 4, NULL, NULL}, L,
+                        NULL, NULL),
+      TIRX_E_NULL_ARG, "%s: o->shape is NULL", FN);
+  /* alignment of the pointers */
+  ERR(tirx_op_attention(rt, &ref, Q, T4(0x200008, BF, 2, 120, 2, 64), V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: k->data 0x200008 is not aligned to 16 bytes", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O, T3(0x500004, TIRX_F32, 2, 8, 100), NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: lse->data 0x500004 is not aligned to 16 bytes", FN);
+  /* ranks */
+  ERR(tirx_op_attention(rt, &ref, T3(0x100000, BF, 100, 8, 64), K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: q has rank 3, expected 4", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O, T2(0x500000, TIRX_F32, 8, 100), NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: lse has rank 2, expected 3", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O, L, &(tirx_attention_varlen){.batch = 1}, NULL),
+      TIRX_E_INVALID_ARG, "%s: q has rank 4, expected 3", FN);
+  /* extents */
+  ERR(tirx_op_attention(rt, &ref, T4(0x100000, BF, 2, 0, 8, 64), K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: q has shape [2, 0, 8, 64], expected extents >= 1", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, T4(0x200000, BF, 2, 1ll << 31, 2, 64), V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: k has shape [2, 2147483648, 2, 64], expected extents up to 2^31 - 1",
+      FN);
+  /* dtypes */
+  ERR(tirx_op_attention(rt, &ref, T4(0x100000, TIRX_F32, 2, 100, 8, 64), K, V, O, L, NULL, NULL),
+      TIRX_E_TYPE, "%s: q has dtype f32, expected f16 or bf16", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, T4(0x200000, TIRX_F16, 2, 120, 2, 64), V, O, L, NULL, NULL),
+      TIRX_E_TYPE, "%s: k has dtype f16, expected bf16", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, T4(0x300000, TIRX_F16, 2, 120, 2, 64), O, L, NULL, NULL),
+      TIRX_E_TYPE, "%s: v has dtype f16, expected bf16", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, T4(0x400000, TIRX_F32, 2, 100, 8, 64), L, NULL, NULL),
+      TIRX_E_TYPE, "%s: o has dtype f32, expected bf16", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O, T3(0x500000, BF, 2, 8, 100), NULL, NULL), TIRX_E_TYPE,
+      "%s: lse has dtype bf16, expected f32", FN);
+  /* shapes */
+  ERR(tirx_op_attention(rt, &ref, T4(0x100000, BF, 2, 100, 8, 96), K, V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: q has shape [2, 100, 8, 96], expected [B, S_q, H, D] with D 64 or 128",
+      FN);
+  ERR(tirx_op_attention(rt, &ref, Q, T4(0x200000, BF, 3, 120, 2, 64), V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG,
+      "%s: k has shape [3, 120, 2, 64], expected [B, S_k, H_kv, D] = [2, 120, 2, 64]", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, T4(0x200000, BF, 2, 120, 2, 128), V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG,
+      "%s: k has shape [2, 120, 2, 128], expected [B, S_k, H_kv, D] = [2, 120, 2, 64]", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, T4(0x200000, BF, 2, 120, 3, 64), V, O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG,
+      "%s: k has shape [2, 120, 3, 64], expected [B, S_k, H_kv, D] with H (8) a multiple of H_kv",
+      FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, T4(0x300000, BF, 2, 121, 2, 64), O, L, NULL, NULL),
+      TIRX_E_INVALID_ARG,
+      "%s: v has shape [2, 121, 2, 64], expected [B, S_k, H_kv, D] = [2, 120, 2, 64] (the shape of k)",
+      FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, T4(0x400000, BF, 2, 100, 4, 64), L, NULL, NULL),
+      TIRX_E_INVALID_ARG,
+      "%s: o has shape [2, 100, 4, 64], expected [B, S_q, H, D] = [2, 100, 8, 64] (the shape of q)",
+      FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O, T3(0x500000, TIRX_F32, 2, 100, 8), NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: lse has shape [2, 100, 8], expected [B, H, S_q] = [2, 8, 100]", FN);
+  /* strides */
+  ERR(tirx_op_attention(rt, &ref, T4S(0x100000, BF, 2, 100, 8, 64, 51200, 512, 64, 2), K, V, O, L,
+                        NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: q has strides [51200, 512, 64, 2], expected an innermost stride of 1",
+      FN);
+  ERR(tirx_op_attention(rt, &ref, Q, T4S(0x200000, BF, 2, 120, 2, 64, 15360, 132, 66, 1), V, O, L,
+                        NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: k has strides [15360, 132, 66, 1], expected strides >= 0 and "
+      "multiples of 8 elements (16 bytes)", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, T4S(0x400000, BF, 2, 100, 8, 64, -51200, 512, 64, 1), L,
+                        NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: o has strides [-51200, 512, 64, 1], expected strides >= 0 and "
+      "multiples of 8 elements (16 bytes)", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, T4S(0x300000, BF, 2, 120, 2, 64, 15360, 1ll << 62, 64, 1), O, L,
+                        NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: v has strides [15360, 4611686018427387904, 64, 1]: its elements' "
+      "offsets overflow int64", FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O,
+                        &(tirx_tensor_arg){PTR(0x500000), TIRX_F32, 3, (int64_t[]){2, 8, 100},
+                                           (int64_t[]){1000, 100, 1}},
+                        NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: lse has strides [1000, 100, 1], expected dense row-major", FN);
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
+/* Varlen: q, o [300, 8, 128], k, v [400, 1, 128], lse [8, 300], three sequences. */
+#define VQ T3(0x100000, BF, 300, 8, 128)
+#define VK T3(0x200000, BF, 400, 1, 128)
+#define VV T3(0x300000, BF, 400, 1, 128)
+#define VO T3(0x400000, BF, 300, 8, 128)
+#define VL T2(0x500000, TIRX_F32, 8, 300)
+static const int32_t CUQ[4] = {0, 100, 100, 300}, CUK[4] = {0, 1, 200, 400};
+#define VLEN(...) (&(tirx_attention_varlen){__VA_ARGS__})
+#define GOOD_VARLEN VLEN(3, CUQ, CUK, PTR(0x600000), PTR(0x700000))
+
+Test(kernels_attention, varlen_arguments_are_checked) {
+  tirx_runtime *rt = no_device();
+  const tirx_attention_options ref = {.path = "reference"};
+  const int32_t bad0[4] = {1, 100, 100, 300}, down[4] = {0, 100, 99, 300}, short_[4] = {0, 1, 2, 299};
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(0, CUQ, CUK, PTR(0x600000), PTR(0x700000)),
+                        NULL),
+      TIRX_E_INVALID_ARG, "%s: varlen->batch is 0, expected >= 1", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, NULL, CUK, PTR(0x600000), PTR(0x700000)),
+                        NULL),
+      TIRX_E_NULL_ARG, "%s: varlen->cu_seqlens_q is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, CUQ, NULL, PTR(0x600000), PTR(0x700000)),
+                        NULL),
+      TIRX_E_NULL_ARG, "%s: varlen->cu_seqlens_k is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, CUQ, CUK, NULL, PTR(0x700000)), NULL),
+      TIRX_E_NULL_ARG, "%s: varlen->cu_seqlens_q_dev is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, CUQ, CUK, PTR(0x600000), NULL), NULL),
+      TIRX_E_NULL_ARG, "%s: varlen->cu_seqlens_k_dev is NULL", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, CUQ, CUK, PTR(0x600000), PTR(0x700004)),
+                        NULL),
+      TIRX_E_INVALID_ARG, "%s: varlen->cu_seqlens_k_dev 0x700004 is not aligned to 16 bytes", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, bad0, CUK, PTR(0x600000), PTR(0x700000)),
+                        NULL),
+      TIRX_E_INVALID_ARG, "%s: varlen->cu_seqlens_q[0] is 1, expected 0", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, down, CUK, PTR(0x600000), PTR(0x700000)),
+                        NULL),
+      TIRX_E_INVALID_ARG, "%s: varlen->cu_seqlens_q[2] is 99, less than [1] = 100: expected "
+      "non-decreasing offsets", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, short_, CUK, PTR(0x600000), PTR(0x700000)),
+                        NULL),
+      TIRX_E_INVALID_ARG, "%s: varlen->cu_seqlens_q[3] is 299, expected T_q (q's first dimension) = 300",
+      FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, VL, VLEN(3, CUQ, CUQ, PTR(0x600000), PTR(0x700000)),
+                        NULL),
+      TIRX_E_INVALID_ARG, "%s: varlen->cu_seqlens_k[3] is 300, expected T_k (k's first dimension) = 400",
+      FN);
+  ERR(tirx_op_attention(rt, &ref, Q, K, V, O, L, GOOD_VARLEN, NULL), TIRX_E_INVALID_ARG,
+      "%s: q has rank 4, expected 3", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, T3(0x500000, TIRX_F32, 1, 8, 300), GOOD_VARLEN, NULL),
+      TIRX_E_INVALID_ARG, "%s: lse has rank 3, expected 2", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, T2(0x500000, TIRX_F32, 300, 8), GOOD_VARLEN, NULL),
+      TIRX_E_INVALID_ARG, "%s: lse has shape [300, 8], expected [H, T_q] = [8, 300]", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, T3(0x200000, BF, 400, 3, 128), T3(0x300000, BF, 400, 3, 128), VO,
+                        VL, GOOD_VARLEN, NULL),
+      TIRX_E_INVALID_ARG, "%s: k has shape [400, 3, 128], expected [T_k, H_kv, D] with H (8) a "
+      "multiple of H_kv", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, T3(0x300000, BF, 401, 1, 128), VO, VL, GOOD_VARLEN, NULL),
+      TIRX_E_INVALID_ARG, "%s: v has shape [401, 1, 128], expected [T_k, H_kv, D] = [400, 1, 128] (the "
+      "shape of k)", FN);
+  ERR(tirx_op_attention(rt, &ref, VQ, VK, VV, T3(0x400000, BF, 300, 8, 64), VL, GOOD_VARLEN, NULL),
+      TIRX_E_INVALID_ARG, "%s: o has shape [300, 8, 64], expected [T_q, H, D] = [300, 8, 128] (the "
+      "shape of q)", FN);
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
+/* What the checks hand to a path: defaults, strides of the rank-4 views, varlen's lengths. */
+Test(kernels_attention, the_checked_call) {
+  tirx__attn_call c;
+  bool ref = true;
+  cr_assert_eq(tirx__attention_check(NULL, Q, K, V, O, L, NULL, &c, &ref), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_expect(!ref);
+  cr_expect_eq(c.dtype, BF);
+  cr_expect(c.d == 64 && c.h == 8 && c.h_kv == 2 && c.batch == 2 && !c.causal && !c.varlen);
+  cr_expect(fabs(c.scale - 0.125) < 1e-15 && c.sms == 132);
+  cr_expect(c.s_q == 100 && c.s_k == 120 && c.t_q == 200 && c.t_k == 240);
+  cr_expect(c.q_stride[0] == 51200 && c.q_stride[1] == 512 && c.q_stride[2] == 64 && c.q_stride[3] == 1);
+  cr_expect(c.k_stride[0] == 15360 && c.k_stride[1] == 128 && c.k_stride[2] == 64);
+  cr_expect(c.lse == PTR(0x500000) && c.q == PTR(0x100000) && c.o == PTR(0x400000) && !c.cu_q);
+
+  tirx_attention_options o = {.scale = 0.3, .causal = true, .path = "reference", .sms = 7};
+  const tirx_tensor_arg *qs = T4S(0x100000, BF, 2, 100, 8, 64, 0, 1024, 128, 1); /* padded, broadcast B */
+  cr_assert_eq(tirx__attention_check(&o, qs, K, V, O, NULL, NULL, &c, &ref), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_expect(ref && c.causal && c.scale == 0.3 && c.sms == 7 && !c.lse);
+  cr_expect(c.q_stride[0] == 0 && c.q_stride[1] == 1024 && c.q_stride[2] == 128);
+
+  cr_assert_eq(tirx__attention_check(&o, VQ, VK, VV, VO, VL, GOOD_VARLEN, &c, &ref), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_expect(c.varlen && c.batch == 3 && c.d == 128 && c.h == 8 && c.h_kv == 1);
+  cr_expect(c.s_q == 200 && c.s_k == 200 && c.t_q == 300 && c.t_k == 400, "longest %lld %lld",
+            (long long)c.s_q, (long long)c.s_k);
+  cr_expect(c.cu_q == CUQ && c.cu_k == CUK && c.cu_q_dev == PTR(0x600000) && c.cu_k_dev == PTR(0x700000));
+  cr_expect(c.q_stride[0] == 300 * 1024 && c.q_stride[1] == 1024 && c.q_stride[2] == 128 &&
+            c.q_stride[3] == 1);
+  cr_expect(c.k_stride[1] == 128 && c.k_stride[2] == 128);
+}
+
+/* The reference kernel's arguments for checked calls pass the launch checks; its grid is
+ * (ceil(S_q / 32), H, B) with S_q the longest sequence for varlen. */
+Test(kernels_attention, reference_arguments_pass_the_launch_checks, .timeout = 120) {
+  tirx__launch_plan *plan = malloc(sizeof *plan);
+  const tirx_attention_options ref = {.path = "reference", .causal = true};
+  struct {
+    const tirx_tensor_arg *q, *k, *v, *o, *lse;
+    const tirx_attention_varlen *vl;
+    int nargs;
+    uint32_t grid[3];
+  } cases[] = {
+      {Q, K, V, O, L, NULL, 12, {4, 8, 2}},
+      {Q, K, V, O, NULL, NULL, 11, {4, 8, 2}},
+      {T4S(0x100000, BF, 2, 100, 8, 64, 0, 1024, 128, 1), K, V,
+       T4S(0x400000, BF, 2, 100, 8, 64, 204800, 2048, 64, 1), L, NULL, 12, {4, 8, 2}},
+      {VQ, VK, VV, VO, VL, GOOD_VARLEN, 15, {7, 8, 3}},
+      {VQ, VK, VV, VO, NULL, GOOD_VARLEN, 14, {7, 8, 3}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tirx__attn_call c;
+    bool r;
+    cr_assert_eq(tirx__attention_check(&ref, cases[i].q, cases[i].k, cases[i].v, cases[i].o,
+                                       cases[i].lse, cases[i].vl, &c, &r),
+                 TIRX_OK, "case %zu: %s", i, tirx_last_error());
+    tirx_kernel *k = NULL;
+    cr_assert_eq(tirx__attention_ref_get(&c, &k), TIRX_OK, "%s", tirx_last_error());
+    tirx__attn_ref_args a;
+    tirx__attention_ref_args(&c, &a);
+    cr_expect_eq(a.n, cases[i].nargs);
+    cr_expect_eq(a.n, tirx_kernel_num_params(k));
+    cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", a.args, a.n, plan), TIRX_OK, "case %zu: %s", i,
+                 tirx_last_error());
+    for (int g = 0; g < 3; g++)
+      cr_expect_eq(plan->grid[g], cases[i].grid[g], "case %zu: grid[%d] %u", i, g, plan->grid[g]);
+    cr_expect(plan->block[0] == 128 && plan->block[1] == 1 && plan->block[2] == 1);
+    cr_expect_eq(plan->nspec, 0, "every integer parameter is dynamic");
+    tirx_kernel_release(k);
+  }
+  /* one kernel per (dtype, D, varlen, lse) */
+  cr_expect_eq(tirx_kernels_cached(), 4);
+  tirx_kernels_clear();
+  free(plan);
+}
+
+/* Without a device the reference path checks, builds and returns tirx_launch's
+ * TIRX_E_NO_DEVICE; the second call finds the kernel. */
+Test(kernels_attention, without_a_device_the_reference_path_returns_no_device, .timeout = 120) {
+  tirx_runtime *rt = no_device();
+  const tirx_attention_options ref = {.path = "reference"};
+  char want[1024];
+  snprintf(want, sizeof want, "%s: tirx_launch: no CUDA device: %s", FN, tirx_runtime_device_error(rt));
+  expect_error(tirx_op_attention(rt, &ref, Q, K, V, O, L, NULL, NULL), TIRX_E_NO_DEVICE, want);
+  cr_assert_eq(tirx_kernels_cached(), 1);
+  expect_error(tirx_op_attention(rt, &(tirx_attention_options){.path = "reference", .causal = true,
+                                                              .scale = 0.5},
+                                 Q, K, V, O, L, NULL, NULL),
+               TIRX_E_NO_DEVICE, want);
+  cr_assert_eq(tirx_kernels_cached(), 1, "causal and scale are launch arguments");
+  expect_error(tirx_op_attention(rt, &ref, VQ, VK, VV, VO, NULL, GOOD_VARLEN, NULL), TIRX_E_NO_DEVICE,
+               want);
+  cr_assert_eq(tirx_kernels_cached(), 2);
+  tirx_kernels_clear();
+  tirx_runtime_destroy(rt);
+}
+
+Test(kernels_attention, the_reference_build_checks_its_arguments) {
+  tirx_kernel *k = PTR(1);
+  expect_error(tirx__attention_ref_build(BF, 64, false, false, NULL), TIRX_E_NULL_ARG,
+               "tirx__attention_ref_build: out is NULL");
+  expect_error(tirx__attention_ref_build(TIRX_F32, 64, false, false, &k), TIRX_E_INVALID_ARG,
+               "tirx__attention_ref_build: dtype is f32, expected f16 or bf16");
+  cr_assert_null(k);
+  expect_error(tirx__attention_ref_build(BF, 96, false, false, &k), TIRX_E_INVALID_ARG,
+               "tirx__attention_ref_build: d is 96, expected 64 or 128");
+}
+
+/* Every variant compiles for sm_90a, with q and the accumulator in registers (no .local). */
+Test(kernels_attention, every_reference_variant_compiles, .timeout = 600) {
+  tirx_runtime *rt = no_device();
+  static const tirx_dtype dts[2] = {TIRX_BF16, TIRX_F16};
+  for (int v = 0; v < 16; v++) {
+    tirx_dtype dt = dts[v & 1];
+    int d = v & 2 ? 128 : 64;
+    bool varlen = v & 4, lse = v & 8;
+    tirx_kernel *k = NULL;
+    cr_assert_eq(tirx__attention_ref_build(dt, d, varlen, lse, &k), TIRX_OK, "%s", tirx_last_error());
+    tirx_compiled *c = NULL;
+    cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", tirx_kernel_name(k),
+                 tirx_last_error());
+    cr_expect_null(strstr(tirx_compiled_ptx(c), ".local"), "%s uses local memory",
+                   tirx_kernel_name(k));
+    tirx_compiled_destroy(c);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
+
+/* The float64 reference the GPU tests trust (tests/support/attn_ref.c), on values worked by
+ * hand: q = a e0 and k_j = b_j e0 give scores scale a b_j; v_j = (j + 1) e1. Causal rows see
+ * keys j <= i + S_k - S_q (none for the first S_q - S_k rows), GQA heads read h / (H / H_kv),
+ * varlen sequences their own offsets; and the checker catches one wrong element or lse. */
+Test(kernels_attention, the_cpu_reference) {
+  enum { D = 64 };
+  const int64_t sq = 3, sk = 2; /* S_q > S_k: under causal row 0 sees nothing */
+  float q[3 * 2 * D] = {0}, k[2 * D] = {0}, v[2 * D] = {0}; /* q [1, 3, 2, D], k, v [1, 2, 1, D] */
+  for (int i = 0; i < 3; i++)
+    for (int h = 0; h < 2; h++) q[(i * 2 + h) * D] = (float)(i + 1 + h);
+  k[0] = 1.0f, k[D] = -0.5f;
+  v[1] = 1.0f, v[D + 1] = 2.0f;
+  attn_problem p = {.batch = 1, .h = 2, .h_kv = 1, .d = D, .causal = true, .scale = 0.5,
+                    .s_q = sq, .s_k = sk};
+  attn_view qv = {q, sq * 2 * D, 2 * D, D}, kv = {k, sk * D, D, D}, vv = {v, sk * D, D, D};
+  double o[D], lse;
+  attn_ref_row(&p, qv, kv, vv, 0, 1, 0, o, &lse);
+  cr_expect(isinf(lse) && lse < 0 && o[1] == 0, "row 0 sees no key: lse %g", lse);
+  attn_ref_row(&p, qv, kv, vv, 0, 1, 1, o, &lse); /* sees key 0 only: o = v_0 */
+  cr_expect(fabs(o[1] - 1) < 1e-15 && fabs(lse - 0.5 * 3) < 1e-12, "row 1: o %g lse %g", o[1], lse);
+  attn_ref_row(&p, qv, kv, vv, 0, 0, 2, o, &lse); /* both keys: scores 0.5 * 3 * (1, -0.5) */
+  double s0 = 1.5, s1 = -0.75, w0 = exp(s0) / (exp(s0) + exp(s1));
+  cr_expect(fabs(o[1] - (w0 + 2 * (1 - w0))) < 1e-12 && fabs(lse - log(exp(s0) + exp(s1))) < 1e-12,
+            "row 2: o %g lse %g", o[1], lse);
+  cr_expect(o[0] == 0 && o[2] == 0);
+  p.causal = false; /* row 0 sees both keys now */
+  attn_ref_row(&p, qv, kv, vv, 0, 0, 0, o, &lse);
+  s0 = 0.5, s1 = -0.25, w0 = exp(s0) / (exp(s0) + exp(s1));
+  cr_expect(fabs(o[1] - (w0 + 2 * (1 - w0))) < 1e-12, "full row 0: o %g", o[1]);
+
+  /* varlen: two sequences, the second of q rows 1..2 and key 1 only (S_q 2 > S_k 1) */
+  const int32_t cu_q[3] = {0, 1, 3}, cu_k[3] = {0, 1, 2};
+  attn_problem pv = {.batch = 2, .h = 2, .h_kv = 1, .d = D, .causal = true, .scale = 0.5,
+                     .cu_q = cu_q, .cu_k = cu_k};
+  attn_view qp = {q, 0, 2 * D, D}, kp = {k, 0, D, D}, vp = {v, 0, D, D};
+  attn_ref_row(&pv, qp, kp, vp, 1, 0, 0, o, &lse); /* packed row 1: sees nothing */
+  cr_expect(isinf(lse) && o[1] == 0);
+  attn_ref_row(&pv, qp, kp, vp, 1, 0, 1, o, &lse); /* packed row 2, key 1: o = v_1 */
+  cr_expect(fabs(o[1] - 2) < 1e-15 && fabs(lse - 0.5 * 3 * -0.5) < 1e-12, "o %g lse %g", o[1], lse);
+
+  /* the checker: the reference's own answer passes, one element or lse off fails */
+  float og[3 * 2 * D], lg[2 * 3];
+  for (int h = 0; h < 2; h++)
+    for (int i = 0; i < 3; i++) {
+      attn_ref_row(&p, qv, kv, vv, 0, h, i, o, &lse);
+      for (int x = 0; x < D; x++) og[(i * 2 + h) * D + x] = (float)o[x];
+      lg[h * 3 + i] = (float)lse;
+    }
+  attn_view ov = {og, sq * 2 * D, 2 * D, D};
+  uint64_t rng = 1;
+  attn_report r;
+  attn_ref_check(&p, qv, kv, vv, ov, lg, true, 128, 48, &rng, &r);
+  cr_expect(r.wrong == 0 && r.unwritten == 0 && r.rows == 6, "%lld wrong: %s", (long long)r.wrong,
+            r.first);
+  og[(2 * 2 + 1) * D + 1] += 0.02f;
+  attn_ref_check(&p, qv, kv, vv, ov, lg, true, 128, 48, &rng, &r);
+  cr_expect_eq(r.wrong, 1, "%s", r.first);
+  og[(2 * 2 + 1) * D + 1] -= 0.02f;
+  lg[4] = NAN;
+  attn_ref_check(&p, qv, kv, vv, ov, lg, true, 128, 48, &rng, &r);
+  cr_expect(r.wrong == 1 && r.unwritten == 1, "%lld wrong, %lld unwritten", (long long)r.wrong,
+            (long long)r.unwritten);
+}
