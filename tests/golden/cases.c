@@ -259,7 +259,7 @@ static void tp_cases(golden_set *g) {
 
 /* ---- attention's reference kernel (src/kernels/attention.c, opts->path "reference") ---- */
 
-static void attention_cases(golden_set *g) {
+static void attention_ref_cases(golden_set *g) {
   for (int v = 0; v < 16; v++) {
     tirx_dtype dt = DTYPES16[v & 1];
     int d = v & 2 ? 128 : 64;
@@ -442,8 +442,8 @@ void golden_cases(golden_set *g) {
   example_cases(g);
   membound_cases(g);
   gemm_cases(g);
-  attention_cases(g);
   decode_cases(g);
+  attention_ref_cases(g);
   tp_cases(g);
   attention_cases(g);
   tile_cases(g);
