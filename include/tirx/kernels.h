@@ -442,7 +442,8 @@ TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_op
  *   block_table   int32 [B, max_pages], any strides: page p of sequence b holds its tokens
  *                 p * page_size .. (p + 1) * page_size - 1
  *   context_lens  int32 [B] (device), and the same lengths in host memory in
- *                 opts->context_lens_host (the host checks them and chooses the splits)
+ *                 opts->context_lens_host (the host checks them and chooses the splits;
+ *                 the kernel reads the device values, which must be the same)
  *   lse           f32 [B, q_len, H] (any strides), or NULL
  *
  * A sequence of context length L holds its q_len new tokens last (L >= q_len): query i sees
@@ -454,7 +455,8 @@ TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_op
  * Kernel. One CTA of 128 threads per (KV split, KV head, sequence) reads each K and V page of
  * its range once for all H / H_kv query heads of its KV head (their q_len rows each): tiles of
  * TIRX_DECODE_TILE keys go by cp.async (16-byte vectors) into a two-stage shared ring, the next
- * tile in flight while the current one is used; the dot products and P V are f32 FMAs.
+ * tile in flight while the current one is used; the dot products and P V are f32 FMAs (no
+ * tensor cores yet: from about 16 rows, (H / H_kv) * q_len, FMAs and not HBM bound the kernel).
  * Split-KV (flash-decoding): when B x H_kv CTAs are too few for the SMs, each (sequence, KV
  * head) is split into ranges of tiles (tirx_kernels_decode_plan); each CTA writes its
  * unnormalised f32 partial O and its (max, sum) to a workspace, and a combine kernel merges
