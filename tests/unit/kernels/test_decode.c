@@ -282,5 +282,10 @@ Test(kernels_decode, every_variant_compiles_for_sm_90a, .timeout = 900) {
       OK(tirx_kernels_decode_build(TIRX_DECODE_PARTIAL, TIRX_BF16, 128, 16, g, 1, ql, false, &k));
       compile_ok(rt, k, true);
     }
+  /* the most rows at the other dtype, head dim and page sizes, and unsplit with lse */
+  OK(tirx_kernels_decode_build(TIRX_DECODE_PARTIAL, TIRX_F16, 64, 64, 8, 1, 8, false, &k));
+  compile_ok(rt, k, true);
+  OK(tirx_kernels_decode_build(TIRX_DECODE_UNSPLIT, TIRX_F16, 128, 32, 16, 2, 8, true, &k));
+  compile_ok(rt, k, true);
   tirx_runtime_destroy(rt);
 }
