@@ -8,7 +8,8 @@
  * Shapes: B in {1, 8, 32, 128} x context 1k, 4k, 16k, 64k (those whose caches fit in 48 GB),
  * H = 32 over H_kv = 8, D = 128, 16-token pages at shuffled ids, bf16, q_len 1. The KV caches
  * are rotated over enough copies (sets) that one rotation holds at least 128 MB, so each launch
- * reads its pages from HBM, not from the 50 MB L2. Per sample: one launch on each set in turn
+ * reads its pages from HBM, not from the 50 MB L2. Each shape with the split chosen ("tirx") and,
+ * where that split is more than 1, also unsplit (opts.splits 1: "tirx-unsplit"). Per sample: one launch on each set in turn
  * (at least 10 launches), then a synchronize (host clock); the median per launch over `reps`
  * samples (default 5), after a warm-up that compiles. The copy: 10 copies of 256 MB, then a
  * synchronize, counted as read + written bytes. Prints a table; CSV columns
@@ -79,7 +80,7 @@ int main(int argc, char **argv) {
   if (f) fputs(header, f);
   double cg = copy_gbps(rt, reps);
   printf("device %s, copy %.0f GB/s\n", tirx_runtime_device_name(rt), cg);
-  printf("%5s %7s %6s %10s %9s %8s %6s\n", "B", "context", "splits", "us", "KV MB", "GB/s", "ratio");
+  printf("%5s %7s %6s %10s %9s %8s %6s %s\n", "B", "context", "splits", "us", "KV MB", "GB/s", "ratio", "impl");
   static const int batches[4] = {1, 8, 32, 128}, contexts[4] = {1024, 4096, 16384, 65536};
   for (int bi = 0; bi < 4; bi++)
     for (int ci = 0; ci < 4; ci++) {
@@ -114,25 +115,35 @@ int main(int argc, char **argv) {
       int64_t qs[4] = {B, 1, H, D}, cs[4] = {npages, P, HKV, D}, bts[2] = {B, pages_per}, lns[1] = {B};
       tirx_tensor_arg q = {dq, TIRX_BF16, 4, qs, NULL}, o = {dout, TIRX_BF16, 4, qs, NULL};
       tirx_tensor_arg bt = {dbt, TIRX_I32, 2, bts, NULL}, cl = {dl, TIRX_I32, 1, lns, NULL};
-      tirx_decode_options opts = {.context_lens_host = lens};
-      tirx_decode_plan plan;
-      CHECK(tirx_kernels_decode_plan(&opts, B, H, HKV, 1, D, L, &plan));
       int per = sets < 10 ? 10 : sets;
       double *t = malloc((size_t)reps * sizeof *t);
-      for (int r = -1; r < reps; r++) { /* r = -1: warm-up (compile, workspace) */
-        double t0 = now_us();
-        for (int i = 0; i < per; i++) {
-          tirx_tensor_arg k = {kc[i % sets], TIRX_BF16, 4, cs, NULL}, v = {vc[i % sets], TIRX_BF16, 4, cs, NULL};
-          CHECK(tirx_op_decode_attention(rt, &opts, &q, &k, &v, &bt, &cl, &o, NULL, NULL));
+      /* the chosen split, and where it splits, unsplit too ("tirx-unsplit": what the split buys) */
+      for (int forced = 0; forced < 2; forced++) {
+        tirx_decode_options opts = {.splits = forced, .context_lens_host = lens};
+        tirx_decode_plan plan;
+        CHECK(tirx_kernels_decode_plan(&opts, B, H, HKV, 1, D, L, &plan));
+        if (forced) { /* opts.splits 1, only where the chosen plan splits */
+          tirx_decode_plan chosen;
+          CHECK(tirx_kernels_decode_plan(NULL, B, H, HKV, 1, D, L, &chosen));
+          if (chosen.splits == 1) break;
         }
-        CHECK(tirx_runtime_synchronize(rt, NULL));
-        if (r >= 0) t[r] = (now_us() - t0) / per;
+        for (int r = -1; r < reps; r++) { /* r = -1: warm-up (compile, workspace) */
+          double t0 = now_us();
+          for (int i = 0; i < per; i++) {
+            tirx_tensor_arg k = {kc[i % sets], TIRX_BF16, 4, cs, NULL}, v = {vc[i % sets], TIRX_BF16, 4, cs, NULL};
+            CHECK(tirx_op_decode_attention(rt, &opts, &q, &k, &v, &bt, &cl, &o, NULL, NULL));
+          }
+          CHECK(tirx_runtime_synchronize(rt, NULL));
+          if (r >= 0) t[r] = (now_us() - t0) / per;
+        }
+        double us = median(t, reps), kv = 2.0 * (double)set_bytes, gbps = kv / us / 1e3;
+        const char *impl = forced ? "tirx-unsplit" : "tirx";
+        printf("%5d %7d %6d %10.1f %9.1f %8.0f %6.3f %s\n", B, L, plan.splits, us, kv / 1e6, gbps,
+               gbps / cg, impl);
+        if (f)
+          fprintf(f, "%s,%d,%d,%d,%d,%d,%d,bf16,%d,%.2f,%.0f,%.1f,%.1f,%.4f\n", impl, B, L, H, HKV,
+                  D, P, plan.splits, us, kv, gbps, cg, gbps / cg);
       }
-      double us = median(t, reps), kv = 2.0 * (double)set_bytes, gbps = kv / us / 1e3;
-      printf("%5d %7d %6d %10.1f %9.1f %8.0f %6.3f\n", B, L, plan.splits, us, kv / 1e6, gbps, gbps / cg);
-      if (f)
-        fprintf(f, "tirx,%d,%d,%d,%d,%d,%d,bf16,%d,%.2f,%.0f,%.1f,%.1f,%.4f\n", B, L, H, HKV, D, P,
-                plan.splits, us, kv, gbps, cg, gbps / cg);
       for (int s = 0; s < sets; s++) {
         CHECK(tirx_runtime_free(rt, kc[s]));
         CHECK(tirx_runtime_free(rt, vc[s]));

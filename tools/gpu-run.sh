@@ -49,7 +49,7 @@ if [ -x "$bd/bench/decode_attention" ]; then
   "$bd/bench/decode_attention" - > "$out/decode.tmp" 2>&1 || echo "bench decode_attention: exit $?" >> "$out/summary.txt"
   cat "$out/decode.tmp" >> "$out/bench.log"
   echo "bench decode_attention:" >> "$out/summary.txt"
-  grep -v '^tirx,' "$out/decode.tmp" | tail -18 >> "$out/summary.txt"
+  grep -v '^tirx' "$out/decode.tmp" | tail -30 >> "$out/summary.txt"
   rm -f "$out/decode.tmp"
   if python3 -c 'import torch' >/dev/null 2>&1; then
     echo "==== decode_attention_torch" >> "$out/bench.log"
