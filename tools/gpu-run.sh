@@ -42,6 +42,22 @@ for b in launch_overhead jit membound gemm; do
   rm -f "$out/bench-$b.tmp"
 done
 
+# Decode attention over a paged KV cache and its torch SDPA side: CSV lines into bench.log
+# (no file of their own: at most 8 files come back), a short tail in the summary.
+if [ -x "$bd/bench/decode_attention" ]; then
+  echo "==== decode_attention" >> "$out/bench.log"
+  "$bd/bench/decode_attention" - > "$out/decode.tmp" 2>&1 || echo "bench decode_attention: exit $?" >> "$out/summary.txt"
+  cat "$out/decode.tmp" >> "$out/bench.log"
+  echo "bench decode_attention:" >> "$out/summary.txt"
+  grep -v '^tirx' "$out/decode.tmp" | tail -30 >> "$out/summary.txt"
+  rm -f "$out/decode.tmp"
+  if python3 -c 'import torch' >/dev/null 2>&1; then
+    echo "==== decode_attention_torch" >> "$out/bench.log"
+    python3 bench/decode_attention_torch.py - >> "$out/bench.log" 2>&1 \
+      || echo "decode_attention_torch: exit $?" >> "$out/summary.txt"
+  fi
+fi
+
 # The torch side of bench/membound (eager and torch.compile), when python3 has torch.
 if python3 -c 'import torch, triton' >/dev/null 2>&1 && [ -x "$bd/bench/membound" ]; then
   python3 bench/membound_torch.py "$out/bench-membound-torch.csv" >> "$out/bench.log" 2>&1 \

@@ -8,6 +8,8 @@
  *                       (e4m3) output and per-row scales
  *   rotary embedding    RoPE in place on q and k (neox and gptj styles, partial rotary dim)
  *   attention           prefill attention (FlashAttention-3 structure), causal, GQA, varlen
+ *   decode attention    attention of a few new tokens over a paged KV cache (split-KV), and
+ *                       the append of a step's K and V into the pages (reshape_and_cache)
  *   tensor parallelism  a row-parallel linear layer: per-rank GEMM on K shards, then the
  *                       reduce-scatter chosen from the output's layouts (tirx/dist.h)
  *
@@ -611,6 +613,154 @@ TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_op
                                        const tirx_tensor_arg *v, const tirx_tensor_arg *o,
                                        const tirx_tensor_arg *lse,
                                        const tirx_attention_varlen *varlen, void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Decode attention over a paged KV cache                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * O = softmax(scale * Q K^T + mask) V for the q_len newest tokens of each sequence of a batch,
+ * with K and V in a paged cache (vLLM's layout). f16 or bf16 in and out, f32 softmax (online,
+ * exp2 with the scale folded in) and accumulation; optional log-sum-exp in f32 (natural log
+ * of the scaled scores, lse = log(sum_j exp(scale * q.k_j))).
+ *
+ *   q, o          [B, q_len, H, D]; q_len 1..8 (speculative decoding); any strides
+ *   k_cache,      [num_pages, page_size, H_kv, D], dense; page_size 16, 32 or 64; D 64 or 128;
+ *   v_cache       H a multiple of H_kv (grouped-query; H_kv = 1 is multi-query), with
+ *                 (H / H_kv) * q_len <= TIRX_DECODE_MAX_ROWS
+ *   block_table   int32 [B, max_pages], any strides: page p of sequence b holds its tokens
+ *                 p * page_size .. (p + 1) * page_size - 1
+ *   context_lens  int32 [B] (device), and the same lengths in host memory in
+ *                 opts->context_lens_host (the host checks them and chooses the splits;
+ *                 the kernel reads the device values, which must be the same)
+ *   lse           f32 [B, q_len, H] (any strides), or NULL
+ *
+ * A sequence of context length L holds its q_len new tokens last (L >= q_len): query i sees
+ * keys j <= L - q_len + i (causal among the new tokens). Entries of block_table past the pages
+ * a sequence needs (ceil(L / page_size)) are never read. Page ids are the caller's data and
+ * are not checked: an id outside [0, num_pages) makes the kernel read outside the cache
+ * (undefined results, or a fault that makes the runtime sticky).
+ *
+ * Kernel. One CTA of 128 threads per (KV split, KV head, sequence) reads each K and V page of
+ * its range once for all H / H_kv query heads of its KV head (their q_len rows each): tiles of
+ * TIRX_DECODE_TILE keys go by cp.async (16-byte vectors) into a two-stage shared ring, the next
+ * tile in flight while the current one is used; the dot products and P V are f32 FMAs (no
+ * tensor cores yet: from about 16 rows, (H / H_kv) * q_len, FMAs and not HBM bound the kernel).
+ * Split-KV (flash-decoding): when B x H_kv CTAs are too few for the SMs, each (sequence, KV
+ * head) is split into ranges of tiles (tirx_kernels_decode_plan); each CTA writes its
+ * unnormalised f32 partial O and its (max, sum) to a workspace, and a combine kernel merges
+ * the splits of each row in split order (deterministic).
+ *
+ * Workspace. Split launches use device memory from tirx_runtime_alloc, kept per (runtime,
+ * stream) and reused by later calls; it grows when a call needs more (the old buffer is freed
+ * after synchronising the stream) and is freed by tirx_kernels_decode_release(rt), which a host
+ * calls before tirx_runtime_destroy(rt). Split calls hold one process-wide lock from the
+ * workspace's lookup until their two launches are queued (a first launch that compiles holds it
+ * meanwhile). Calls on one stream share the buffer in stream order, so a
+ * split call may be captured into a CUDA graph once the workspace is large enough (make one
+ * call of the largest shape before capturing: growing allocates).
+ */
+enum {
+  TIRX_DECODE_TILE = 64,      /* keys per tile (whole pages) */
+  TIRX_DECODE_MAX_ROWS = 64,  /* (H / H_kv) * q_len, the rows of a CTA */
+  TIRX_DECODE_MAX_SPLITS = 256
+};
+
+typedef struct tirx_decode_options {
+  double scale; /* softmax scale; 0: 1 / sqrt(D) */
+  int splits;   /* KV splits per (sequence, KV head): 0 chosen (tirx_kernels_decode_plan);
+                   1: unsplit; N in 2..TIRX_DECODE_MAX_SPLITS forced (capped at the tiles of
+                   the longest context) */
+  int sms;      /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
+  /* tirx_op_decode_attention: the B context lengths in host memory (required; the values of
+   * the device array context_lens). */
+  const int32_t *context_lens_host;
+} tirx_decode_options;
+
+/* The split of a launch: KV splits per (sequence, KV head) (1: unsplit, no workspace), the
+ * tiles of TIRX_DECODE_TILE keys each split reads (the last split of the longest sequence may
+ * read fewer; splits of shorter sequences may read none) and the workspace bytes. */
+typedef struct tirx_decode_plan {
+  int splits;
+  int tiles_per_split;
+  int64_t workspace_bytes;
+} tirx_decode_plan;
+
+/*
+ * The split tirx_op_decode_attention uses for B sequences of at most max_context tokens, H
+ * query heads over h_kv KV heads, q_len new tokens and head dim d. opts->splits forced: that
+ * many (at most the tiles of max_context). Automatic: unsplit when B x h_kv CTAs are at least
+ * two per SM (2 opts->sms); else enough splits for that (ceil(2 sms / (B h_kv))), each of at
+ * least 4 tiles (256 keys), at most TIRX_DECODE_MAX_SPLITS; then the splits the tiles of
+ * max_context need at that many tiles each. opts may be NULL (context_lens_host is not read).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (batch, heads, q_len, d, max_context < 1,
+ * options out of range).
+ */
+TIRX_API tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch, int h,
+                                              int h_kv, int q_len, int d, int64_t max_context,
+                                              tirx_decode_plan *out);
+
+/* The kernels of a decode call. */
+typedef enum tirx_decode_kernel {
+  TIRX_DECODE_UNSPLIT = 0, /* one CTA per (KV head, sequence) writes o (and lse) */
+  TIRX_DECODE_PARTIAL = 1, /* one CTA per (split, KV head, sequence) writes the workspace */
+  TIRX_DECODE_COMBINE = 2  /* merges the splits into o (and lse) */
+} tirx_decode_kernel;
+
+/*
+ * Builds one decode kernel for dtype, head dim d, page_size, heads h over h_kv, q_len, and
+ * whether it writes lse (UNSPLIT, COMBINE). *out: a new kernel, one reference. Pure: no device.
+ * The launch parameters are internal (use tirx_op_decode_attention). opts is not read (the
+ * scale and splits are launch arguments).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, page_size, h, h_kv, q_len,
+ * which), the builder's.
+ */
+TIRX_API tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype, int d,
+                                               int page_size, int h, int h_kv, int q_len,
+                                               bool lse, tirx_kernel **out);
+
+/*
+ * Decode attention on stream (shapes above). Errors (never a launch): TIRX_E_NULL_ARG (rt, q,
+ * k_cache, v_cache, block_table, context_lens, o, a data pointer, opts or
+ * opts->context_lens_host), TIRX_E_INVALID_ARG (a rank or shape that disagrees, H not a
+ * multiple of H_kv, too many rows, D, page size or q_len unsupported, caches not dense,
+ * pointers not 16-byte aligned, a context length below 1 or below q_len, a block table
+ * narrower than the longest context needs, B over 65535, options out of range), TIRX_E_TYPE
+ * (q, caches and o one of f16 and bf16, block_table and context_lens int32, lse f32), the
+ * workspace allocation's (TIRX_E_NO_DEVICE without a device), the build's and tirx_launch's.
+ */
+TIRX_API tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options *opts,
+                                              const tirx_tensor_arg *q,
+                                              const tirx_tensor_arg *k_cache,
+                                              const tirx_tensor_arg *v_cache,
+                                              const tirx_tensor_arg *block_table,
+                                              const tirx_tensor_arg *context_lens,
+                                              const tirx_tensor_arg *o,
+                                              const tirx_tensor_arg *lse, void *stream);
+
+/* Frees the decode workspaces kept for rt (every stream). Call it before destroying rt once no
+ * decode call of rt is in flight. NULL, or a runtime without workspaces, is a no-op. */
+TIRX_API void tirx_kernels_decode_release(tirx_runtime *rt);
+
+/*
+ * Appends this step's K and V into the paged caches: k, v [num_tokens, H_kv, D] (any strides)
+ * of the caches' dtype, slot_mapping int32 [num_tokens]: token t goes to page slot / page_size,
+ * offset slot % page_size. A negative slot is skipped (vLLM's padding); so is a slot at or past
+ * num_pages * page_size (caller data, never a write outside the caches). The caches as for
+ * tirx_op_decode_attention (dense, f16 or bf16, page_size 16, 32 or 64, D 64 or 128).
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (ranks, shapes, dense caches, alignment),
+ * TIRX_E_TYPE, the build's and tirx_launch's.
+ */
+TIRX_API tirx_status tirx_op_reshape_and_cache(tirx_runtime *rt, const tirx_tensor_arg *k,
+                                               const tirx_tensor_arg *v,
+                                               const tirx_tensor_arg *k_cache,
+                                               const tirx_tensor_arg *v_cache,
+                                               const tirx_tensor_arg *slot_mapping, void *stream);
+
+/* Builds the reshape_and_cache kernel for dtype, d, page_size and h_kv. Errors as
+ * tirx_kernels_decode_build. */
+TIRX_API tirx_status tirx_kernels_reshape_and_cache_build(tirx_dtype dtype, int d, int page_size,
+                                                          int h_kv, tirx_kernel **out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The table of the ops' kernels                                                               */

@@ -272,6 +272,46 @@ static void gemm_cases(golden_set *g) {
                     err);
 }
 
+/* ---- decode attention over a paged KV cache (src/kernels/decode.c, bench/decode_attention.c) ---- */
+
+static void decode_case(golden_set *g, tirx_decode_kernel w, tirx_dtype dt, int d, int p, int grp,
+                        int ql, bool lse) {
+  static const char *const kinds[] = {"unsplit", "partial", "combine"};
+  tirx_kernel *k = NULL;
+  char err[4096] = "";
+  if (tirx_kernels_decode_build(w, dt, d, p, grp * 2, 2, ql, lse, &k) != TIRX_OK)
+    snprintf(err, sizeof err, "%s", tirx_last_error());
+  golden_add_kernel(g, golden_name(g, "decode.%s.%s.d%d.p%d.g%d.q%d%s", kinds[w], dt_name(dt), d,
+                                   w == TIRX_DECODE_COMBINE ? 0 : p, grp, ql, lse ? ".lse" : ""),
+                    k, err);
+}
+
+static void decode_cases(golden_set *g) {
+  static const int ds[] = {64, 128}, ps[] = {16, 32, 64};
+  for (size_t t = 0; t < 2; t++)
+    for (size_t d = 0; d < 2; d++) {
+      for (size_t p = 0; p < 3; p++) {
+        decode_case(g, TIRX_DECODE_UNSPLIT, DTYPES16[t], ds[d], ps[p], 4, 1, true);
+        decode_case(g, TIRX_DECODE_PARTIAL, DTYPES16[t], ds[d], ps[p], 4, 1, false);
+        tirx_kernel *k = NULL;
+        char err[4096] = "";
+        if (tirx_kernels_reshape_and_cache_build(DTYPES16[t], ds[d], ps[p], 8, &k) != TIRX_OK)
+          snprintf(err, sizeof err, "%s", tirx_last_error());
+        golden_add_kernel(g, golden_name(g, "decode.reshape_and_cache.%s.d%d.p%d.h8",
+                                         dt_name(DTYPES16[t]), ds[d], ps[p]), k, err);
+      }
+      decode_case(g, TIRX_DECODE_COMBINE, DTYPES16[t], ds[d], 16, 4, 1, true);
+    }
+  /* the bench's kernels without lse; the rows of a CTA: H / H_kv by q_len */
+  decode_case(g, TIRX_DECODE_UNSPLIT, TIRX_BF16, 128, 16, 4, 1, false);
+  decode_case(g, TIRX_DECODE_COMBINE, TIRX_BF16, 128, 16, 4, 1, false);
+  static const int grps[] = {1, 4, 8}, qls[] = {1, 4, 8};
+  for (size_t i = 0; i < 3; i++)
+    for (size_t j = 0; j < 3; j++)
+      if (grps[i] != 4 || qls[j] != 1) decode_case(g, TIRX_DECODE_PARTIAL, TIRX_BF16, 128, 16, grps[i], qls[j], false);
+  decode_case(g, TIRX_DECODE_UNSPLIT, TIRX_BF16, 128, 16, 16, 8, false); /* refused: 128 rows */
+}
+
 /* ---- the tensor-parallel linear layer (src/kernels/tp.c) ---- */
 
 static void tp_cases(golden_set *g) {
@@ -479,6 +519,7 @@ void golden_cases(golden_set *g) {
   membound_cases(g);
   server_cases(g);
   gemm_cases(g);
+  decode_cases(g);
   attention_ref_cases(g);
   tp_cases(g);
   attention_cases(g);
