@@ -55,14 +55,14 @@ static tirx_region *col0(tirx_builder *b, tirx_tensor *t) { /* a row tensor's (6
 
 /* A (rows, d) tile in shared memory, 128-byte swizzled, and its [1, rows, 1, d] view. */
 static tirx_tensor *tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows, int64_t d,
-                         tirx_tensor **view) {
+                         int swz, tirx_tensor **view) {
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_tensor *t = tirx_alloc_shared(b, name, dt, TIRX_DIMS(rows, d),
-                                     tirx_layout_smem_tile(ar, rows, d, 2, 128));
+                                     tirx_layout_smem_tile(ar, rows, d, 2, swz));
   char vname[32];
   snprintf(vname, sizeof vname, "%s_box", name);
   *view = tirx_alloc_shared_view(b, vname, t, 0, dt, 4, (int64_t[]){1, rows, 1, d},
-                                 tirx_layout_group(ar, tirx_layout_smem_tile(ar, rows, d, 2, 128),
+                                 tirx_layout_group(ar, tirx_layout_smem_tile(ar, rows, d, 2, swz),
                                                    4, (int64_t[]){1, rows, 1, d}));
   return t;
 }
@@ -81,15 +81,26 @@ typedef struct kctx {
   tirx_builder *b;
   const attn_key *key;
   int bn;
-  tirx_expr *B, *H, *G, *Sq, *Sk, *mblocks, *c_log2;
+  tirx_expr *B, *H, *G, *Sq, *Sk, *mblocks, *ntiles, *c_log2;
   tirx_tensor *cu_q, *cu_k;
 } kctx;
 
 static tile_info tile_of(const kctx *x, tirx_expr *t) {
   tirx_builder *b = x->b;
   tile_info ti;
-  tirx_expr *bh = tirx_let(b, "bh", tirx_div(b, t, x->mblocks));
-  ti.mb = tirx_let(b, "mb", tirx_sub(b, tirx_sub(b, x->mblocks, I(b, 1)), tirx_mod(b, t, x->mblocks)));
+  /* Tile order: (batch, head) by (batch, head), its m-blocks from the last (the longest when
+   * causal) to the first, so that the tiles running at once share K and V in L2. CTAs take
+   * them in rounds of the grid, every other round in reverse ("snake"): a CTA's long tiles
+   * pair with short ones, where a plain stride would give some CTAs only long ones when the
+   * grid and the m-blocks alias (causal, S = 16k: 128 m-blocks, 132 CTAs). */
+  tirx_expr *g = tirx_grid_dim(b, 0);
+  tirx_expr *round = tirx_let(b, "round", tirx_div(b, t, g));
+  tirx_expr *flip = tirx_and(b, tirx_eq(b, tirx_bit_and(b, round, I(b, 1)), I(b, 1)),
+                             tirx_lt(b, tirx_mul(b, tirx_add(b, round, I(b, 1)), g), tirx_add(b, x->ntiles, I(b, 1))));
+  tirx_expr *u = tirx_let(b, "u", tirx_select(b, flip, tirx_add(b, tirx_mul(b, round, g),
+                                                        tirx_sub(b, tirx_sub(b, g, I(b, 1)), tirx_mod(b, t, g))), t));
+  tirx_expr *bh = tirx_let(b, "bh", tirx_div(b, u, x->mblocks));
+  ti.mb = tirx_let(b, "mb", tirx_sub(b, tirx_sub(b, x->mblocks, I(b, 1)), tirx_mod(b, u, x->mblocks)));
   ti.b = tirx_let(b, "bi", tirx_div(b, bh, x->H));
   ti.h = tirx_let(b, "hi", tirx_mod(b, bh, x->H));
   ti.kvh = tirx_let(b, "kvh", tirx_div(b, ti.h, x->G));
@@ -128,25 +139,69 @@ typedef struct cons {
   tirx_expr *c, *it, *tid_wg;
 } cons;
 
-/* One KV block j of the consumer's 64 rows. */
-static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
+/* Stage and phase of KV block number n (a count over the CTA's whole run). */
+static void stage_of(tirx_builder *b, tirx_expr *n, const char *sn, const char *pn, tirx_expr **st,
+                     tirx_expr **ph) {
+  *st = tirx_let(b, sn, tirx_mod(b, n, I(b, STAGES)));
+  *ph = tirx_let(b, pn, tirx_bit_and(b, tirx_div(b, n, I(b, STAGES)), I(b, 1)));
+}
+
+static void arrive_lead(tirx_builder *b, const cons *s, tirx_tensor *bars, tirx_expr *st) {
+  tirx_if_begin(b, tirx_eq(b, s->tid_wg, I(b, 0)));
+  tirx_mbarrier_arrive(b, bar(b, bars, st));
+  tirx_if_end(b);
+}
+
+/* Ping-pong: a consumer issues its GEMMs in its turn (named barrier 3 + c), then gives the
+ * turn to the other (FlashAttention-3's scheduler barriers), so that one warpgroup's softmax
+ * runs under the other's GEMMs. */
+static void turn_begin(tirx_builder *b, const cons *s) {
+  for (int q = 0; q < 2; q++) {
+    tirx_if_begin(b, tirx_eq(b, s->c, I(b, q)));
+    tirx_named_barrier_sync(b, 3 + q, 256);
+    tirx_if_end(b);
+  }
+}
+
+static void turn_end(tirx_builder *b, const cons *s) {
+  for (int q = 0; q < 2; q++) {
+    tirx_if_begin(b, tirx_eq(b, s->c, I(b, q)));
+    tirx_named_barrier_arrive(b, 3 + (1 - q), 256);
+    tirx_if_end(b);
+  }
+}
+
+/* S = Q K^T on stage st (issued, committed, not waited for). */
+static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) {
   tirx_builder *b = x->b;
   int bn = x->bn, d = x->key->d;
-  tirx_expr *st = tirx_let(b, "s", tirx_mod(b, s->it, I(b, STAGES)));
-  tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, s->it, I(b, STAGES)), I(b, 1)));
-  tirx_expr *lead = tirx_eq(b, s->tid_wg, I(b, 0));
-  /* S = Q K^T */
   tirx_mbarrier_wait(b, bar(b, s->k_full, st), ph);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)}; /* S = Q K^T, not S += */
   tirx_gemm_async(b, tirx_whole(b, s->S), rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
                   rect(b, s->Ks, I(b, 0), tirx_mul(b, st, I(b, bn)), d, bn), &fresh);
   tirx_wgmma_commit(b);
-  tirx_wgmma_wait(b, 0);
   tirx_team_end(b);
-  tirx_if_begin(b, lead);
-  tirx_mbarrier_arrive(b, bar(b, s->k_empty, st));
-  tirx_if_end(b);
+}
+
+/* O += P V on stage st (issued, committed). */
+static void issue_pv(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) {
+  tirx_builder *b = x->b;
+  int bn = x->bn, d = x->key->d;
+  tirx_mbarrier_wait(b, bar(b, s->v_full, st), ph);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_gemm_config g = {.accumulate = tirx_bool(b, true)};
+  tirx_gemm_async(b, tirx_whole(b, s->O), tirx_whole(b, s->P),
+                  rect(b, s->Vs, tirx_mul(b, st, I(b, bn)), I(b, 0), bn, d), &g);
+  tirx_wgmma_commit(b);
+  tirx_team_end(b);
+}
+
+/* The online softmax of block j on S (complete): mask, m' = max(m, rowmax S), a = exp2((m -
+ * m') c), S = exp2(S c - m' c), l = l a + rowsum S. O's rescale and P wait for the P V GEMM. */
+static void softmax(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
+  tirx_builder *b = x->b;
+  int bn = x->bn;
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_region *S = tirx_whole(b, s->S);
   if (masked) { /* keys past len_k, and (causal) past the row's diagonal, to -inf */
@@ -160,47 +215,90 @@ static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_exp
     tirx_select_region(b, S, tirx_broadcast(b, ok), S,
                        tirx_broadcast(b, tirx_float(b, -INFINITY, TIRX_F32)), NULL);
   }
-  /* m' = max(m, rowmax S); a = exp2((m - m') c); P = exp2(S c - m' c) */
   tirx_copy(b, col0(b, s->Mold), col0(b, s->Mrun), NULL);
   tirx_reduce(b, col0(b, s->Mrun), S, TIRX_OP_MAX, 0x2, true, NULL);
   tirx_region *c = tirx_broadcast(b, x->c_log2);
   tirx_binary(b, col0(b, s->Alpha), TIRX_OP_SUB, col0(b, s->Mold), col0(b, s->Mrun), NULL);
   tirx_binary(b, col0(b, s->Alpha), TIRX_OP_MUL, col0(b, s->Alpha), c, NULL);
-  tirx_unary(b, col0(b, s->Alpha), TIRX_OP_EXP2, col0(b, s->Alpha), NULL);
+  tirx_unary(b, col0(b, s->Alpha), TIRX_OP_EXP2_APPROX, col0(b, s->Alpha), NULL);
   tirx_binary(b, col0(b, s->NegMs), TIRX_OP_MUL, col0(b, s->Mrun),
               tirx_broadcast(b, tirx_neg(b, x->c_log2)), NULL);
   tirx_ternary(b, S, TIRX_OP_FMA, S, c, tirx_whole(b, s->NegMs), NULL);
-  tirx_unary(b, S, TIRX_OP_EXP2, S, NULL);
-  /* l = l a + rowsum P; O = O a */
+  tirx_unary(b, S, TIRX_OP_EXP2_APPROX, S, NULL);
   tirx_reduce(b, col0(b, s->Lx), S, TIRX_OP_SUM, 0x2, false, NULL);
   tirx_ternary(b, col0(b, s->Lrun), TIRX_OP_FMA, col0(b, s->Lrun), col0(b, s->Alpha), col0(b, s->Lx), NULL);
-  tirx_binary(b, tirx_whole(b, s->O), TIRX_OP_MUL, tirx_whole(b, s->O), tirx_whole(b, s->Alpha), NULL);
-  tirx_cast_region(b, tirx_whole(b, s->P), S, NULL);
   tirx_team_end(b);
-  /* O += P V */
-  tirx_mbarrier_wait(b, bar(b, s->v_full, st), ph);
+}
+
+/* After the P V GEMM of the previous block: O = O a, P = S as 16 bits (the RS A fragment). */
+static void rescale_and_pack(const kctx *x, const cons *s, bool rescale) {
+  tirx_builder *b = x->b;
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_gemm_config g = {.accumulate = tirx_bool(b, true)};
-  tirx_gemm_async(b, tirx_whole(b, s->O), tirx_whole(b, s->P),
-                  rect(b, s->Vs, tirx_mul(b, st, I(b, bn)), I(b, 0), bn, d), &g);
-  tirx_wgmma_commit(b);
-  tirx_wgmma_wait(b, 0);
+  if (rescale)
+    tirx_binary(b, tirx_whole(b, s->O), TIRX_OP_MUL, tirx_whole(b, s->O), tirx_whole(b, s->Alpha), NULL);
+  tirx_cast_region(b, tirx_whole(b, s->P), tirx_whole(b, s->S), NULL);
   tirx_team_end(b);
-  tirx_if_begin(b, lead);
-  tirx_mbarrier_arrive(b, bar(b, s->v_empty, st));
-  tirx_if_end(b);
+}
+
+/*
+ * Block j in the steady state: in the consumer's turn, issue O += P_{j+1} V_{j+1} (the
+ * previous block's) and S_j = Q K_j^T back to back; wait for both, release their stages, run
+ * S_j's softmax, rescale O and make P_j. Blocks are numbered by the CTA-wide count it (block
+ * it - 1 was the previous). FlashAttention-3's intra-warpgroup overlap (softmax of S_j while
+ * P V still runs: wait for S_j alone) was measured slower here (docs/PERF-NOTES.md, session
+ * 5) and is left out; the ping-pong of the turns is kept.
+ */
+static void kv_step(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
+  tirx_builder *b = x->b;
+  tirx_expr *st, *ph, *pst, *pph;
+  stage_of(b, s->it, "s", "ph", &st, &ph);
+  stage_of(b, tirx_sub(b, s->it, I(b, 1)), "ps", "pph", &pst, &pph);
+  turn_begin(b, s);
+  issue_pv(x, s, pst, pph);
+  issue_s(x, s, st, ph);
+  turn_end(b, s);
+  tirx_wgmma_wait(b, 0);
+  arrive_lead(b, s, s->v_empty, pst);
+  arrive_lead(b, s, s->k_empty, st);
+  softmax(x, s, ti, j, masked);
+  rescale_and_pack(x, s, true);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
 
-/* for jj in [0, n): block j = top - 1 - jj */
-static void kv_loop(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *top,
-                    tirx_expr *n, bool masked, tirx_expr *q_release) {
+/* The tile's KV blocks, from the last: the first (always masked: the diagonal or the tail, or
+ * a mask that changes nothing) alone, the rest of the masked ones, then the unmasked ones,
+ * then the last P V. */
+static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
   tirx_builder *b = x->b;
-  tirx_expr *jj = tirx_for_begin(b, masked ? "jm" : "ju", I(b, 0), n, NULL, TIRX_LOOP_SERIAL);
-  tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, top, I(b, 1)), jj));
-  kv_block(x, s, ti, j, masked);
-  (void)q_release;
+  tirx_expr *nm = tirx_let(b, "nmasked", tirx_sub(b, ti->nblocks, ti->nfull));
+  tirx_if_begin(b, tirx_gt(b, ti->nblocks, I(b, 0)));
+  {
+    tirx_expr *st, *ph;
+    stage_of(b, s->it, "s", "ph", &st, &ph);
+    turn_begin(b, s);
+    issue_s(x, s, st, ph);
+    turn_end(b, s);
+    tirx_wgmma_wait(b, 0);
+    arrive_lead(b, s, s->k_empty, st);
+    softmax(x, s, ti, tirx_sub(b, ti->nblocks, I(b, 1)), true);
+    rescale_and_pack(x, s, false); /* O is 0 */
+    tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
+  }
+  tirx_expr *jm = tirx_for_begin(b, "jm", I(b, 1), nm, NULL, TIRX_LOOP_SERIAL);
+  kv_step(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nblocks, I(b, 1)), jm)), true);
   tirx_for_end(b);
+  tirx_expr *ju = tirx_for_begin(b, "ju", tirx_select(b, tirx_eq(b, nm, I(b, 0)), I(b, 1), I(b, 0)),
+                                 ti->nfull, NULL, TIRX_LOOP_SERIAL);
+  kv_step(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nfull, I(b, 1)), ju)), false);
+  tirx_for_end(b);
+  {
+    tirx_expr *pst, *pph;
+    stage_of(b, tirx_sub(b, s->it, I(b, 1)), "ps", "pph", &pst, &pph);
+    issue_pv(x, s, pst, pph);
+    tirx_wgmma_wait(b, 0);
+    arrive_lead(b, s, s->v_empty, pst);
+  }
+  tirx_if_end(b);
 }
 
 static tirx_status build(const attn_key *key, tirx_kernel **out) {
@@ -237,15 +335,17 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_expr *sms = tirx_param_int(b, "sms", TIRX_I32);
   x.mblocks = tirx_let(b, "mblocks", tirx_ceildiv(b, x.Sq, I(b, BM)));
   tirx_expr *ntiles = tirx_let(b, "ntiles", tirx_mul(b, tirx_mul(b, x.mblocks, x.B), x.H));
+  x.ntiles = ntiles;
   tirx_set_block(b, 384, 1, 1);
   tirx_set_grid(b, tirx_max(b, tirx_min(b, tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, x.Sq, I(b, BM)), x.B), x.H), sms), I(b, 1)), NULL, NULL);
 
   /* Shared memory: Q, the K and V rings, the O tile, the LSE rows, the barriers. */
   tirx_tensor *Qbox, *Kbox, *Vbox, *Obox;
-  tirx_tensor *Qs = tile(b, "Qs", dt, BM, d, &Qbox);
-  tirx_tensor *Kring = tile(b, "Ks", dt, STAGES * bn, d, &Kbox);
-  tirx_tensor *Vs = tile(b, "Vs", dt, STAGES * bn, d, &Vbox);
-  tirx_tensor *Os = tile(b, "Os", dt, BM, d, &Obox);
+  tirx_tensor *Qs = tile(b, "Qs", dt, BM, d, 128, &Qbox);
+  tirx_tensor *Kring = tile(b, "Ks", dt, STAGES * bn, d, 128, &Kbox);
+  tirx_tensor *Vs = tile(b, "Vs", dt, STAGES * bn, d, 128, &Vbox);
+  /* O: swizzled for the TMA store; varlen stores rows one by one, from a plain tile */
+  tirx_tensor *Os = tile(b, "Os", dt, BM, d, key->varlen ? 0 : 128, &Obox);
   /* K as the (D, keys) B operand of S = Q K^T: K-major, the same bytes */
   tirx_tensor *Ks = tirx_alloc_shared_view(b, "Kt", Kring, 0, dt, 2, (int64_t[]){d, STAGES * bn},
       tirx_layout_permute(ar, tirx_layout_smem_tile(ar, STAGES * bn, d, 2, 128), 2, (int64_t[]){1, 0}));
@@ -317,6 +417,11 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   s.tid_wg = tirx_let(b, "tid_wg", tirx_mod(b, tid, I(b, 128)));
   s.it = tirx_var(b, "it", TIRX_I32, NULL);
   tirx_expr *qt = tirx_var(b, "qt", TIRX_I32, NULL);
+  /* consumer 0 has the first turn: consumer 1 gives it (turn_end's arrive, once more than its
+   * turns; consumer 0 takes that one back after its last tile) */
+  tirx_if_begin(b, tirx_eq(b, s.c, I(b, 1)));
+  tirx_named_barrier_arrive(b, 3, 256);
+  tirx_if_end(b);
   tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
   tile_info ti = tile_of(&x, t);
   tirx_if_begin(b, ti.valid);
@@ -338,9 +443,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_fill(b, tirx_whole(b, s.O), tirx_float(b, 0.0, TIRX_F32), NULL);
   tirx_team_end(b);
   tirx_mbarrier_wait(b, bar(b, q_full, I(b, 0)), tirx_bit_and(b, qt, I(b, 1)));
-  /* masked blocks (from the last), then the unmasked ones */
-  kv_loop(&x, &s, &ti, ti.nblocks, tirx_sub(b, ti.nblocks, ti.nfull), true, NULL);
-  kv_loop(&x, &s, &ti, ti.nfull, ti.nfull, false, NULL);
+  kv_blocks(&x, &s, &ti);
   /* Q is free once both consumers are past their last S = Q K^T */
   tirx_if_begin(b, tirx_eq(b, s.tid_wg, I(b, 0)));
   tirx_mbarrier_arrive(b, bar(b, q_empty, I(b, 0)));
@@ -406,6 +509,9 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   }
   tirx_if_end(b); /* valid */
   tirx_for_end(b);
+  tirx_if_begin(b, tirx_eq(b, s.c, I(b, 0)));
+  tirx_named_barrier_sync(b, 3, 256);
+  tirx_if_end(b);
   if (!key->varlen)
     for (int q = 0; q < 2; q++) { /* stores complete before the CTA exits */
       tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
