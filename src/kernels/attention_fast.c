@@ -17,8 +17,8 @@
  *   log-sum-exp through shared memory.
  * KV blocks run from the last to the first: the masked ones (the causal diagonal and the key
  * tail) in their own loop, then the unmasked ones, whose loop has no masking code.
- * Tiles: t -> (batch, head) = t / m_blocks, m_block = m_blocks - 1 - t % m_blocks: the heads'
- * tiles run together (their K and V stay in L2) and the longest (causal) first.
+ * Tiles go to CTAs in pairs (a long and a short m-block of one (batch, head), tile_of) so that
+ * static rounds balance when causal; a head's pairs run together (its K and V stay in L2).
  */
 #include "attention_internal.h"
 
@@ -85,22 +85,19 @@ typedef struct kctx {
   tirx_tensor *cu_q, *cu_k;
 } kctx;
 
-static tile_info tile_of(const kctx *x, tirx_expr *t) {
+static tile_info tile_of(const kctx *x, tirx_expr *t, tirx_expr *second) {
   tirx_builder *b = x->b;
   tile_info ti;
-  /* Tile order: (batch, head) by (batch, head), its m-blocks from the last (the longest when
-   * causal) to the first, so that the tiles running at once share K and V in L2. CTAs take
-   * them in rounds of the grid, every other round in reverse ("snake"): a CTA's long tiles
-   * pair with short ones, where a plain stride would give some CTAs only long ones when the
-   * grid and the m-blocks alias (causal, S = 16k: 128 m-blocks, 132 CTAs). */
-  tirx_expr *g = tirx_grid_dim(b, 0);
-  tirx_expr *round = tirx_let(b, "round", tirx_div(b, t, g));
-  tirx_expr *flip = tirx_and(b, tirx_eq(b, tirx_bit_and(b, round, I(b, 1)), I(b, 1)),
-                             tirx_lt(b, tirx_mul(b, tirx_add(b, round, I(b, 1)), g), tirx_add(b, x->ntiles, I(b, 1))));
-  tirx_expr *u = tirx_let(b, "u", tirx_select(b, flip, tirx_add(b, tirx_mul(b, round, g),
-                                                        tirx_sub(b, tirx_sub(b, g, I(b, 1)), tirx_mod(b, t, g))), t));
-  tirx_expr *bh = tirx_let(b, "bh", tirx_div(b, u, x->mblocks));
-  ti.mb = tirx_let(b, "mb", tirx_sub(b, tirx_sub(b, x->mblocks, I(b, 1)), tirx_mod(b, u, x->mblocks)));
+  /* Tiles in pairs: pair p of (batch, head) bh = p / half is its m-block mb_p = mblocks - 1 - k
+   * and then mblocks - 1 - mb_p = k (k = p % half), a long and a short tile when causal, so
+   * that every pair costs about the same and a static round of the grid is balanced; pairs of
+   * one (batch, head) run side by side, sharing its K and V in L2. */
+  tirx_expr *half = tirx_ceildiv(b, x->mblocks, I(b, 2));
+  tirx_expr *bh = tirx_let(b, "bh", tirx_div(b, t, half));
+  tirx_expr *k = tirx_let(b, "k", tirx_mod(b, t, half));
+  tirx_expr *hi_mb = tirx_sub(b, tirx_sub(b, x->mblocks, I(b, 1)), k);
+  ti.mb = tirx_let(b, "mb", tirx_select(b, tirx_eq(b, second, I(b, 0)), hi_mb, k));
+  tirx_expr *dup = tirx_and(b, tirx_ne(b, second, I(b, 0)), tirx_eq(b, k, hi_mb)); /* odd middle */
   ti.b = tirx_let(b, "bi", tirx_div(b, bh, x->H));
   ti.h = tirx_let(b, "hi", tirx_mod(b, bh, x->H));
   ti.kvh = tirx_let(b, "kvh", tirx_div(b, ti.h, x->G));
@@ -116,7 +113,7 @@ static tile_info tile_of(const kctx *x, tirx_expr *t) {
     ti.len_q = x->Sq;
     ti.len_k = x->Sk;
   }
-  ti.valid = tirx_let(b, "valid", tirx_lt(b, tirx_mul(b, ti.mb, I(b, BM)), ti.len_q));
+  ti.valid = tirx_let(b, "valid", tirx_and(b, tirx_not(b, dup), tirx_lt(b, tirx_mul(b, ti.mb, I(b, BM)), ti.len_q)));
   /* Keys the tile's last row sees: all, or (causal) up to row + len_k - len_q. */
   tirx_expr *kend = ti.len_k;
   tirx_expr *full_end = tirx_div(b, ti.len_k, I(b, x->bn));
@@ -150,25 +147,6 @@ static void arrive_lead(tirx_builder *b, const cons *s, tirx_tensor *bars, tirx_
   tirx_if_begin(b, tirx_eq(b, s->tid_wg, I(b, 0)));
   tirx_mbarrier_arrive(b, bar(b, bars, st));
   tirx_if_end(b);
-}
-
-/* Ping-pong: a consumer issues its GEMMs in its turn (named barrier 3 + c), then gives the
- * turn to the other (FlashAttention-3's scheduler barriers), so that one warpgroup's softmax
- * runs under the other's GEMMs. */
-static void turn_begin(tirx_builder *b, const cons *s) {
-  for (int q = 0; q < 2; q++) {
-    tirx_if_begin(b, tirx_eq(b, s->c, I(b, q)));
-    tirx_named_barrier_sync(b, 3 + q, 256);
-    tirx_if_end(b);
-  }
-}
-
-static void turn_end(tirx_builder *b, const cons *s) {
-  for (int q = 0; q < 2; q++) {
-    tirx_if_begin(b, tirx_eq(b, s->c, I(b, q)));
-    tirx_named_barrier_arrive(b, 3 + (1 - q), 256);
-    tirx_if_end(b);
-  }
 }
 
 /* S = Q K^T on stage st (issued, committed, not waited for). */
@@ -241,64 +219,38 @@ static void rescale_and_pack(const kctx *x, const cons *s, bool rescale) {
 }
 
 /*
- * Block j in the steady state: in the consumer's turn, issue O += P_{j+1} V_{j+1} (the
- * previous block's) and S_j = Q K_j^T back to back; wait for both, release their stages, run
- * S_j's softmax, rescale O and make P_j. Blocks are numbered by the CTA-wide count it (block
- * it - 1 was the previous). FlashAttention-3's intra-warpgroup overlap (softmax of S_j while
- * P V still runs: wait for S_j alone) was measured slower here (docs/PERF-NOTES.md, session
- * 5) and is left out; the ping-pong of the turns is kept.
+ * Block j: S_j = Q K_j^T, its softmax, then O += P_j V_j, each GEMM waited for before the
+ * next step; the two consumer warpgroups interleave on their own (one's softmax under the
+ * other's GEMMs). FlashAttention-3's intra-warpgroup overlap (S_j issued with P_{j+1} V_{j+1},
+ * softmax under the P V GEMM) and its named-barrier ping-pong were measured slower in this
+ * kernel (docs/PERF-NOTES.md, session 5) and are left out.
  */
-static void kv_step(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
+static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
   tirx_builder *b = x->b;
-  tirx_expr *st, *ph, *pst, *pph;
+  tirx_expr *st, *ph;
   stage_of(b, s->it, "s", "ph", &st, &ph);
-  stage_of(b, tirx_sub(b, s->it, I(b, 1)), "ps", "pph", &pst, &pph);
-  turn_begin(b, s);
-  issue_pv(x, s, pst, pph);
   issue_s(x, s, st, ph);
-  turn_end(b, s);
   tirx_wgmma_wait(b, 0);
-  arrive_lead(b, s, s->v_empty, pst);
   arrive_lead(b, s, s->k_empty, st);
   softmax(x, s, ti, j, masked);
   rescale_and_pack(x, s, true);
+  issue_pv(x, s, st, ph);
+  tirx_wgmma_wait(b, 0);
+  arrive_lead(b, s, s->v_empty, st);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
 
-/* The tile's KV blocks, from the last: the first (always masked: the diagonal or the tail, or
- * a mask that changes nothing) alone, the rest of the masked ones, then the unmasked ones,
- * then the last P V. */
+/* The tile's KV blocks from the last: the masked ones (the causal diagonal, the key tail) in
+ * their own loop, then the unmasked ones, whose loop has no masking code. */
 static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
   tirx_builder *b = x->b;
-  tirx_expr *nm = tirx_let(b, "nmasked", tirx_sub(b, ti->nblocks, ti->nfull));
-  tirx_if_begin(b, tirx_gt(b, ti->nblocks, I(b, 0)));
-  {
-    tirx_expr *st, *ph;
-    stage_of(b, s->it, "s", "ph", &st, &ph);
-    turn_begin(b, s);
-    issue_s(x, s, st, ph);
-    turn_end(b, s);
-    tirx_wgmma_wait(b, 0);
-    arrive_lead(b, s, s->k_empty, st);
-    softmax(x, s, ti, tirx_sub(b, ti->nblocks, I(b, 1)), true);
-    rescale_and_pack(x, s, false); /* O is 0 */
-    tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
-  }
-  tirx_expr *jm = tirx_for_begin(b, "jm", I(b, 1), nm, NULL, TIRX_LOOP_SERIAL);
-  kv_step(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nblocks, I(b, 1)), jm)), true);
+  tirx_expr *jm = tirx_for_begin(b, "jm", I(b, 0), tirx_sub(b, ti->nblocks, ti->nfull), NULL,
+                                 TIRX_LOOP_SERIAL);
+  kv_block(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nblocks, I(b, 1)), jm)), true);
   tirx_for_end(b);
-  tirx_expr *ju = tirx_for_begin(b, "ju", tirx_select(b, tirx_eq(b, nm, I(b, 0)), I(b, 1), I(b, 0)),
-                                 ti->nfull, NULL, TIRX_LOOP_SERIAL);
-  kv_step(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nfull, I(b, 1)), ju)), false);
+  tirx_expr *ju = tirx_for_begin(b, "ju", I(b, 0), ti->nfull, NULL, TIRX_LOOP_SERIAL);
+  kv_block(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nfull, I(b, 1)), ju)), false);
   tirx_for_end(b);
-  {
-    tirx_expr *pst, *pph;
-    stage_of(b, tirx_sub(b, s->it, I(b, 1)), "ps", "pph", &pst, &pph);
-    issue_pv(x, s, pst, pph);
-    tirx_wgmma_wait(b, 0);
-    arrive_lead(b, s, s->v_empty, pst);
-  }
-  tirx_if_end(b);
 }
 
 static tirx_status build(const attn_key *key, tirx_kernel **out) {
@@ -334,10 +286,11 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   }
   tirx_expr *sms = tirx_param_int(b, "sms", TIRX_I32);
   x.mblocks = tirx_let(b, "mblocks", tirx_ceildiv(b, x.Sq, I(b, BM)));
-  tirx_expr *ntiles = tirx_let(b, "ntiles", tirx_mul(b, tirx_mul(b, x.mblocks, x.B), x.H));
+  /* pairs of tiles (tile_of) */
+  tirx_expr *ntiles = tirx_let(b, "npairs", tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, x.mblocks, I(b, 2)), x.B), x.H));
   x.ntiles = ntiles;
   tirx_set_block(b, 384, 1, 1);
-  tirx_set_grid(b, tirx_max(b, tirx_min(b, tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, x.Sq, I(b, BM)), x.B), x.H), sms), I(b, 1)), NULL, NULL);
+  tirx_set_grid(b, tirx_max(b, tirx_min(b, tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, tirx_ceildiv(b, x.Sq, I(b, BM)), I(b, 2)), x.B), x.H), sms), I(b, 1)), NULL, NULL);
 
   /* Shared memory: Q, the K and V rings, the O tile, the LSE rows, the barriers. */
   tirx_tensor *Qbox, *Kbox, *Vbox, *Obox;
@@ -377,7 +330,8 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   {
     tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL), *qt = tirx_var(b, "qt", TIRX_I32, NULL);
     tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
-    tile_info ti = tile_of(&x, t);
+    tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
+    tile_info ti = tile_of(&x, t, second);
     tirx_if_begin(b, ti.valid);
     tirx_mbarrier_wait(b, bar(b, q_empty, I(b, 0)), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)));
     tirx_mbarrier_expect_tx(b, bar(b, q_full, I(b, 0)), I(b, qbytes));
@@ -404,6 +358,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
     tirx_for_end(b);
     tirx_if_end(b);
+    tirx_for_end(b); /* second */
     tirx_for_end(b);
   }
   tirx_filter_end(b);
@@ -417,13 +372,9 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   s.tid_wg = tirx_let(b, "tid_wg", tirx_mod(b, tid, I(b, 128)));
   s.it = tirx_var(b, "it", TIRX_I32, NULL);
   tirx_expr *qt = tirx_var(b, "qt", TIRX_I32, NULL);
-  /* consumer 0 has the first turn: consumer 1 gives it (turn_end's arrive, once more than its
-   * turns; consumer 0 takes that one back after its last tile) */
-  tirx_if_begin(b, tirx_eq(b, s.c, I(b, 1)));
-  tirx_named_barrier_arrive(b, 3, 256);
-  tirx_if_end(b);
   tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
-  tile_info ti = tile_of(&x, t);
+  tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
+  tile_info ti = tile_of(&x, t, second);
   tirx_if_begin(b, ti.valid);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   s.S = tirx_alloc_local(b, "S", TIRX_F32, TIRX_DIMS(WM, bn), tirx_layout_wgmma_acc(ar, WM, bn));
@@ -508,10 +459,8 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_for_end(b);
   }
   tirx_if_end(b); /* valid */
+  tirx_for_end(b); /* second */
   tirx_for_end(b);
-  tirx_if_begin(b, tirx_eq(b, s.c, I(b, 0)));
-  tirx_named_barrier_sync(b, 3, 256);
-  tirx_if_end(b);
   if (!key->varlen)
     for (int q = 0; q < 2; q++) { /* stores complete before the CTA exits */
       tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);

@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128(int B, i
   long long *v_full = (long long *)(tirx_smem + 197632); /* ((2)):((1@m)) */
   long long *v_empty = (long long *)(tirx_smem + 197760); /* ((2)):((1@m)) */
   const int mblocks = ((Sq + 128 - 1) / 128);
-  const int ntiles = ((mblocks * B) * H);
+  const int npairs = ((((mblocks + 2 - 1) / 2) * B) * H);
   const int tid = (int)threadIdx.x;
   if ((tid == 0)) {
     tirx_mbar_init(&q_full[0], 1);
@@ -77,45 +77,46 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128(int B, i
     if (((int)threadIdx.x == 0)) {
       int it = 0;
       int qt = 0;
-      for (int t = (int)blockIdx.x; t < ntiles; t += (int)gridDim.x) {
-        const int round = (t / (int)gridDim.x);
-        const int u = ((((round & 1) == 1) && (((round + 1) * (int)gridDim.x) < (ntiles + 1))) ? ((round * (int)gridDim.x) + (((int)gridDim.x - 1) - (t % (int)gridDim.x))) : t);
-        const int bh = (u / mblocks);
-        const int mb = ((mblocks - 1) - (u % mblocks));
-        const int bi = (bh / H);
-        const int hi = (bh % H);
-        const int kvh = (hi / G);
-        const bool valid = ((mb * 128) < Sq);
-        const int nblocks = (valid ? ((tirx_max(Sk, 0) + 128 - 1) / 128) : 0);
-        const int nfull = tirx_min((Sk / 128), nblocks);
-        if (valid) {
-          tirx_mbar_wait(&q_empty[0], ((qt & 1) ^ 1));
-          tirx_mbar_expect_tx(&q_full[0], 32768LL);
-          { /* tirx: copy_async.tma box=16384: copy_async(arch=sm_90, roles=global->shared, team=cta) */
-            tirx_tma_load_5d(&Qs_box[tirx_swizzle(0, 3, 2)], &Q_tmap, &q_full[0], 0, (0 + (mb * 128)), (0 / 64), hi, bi);
-          }
-          qt = (qt + 1);
-          for (int jj = 0; jj < nblocks; ++jj) {
-            const int j = ((nblocks - 1) - jj);
-            const int s = (it % 2);
-            const int ph = (((it / 2) & 1) ^ 1);
-            tirx_mbar_wait(&k_empty[s], ph);
-            tirx_mbar_expect_tx(&k_full[s], 32768LL);
-            { /* tirx: copy_async.tma box=8192: copy_async(arch=sm_90, roles=global->shared, team=cta) */
-              #pragma unroll
-              for (int i = 0; i < 2; ++i) {
-                tirx_tma_load_4d(&Ks_box[tirx_swizzle((s * 128) * 64 + ((0 + (i * 64)) / 64) * 16384 + ((0 + (i * 64)) % 64), 3, 2)], &K_tmap, &k_full[s], (0 + (i * 64)), (0 + (j * 128)), kvh, bi);
-              }
+      for (int t = (int)blockIdx.x; t < npairs; t += (int)gridDim.x) {
+        for (int second = 0; second < 2; ++second) {
+          const int bh = (t / ((mblocks + 2 - 1) / 2));
+          const int k = (t % ((mblocks + 2 - 1) / 2));
+          const int mb = ((second == 0) ? ((mblocks - 1) - k) : k);
+          const int bi = (bh / H);
+          const int hi = (bh % H);
+          const int kvh = (hi / G);
+          const bool valid = ((!((second != 0) && (k == ((mblocks - 1) - k)))) && ((mb * 128) < Sq));
+          const int nblocks = (valid ? ((tirx_max(Sk, 0) + 128 - 1) / 128) : 0);
+          const int nfull = tirx_min((Sk / 128), nblocks);
+          if (valid) {
+            tirx_mbar_wait(&q_empty[0], ((qt & 1) ^ 1));
+            tirx_mbar_expect_tx(&q_full[0], 32768LL);
+            { /* tirx: copy_async.tma box=16384: copy_async(arch=sm_90, roles=global->shared, team=cta) */
+              tirx_tma_load_5d(&Qs_box[tirx_swizzle(0, 3, 2)], &Q_tmap, &q_full[0], 0, (0 + (mb * 128)), (0 / 64), hi, bi);
             }
-            tirx_mbar_wait(&v_empty[s], ph);
-            tirx_mbar_expect_tx(&v_full[s], 32768LL);
-            { /* tirx: copy_async.tma box=8192: copy_async(arch=sm_90, roles=global->shared, team=cta) */
-              #pragma unroll
-              for (int i = 0; i < 2; ++i) {
-                tirx_tma_load_4d(&Vs_box[tirx_swizzle((s * 128) * 64 + ((0 + (i * 64)) / 64) * 16384 + ((0 + (i * 64)) % 64), 3, 2)], &V_tmap, &v_full[s], (0 + (i * 64)), (0 + (j * 128)), kvh, bi);
+            qt = (qt + 1);
+            for (int jj = 0; jj < nblocks; ++jj) {
+              const int j = ((nblocks - 1) - jj);
+              const int s = (it % 2);
+              const int ph = (((it / 2) & 1) ^ 1);
+              tirx_mbar_wait(&k_empty[s], ph);
+              tirx_mbar_expect_tx(&k_full[s], 32768LL);
+              { /* tirx: copy_async.tma box=8192: copy_async(arch=sm_90, roles=global->shared, team=cta) */
+                #pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                  tirx_tma_load_4d(&Ks_box[tirx_swizzle((s * 128) * 64 + ((0 + (i * 64)) / 64) * 16384 + ((0 + (i * 64)) % 64), 3, 2)], &K_tmap, &k_full[s], (0 + (i * 64)), (0 + (j * 128)), kvh, bi);
+                }
               }
+              tirx_mbar_wait(&v_empty[s], ph);
+              tirx_mbar_expect_tx(&v_full[s], 32768LL);
+              { /* tirx: copy_async.tma box=8192: copy_async(arch=sm_90, roles=global->shared, team=cta) */
+                #pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                  tirx_tma_load_4d(&Vs_box[tirx_swizzle((s * 128) * 64 + ((0 + (i * 64)) / 64) * 16384 + ((0 + (i * 64)) % 64), 3, 2)], &V_tmap, &v_full[s], (0 + (i * 64)), (0 + (j * 128)), kvh, bi);
+                }
+              }
+              it = (it + 1);
             }
-            it = (it + 1);
           }
         }
       }
@@ -126,306 +127,87 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128(int B, i
     const int tid_wg = (tid % 128);
     int it = 0;
     int qt = 0;
-    if ((c == 1)) {
-      tirx_named_bar_arrive(3, 256);
-    }
-    for (int t = (int)blockIdx.x; t < ntiles; t += (int)gridDim.x) {
-      const int round = (t / (int)gridDim.x);
-      const int u = ((((round & 1) == 1) && (((round + 1) * (int)gridDim.x) < (ntiles + 1))) ? ((round * (int)gridDim.x) + (((int)gridDim.x - 1) - (t % (int)gridDim.x))) : t);
-      const int bh = (u / mblocks);
-      const int mb = ((mblocks - 1) - (u % mblocks));
-      const int bi = (bh / H);
-      const int hi = (bh % H);
-      const int kvh = (hi / G);
-      const bool valid = ((mb * 128) < Sq);
-      const int nblocks = (valid ? ((tirx_max(Sk, 0) + 128 - 1) / 128) : 0);
-      const int nfull = tirx_min((Sk / 128), nblocks);
-      if (valid) {
-        float S[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
-        tirx_f16 P[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
-        float O_1[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
-        float Mrun[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
-        float Mold[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
-        float NegMs[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
-        float Lrun[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
-        float Lx[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
-        float Alpha[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
-        { /* tirx: pointwise.scalar vec=1,pack=1: fill(arch=sm_90, roles=scalar->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            Mrun[(i)] = (-1.00000002e+30f);
-          }
-        }
-        { /* tirx: pointwise.scalar vec=1,pack=1: fill(arch=sm_90, roles=scalar->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            Lrun[(i)] = 0.0f;
-          }
-        }
-        { /* tirx: pointwise.vec vec=2,pack=1: fill(arch=sm_90, roles=scalar->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            #pragma unroll
-            for (int i_1 = 0; i_1 < 16; ++i_1) {
-              #pragma unroll
-              for (int i_2 = 0; i_2 < 1; ++i_2) {
-                O_1[(i) * 2 + (i_1) * 4 + (0)] = 0.0f;
-                O_1[(i) * 2 + (i_1) * 4 + (1)] = 0.0f;
-              }
-            }
-          }
-        }
-        tirx_mbar_wait(&q_full[0], (qt & 1));
-        const int nmasked = (nblocks - nfull);
-        if ((nblocks > 0)) {
-          const int s = (it % 2);
-          const int ph = ((it / 2) & 1);
-          if ((c == 0)) {
-            tirx_named_bar_sync(3, 256);
-          }
-          if ((c == 1)) {
-            tirx_named_bar_sync(4, 256);
-          }
-          tirx_mbar_wait(&k_full[s], ph);
-          { /* tirx: gemm_async.wgmma m=64,n=128,k=16: gemm_async(arch=sm_90, roles=shared,shared->local, team=warpgroup) */
-            tirx_fence_regs<64>(S);
-            tirx_wgmma_fence();
-            tirx_wgmma_m64n128k16_f16_x8<0, 0>(&S[0],
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 16, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 32, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 32, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 48, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 48, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8192, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16384, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8208, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16400, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8224, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16416, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8240, 3, 2)]), 16, 1024, 1),
-                tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16432, 3, 2)]), 16, 1024, 1), false);
-            tirx_fence_regs<64>(S);
-          }
-          tirx_wgmma_commit();
-          if ((c == 0)) {
-            tirx_named_bar_arrive(4, 256);
-          }
-          if ((c == 1)) {
-            tirx_named_bar_arrive(3, 256);
-          }
-          tirx_wgmma_wait<0>();
-          tirx_fence_regs<64>(S);
-          tirx_fence_regs<64>(O_1);
-          tirx_fence_regs16<64>(P);
-          if ((tid_wg == 0)) {
-            tirx_mbar_arrive(&k_empty[s]);
-          }
-          { /* tirx: pointwise.vec vec=2,pack=1: select(arch=sm_90, roles=scalar,local,scalar->local, team=warpgroup) */
+    for (int t = (int)blockIdx.x; t < npairs; t += (int)gridDim.x) {
+      for (int second = 0; second < 2; ++second) {
+        const int bh = (t / ((mblocks + 2 - 1) / 2));
+        const int k = (t % ((mblocks + 2 - 1) / 2));
+        const int mb = ((second == 0) ? ((mblocks - 1) - k) : k);
+        const int bi = (bh / H);
+        const int hi = (bh % H);
+        const int kvh = (hi / G);
+        const bool valid = ((!((second != 0) && (k == ((mblocks - 1) - k)))) && ((mb * 128) < Sq));
+        const int nblocks = (valid ? ((tirx_max(Sk, 0) + 128 - 1) / 128) : 0);
+        const int nfull = tirx_min((Sk / 128), nblocks);
+        if (valid) {
+          float S[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
+          tirx_f16 P[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
+          float O_1[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
+          float Mrun[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
+          float Mold[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
+          float NegMs[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
+          float Lrun[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
+          float Lx[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
+          float Alpha[2]; /* ((4,2,8),(128)):((32@tid_in_wg,1@reg,4@tid_in_wg),(0@reg))+[4:1@tid_in_wg] */
+          { /* tirx: pointwise.scalar vec=1,pack=1: fill(arch=sm_90, roles=scalar->local, team=warpgroup) */
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              #pragma unroll
-              for (int i_1 = 0; i_1 < 16; ++i_1) {
-                #pragma unroll
-                for (int i_2 = 0; i_2 < 2; ++i_2) {
-                  S[(i) * 2 + (i_1) * 4 + (i_2)] = (((((nblocks - 1) * 128) + (((i_1 * 8) + ((((int)threadIdx.x % 128) & 3) * 2)) + i_2)) < Sk) ? S[(i) * 2 + (i_1) * 4 + (i_2)] : __int_as_float(0xff800000));
-                }
-              }
+              Mrun[(i)] = (-1.00000002e+30f);
             }
           }
-          { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->local, team=warpgroup) */
+          { /* tirx: pointwise.scalar vec=1,pack=1: fill(arch=sm_90, roles=scalar->local, team=warpgroup) */
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              Mold[(i)] = Mrun[(i)];
+              Lrun[(i)] = 0.0f;
             }
           }
-          { /* tirx: reduce.shuffle lanes=4: reduce(arch=sm_90, roles=local->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              float acc = __int_as_float(0xff800000);
-              #pragma unroll
-              for (int i_1 = 0; i_1 < 16; ++i_1) {
-                #pragma unroll
-                for (int i_2 = 0; i_2 < 2; ++i_2) {
-                  acc = fmaxf(acc, S[(i) * 2 + (i_1) * 4 + (i_2)]);
-                }
-              }
-              acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 1));
-              acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 2));
-              Mrun[(i)] = fmaxf(Mrun[(i)], acc);
-            }
-          }
-          { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,local->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              Alpha[(i)] = (Mold[(i)] - Mrun[(i)]);
-            }
-          }
-          { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              Alpha[(i)] = (Alpha[(i)] * scale_log2);
-            }
-          }
-          { /* tirx: pointwise.scalar vec=1,pack=1: unary(arch=sm_90, roles=local->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              Alpha[(i)] = tirx_ex2(Alpha[(i)]);
-            }
-          }
-          { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              NegMs[(i)] = (Mrun[(i)] * (-scale_log2));
-            }
-          }
-          { /* tirx: pointwise.scalar vec=1,pack=1: ternary(arch=sm_90, roles=local,scalar,local->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              #pragma unroll
-              for (int i_1 = 0; i_1 < 16; ++i_1) {
-                #pragma unroll
-                for (int i_2 = 0; i_2 < 2; ++i_2) {
-                  S[(i) * 2 + (i_1) * 4 + (i_2)] = ((S[(i) * 2 + (i_1) * 4 + (i_2)] * scale_log2) + NegMs[(i)]);
-                }
-              }
-            }
-          }
-          { /* tirx: pointwise.vec vec=2,pack=1: unary(arch=sm_90, roles=local->local, team=warpgroup) */
+          { /* tirx: pointwise.vec vec=2,pack=1: fill(arch=sm_90, roles=scalar->local, team=warpgroup) */
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
               #pragma unroll
               for (int i_1 = 0; i_1 < 16; ++i_1) {
                 #pragma unroll
                 for (int i_2 = 0; i_2 < 1; ++i_2) {
-                  S[(i) * 2 + (i_1) * 4 + (0)] = tirx_ex2(S[(i) * 2 + (i_1) * 4 + (0)]);
-                  S[(i) * 2 + (i_1) * 4 + (1)] = tirx_ex2(S[(i) * 2 + (i_1) * 4 + (1)]);
+                  O_1[(i) * 2 + (i_1) * 4 + (0)] = 0.0f;
+                  O_1[(i) * 2 + (i_1) * 4 + (1)] = 0.0f;
                 }
               }
             }
           }
-          { /* tirx: reduce.shuffle lanes=4: reduce(arch=sm_90, roles=local->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              float acc = 0.0f;
-              #pragma unroll
-              for (int i_1 = 0; i_1 < 16; ++i_1) {
-                #pragma unroll
-                for (int i_2 = 0; i_2 < 2; ++i_2) {
-                  acc = (acc + S[(i) * 2 + (i_1) * 4 + (i_2)]);
-                }
-              }
-              acc = (acc + __shfl_xor_sync(0xffffffffu, acc, 1));
-              acc = (acc + __shfl_xor_sync(0xffffffffu, acc, 2));
-              Lx[(i)] = acc;
-            }
-          }
-          { /* tirx: pointwise.scalar vec=1,pack=1: ternary(arch=sm_90, roles=local,local,local->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              Lrun[(i)] = ((Lrun[(i)] * Alpha[(i)]) + Lx[(i)]);
-            }
-          }
-          { /* tirx: pointwise.vec vec=2,pack=2: cast(arch=sm_90, roles=local->local, team=warpgroup) */
-            #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              #pragma unroll
-              for (int i_1 = 0; i_1 < 16; ++i_1) {
-                #pragma unroll
-                for (int i_2 = 0; i_2 < 1; ++i_2) {
-                  P[(i) * 2 + (i_1) * 4 + (0)] = tirx_f16_from_f32(S[(i) * 2 + (i_1) * 4 + (0)]);
-                  P[(i) * 2 + (i_1) * 4 + (1)] = tirx_f16_from_f32(S[(i) * 2 + (i_1) * 4 + (1)]);
-                }
-              }
-            }
-          }
-          it = (it + 1);
-          for (int jm = 1; jm < nmasked; ++jm) {
+          tirx_mbar_wait(&q_full[0], (qt & 1));
+          for (int jm = 0; jm < (nblocks - nfull); ++jm) {
             const int j = ((nblocks - 1) - jm);
-            const int s_1 = (it % 2);
-            const int ph_1 = ((it / 2) & 1);
-            const int ps = ((it - 1) % 2);
-            const int pph = (((it - 1) / 2) & 1);
-            if ((c == 0)) {
-              tirx_named_bar_sync(3, 256);
-            }
-            if ((c == 1)) {
-              tirx_named_bar_sync(4, 256);
-            }
-            tirx_mbar_wait(&v_full[ps], pph);
-            { /* tirx: gemm_async.wgmma_rs m=64,n=128,k=16: gemm_async(arch=sm_90, roles=local,shared->local, team=warpgroup) */
-              tirx_fence_regs<64>(O_1);
-              tirx_fence_regs16<64>(P);
-              tirx_wgmma_fence();
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[0],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((ps * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[8],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[16],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[24],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[32],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[40],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[48],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                  &P[56],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
-              tirx_fence_regs<64>(O_1);
-              tirx_fence_regs16<64>(P);
-            }
-            tirx_wgmma_commit();
-            tirx_mbar_wait(&k_full[s_1], ph_1);
+            const int s = (it % 2);
+            const int ph = ((it / 2) & 1);
+            tirx_mbar_wait(&k_full[s], ph);
             { /* tirx: gemm_async.wgmma m=64,n=128,k=16: gemm_async(arch=sm_90, roles=shared,shared->local, team=warpgroup) */
               tirx_fence_regs<64>(S);
               tirx_wgmma_fence();
               tirx_wgmma_m64n128k16_f16_x8<0, 0>(&S[0],
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64, 3, 2)]), 16, 1024, 1),
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 16, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16, 3, 2)]), 16, 1024, 1),
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 32, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 32, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 32, 3, 2)]), 16, 1024, 1),
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 48, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 48, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 48, 3, 2)]), 16, 1024, 1),
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8192, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16384, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16384, 3, 2)]), 16, 1024, 1),
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8208, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16400, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16400, 3, 2)]), 16, 1024, 1),
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8224, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16416, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16416, 3, 2)]), 16, 1024, 1),
                   tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8240, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16432, 3, 2)]), 16, 1024, 1), false);
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16432, 3, 2)]), 16, 1024, 1), false);
               tirx_fence_regs<64>(S);
             }
             tirx_wgmma_commit();
-            if ((c == 0)) {
-              tirx_named_bar_arrive(4, 256);
-            }
-            if ((c == 1)) {
-              tirx_named_bar_arrive(3, 256);
-            }
             tirx_wgmma_wait<0>();
             tirx_fence_regs<64>(S);
             tirx_fence_regs<64>(O_1);
             tirx_fence_regs16<64>(P);
             if ((tid_wg == 0)) {
-              tirx_mbar_arrive(&v_empty[ps]);
-            }
-            if ((tid_wg == 0)) {
-              tirx_mbar_arrive(&k_empty[s_1]);
+              tirx_mbar_arrive(&k_empty[s]);
             }
             { /* tirx: pointwise.vec vec=2,pack=1: select(arch=sm_90, roles=scalar,local,scalar->local, team=warpgroup) */
               #pragma unroll
@@ -557,92 +339,82 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128(int B, i
                 }
               }
             }
-            it = (it + 1);
-          }
-          for (long long ju = ((nmasked == 0) ? 1LL : 0LL); ju < ((long long)nfull); ++ju) {
-            const long long j = (((long long)(nfull - 1)) - ju);
-            const int s_1 = (it % 2);
-            const int ph_1 = ((it / 2) & 1);
-            const int ps = ((it - 1) % 2);
-            const int pph = (((it - 1) / 2) & 1);
-            if ((c == 0)) {
-              tirx_named_bar_sync(3, 256);
-            }
-            if ((c == 1)) {
-              tirx_named_bar_sync(4, 256);
-            }
-            tirx_mbar_wait(&v_full[ps], pph);
+            tirx_mbar_wait(&v_full[s], ph);
             { /* tirx: gemm_async.wgmma_rs m=64,n=128,k=16: gemm_async(arch=sm_90, roles=local,shared->local, team=warpgroup) */
               tirx_fence_regs<64>(O_1);
               tirx_fence_regs16<64>(P);
               tirx_wgmma_fence();
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[0],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((ps * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[8],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[16],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[24],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[32],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[40],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[48],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
                   &P[56],
-                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_fence_regs<64>(O_1);
               tirx_fence_regs16<64>(P);
             }
             tirx_wgmma_commit();
-            tirx_mbar_wait(&k_full[s_1], ph_1);
-            { /* tirx: gemm_async.wgmma m=64,n=128,k=16: gemm_async(arch=sm_90, roles=shared,shared->local, team=warpgroup) */
-              tirx_fence_regs<64>(S);
-              tirx_wgmma_fence();
-              tirx_wgmma_m64n128k16_f16_x8<0, 0>(&S[0],
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 16, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 32, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 32, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 48, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 48, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8192, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16384, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8208, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16400, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8224, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16416, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8240, 3, 2)]), 16, 1024, 1),
-                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s_1 * 128) * 64 + 16432, 3, 2)]), 16, 1024, 1), false);
-              tirx_fence_regs<64>(S);
-            }
-            tirx_wgmma_commit();
-            if ((c == 0)) {
-              tirx_named_bar_arrive(4, 256);
-            }
-            if ((c == 1)) {
-              tirx_named_bar_arrive(3, 256);
-            }
             tirx_wgmma_wait<0>();
             tirx_fence_regs<64>(S);
             tirx_fence_regs<64>(O_1);
             tirx_fence_regs16<64>(P);
             if ((tid_wg == 0)) {
-              tirx_mbar_arrive(&v_empty[ps]);
+              tirx_mbar_arrive(&v_empty[s]);
             }
+            it = (it + 1);
+          }
+          for (int ju = 0; ju < nfull; ++ju) {
+            const int j = ((nfull - 1) - ju);
+            const int s = (it % 2);
+            const int ph = ((it / 2) & 1);
+            tirx_mbar_wait(&k_full[s], ph);
+            { /* tirx: gemm_async.wgmma m=64,n=128,k=16: gemm_async(arch=sm_90, roles=shared,shared->local, team=warpgroup) */
+              tirx_fence_regs<64>(S);
+              tirx_wgmma_fence();
+              tirx_wgmma_m64n128k16_f16_x8<0, 0>(&S[0],
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 16, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 32, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 32, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 48, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 48, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8192, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16384, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8208, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16400, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8224, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16416, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Qs[tirx_swizzle((c * 64) * 64 + 8240, 3, 2)]), 16, 1024, 1),
+                  tirx_wgmma_desc(tirx_smem_addr(&Kt[tirx_swizzle((s * 128) * 64 + 16432, 3, 2)]), 16, 1024, 1), false);
+              tirx_fence_regs<64>(S);
+            }
+            tirx_wgmma_commit();
+            tirx_wgmma_wait<0>();
+            tirx_fence_regs<64>(S);
+            tirx_fence_regs<64>(O_1);
+            tirx_fence_regs16<64>(P);
             if ((tid_wg == 0)) {
-              tirx_mbar_arrive(&k_empty[s_1]);
+              tirx_mbar_arrive(&k_empty[s]);
             }
             { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->local, team=warpgroup) */
               #pragma unroll
@@ -762,164 +534,159 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128(int B, i
                 }
               }
             }
+            tirx_mbar_wait(&v_full[s], ph);
+            { /* tirx: gemm_async.wgmma_rs m=64,n=128,k=16: gemm_async(arch=sm_90, roles=local,shared->local, team=warpgroup) */
+              tirx_fence_regs<64>(O_1);
+              tirx_fence_regs16<64>(P);
+              tirx_wgmma_fence();
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[0],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[8],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[16],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[24],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[32],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[40],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[48],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[56],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_fence_regs<64>(O_1);
+              tirx_fence_regs16<64>(P);
+            }
+            tirx_wgmma_commit();
+            tirx_wgmma_wait<0>();
+            tirx_fence_regs<64>(S);
+            tirx_fence_regs<64>(O_1);
+            tirx_fence_regs16<64>(P);
+            if ((tid_wg == 0)) {
+              tirx_mbar_arrive(&v_empty[s]);
+            }
             it = (it + 1);
           }
-          const int ps = ((it - 1) % 2);
-          const int pph = (((it - 1) / 2) & 1);
-          tirx_mbar_wait(&v_full[ps], pph);
-          { /* tirx: gemm_async.wgmma_rs m=64,n=128,k=16: gemm_async(arch=sm_90, roles=local,shared->local, team=warpgroup) */
-            tirx_fence_regs<64>(O_1);
-            tirx_fence_regs16<64>(P);
-            tirx_wgmma_fence();
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[0],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((ps * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[8],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[16],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[24],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[32],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[40],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[48],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
-                &P[56],
-                tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((ps * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
-            tirx_fence_regs<64>(O_1);
-            tirx_fence_regs16<64>(P);
-          }
-          tirx_wgmma_commit();
-          tirx_wgmma_wait<0>();
-          tirx_fence_regs<64>(S);
-          tirx_fence_regs<64>(O_1);
-          tirx_fence_regs16<64>(P);
           if ((tid_wg == 0)) {
-            tirx_mbar_arrive(&v_empty[ps]);
+            tirx_mbar_arrive(&q_empty[0]);
           }
-        }
-        if ((tid_wg == 0)) {
-          tirx_mbar_arrive(&q_empty[0]);
-        }
-        qt = (qt + 1);
-        { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            Alpha[(i)] = fmaxf(Lrun[(i)], 1e-30f);
-          }
-        }
-        { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=scalar,local->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            Alpha[(i)] = (1.0f / Alpha[(i)]);
-          }
-        }
-        { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,local->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
+          qt = (qt + 1);
+          { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warpgroup) */
             #pragma unroll
-            for (int i_1 = 0; i_1 < 16; ++i_1) {
+            for (int i = 0; i < 2; ++i) {
+              Alpha[(i)] = fmaxf(Lrun[(i)], 1e-30f);
+            }
+          }
+          { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=scalar,local->local, team=warpgroup) */
+            #pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              Alpha[(i)] = (1.0f / Alpha[(i)]);
+            }
+          }
+          { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,local->local, team=warpgroup) */
+            #pragma unroll
+            for (int i = 0; i < 2; ++i) {
               #pragma unroll
-              for (int i_2 = 0; i_2 < 2; ++i_2) {
-                O_1[(i) * 2 + (i_1) * 4 + (i_2)] = (O_1[(i) * 2 + (i_1) * 4 + (i_2)] * Alpha[(i)]);
+              for (int i_1 = 0; i_1 < 16; ++i_1) {
+                #pragma unroll
+                for (int i_2 = 0; i_2 < 2; ++i_2) {
+                  O_1[(i) * 2 + (i_1) * 4 + (i_2)] = (O_1[(i) * 2 + (i_1) * 4 + (i_2)] * Alpha[(i)]);
+                }
               }
             }
           }
-        }
-        tirx_f16 O16[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
-        { /* tirx: pointwise.vec vec=2,pack=2: cast(arch=sm_90, roles=local->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
+          tirx_f16 O16[64]; /* ((4,2,8),(16,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg)) */
+          { /* tirx: pointwise.vec vec=2,pack=2: cast(arch=sm_90, roles=local->local, team=warpgroup) */
             #pragma unroll
-            for (int i_1 = 0; i_1 < 16; ++i_1) {
+            for (int i = 0; i < 2; ++i) {
               #pragma unroll
-              for (int i_2 = 0; i_2 < 1; ++i_2) {
-                O16[(i) * 2 + (i_1) * 4 + (0)] = tirx_f16_from_f32(O_1[(i) * 2 + (i_1) * 4 + (0)]);
-                O16[(i) * 2 + (i_1) * 4 + (1)] = tirx_f16_from_f32(O_1[(i) * 2 + (i_1) * 4 + (1)]);
+              for (int i_1 = 0; i_1 < 16; ++i_1) {
+                #pragma unroll
+                for (int i_2 = 0; i_2 < 1; ++i_2) {
+                  O16[(i) * 2 + (i_1) * 4 + (0)] = tirx_f16_from_f32(O_1[(i) * 2 + (i_1) * 4 + (0)]);
+                  O16[(i) * 2 + (i_1) * 4 + (1)] = tirx_f16_from_f32(O_1[(i) * 2 + (i_1) * 4 + (1)]);
+                }
               }
             }
           }
-        }
-        { /* tirx: pointwise.scalar vec=1,pack=1: unary(arch=sm_90, roles=local->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            Lx[(i)] = logf(Lrun[(i)]);
-          }
-        }
-        { /* tirx: pointwise.scalar vec=1,pack=1: ternary(arch=sm_90, roles=local,scalar,local->local, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            Lx[(i)] = ((Mrun[(i)] * (scale_log2 * 0.693147182f)) + Lx[(i)]);
-          }
-        }
-        if ((c == 0)) {
-          tirx_named_bar_sync(1, 128);
-        }
-        if ((c == 1)) {
-          tirx_named_bar_sync(2, 128);
-        }
-        { /* tirx: copy.stmatrix num=4: copy(arch=sm_90, roles=local->shared, team=warpgroup) */
-          const int lane = ((int)threadIdx.x & 31);
-          const int wrow = ((((int)threadIdx.x >> 5) % 4) * 16);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 0) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 0) % 64), 3, 2)], &O16[0], &O16[4], &O16[8], &O16[12]);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 32) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 32) % 64), 3, 2)], &O16[16], &O16[20], &O16[24], &O16[28]);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 64) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 64) % 64), 3, 2)], &O16[32], &O16[36], &O16[40], &O16[44]);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 96) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 96) % 64), 3, 2)], &O16[48], &O16[52], &O16[56], &O16[60]);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 0) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 0) % 64), 3, 2)], &O16[2], &O16[6], &O16[10], &O16[14]);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 32) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 32) % 64), 3, 2)], &O16[18], &O16[22], &O16[26], &O16[30]);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 64) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 64) % 64), 3, 2)], &O16[34], &O16[38], &O16[42], &O16[46]);
-          tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 96) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 96) % 64), 3, 2)], &O16[50], &O16[54], &O16[58], &O16[62]);
-        }
-        { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->shared, team=warpgroup) */
-          #pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            LseS[((c * 64) + (((((((int)threadIdx.x % 128) >> 5) & 3) * 16) + (i * 8)) + ((((int)threadIdx.x % 128) >> 2) & 7)))] = Lx[(i)];
-          }
-        }
-        tirx_fence_proxy_async();
-        if ((c == 0)) {
-          tirx_named_bar_sync(1, 128);
-        }
-        if ((c == 1)) {
-          tirx_named_bar_sync(2, 128);
-        }
-        const int row0 = ((mb * 128) + (c * 64));
-        if ((((has_lse != 0) && (tid_wg < 64)) && ((row0 + tid_wg) < Sq))) {
-          LSE[(long long)bi * LSE_stride0 + (long long)hi * (long long)Tq + (long long)(0 + (row0 + tid_wg))] = LseS[((c * 64) + tid_wg)];
-        }
-        if (((int)threadIdx.x == 128)) {
-          { /* tirx: copy_async.tma box=4096: copy_async(arch=sm_90, roles=shared->global, team=cta) */
+          { /* tirx: pointwise.scalar vec=1,pack=1: unary(arch=sm_90, roles=local->local, team=warpgroup) */
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              tirx_tma_store_4d(&O_tmap, &Os_box[tirx_swizzle(((0 + (i * 64)) / 64) * 8192 + ((0 + (i * 64)) % 64), 3, 2)], (0 + (i * 64)), ((mb * 128) + 0), hi, bi);
+              Lx[(i)] = logf(Lrun[(i)]);
             }
           }
-          tirx_bulk_commit();
-          tirx_bulk_wait<0, 1>();
-        }
-        if (((int)threadIdx.x == 256)) {
-          { /* tirx: copy_async.tma box=4096: copy_async(arch=sm_90, roles=shared->global, team=cta) */
+          { /* tirx: pointwise.scalar vec=1,pack=1: ternary(arch=sm_90, roles=local,scalar,local->local, team=warpgroup) */
             #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              tirx_tma_store_4d(&O_tmap, &Os_box[tirx_swizzle(((0 + (i * 64)) / 64) * 8192 + ((0 + (i * 64)) % 64) + 4096, 3, 2)], (0 + (i * 64)), ((mb * 128) + 64), hi, bi);
+              Lx[(i)] = ((Mrun[(i)] * (scale_log2 * 0.693147182f)) + Lx[(i)]);
             }
           }
-          tirx_bulk_commit();
-          tirx_bulk_wait<0, 1>();
+          if ((c == 0)) {
+            tirx_named_bar_sync(1, 128);
+          }
+          if ((c == 1)) {
+            tirx_named_bar_sync(2, 128);
+          }
+          { /* tirx: copy.stmatrix num=4: copy(arch=sm_90, roles=local->shared, team=warpgroup) */
+            const int lane = ((int)threadIdx.x & 31);
+            const int wrow = ((((int)threadIdx.x >> 5) % 4) * 16);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 0) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 0) % 64), 3, 2)], &O16[0], &O16[4], &O16[8], &O16[12]);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 32) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 32) % 64), 3, 2)], &O16[16], &O16[20], &O16[24], &O16[28]);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 64) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 64) % 64), 3, 2)], &O16[32], &O16[36], &O16[40], &O16[44]);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 96) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 96) % 64), 3, 2)], &O16[48], &O16[52], &O16[56], &O16[60]);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 0) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 0) % 64), 3, 2)], &O16[2], &O16[6], &O16[10], &O16[14]);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 32) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 32) % 64), 3, 2)], &O16[18], &O16[22], &O16[26], &O16[30]);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 64) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 64) % 64), 3, 2)], &O16[34], &O16[38], &O16[42], &O16[46]);
+            tirx_stmatrix_x4(&Os[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 96) / 64) * 8192 + (((((lane >> 3) & 3) * 8) + 96) % 64), 3, 2)], &O16[50], &O16[54], &O16[58], &O16[62]);
+          }
+          { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->shared, team=warpgroup) */
+            #pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              LseS[((c * 64) + (((((((int)threadIdx.x % 128) >> 5) & 3) * 16) + (i * 8)) + ((((int)threadIdx.x % 128) >> 2) & 7)))] = Lx[(i)];
+            }
+          }
+          tirx_fence_proxy_async();
+          if ((c == 0)) {
+            tirx_named_bar_sync(1, 128);
+          }
+          if ((c == 1)) {
+            tirx_named_bar_sync(2, 128);
+          }
+          const int row0 = ((mb * 128) + (c * 64));
+          if ((((has_lse != 0) && (tid_wg < 64)) && ((row0 + tid_wg) < Sq))) {
+            LSE[(long long)bi * LSE_stride0 + (long long)hi * (long long)Tq + (long long)(0 + (row0 + tid_wg))] = LseS[((c * 64) + tid_wg)];
+          }
+          if (((int)threadIdx.x == 128)) {
+            { /* tirx: copy_async.tma box=4096: copy_async(arch=sm_90, roles=shared->global, team=cta) */
+              #pragma unroll
+              for (int i = 0; i < 2; ++i) {
+                tirx_tma_store_4d(&O_tmap, &Os_box[tirx_swizzle(((0 + (i * 64)) / 64) * 8192 + ((0 + (i * 64)) % 64), 3, 2)], (0 + (i * 64)), ((mb * 128) + 0), hi, bi);
+              }
+            }
+            tirx_bulk_commit();
+            tirx_bulk_wait<0, 1>();
+          }
+          if (((int)threadIdx.x == 256)) {
+            { /* tirx: copy_async.tma box=4096: copy_async(arch=sm_90, roles=shared->global, team=cta) */
+              #pragma unroll
+              for (int i = 0; i < 2; ++i) {
+                tirx_tma_store_4d(&O_tmap, &Os_box[tirx_swizzle(((0 + (i * 64)) / 64) * 8192 + ((0 + (i * 64)) % 64) + 4096, 3, 2)], (0 + (i * 64)), ((mb * 128) + 64), hi, bi);
+              }
+            }
+            tirx_bulk_commit();
+            tirx_bulk_wait<0, 1>();
+          }
         }
       }
-    }
-    if ((c == 0)) {
-      tirx_named_bar_sync(3, 256);
     }
     if (((int)threadIdx.x == 128)) {
       tirx_bulk_wait<0, 0>();
