@@ -833,8 +833,51 @@ TIRX_API void tirx_mbarrier_wait(tirx_builder *b, tirx_region *bar, tirx_expr *p
 /* fence.proxy.async.shared::cta: shared-memory writes of ordinary code become visible to the
  * async proxy (TMA, wgmma) and the other way round. */
 TIRX_API void tirx_fence_proxy_async(tirx_builder *b);
+
 /* fence.mbarrier_init.release.cluster: initialised mbarriers become visible to the cluster. */
 TIRX_API void tirx_fence_mbarrier_init(tirx_builder *b);
+
+/*
+ * Rings: the stages of a pipeline handed between producers and consumers, each stage a pair of
+ * mbarriers: "full" completes when the producers have arrived (with the transaction bytes of
+ * their TMA loads), "empty" when the consumers have released it. A ring counts its uses with
+ * the caller's counter n (a tirx_var incremented once per use, on both sides alike): use n is
+ * stage n % stages, phase (n / stages) & 1; the producer waits for the opposite phase of
+ * "empty", so that its first pass over fresh barriers does not wait.
+ *
+ *   tirx_ring *kv = tirx_ring_new(b, "k", 2, 1, 2);      // k_full[2], k_empty[2]
+ *   if (thread 0) tirx_rings_init(b, (tirx_ring *[]){kv}, 1); then tirx_sync_threads(b)
+ *   producer:  s = tirx_ring_stage(b, kv, it); ph = tirx_ring_phase(b, kv, it, true);
+ *              tirx_ring_acquire(b, kv, s, ph, bytes); TMA with barrier tirx_ring_full(b, kv, s)
+ *   consumer:  s = ...; ph = tirx_ring_phase(b, kv, it, false); tirx_ring_wait(b, kv, s, ph);
+ *              ... use the stage ...; tirx_ring_release(b, kv, s) (one arrival per consumer)
+ *
+ * tirx_ring_new allocates the two barrier arrays as shared tensors "<name>_full" and
+ * "<name>_empty" (stages 1..64; producers and consumers the arrival counts, >= 1).
+ * tirx_rings_init initialises every stage of the given rings (stage by stage, each ring's full
+ * then empty barrier) and fences the initialisation: call it from one thread, then synchronise
+ * the CTA. tirx_ring_stage and tirx_ring_phase bind n's stage and phase to lets ("s", "ph").
+ * tirx_ring_acquire waits for the stage to be empty and, with non-NULL bytes, arms its full
+ * barrier with them (mbarrier.expect_tx); tirx_ring_wait waits for it to be full;
+ * tirx_ring_release arrives on its empty barrier. The ring is owned by the builder.
+ * Errors (recorded): TIRX_E_NULL_ARG (a NULL ring or array), TIRX_E_INVALID_ARG (stages, counts,
+ * a name too long), and the mbarrier calls' own.
+ */
+typedef struct tirx_ring tirx_ring;
+TIRX_API tirx_ring *tirx_ring_new(tirx_builder *b, const char *name, int stages,
+                                  int64_t producers, int64_t consumers);
+TIRX_API int tirx_ring_stages(const tirx_ring *r);
+TIRX_API void tirx_rings_init(tirx_builder *b, tirx_ring *const *rings, int n);
+TIRX_API tirx_expr *tirx_ring_stage(tirx_builder *b, const tirx_ring *r, tirx_expr *n);
+TIRX_API tirx_expr *tirx_ring_phase(tirx_builder *b, const tirx_ring *r, tirx_expr *n,
+                                    bool producer);
+TIRX_API tirx_region *tirx_ring_full(tirx_builder *b, const tirx_ring *r, tirx_expr *stage);
+TIRX_API tirx_region *tirx_ring_empty(tirx_builder *b, const tirx_ring *r, tirx_expr *stage);
+TIRX_API void tirx_ring_acquire(tirx_builder *b, const tirx_ring *r, tirx_expr *stage,
+                                tirx_expr *phase, tirx_expr *bytes);
+TIRX_API void tirx_ring_wait(tirx_builder *b, const tirx_ring *r, tirx_expr *stage,
+                             tirx_expr *phase);
+TIRX_API void tirx_ring_release(tirx_builder *b, const tirx_ring *r, tirx_expr *stage);
 /* Every thread of every CTA of the cluster: barrier.cluster.arrive.release.aligned +
  * barrier.cluster.wait.acquire.aligned. */
 TIRX_API void tirx_cluster_sync(tirx_builder *b);

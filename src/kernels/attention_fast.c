@@ -45,10 +45,6 @@ static tirx_region *box(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, int64_t 
                          (int64_t[]){1, rows, 1, d});
 }
 
-static tirx_region *bar(tirx_builder *b, tirx_tensor *bars, tirx_expr *i) {
-  return tirx_region_new(b, bars, TIRX_EXPRS(i), (int64_t[]){1});
-}
-
 static tirx_region *col0(tirx_builder *b, tirx_tensor *t) { /* a row tensor's (64, 1) values */
   return rect(b, t, I(b, 0), I(b, 0), WM, 1);
 }
@@ -132,20 +128,15 @@ static tile_info tile_of(const kctx *x, tirx_expr *t, tirx_expr *second) {
 /* The consumer's state across the KV blocks of a tile. */
 typedef struct cons {
   tirx_tensor *S, *P, *O, *Mrun, *Mold, *Mx, *NegMs, *Alpha, *Lrun, *Lx, *Cs;
-  tirx_tensor *Qs, *Ks, *Vs, *k_full, *k_empty, *v_full, *v_empty;
+  tirx_tensor *Qs, *Ks, *Vs;
+  tirx_ring *kr, *vr; /* the K and V rings */
   tirx_expr *c, *it, *tid_wg;
 } cons;
 
-/* Stage and phase of KV block number n (a count over the CTA's whole run). */
-static void stage_of(tirx_builder *b, tirx_expr *n, const char *sn, const char *pn, tirx_expr **st,
-                     tirx_expr **ph) {
-  *st = tirx_let(b, sn, tirx_mod(b, n, I(b, STAGES)));
-  *ph = tirx_let(b, pn, tirx_bit_and(b, tirx_div(b, n, I(b, STAGES)), I(b, 1)));
-}
-
-static void arrive_lead(tirx_builder *b, const cons *s, tirx_tensor *bars, tirx_expr *st) {
+/* The warpgroup's release of a stage: one arrival, from its first thread. */
+static void release(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_expr *st) {
   tirx_if_begin(b, tirx_eq(b, s->tid_wg, I(b, 0)));
-  tirx_mbarrier_arrive(b, bar(b, bars, st));
+  tirx_ring_release(b, r, st);
   tirx_if_end(b);
 }
 
@@ -153,7 +144,7 @@ static void arrive_lead(tirx_builder *b, const cons *s, tirx_tensor *bars, tirx_
 static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) {
   tirx_builder *b = x->b;
   int bn = x->bn, d = x->key->d;
-  tirx_mbarrier_wait(b, bar(b, s->k_full, st), ph);
+  tirx_ring_wait(b, s->kr, st, ph);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)}; /* S = Q K^T, not S += */
   tirx_gemm_async(b, tirx_whole(b, s->S), rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
@@ -166,7 +157,7 @@ static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) 
 static void issue_pv(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) {
   tirx_builder *b = x->b;
   int bn = x->bn, d = x->key->d;
-  tirx_mbarrier_wait(b, bar(b, s->v_full, st), ph);
+  tirx_ring_wait(b, s->vr, st, ph);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_gemm_config g = {.accumulate = tirx_bool(b, true)};
   tirx_gemm_async(b, tirx_whole(b, s->O), tirx_whole(b, s->P),
@@ -227,16 +218,15 @@ static void rescale_and_pack(const kctx *x, const cons *s, bool rescale) {
  */
 static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
   tirx_builder *b = x->b;
-  tirx_expr *st, *ph;
-  stage_of(b, s->it, "s", "ph", &st, &ph);
+  tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
   issue_s(x, s, st, ph);
   tirx_wgmma_wait(b, 0);
-  arrive_lead(b, s, s->k_empty, st);
+  release(b, s, s->kr, st);
   softmax(x, s, ti, j, masked);
   rescale_and_pack(x, s, true);
   issue_pv(x, s, st, ph);
   tirx_wgmma_wait(b, 0);
-  arrive_lead(b, s, s->v_empty, st);
+  release(b, s, s->vr, st);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
 
@@ -303,21 +293,13 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_tensor *Ks = tirx_alloc_shared_view(b, "Kt", Kring, 0, dt, 2, (int64_t[]){d, STAGES * bn},
       tirx_layout_permute(ar, tirx_layout_smem_tile(ar, STAGES * bn, d, 2, 128), 2, (int64_t[]){1, 0}));
   tirx_tensor *LseS = tirx_alloc_shared(b, "LseS", TIRX_F32, TIRX_DIMS(BM, 1), NULL);
-  tirx_tensor *q_full = tirx_alloc_mbarrier(b, "q_full", 1), *q_empty = tirx_alloc_mbarrier(b, "q_empty", 1);
-  tirx_tensor *k_full = tirx_alloc_mbarrier(b, "k_full", STAGES), *k_empty = tirx_alloc_mbarrier(b, "k_empty", STAGES);
-  tirx_tensor *v_full = tirx_alloc_mbarrier(b, "v_full", STAGES), *v_empty = tirx_alloc_mbarrier(b, "v_empty", STAGES);
+  /* Q once per tile (released by both consumers), K and V block by block */
+  tirx_ring *qr = tirx_ring_new(b, "q", 1, 1, 2), *kr = tirx_ring_new(b, "k", STAGES, 1, 2),
+            *vr = tirx_ring_new(b, "v", STAGES, 1, 2);
 
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
-  tirx_mbarrier_init(b, bar(b, q_full, I(b, 0)), 1);
-  tirx_mbarrier_init(b, bar(b, q_empty, I(b, 0)), 2);
-  for (int i = 0; i < STAGES; i++) {
-    tirx_mbarrier_init(b, bar(b, k_full, I(b, i)), 1);
-    tirx_mbarrier_init(b, bar(b, k_empty, I(b, i)), 2);
-    tirx_mbarrier_init(b, bar(b, v_full, I(b, i)), 1);
-    tirx_mbarrier_init(b, bar(b, v_empty, I(b, i)), 2);
-  }
-  tirx_fence_mbarrier_init(b);
+  tirx_rings_init(b, (tirx_ring *[]){qr, kr, vr}, 3);
   tirx_if_end(b);
   tirx_sync_threads(b);
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
@@ -333,26 +315,22 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
     tile_info ti = tile_of(&x, t, second);
     tirx_if_begin(b, ti.valid);
-    tirx_mbarrier_wait(b, bar(b, q_empty, I(b, 0)), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)));
-    tirx_mbarrier_expect_tx(b, bar(b, q_full, I(b, 0)), I(b, qbytes));
-    tirx_config lq = {.barrier = bar(b, q_full, I(b, 0))};
+    tirx_ring_acquire(b, qr, I(b, 0), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)), I(b, qbytes));
+    tirx_config lq = {.barrier = tirx_ring_full(b, qr, I(b, 0))};
     tirx_copy_async(b, tirx_whole(b, Qbox),
                     tirx_region_new(b, Q, TIRX_EXPRS(ti.bq, tirx_add(b, ti.q_off, tirx_mul(b, ti.mb, I(b, BM))), ti.h, I(b, 0)),
                                     (int64_t[]){1, BM, 1, d}), &lq);
     tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
     tirx_expr *jj = tirx_for_begin(b, "jj", I(b, 0), ti.nblocks, NULL, TIRX_LOOP_SERIAL);
     tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti.nblocks, I(b, 1)), jj));
-    tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, STAGES)));
-    tirx_expr *ph = tirx_let(b, "ph", tirx_bit_xor(b, tirx_bit_and(b, tirx_div(b, it, I(b, STAGES)), I(b, 1)), I(b, 1)));
+    tirx_expr *st = tirx_ring_stage(b, kr, it), *ph = tirx_ring_phase(b, kr, it, true);
     tirx_expr *row = tirx_add(b, ti.k_off, tirx_mul(b, j, I(b, bn)));
-    tirx_mbarrier_wait(b, bar(b, k_empty, st), ph);
-    tirx_mbarrier_expect_tx(b, bar(b, k_full, st), I(b, kvbytes));
-    tirx_config lk = {.barrier = bar(b, k_full, st)};
+    tirx_ring_acquire(b, kr, st, ph, I(b, kvbytes));
+    tirx_config lk = {.barrier = tirx_ring_full(b, kr, st)};
     tirx_copy_async(b, box(b, Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
                     tirx_region_new(b, K, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lk);
-    tirx_mbarrier_wait(b, bar(b, v_empty, st), ph);
-    tirx_mbarrier_expect_tx(b, bar(b, v_full, st), I(b, kvbytes));
-    tirx_config lv = {.barrier = bar(b, v_full, st)};
+    tirx_ring_acquire(b, vr, st, ph, I(b, kvbytes)); /* V's stages go with K's */
+    tirx_config lv = {.barrier = tirx_ring_full(b, vr, st)};
     tirx_copy_async(b, box(b, Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
                     tirx_region_new(b, V, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lv);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
@@ -366,8 +344,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   /* ---- consumers: warpgroup c owns query rows c * 64 .. of the tile ---- */
   tirx_else(b);
   tirx_setmaxnreg(b, 240, true);
-  cons s = {.Qs = Qs, .Ks = Ks, .Vs = Vs, .k_full = k_full, .k_empty = k_empty,
-            .v_full = v_full, .v_empty = v_empty};
+  cons s = {.Qs = Qs, .Ks = Ks, .Vs = Vs, .kr = kr, .vr = vr};
   s.c = tirx_let(b, "c", tirx_sub(b, wg, I(b, 1)));
   s.tid_wg = tirx_let(b, "tid_wg", tirx_mod(b, tid, I(b, 128)));
   s.it = tirx_var(b, "it", TIRX_I32, NULL);
@@ -393,11 +370,11 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_fill(b, col0(b, s.Lrun), tirx_float(b, 0.0, TIRX_F32), NULL);
   tirx_fill(b, tirx_whole(b, s.O), tirx_float(b, 0.0, TIRX_F32), NULL);
   tirx_team_end(b);
-  tirx_mbarrier_wait(b, bar(b, q_full, I(b, 0)), tirx_bit_and(b, qt, I(b, 1)));
+  tirx_ring_wait(b, qr, I(b, 0), tirx_bit_and(b, qt, I(b, 1)));
   kv_blocks(&x, &s, &ti);
   /* Q is free once both consumers are past their last S = Q K^T */
   tirx_if_begin(b, tirx_eq(b, s.tid_wg, I(b, 0)));
-  tirx_mbarrier_arrive(b, bar(b, q_empty, I(b, 0)));
+  tirx_ring_release(b, qr, I(b, 0));
   tirx_if_end(b);
   tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
   /* Epilogue: O / l (0 for a row that saw no key), lse = m scale + ln l */

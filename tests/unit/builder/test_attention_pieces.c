@@ -228,3 +228,72 @@ Test(attention_pieces, a_warpgroup_shuffle_stays_inside_warps) {
   tirx_kernel_release(k);
   tirx_builder_destroy(b);
 }
+
+/* Rings: full/empty barrier pairs, their initialisation, stage and phase (both sides). */
+Test(attention_pieces, rings) {
+  tirx_builder *b = tirx_builder_create("ring");
+  tirx_set_block(b, 64, 1, 1);
+  tirx_set_target(b, "sm_90a");
+  tirx_ring *a = tirx_ring_new(b, "a", 1, 1, 2), *k = tirx_ring_new(b, "k", 3, 1, 32);
+  cr_assert_not_null(a, "%s", tirx_builder_error(b));
+  cr_assert_eq(tirx_ring_stages(k), 3);
+  tirx_if_begin(b, tirx_eq(b, tirx_thread_linear(b), I(b, 0)));
+  tirx_rings_init(b, (tirx_ring *[]){a, k}, 2);
+  tirx_if_end(b);
+  tirx_sync_threads(b);
+  tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
+  tirx_expr *n = tirx_for_begin(b, "n", I(b, 0), I(b, 8), NULL, TIRX_LOOP_SERIAL);
+  (void)n;
+  tirx_if_begin(b, tirx_lt(b, tirx_thread_linear(b), I(b, 32))); /* producer warp */
+  tirx_expr *s = tirx_ring_stage(b, k, it), *ph = tirx_ring_phase(b, k, it, true);
+  tirx_ring_acquire(b, k, s, ph, NULL);
+  tirx_mbarrier_arrive(b, tirx_ring_full(b, k, s));
+  tirx_else(b); /* consumer warp */
+  s = tirx_ring_stage(b, k, it), ph = tirx_ring_phase(b, k, it, false);
+  tirx_ring_wait(b, k, s, ph);
+  tirx_ring_release(b, k, s);
+  tirx_if_end(b);
+  tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
+  tirx_for_end(b);
+  tirx_kernel *kern = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &kern), TIRX_OK, "%s", tirx_builder_error(b));
+  const char *src = tirx_kernel_source(kern);
+  assert_has(src, "long long *a_full = (long long *)(tirx_smem + 0);");
+  assert_has(src, "long long *k_empty = ");
+  /* stage by stage: a's pair, then k's stage 0, k's stage 1, k's stage 2 */
+  const char *p = strstr(src, "tirx_mbar_init(&a_full[0], 1);");
+  cr_assert_not_null(p, "%s", src);
+  p = strstr(p, "tirx_mbar_init(&a_empty[0], 2);");
+  cr_assert_not_null(p);
+  p = strstr(p, "tirx_mbar_init(&k_full[0], 1);");
+  cr_assert_not_null(p);
+  p = strstr(p, "tirx_mbar_init(&k_empty[0], 32);");
+  cr_assert_not_null(p);
+  p = strstr(p, "tirx_mbar_init(&k_empty[2], 32);");
+  cr_assert_not_null(p);
+  assert_has(p, "tirx_fence_mbarrier_init();");
+  assert_has(src, "const int ph = (((it / 3) & 1) ^ 1);"); /* the producer's first wait passes */
+  assert_has(src, "tirx_mbar_wait(&k_empty[s], ph);");
+  assert_has(src, "const int ph = ((it / 3) & 1);"); /* the consumer's */
+  assert_has(src, "tirx_mbar_wait(&k_full[s], ph);");
+  assert_has(src, "tirx_mbar_arrive(&k_empty[s]);");
+  tirx_kernel_release(kern);
+  tirx_builder_destroy(b);
+
+  b = tirx_builder_create("ring");
+  cr_assert_null(tirx_ring_new(b, "x", 0, 1, 1));
+  cr_assert_str_eq(tirx_builder_error(b), "tirx_ring_new: stages is 0, expected 1 to 64");
+  tirx_builder_destroy(b);
+  b = tirx_builder_create("ring");
+  cr_assert_null(tirx_ring_new(b, "x", 2, 1, 0));
+  assert_has(tirx_builder_error(b), "tirx_ring_new: producers and consumers are 1 and 0, expected >= 1");
+  tirx_builder_destroy(b);
+  b = tirx_builder_create("ring");
+  tirx_ring_wait(b, NULL, I(b, 0), I(b, 0));
+  cr_assert_str_eq(tirx_builder_error(b), "tirx_ring_wait: ring is NULL");
+  tirx_builder_destroy(b);
+  b = tirx_builder_create("ring");
+  tirx_rings_init(b, NULL, 1);
+  cr_assert_eq(tirx_builder_status(b), TIRX_E_NULL_ARG);
+  tirx_builder_destroy(b);
+}
