@@ -159,7 +159,9 @@ typedef struct tirx_gemm_plan {
 
 /*
  * The plan for an M x N x K problem under opts (NULL: defaults). The cost model of
- * TIRX_GEMM_PATH_AUTO: the gemv path for M <= 8, where the wgmma kernel's 64-row tiles
+ * TIRX_GEMM_PATH_AUTO: the gemv path for M <= 4 (measured: 1.05-1.52x cuBLAS at M = 1, but
+ * FMA-bound and behind the wgmma decode tiles at M = 8; forced, it takes M <= 8), where the
+ * wgmma kernel's 64-row tiles
  * waste 8x or more of the tensor work and, more to the point, give too few tiles to keep
  * every SM streaming B (N / block_n tiles: 0.5x cuBLAS at M = 1, N = 4096, K = 14336); its
  * rows per CTA the most of 4, 2, 1 that still gives 2 * sms CTAs or more (N >= 264 rows per

@@ -105,6 +105,11 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
 
 enum { GEMV_MAX_M = 8, GEMV_THREADS = 256, SPLITK_MAX = 64, SPLITK_MAX_M = 65535 };
+/* The plan's gemv range: measured on the H200 (PERF-NOTES, session 5), gemv is 1.05-1.52x
+ * cuBLAS at M = 1 but FMA-bound at M = 8 (0.49-0.68x), where the wgmma decode tiles' times
+ * (those of M = 16, the same tiles) are shorter on 7 of the 8 LLaMA shapes; M = 4 sits near the
+ * crossover. Forcing gemv still works up to GEMV_MAX_M. */
+enum { GEMV_AUTO_MAX_M = 4 };
 
 /* Split-K's count for the tiles t: 0 when the tiles fill half the SMs or more or K has fewer
  * than 8 blocks of 64; else as many splits as fill the SMs, each of 4 K blocks or more, at most
@@ -139,7 +144,7 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
   bool wgmma = strcmp(s->family, "wgmma") == 0;
   tirx_gemm_path path = s->path;
   if (path == TIRX_GEMM_PATH_AUTO) {
-    path = wgmma && s->m <= GEMV_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
+    path = wgmma && s->m <= GEMV_AUTO_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
     if (path == TIRX_GEMM_PATH_WGMMA && wgmma && s->m <= SPLITK_MAX_M) {
       gemm_tiles t = gemm_pick(s);
       if (splits_for(s, &t, 0) >= 2) path = TIRX_GEMM_PATH_WGMMA_SPLITK;
