@@ -155,7 +155,6 @@ int main(int argc, char **argv) {
       free(kc), free(vc), free(perm), free(lens), free(t);
     }
   if (f && f != stdout) fclose(f);
-  tirx_kernels_decode_release(rt);
   tirx_runtime_destroy(rt);
   return 0;
 }

@@ -653,14 +653,14 @@ TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_op
  * unnormalised f32 partial O and its (max, sum) to a workspace, and a combine kernel merges
  * the splits of each row in split order (deterministic).
  *
- * Workspace. Split launches use device memory from tirx_runtime_alloc, kept per (runtime,
- * stream) and reused by later calls; it grows when a call needs more (the old buffer is freed
- * after synchronising the stream) and is freed by tirx_kernels_decode_release(rt), which a host
- * calls before tirx_runtime_destroy(rt). Split calls hold one process-wide lock from the
- * workspace's lookup until their two launches are queued (a first launch that compiles holds it
- * meanwhile). Calls on one stream share the buffer in stream order, so a
- * split call may be captured into a CUDA graph once the workspace is large enough (make one
- * call of the largest shape before capturing: growing allocates).
+ * Workspace. Split launches use the runtime's scratch buffer for the stream (the one split-K
+ * GEMMs use too), kept by the runtime and reused by later calls; it grows when a call needs
+ * more (a larger buffer is allocated; the outgrown one stays until tirx_runtime_destroy, which
+ * frees them all, since work queued earlier may still read it). Split calls hold one
+ * process-wide lock from the buffer's lookup until their two launches are queued (a first
+ * launch that compiles holds it meanwhile). Calls on one stream share the buffer in stream
+ * order, so a split call may be captured into a CUDA graph once the buffer is large enough
+ * (make one call of the largest shape before capturing: growing allocates).
  */
 enum {
   TIRX_DECODE_TILE = 64,      /* keys per tile (whole pages) */
@@ -739,10 +739,6 @@ TIRX_API tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decod
                                               const tirx_tensor_arg *context_lens,
                                               const tirx_tensor_arg *o,
                                               const tirx_tensor_arg *lse, void *stream);
-
-/* Frees the decode workspaces kept for rt (every stream). Call it before destroying rt once no
- * decode call of rt is in flight. NULL, or a runtime without workspaces, is a no-op. */
-TIRX_API void tirx_kernels_decode_release(tirx_runtime *rt);
 
 /*
  * Appends this step's K and V into the paged caches: k, v [num_tokens, H_kv, D] (any strides)

@@ -530,76 +530,6 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
   return TIRX_OK;
 }
 
-/* ---- the workspace: one buffer per (runtime, stream), grown on demand ---- */
-
-typedef struct wspace {
-  tirx_runtime *rt;
-  void *stream, *ptr;
-  size_t bytes;
-} wspace;
-
-static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
-static wspace *ws;
-static int ws_count, ws_cap;
-
-/* The workspace of (rt, stream), at least bytes; the caller holds ws_lock until its launches
- * are queued, so that no other call grows (frees) the buffer in between. */
-static tirx_status workspace(const char *fn, tirx_runtime *rt, void *stream, size_t bytes,
-                             void **out) {
-  wspace *e = NULL;
-  for (int i = 0; i < ws_count; i++)
-    if (ws[i].rt == rt && ws[i].stream == stream) e = &ws[i];
-  tirx_status st = TIRX_OK;
-  if (e && e->bytes >= bytes) {
-    *out = e->ptr;
-    return TIRX_OK;
-  }
-  if (e) { /* grow: the stream's earlier calls finish with the old buffer first */
-    if ((st = tirx_runtime_synchronize(rt, stream)) == TIRX_OK)
-      st = tirx_runtime_free(rt, e->ptr);
-    if (st != TIRX_OK)
-      return tirx__error(st, "%s: workspace: %s", fn, tirx_last_error());
-    e->ptr = NULL, e->bytes = 0;
-  } else {
-    if (ws_count == ws_cap) {
-      int n = ws_cap ? 2 * ws_cap : 8;
-      wspace *g = realloc(ws, (size_t)n * sizeof *g);
-      if (!g)
-        return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-      ws = g, ws_cap = n;
-    }
-    e = &ws[ws_count++];
-    *e = (wspace){rt, stream, NULL, 0};
-  }
-  void *p = NULL;
-  if ((st = tirx_runtime_alloc(rt, bytes, &p)) != TIRX_OK) {
-    *e = ws[--ws_count];
-    return tirx__error(st, "%s: workspace of %zu bytes: %s", fn, bytes, tirx_last_error());
-  }
-  e->ptr = p, e->bytes = bytes;
-  *out = p;
-  return TIRX_OK;
-}
-
-void tirx_kernels_decode_release(tirx_runtime *rt) {
-  if (!rt)
-    return;
-  pthread_mutex_lock(&ws_lock);
-  for (int i = 0; i < ws_count;) {
-    if (ws[i].rt == rt) {
-      tirx_runtime_free(rt, ws[i].ptr);
-      ws[i] = ws[--ws_count];
-    } else {
-      i++;
-    }
-  }
-  if (!ws_count) {
-    free(ws);
-    ws = NULL, ws_cap = 0;
-  }
-  pthread_mutex_unlock(&ws_lock);
-}
-
 /* ---- the ops ---- */
 
 typedef struct dkey {
@@ -793,8 +723,9 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
     return st;
   }
   void *wsp = NULL;
-  pthread_mutex_lock(&ws_lock);
-  st = workspace(fn, rt, stream, (size_t)pl.workspace_bytes, &wsp);
+  /* the runtime's scratch for the stream, shared with split-K (kernels_internal.h) */
+  pthread_mutex_lock(&tirx__kernels_scratch_lock);
+  st = tirx__runtime_scratch(rt, fn, stream, (size_t)pl.workspace_bytes, &wsp);
   if (st == TIRX_OK) {
     float *part_o = wsp, *part_ml = (float *)wsp + prows * D;
     int64_t po_shape[2] = {prows, D}, pml_shape[2] = {prows, 2};
@@ -812,7 +743,7 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
       st = tirx__kernels_launch(fn, rt, k2, ca, n, stream);
     }
   }
-  pthread_mutex_unlock(&ws_lock);
+  pthread_mutex_unlock(&tirx__kernels_scratch_lock);
   tirx_kernel_release(k1);
   tirx_kernel_release(k2);
   return st;

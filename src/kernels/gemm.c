@@ -874,7 +874,7 @@ static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
 /*
  * The split-K path of tirx_op_gemm: the split-K wgmma kernel (f32 partial tiles into the
  * runtime's workspace for the stream: tirx__runtime_scratch) and then the reduction with the
- * epilogue, both on stream, under splitk_lock (calls from many threads are serialised from
+ * epilogue, both on stream, under tirx__kernels_scratch_lock (calls from many threads are serialised from
  * the workspace to the second launch). Without a device there is no workspace: the first
  * launch returns
  * tirx_launch's TIRX_E_NO_DEVICE as every op does (a placeholder pointer, never read).
@@ -882,7 +882,6 @@ static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
 /* Held from the workspace's lookup to the second launch: two threads enqueueing split-K on one
  * stream could otherwise interleave as kernel, kernel, reduction, reduction, and the first
  * reduction would read the second call's partial tiles. */
-static pthread_mutex_t splitk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_gemm_plan *plan,
                              void *a, int64_t lda, void *b, int64_t ldb, void *c, int64_t ldc,
@@ -910,7 +909,7 @@ static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_ge
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
   }
   void *w = (void *)(uintptr_t)4096;
-  pthread_mutex_lock(&splitk_lock);
+  pthread_mutex_lock(&tirx__kernels_scratch_lock);
   if (tirx_runtime_has_device(rt))
     st = tirx__runtime_scratch(rt, fn, stream, (size_t)plan->workspace_bytes, &w);
   int64_t a_shape[2] = {M, K}, a_strides[2] = {lda, 1};
@@ -937,7 +936,7 @@ static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_ge
     };
     st = tirx__kernels_launch(fn, rt, r, rargs, bias ? 9 : 8, stream);
   }
-  pthread_mutex_unlock(&splitk_lock);
+  pthread_mutex_unlock(&tirx__kernels_scratch_lock);
   tirx_kernel_release(k);
   tirx_kernel_release(r);
   return st;

@@ -3,6 +3,8 @@
 #ifndef TIRX_KERNELS_INTERNAL_H
 #define TIRX_KERNELS_INTERNAL_H
 
+#include <pthread.h>
+
 #include "../core/internal.h"
 #include "tirx/kernels.h"
 
@@ -52,6 +54,12 @@ tirx_status tirx__check_row(const char *fn, const char *name, const tirx_tensor_
  */
 tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
                                   void **out);
+
+/* Held by an op from its tirx__runtime_scratch call until its launches that use the buffer
+ * are queued (split-K's GEMM and reduction, split decode's partials and combine): two ops on
+ * one stream from two threads would otherwise interleave their launches over one buffer
+ * (table.c). */
+extern pthread_mutex_t tirx__kernels_scratch_lock;
 
 /* The split-K GEMM's reduction kernel for dtype (f16, bf16) and epilogue (gemm.c), as
  * tirx_op_gemm builds it: for the tests. Parameters: M, N, S, WS, WR, WC (i32), W [WR, WC]

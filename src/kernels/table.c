@@ -19,6 +19,7 @@ typedef struct entry {
 } entry;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t tirx__kernels_scratch_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t built = PTHREAD_COND_INITIALIZER;
 static entry *entries;
 static int count, cap;

@@ -117,7 +117,6 @@ Test(gpu_decode, paged_attention_matches_float64, .timeout = 900) {
       for (int gi = 0; gi < 3; gi++, n++)
         check_case(rt, di ? TIRX_F16 : TIRX_BF16, qi ? 4 : 1, groups[gi], n % 2 ? 64 : 128,
                    pages[n % 3]);
-  tirx_kernels_decode_release(rt);
   tirx_runtime_destroy(rt);
 }
 
@@ -158,7 +157,6 @@ Test(gpu_decode, one_long_sequence_split_matches_float64, .timeout = 600) {
   for (int i = 0; i < 6; i++) OK(tirx_runtime_free(rt, bufs[i]));
   free(want), free(got);
   decode_ref_free(&c);
-  tirx_kernels_decode_release(rt);
   tirx_runtime_destroy(rt);
 }
 
