@@ -297,3 +297,38 @@ Test(attention_pieces, rings) {
   cr_assert_eq(tirx_builder_status(b), TIRX_E_NULL_ARG);
   tirx_builder_destroy(b);
 }
+
+/* TIRX_OP_EXP2_APPROX: one ex2.approx.ftz.f32 for f32 (the prelude's tirx_ex2), exact for f64;
+ * TIRX_OP_EXP2 stays exp2f. */
+Test(attention_pieces, exp2_approx) {
+  tirx_builder *b = tirx_builder_create("ex2");
+  tirx_set_block(b, 32, 1, 1);
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_tensor *f = tirx_alloc_local(b, "f", TIRX_F32, TIRX_DIMS(32), tirx_layout_parse(ar, "(32):(1@laneid)"));
+  tirx_tensor *g = tirx_alloc_local(b, "g", TIRX_F64, TIRX_DIMS(32), tirx_layout_parse(ar, "(32):(1@laneid)"));
+  tirx_fill(b, tirx_whole(b, f), tirx_float(b, 0.5, TIRX_F32), NULL);
+  tirx_fill(b, tirx_whole(b, g), tirx_float(b, 0.5, TIRX_F64), NULL);
+  tirx_unary(b, tirx_whole(b, f), TIRX_OP_EXP2_APPROX, tirx_whole(b, f), NULL);
+  tirx_unary(b, tirx_whole(b, g), TIRX_OP_EXP2_APPROX, tirx_whole(b, g), NULL);
+  tirx_unary(b, tirx_whole(b, f), TIRX_OP_EXP2, tirx_whole(b, f), NULL);
+  tirx_team_end(b);
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  const char *src = tirx_kernel_source(k);
+  assert_has(src, "f[0] = tirx_ex2(f[0]);");
+  assert_has(src, "g[0] = exp2(g[0]);");
+  assert_has(src, "f[0] = exp2f(f[0]);");
+  assert_has(src, "ex2.approx.ftz.f32");
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+  /* an integer tensor has no exp2 */
+  b = tirx_builder_create("ex2");
+  tirx_set_block(b, 32, 1, 1);
+  tirx_team_begin(b, TIRX_TEAM_WARP);
+  tirx_tensor *i = tirx_alloc_local(b, "i", TIRX_I32, TIRX_DIMS(32),
+                                    tirx_layout_parse(tirx_builder_arena(b), "(32):(1@laneid)"));
+  tirx_unary(b, tirx_whole(b, i), TIRX_OP_EXP2_APPROX, tirx_whole(b, i), NULL);
+  cr_assert_neq(tirx_builder_status(b), TIRX_OK);
+  tirx_builder_destroy(b);
+}
