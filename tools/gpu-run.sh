@@ -18,8 +18,9 @@ export LD_LIBRARY_PATH="$root/.gpu-deps:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+
 status=0
 
 # At most 8 files come back from a device call: summary.txt, examples.log, gpu.log, bench.log
-# and one CSV per benchmark (membound: two, tirx and torch; attention: one, tirx, torch and the
-# ratios combined).
+# and four CSVs: bench-membound.csv, bench-membound-torch.csv, bench-gemm.csv and
+# bench-attention.csv (tirx, torch and the ratios combined). The small CSVs (launch_overhead,
+# jit) and decode attention's lines go into bench.log.
 nvidia-smi -L > "$out/summary.txt" 2>&1 || echo "nvidia-smi failed" >> "$out/summary.txt"
 
 for ex in vector_add saxpy broadcast2d softmax layout_tour dist_allreduce gemm_example tp_linear; do
@@ -40,6 +41,13 @@ for b in launch_overhead jit membound gemm; do
   echo "bench $b:" >> "$out/summary.txt"
   tail -6 "$out/bench-$b.tmp" >> "$out/summary.txt"
   rm -f "$out/bench-$b.tmp"
+  case $b in launch_overhead|jit) # into bench.log: their own files would pass the limit of 8
+    if [ -f "$out/bench-$b.csv" ]; then
+      echo "==== $b csv" >> "$out/bench.log"
+      cat "$out/bench-$b.csv" >> "$out/bench.log"
+      rm -f "$out/bench-$b.csv"
+    fi ;;
+  esac
 done
 
 # Decode attention over a paged KV cache and its torch SDPA side: CSV lines into bench.log
