@@ -383,11 +383,10 @@ static tirx_expr *compute(tirx__lower *lw, tirx_expr **v) {
 
 /* ---- elementwise ---- */
 
-/* Whether register operands a and b put every logical element on the same threads. */
 /* Whether b holds every element wherever a does: each thread placement of a's element x is one
  * of b's (b may hold it in more threads: a per-row value replicated over the lanes of its
  * row, broadcast along the row with stride-0 iters, serves every lane's elements). */
-static bool same_placement(const tirx_layout *a, const tirx_layout *b) {
+static bool holds_where(const tirx_layout *a, const tirx_layout *b) {
   int64_t size = tirx_layout_size(a), na = tirx_layout_replica_count(a),
           nb = tirx_layout_replica_count(b);
   if (size != tirx_layout_size(b) || na > nb) return false;
@@ -540,7 +539,7 @@ tirx_status tirx__lower_elementwise(tirx__lower *lw, int64_t vec) {
   const tirx_layout *dl = c->operands[drv].layout;
   for (int i = 0; i < p->nops; i++)
     if (i != drv && c->operands[i].role == TIRX__ROLE_LOCAL &&
-        !same_placement(dl, c->operands[i].layout))
+        !holds_where(dl, c->operands[i].layout))
       return tirx__lower_fail(lw, "%s is held by other threads than %s: register operands need one "
                   "placement", tirx__prim_operand_name(c->prim, i),
                   tirx__prim_operand_name(c->prim, drv));

@@ -181,11 +181,7 @@ static tirx_status ref_build(tirx_dtype dt, int d, bool varlen, bool has_lse, ti
   tirx_if_end(b);
   tirx_if_end(b);
 
-  tirx_status st = tirx_kernel_build(b, out);
-  if (st != TIRX_OK)
-    tirx__error(st, "tirx__attention_ref_build: %s", tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return st;
+  return tirx__kernels_finish(b, "tirx__attention_ref_build", out);
 }
 
 tirx_status tirx__attention_ref_build(tirx_dtype dtype, int d, bool varlen, bool lse,

@@ -77,7 +77,7 @@ typedef struct kctx {
   tirx_builder *b;
   const attn_key *key;
   int bn;
-  tirx_expr *B, *H, *G, *Sq, *Sk, *mblocks, *ntiles, *c_log2;
+  tirx_expr *B, *H, *G, *Sq, *Sk, *mblocks, *c_log2;
   tirx_tensor *cu_q, *cu_k;
 } kctx;
 
@@ -199,12 +199,11 @@ static void softmax(const kctx *x, const cons *s, const tile_info *ti, tirx_expr
   tirx_team_end(b);
 }
 
-/* After the P V GEMM of the previous block: O = O a, P = S as 16 bits (the RS A fragment). */
-static void rescale_and_pack(const kctx *x, const cons *s, bool rescale) {
+/* Before the block's P V GEMM: O = O a, P = S as 16 bits (the RS A fragment as it stands). */
+static void rescale_and_pack(const kctx *x, const cons *s) {
   tirx_builder *b = x->b;
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  if (rescale)
-    tirx_binary(b, tirx_whole(b, s->O), TIRX_OP_MUL, tirx_whole(b, s->O), tirx_whole(b, s->Alpha), NULL);
+  tirx_binary(b, tirx_whole(b, s->O), TIRX_OP_MUL, tirx_whole(b, s->O), tirx_whole(b, s->Alpha), NULL);
   tirx_cast_region(b, tirx_whole(b, s->P), tirx_whole(b, s->S), NULL);
   tirx_team_end(b);
 }
@@ -223,7 +222,7 @@ static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_exp
   tirx_wgmma_wait(b, 0);
   release(b, s, s->kr, st);
   softmax(x, s, ti, j, masked);
-  rescale_and_pack(x, s, true);
+  rescale_and_pack(x, s);
   issue_pv(x, s, st, ph);
   tirx_wgmma_wait(b, 0);
   release(b, s, s->vr, st);
@@ -278,7 +277,6 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   x.mblocks = tirx_let(b, "mblocks", tirx_ceildiv(b, x.Sq, I(b, BM)));
   /* pairs of tiles (tile_of) */
   tirx_expr *ntiles = tirx_let(b, "npairs", tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, x.mblocks, I(b, 2)), x.B), x.H));
-  x.ntiles = ntiles;
   tirx_set_block(b, 384, 1, 1);
   tirx_set_grid(b, tirx_max(b, tirx_min(b, tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, tirx_ceildiv(b, x.Sq, I(b, BM)), I(b, 2)), x.B), x.H), sms), I(b, 1)), NULL, NULL);
 
@@ -445,12 +443,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
       tirx_filter_end(b);
     }
   tirx_if_end(b);
-  (void)Kring;
-  tirx_status st = tirx_kernel_build(b, out);
-  if (st != TIRX_OK)
-    tirx__error(st, "tirx_kernels_attention_build: %s", tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return st;
+  return tirx__kernels_finish(b, "tirx_kernels_attention_build", out);
 }
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) { return build(ctx, out); }

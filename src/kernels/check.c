@@ -101,3 +101,11 @@ tirx_status tirx__kernels_launch(const char *fn, tirx_runtime *rt, const tirx_ke
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
   return TIRX_OK;
 }
+
+tirx_status tirx__kernels_finish(tirx_builder *b, const char *fn, tirx_kernel **out) {
+  tirx_status st = tirx_kernel_build(b, out);
+  if (st != TIRX_OK)
+    tirx__error(st, "%s: %s", fn, tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  return st;
+}

@@ -25,13 +25,6 @@ typedef struct dspec {
 static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
 static tirx_expr *F(tirx_builder *b, double v) { return tirx_float(b, v, TIRX_F32); }
 
-static tirx_status finish(tirx_builder *b, const char *fn, tirx_kernel **out) {
-  tirx_status st = tirx_kernel_build(b, out);
-  if (st != TIRX_OK)
-    tirx__error(st, "%s: %s", fn, tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return st;
-}
 
 static tirx_expr *dyn_int(tirx_builder *b, const char *name) {
   tirx_expr *e = tirx_param_int(b, name, TIRX_I32);
@@ -324,7 +317,7 @@ static tirx_status build_attention(const dspec *s, tirx_kernel **out) {
     tirx_if_end(b);
   }
 #undef FETCH
-  return finish(b, "tirx_kernels_decode_build", out);
+  return tirx__kernels_finish(b, "tirx_kernels_decode_build", out);
 }
 
 /* COMBINE: grid B * q_len * H, D threads: row (b, qi, h) merges its splits in split order. */
@@ -369,7 +362,7 @@ static tirx_status build_combine(const dspec *s, tirx_kernel **out) {
     tirx_store(b, lse, TIRX_EXPRS(bi, qi, h), tirx_mul(b, tirx_add(b, M, tirx_log2(b, Ls)), F(b, 0.6931471805599453)));
     tirx_if_end(b);
   }
-  return finish(b, "tirx_kernels_decode_build", out);
+  return tirx__kernels_finish(b, "tirx_kernels_decode_build", out);
 }
 
 /* reshape_and_cache: grid num_tokens, 128 threads; token t's H_kv * D elements of k and v into
@@ -403,7 +396,7 @@ static tirx_status build_cache(const dspec *s, tirx_kernel **out) {
   }
   tirx_for_end(b);
   tirx_if_end(b);
-  return finish(b, "tirx_kernels_reshape_and_cache_build", out);
+  return tirx__kernels_finish(b, "tirx_kernels_reshape_and_cache_build", out);
 }
 
 enum { KIND_CACHE = 3 };

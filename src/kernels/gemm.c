@@ -176,14 +176,6 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
   return p;
 }
 
-/* Builds b into *out, or records the builder's error naming fn; destroys b. */
-static tirx_status finish(tirx_builder *b, const char *fn, tirx_kernel **out) {
-  tirx_status st = tirx_kernel_build(b, out);
-  if (st != TIRX_OK)
-    tirx__error(st, "%s: %s", fn, tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return st;
-}
 
 static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
 
@@ -398,7 +390,7 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   tirx_bulk_commit(b);
   tirx_bulk_wait(b, 0, false);
   tirx_filter_end(b);
-  return finish(b, "tirx_kernels_gemm_build", out);
+  return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
 }
 
 /* The persistent loop's head: over tiles (split-K off: as the kernel always was), or over
@@ -603,7 +595,7 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_team_end(b);
     tirx_for_end(b);
     tirx_if_end(b);
-    return finish(b, "tirx_kernels_gemm_build", out);
+    return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
   }
   /* Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
    * the swizzled C tile, TMA store. The storing thread waited for its previous store to have
@@ -659,7 +651,7 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   }
   tirx_if_end(b);
 
-  return finish(b, "tirx_kernels_gemm_build", out);
+  return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
 }
 
 /*
@@ -799,7 +791,7 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
     tirx_if_end(b);
   }
   tirx_if_end(b);
-  return finish(b, "tirx_kernels_gemm_build", out);
+  return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
 }
 
 /*
@@ -842,7 +834,7 @@ static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out) {
                                           tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
   tirx_store(b, C, TIRX_EXPRS(m, n), tirx_cast(b, sum, dt));
   tirx_if_end(b);
-  return finish(b, "tirx_kernels_gemm_build", out);
+  return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
 }
 
 tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epilogue,

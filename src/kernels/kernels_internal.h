@@ -67,6 +67,10 @@ extern pthread_mutex_t tirx__kernels_scratch_lock;
 tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epilogue,
                                             tirx_kernel **out);
 
+/* Builds b into *out (tirx_kernel_build), or records the builder's error prefixed with fn
+ * ("tirx_kernels_gemm_build: ..."); destroys b either way (check.c). */
+tirx_status tirx__kernels_finish(tirx_builder *b, const char *fn, tirx_kernel **out);
+
 /* Launches k; an error's message is prefixed with fn ("tirx_op_gemm: tirx_launch: ..."). */
 tirx_status tirx__kernels_launch(const char *fn, tirx_runtime *rt, const tirx_kernel *k,
                                  const tirx_arg *args, int nargs, void *stream);

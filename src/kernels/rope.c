@@ -101,11 +101,7 @@ static tirx_status rope_build(const tirx_rope_options *o, tirx_dtype dt, tirx_dt
   }
   tirx_for_end(b);
   tirx_if_end(b);
-  tirx_status st = tirx_kernel_build(b, out);
-  if (st != TIRX_OK)
-    tirx__error(st, "tirx_kernels_rope_build: %s", tirx_builder_error(b));
-  tirx_builder_destroy(b);
-  return st;
+  return tirx__kernels_finish(b, "tirx_kernels_rope_build", out);
 }
 
 tirx_status tirx_kernels_rope_build(const tirx_rope_options *opts, tirx_dtype dtype,
