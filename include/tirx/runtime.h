@@ -28,6 +28,33 @@
  *                        (to rule the cache out while debugging)
  *   UV_THREADPOOL_SIZE   the threads of libuv's pool that compiles run on (read by libuv once,
  *                        at the process's first use of the pool; default 4)
+ *   TIRX_COMPILE_WORKERS the compile workers' count when options.compile_workers is 0: a
+ *                        number from 1 to 64, or 0 / "off" for NVRTC in the process (as
+ *                        options.compile_in_process); anything else is reported on stderr and
+ *                        ignored
+ *   TIRX_COMPILE_WORKER  the compile worker program when options.compile_worker is NULL; one
+ *                        that is not an executable file is reported on stderr, and NVRTC then
+ *                        runs in the process
+ *
+ * Compile workers. NVRTC runs in worker processes (the tirx-compile-worker program installed
+ * with the library, in its libexecdir) rather than on the runtime's threads: NVRTC serialises
+ * part of its work between threads of one process, so processes compile at the speed of the
+ * cores, and a crash inside NVRTC costs a worker, not the host. Workers are started with
+ * libuv's uv_spawn (fork and exec at once: no child runs on with the host's CUDA state), one
+ * when a compile finds none idle, up to the pool's size (options.compile_workers), at a nice
+ * value 10 above the host's so they yield the cores to launching threads, in their own session
+ * (a terminal's ^C reaches the host only); they leave when the runtime is destroyed (or their
+ * host dies: their socket closes). The bytes compiled, the cache keys and the messages are
+ * those of NVRTC in the process. A worker that dies during a compile (killed, crashed) is
+ * replaced and the compile retried once; a second death fails the compile with TIRX_E_COMPILE:
+ *   tirx_launch: the compile worker (pid 12, /usr/libexec/tirx-compile-worker) was killed by
+ *   signal 9 (Killed) while compiling 'k'; the retry on a fresh worker (pid 13) was killed by
+ *   signal 9 (Killed) too. ...
+ * NVRTC runs in the process instead when no worker program is found, when the first worker
+ * cannot be started or is not a tirx compile worker of this NVRTC version (the pool then turns
+ * itself off, said once with TIRX_LOG=compiles), or when options.compile_in_process (or
+ * TIRX_COMPILE_WORKERS=0) says so. A compile waiting for its worker holds one of libuv's pool
+ * threads, so at most UV_THREADPOOL_SIZE - 1 run at once by default (max_parallel_compiles).
  *
  * Kernel cache. A launch binds the kernel's parameters, forms the variant's specialisation key
  * (tirx_param_set_policy) and looks the variant up in the runtime's memory table (no lock);
@@ -153,6 +180,17 @@ typedef struct tirx_runtime_options {
    * another device; TIRX_E_NO_DEVICE as ever without a driver; TIRX_E_DRIVER when the driver
    * refuses the context. */
   void *context;
+  /* The most compile worker processes (see "Compile workers" above). 0: $TIRX_COMPILE_WORKERS,
+   * else one per core (uv_available_parallelism), at most 64. More than 64:
+   * TIRX_E_INVALID_ARG. */
+  unsigned compile_workers;
+  /* True: no compile workers; NVRTC runs on the runtime's threads (as TIRX_COMPILE_WORKERS=0). */
+  bool compile_in_process;
+  /* The compile worker program. NULL: $TIRX_COMPILE_WORKER, else tirx-compile-worker in the
+   * library's installed libexecdir, else tirx-compile-worker in the directory of the library
+   * (the build tree's libtirx.so); none found: NVRTC in the process. A path that is not an
+   * executable file: TIRX_E_INVALID_ARG from tirx_runtime_create. */
+  const char *compile_worker;
 } tirx_runtime_options;
 
 /*
@@ -170,6 +208,11 @@ TIRX_API tirx_status tirx_runtime_create(const tirx_runtime_options *options, ti
  * (their futures finish with TIRX_E_CANCELLED, callbacks called once), running ones are waited
  * for. NULL, or a runtime inherited across fork() (left alone), is a no-op. */
 TIRX_API void tirx_runtime_destroy(tirx_runtime *rt);
+
+/* The most compile worker processes the runtime runs (see "Compile workers" above), or 0 when
+ * NVRTC runs in the process: no worker program, compile_in_process, or the pool turned itself
+ * off. 0 for NULL. */
+TIRX_API unsigned tirx_runtime_compile_workers(tirx_runtime *rt);
 
 /* True when the runtime has a usable device (a driver, a device, a retained context). */
 TIRX_API bool tirx_runtime_has_device(const tirx_runtime *rt);
@@ -310,6 +353,10 @@ typedef struct tirx_cache_stats {
                                 compiled */
   uint64_t variants;         /* variants in the memory table */
   double nvrtc_millis;       /* time spent in NVRTC */
+  uint64_t worker_compiles;  /* compiles (of those counted in compiles, and tirx_compile's) that
+                                ran in a compile worker process */
+  uint64_t worker_deaths;    /* compile workers that died (or answered garbage) during a
+                                compile, each replaced and its compile retried once */
 } tirx_cache_stats;
 
 /* Copies the counters into *out. Errors: TIRX_E_NULL_ARG, TIRX_E_FORKED. */

@@ -533,6 +533,8 @@ static uint32_t pool_size_from_env(void) {
   return n;
 }
 
+uint32_t tirx__queue_pool_size(void) { return pool_size_from_env(); }
+
 tirx_status tirx__queue_create(const tirx__queue_options *opts, tirx__queue **out) {
   if (!out) return tirx__error(TIRX_E_NULL_ARG, "tirx__queue_create: out is NULL");
   *out = NULL;

@@ -140,6 +140,9 @@ void tirx__queue_options_init(tirx__queue_options *opts);
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_NO_MEMORY, TIRX_E_INTERNAL (libuv failed; the message
  * carries libuv's text). *out is NULL on failure.
  */
+/* The size of libuv's pool as libuv derives it from UV_THREADPOOL_SIZE (default 4). */
+uint32_t tirx__queue_pool_size(void);
+
 tirx_status tirx__queue_create(const tirx__queue_options *opts, tirx__queue **out);
 
 /*

@@ -11,6 +11,7 @@
 #include "../cache/store.h"
 #include "../ir/kernel_abi.h"
 #include "driver.h"
+#include "worker_proto.h"
 
 /* ---- NVRTC (nvrtc.c) ---- */
 
@@ -37,6 +38,17 @@ typedef struct tirx__nvrtc_output {
 tirx_status tirx__nvrtc_compile(const char *fn, const char *name, const char *source,
                                 const char *arch, bool want_ptx, tirx__nvrtc_output *out);
 void tirx__nvrtc_output_free(tirx__nvrtc_output *out);
+
+/* Runs the raw NVRTC call on this thread, or on a helper thread with an 8 MiB stack when this
+ * thread's stack is under 4 MiB. False when the helper thread cannot start. */
+bool tirx__nvrtc_run_raw(const char *source, int nopts, const char *const *opts, bool want_ptx,
+                         tirx__nvrtc_raw *raw);
+
+/* Turns a raw NVRTC result (from this process or a compile worker) into *out, or into the
+ * error tirx__nvrtc_compile documents; takes over raw's buffers (raw is left empty). */
+tirx_status tirx__nvrtc_finish(const char *fn, const char *name, const char *source,
+                               const char *arch, bool want_ptx, tirx__nvrtc_raw *raw,
+                               double millis, tirx__nvrtc_output *out);
 
 /* Checks arch is "sm_<digits>" with an optional "a" or "f" suffix and that this NVRTC can
  * target it. Errors: TIRX_E_INVALID_ARG, TIRX_E_NOT_SUPPORTED. */
@@ -197,7 +209,15 @@ struct tirx_runtime {
   pthread_mutex_t scratch_lock;
   struct tirx__scratch *scratch;
 
+  /* Compile workers (workers.c), fixed at creation: the program (NULL: NVRTC in the process)
+   * and the pool's size; the pool is started on the first compile (workers_ready, under mu). */
+  char *worker_path;
+  unsigned worker_count;
+  atomic_bool workers_ready;
+  struct tirx__workers *workers; /* NULL: none (no program, or it could not start) */
+
   /* Counters. */
+  _Atomic uint64_t worker_compiles, in_process_compiles;
   _Atomic uint64_t compiles, compile_failures, loads, tiered_fallbacks, nvrtc_ns, disk_hits;
 };
 
@@ -314,6 +334,17 @@ bool tirx__runtime_queue_started(const tirx_runtime *rt);
  * modules (unloading them when unload). False when the queue refused to shut down (called from
  * its own thread): then nothing is freed. */
 bool tirx__runtime_cache_destroy(tirx_runtime *rt, bool unload);
+
+/* Compiles source for arch like tirx__nvrtc_compile, in one of the runtime's compile workers
+ * when it has them (starting the pool on first use), else (no program, the pool turned itself
+ * off) in the process. The bytes and messages are those of tirx__nvrtc_compile. Errors: those
+ * of tirx__nvrtc_compile and of tirx__workers_compile. */
+tirx_status tirx__runtime_nvrtc(tirx_runtime *rt, const char *fn, const char *name,
+                                const char *source, const char *arch, bool want_ptx,
+                                tirx__nvrtc_output *out);
+
+/* The pool, started on first use; NULL when the runtime compiles in the process. */
+struct tirx__workers *tirx__runtime_workers(tirx_runtime *rt);
 
 /* Records the first sticky failure (message without the function name). */
 void tirx__runtime_fail(tirx_runtime *rt, const char *message);

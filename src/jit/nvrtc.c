@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "jit.h"
+#include "worker_proto.h"
 
 enum {
   NVRTC_STACK_NEEDED = 4 << 20, /* compile inline when the caller's stack is at least this */
@@ -58,13 +59,11 @@ int tirx__nvrtc_options(const char *arch, char arch_buf[64],
 /* ---- the compile itself ---- */
 
 typedef struct compile_job {
-  const char *fn, *name, *source, *arch;
+  const char *source;
+  int nopts;
+  const char *const *opts;
   bool want_ptx;
-  tirx__nvrtc_output *out;
-  tirx_status status;
-  /* The error message when status != TIRX_OK, malloc'ed (the helper thread's own last error
-   * is thread-local and would be lost). */
-  char *message;
+  tirx__nvrtc_raw raw;
 } compile_job;
 
 static double now_ms(void) {
@@ -116,94 +115,70 @@ static char *annotate_log(const char *log, const char *source) {
   return tirx__sb_finish(&sb);
 }
 
-static void job_fail(compile_job *j, tirx_status st, const char *fmt, ...) TIRX_PRINTF(3, 4);
-static void job_fail(compile_job *j, tirx_status st, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  tirx__verror(st, fmt, ap);
-  va_end(ap);
-  j->status = st;
-  j->message = strdup(tirx_last_error());
-}
+static const char *result_text(int r) { return nvrtcGetErrorString((nvrtcResult)r); }
 
-static char *program_log(nvrtcProgram prog) {
-  size_t size = 0;
-  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0)
-    size = 1;
-  char *log = calloc(size + 1, 1);
-  if (log && size > 1 && nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
-    log[0] = '\0';
-  return log;
-}
-
-static void compile_run(compile_job *j) {
-  double t0 = now_ms();
-  nvrtcProgram prog = NULL;
-  char arch_opt[64];
-  const char *opts[TIRX__NVRTC_MAX_OPTIONS];
-  int nopts = tirx__nvrtc_options(j->arch, arch_opt, opts);
-  nvrtcResult r = nvrtcCreateProgram(&prog, j->source, TIRX__NVRTC_FILE, 0, NULL, NULL);
-  if (r != NVRTC_SUCCESS) {
-    job_fail(j, r == NVRTC_ERROR_OUT_OF_MEMORY ? TIRX_E_NO_MEMORY : TIRX_E_COMPILE,
-             "%s: nvrtcCreateProgram failed for '%s': %s", j->fn, j->name, nvrtcGetErrorString(r));
-    return;
-  }
-  r = nvrtcCompileProgram(prog, nopts, opts);
-  char *log = program_log(prog);
-  if (!log) {
-    nvrtcDestroyProgram(&prog);
-    job_fail(j, TIRX_E_NO_MEMORY, "%s: out of memory reading the NVRTC log", j->fn);
-    return;
-  }
-  if (r != NVRTC_SUCCESS) {
-    char *annotated = annotate_log(log, j->source);
-    job_fail(j, r == NVRTC_ERROR_OUT_OF_MEMORY ? TIRX_E_NO_MEMORY : TIRX_E_COMPILE,
-             "%s: NVRTC could not compile '%s' for %s (%s):\n%s", j->fn, j->name, j->arch,
-             nvrtcGetErrorString(r), annotated ? annotated : log);
-    free(annotated);
-    free(log);
-    nvrtcDestroyProgram(&prog);
-    return;
-  }
-  size_t cubin_size = 0, ptx_size = 0;
-  void *cubin = NULL;
-  char *ptx = NULL;
-  r = nvrtcGetCUBINSize(prog, &cubin_size);
-  if (r == NVRTC_SUCCESS && cubin_size > 0) {
-    cubin = malloc(cubin_size);
-    if (cubin)
-      r = nvrtcGetCUBIN(prog, cubin);
-  }
-  if (r == NVRTC_SUCCESS && cubin && j->want_ptx) {
-    r = nvrtcGetPTXSize(prog, &ptx_size);
-    if (r == NVRTC_SUCCESS) {
-      ptx = calloc(ptx_size + 1, 1);
-      if (ptx)
-        r = nvrtcGetPTX(prog, ptx);
+tirx_status tirx__nvrtc_finish(const char *fn, const char *name, const char *source,
+                               const char *arch, bool want_ptx, tirx__nvrtc_raw *raw,
+                               double millis, tirx__nvrtc_output *out) {
+  memset(out, 0, sizeof *out);
+  tirx_status st = TIRX_OK;
+  bool oom = raw->result == (int)NVRTC_ERROR_OUT_OF_MEMORY;
+  switch (raw->stage) {
+  case TIRX__RAW_OK:
+    if (!raw->cubin || raw->cubin_size == 0 || (want_ptx && !raw->ptx)) {
+      st = tirx__error(TIRX_E_INTERNAL, "%s: NVRTC's result for '%s' has no %s", fn, name,
+                       raw->cubin ? "PTX" : "cubin");
+      break;
     }
+    out->cubin = raw->cubin;
+    out->cubin_size = raw->cubin_size;
+    out->ptx = raw->ptx;
+    out->log = raw->log ? raw->log : calloc(1, 1);
+    out->millis = millis;
+    raw->cubin = NULL;
+    raw->ptx = NULL;
+    raw->log = NULL;
+    if (!out->log) {
+      tirx__nvrtc_output_free(out);
+      st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory reading the NVRTC log", fn);
+    }
+    break;
+  case TIRX__RAW_CREATE:
+    st = tirx__error(oom ? TIRX_E_NO_MEMORY : TIRX_E_COMPILE,
+                     "%s: nvrtcCreateProgram failed for '%s': %s", fn, name,
+                     result_text(raw->result));
+    break;
+  case TIRX__RAW_LOG_OOM:
+    st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory reading the NVRTC log", fn);
+    break;
+  case TIRX__RAW_COMPILE: {
+    const char *log = raw->log ? raw->log : "";
+    char *annotated = annotate_log(log, source);
+    st = tirx__error(oom ? TIRX_E_NO_MEMORY : TIRX_E_COMPILE,
+                     "%s: NVRTC could not compile '%s' for %s (%s):\n%s", fn, name, arch,
+                     result_text(raw->result), annotated ? annotated : log);
+    free(annotated);
+    break;
   }
-  nvrtcDestroyProgram(&prog);
-  if (r != NVRTC_SUCCESS || !cubin || cubin_size == 0 || (j->want_ptx && !ptx)) {
-    if (r != NVRTC_SUCCESS)
-      job_fail(j, TIRX_E_COMPILE, "%s: NVRTC produced no cubin for '%s' (%s): %s", j->fn, j->name,
-               j->arch, nvrtcGetErrorString(r));
-    else
-      job_fail(j, TIRX_E_NO_MEMORY, "%s: out of memory copying the cubin of '%s'", j->fn, j->name);
-    free(cubin);
-    free(ptx);
-    free(log);
-    return;
+  case TIRX__RAW_OUTPUT:
+    st = tirx__error(TIRX_E_COMPILE, "%s: NVRTC produced no cubin for '%s' (%s): %s", fn, name,
+                     arch, result_text(raw->result));
+    break;
+  case TIRX__RAW_OUTPUT_OOM:
+    st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory copying the cubin of '%s'", fn, name);
+    break;
+  default:
+    st = tirx__error(TIRX_E_INTERNAL, "%s: NVRTC's result for '%s' has an unknown stage %d", fn,
+                     name, raw->stage);
+    break;
   }
-  j->out->cubin = cubin;
-  j->out->cubin_size = cubin_size;
-  j->out->ptx = ptx;
-  j->out->log = log;
-  j->out->millis = now_ms() - t0;
-  j->status = TIRX_OK;
+  tirx__nvrtc_raw_free(raw);
+  return st;
 }
 
 static void *compile_thread(void *arg) {
-  compile_run(arg);
+  compile_job *j = arg;
+  tirx__nvrtc_raw_compile(j->source, j->nopts, j->opts, j->want_ptx, &j->raw);
   return NULL;
 }
 
@@ -219,19 +194,11 @@ static size_t current_stack_size(void) {
   return size;
 }
 
-tirx_status tirx__nvrtc_compile(const char *fn, const char *name, const char *source,
-                                const char *arch, bool want_ptx, tirx__nvrtc_output *out) {
-  memset(out, 0, sizeof *out);
-  if (!source)
-    return tirx__error(TIRX_E_NULL_ARG, "%s: source is NULL", fn);
-  if (!name)
-    name = "(unnamed)";
-  tirx_status st = tirx__nvrtc_check_arch(fn, arch);
-  if (st != TIRX_OK)
-    return st;
-  compile_job job = {fn, name, source, arch, want_ptx, out, TIRX_E_INTERNAL, NULL};
+bool tirx__nvrtc_run_raw(const char *source, int nopts, const char *const *opts, bool want_ptx,
+                         tirx__nvrtc_raw *raw) {
+  compile_job job = {source, nopts, opts, want_ptx, {0}};
   if (current_stack_size() >= NVRTC_STACK_NEEDED) {
-    compile_run(&job);
+    compile_thread(&job);
   } else {
     pthread_attr_t attr;
     pthread_t th;
@@ -243,19 +210,32 @@ tirx_status tirx__nvrtc_compile(const char *fn, const char *name, const char *so
       pthread_attr_destroy(&attr);
     }
     if (!started)
-      return tirx__error(TIRX_E_NO_MEMORY, "%s: cannot start a compile thread with an 8 MiB stack",
-                         fn);
+      return false;
     pthread_join(th, NULL);
   }
-  if (job.status != TIRX_OK) {
-    if (job.message)
-      tirx__error(job.status, "%s", job.message);
-    else
-      tirx__error(job.status, "%s: out of memory reporting a compile error", fn);
-    free(job.message);
-    return job.status;
-  }
-  return TIRX_OK;
+  *raw = job.raw;
+  return true;
+}
+
+tirx_status tirx__nvrtc_compile(const char *fn, const char *name, const char *source,
+                                const char *arch, bool want_ptx, tirx__nvrtc_output *out) {
+  memset(out, 0, sizeof *out);
+  if (!source)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: source is NULL", fn);
+  if (!name)
+    name = "(unnamed)";
+  tirx_status st = tirx__nvrtc_check_arch(fn, arch);
+  if (st != TIRX_OK)
+    return st;
+  char arch_opt[64];
+  const char *opts[TIRX__NVRTC_MAX_OPTIONS];
+  int nopts = tirx__nvrtc_options(arch, arch_opt, opts);
+  double t0 = now_ms();
+  tirx__nvrtc_raw raw;
+  if (!tirx__nvrtc_run_raw(source, nopts, opts, want_ptx, &raw))
+    return tirx__error(TIRX_E_NO_MEMORY, "%s: cannot start a compile thread with an 8 MiB stack",
+                       fn);
+  return tirx__nvrtc_finish(fn, name, source, arch, want_ptx, &raw, now_ms() - t0, out);
 }
 
 void tirx__nvrtc_output_free(tirx__nvrtc_output *out) {

@@ -1,14 +1,19 @@
 /* The runtime object: creation with or without a device, the table of loaded kernels,
  * tirx_compile, sticky failure, dumps and logging. */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "jit.h"
+#include "workers.h"
 
 /* ---- fork ---- */
 
@@ -225,6 +230,108 @@ void tirx__ctx_leave(tirx_runtime *rt, tirx__ctx_guard *g) {
   g->pushed = false;
 }
 
+/* ---- compile workers ---- */
+
+#ifndef TIRX_LIBEXECDIR
+#define TIRX_LIBEXECDIR "/usr/local/libexec"
+#endif
+#define WORKER_NAME "tirx-compile-worker"
+enum { WORKERS_MAX = 64 };
+
+static bool is_program(const char *path) {
+  struct stat st;
+  return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* Where the compile worker is: options->compile_worker, $TIRX_COMPILE_WORKER, the install
+ * location, beside the library (the build tree). Sets rt->worker_path (NULL: in the process)
+ * and rt->worker_count. Errors: TIRX_E_INVALID_ARG (the options), TIRX_E_NO_MEMORY. */
+static tirx_status resolve_workers(tirx_runtime *rt, const tirx_runtime_options *o,
+                                   const char *fn) {
+  if (o->compile_workers > WORKERS_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: options->compile_workers is %u, expected 0 (one per core) to %d", fn,
+                       o->compile_workers, WORKERS_MAX);
+  if (o->compile_worker && !is_program(o->compile_worker))
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: options->compile_worker '%.200s' is not an executable file", fn,
+                       o->compile_worker);
+  unsigned count = o->compile_workers;
+  bool off = o->compile_in_process;
+  const char *env = getenv("TIRX_COMPILE_WORKERS");
+  if (!off && env && *env) {
+    char *end = NULL;
+    long n = strtol(env, &end, 10);
+    if (strcasecmp(env, "off") == 0 || strcasecmp(env, "no") == 0 ||
+        strcasecmp(env, "false") == 0 || (end != env && *end == 0 && n == 0))
+      off = true;
+    else if (end != env && *end == 0 && n > 0 && n <= WORKERS_MAX)
+      count = count ? count : (unsigned)n;
+    else
+      fprintf(stderr,
+              "tirx: TIRX_COMPILE_WORKERS='%.40s' is not 0, off or a count from 1 to %d; "
+              "ignored\n",
+              env, WORKERS_MAX);
+  }
+  if (off)
+    return TIRX_OK;
+  if (count == 0) {
+    count = uv_available_parallelism();
+    if (count == 0)
+      count = 1;
+    if (count > WORKERS_MAX)
+      count = WORKERS_MAX;
+  }
+  char found[4096] = "";
+  const char *path = o->compile_worker;
+  const char *env_path = getenv("TIRX_COMPILE_WORKER");
+  if (!path && env_path && *env_path) {
+    if (is_program(env_path))
+      path = env_path;
+    else {
+      fprintf(stderr,
+              "tirx: TIRX_COMPILE_WORKER='%.200s' is not an executable file; compiling in "
+              "the process\n",
+              env_path);
+      return TIRX_OK;
+    }
+  }
+  if (!path && is_program(TIRX_LIBEXECDIR "/" WORKER_NAME))
+    path = TIRX_LIBEXECDIR "/" WORKER_NAME;
+  Dl_info info;
+  if (!path && dladdr((const void *)&tirx__fork_generation, &info) && info.dli_fname &&
+      strlen(info.dli_fname) < sizeof found - sizeof WORKER_NAME - 1) {
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", info.dli_fname);
+    snprintf(found, sizeof found, "%s/%s", dirname(copy), WORKER_NAME);
+    if (is_program(found))
+      path = found;
+  }
+  if (!path) {
+    tirx__log(rt, 1, "no %s (not in %s, nor beside the library): compiling in the process",
+              WORKER_NAME, TIRX_LIBEXECDIR);
+    return TIRX_OK;
+  }
+  rt->worker_path = strdup(path);
+  if (!rt->worker_path)
+    return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+  rt->worker_count = count;
+  return TIRX_OK;
+}
+
+unsigned tirx_runtime_compile_workers(tirx_runtime *rt) {
+  if (!rt || tirx__runtime_forked(rt) || !rt->worker_path)
+    return 0;
+  if (!atomic_load_explicit(&rt->workers_ready, memory_order_acquire))
+    return rt->worker_count; /* not started yet */
+  tirx__workers *w = rt->workers;
+  if (!w)
+    return 0;
+  tirx__workers_stats s;
+  tirx__workers_stats_get(w, &s);
+  return s.off ? 0 : s.max;
+}
+
 /* ---- creation ---- */
 
 static tirx_status open_device(tirx_runtime *rt, const tirx_runtime_options *o, const char *fn) {
@@ -364,7 +471,9 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
   if (env_on("TIRX_CACHE_DISABLE"))
     rt->cache_disabled = true;
 
-  tirx_status st = open_device(rt, o, fn);
+  tirx_status st = resolve_workers(rt, o, fn);
+  if (st == TIRX_OK)
+    st = open_device(rt, o, fn);
   if (st != TIRX_OK) {
     tirx_runtime_destroy(rt);
     return st;
@@ -398,6 +507,8 @@ void tirx_runtime_destroy(tirx_runtime *rt) {
     tirx__ctx_leave(rt, &g);
   if (!freed)
     return; /* called from a compile-queue callback: leaked rather than freed under it */
+  tirx__workers_destroy(rt->workers); /* after the queue: no compile is in flight */
+  free(rt->worker_path);
   if (rt->has_device && rt->own_ctx)
     rt->drv.DevicePrimaryCtxRelease(rt->device);
   free(rt->device_error);
@@ -464,7 +575,7 @@ tirx_status tirx_compile(tirx_runtime *rt, const tirx_kernel *kernel, const char
   if (!c)
     return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
   const char *entry = tirx__kernel_entry(kernel);
-  st = tirx__nvrtc_compile(fn, entry, tirx__kernel_source(kernel), arch, true, &c->out);
+  st = tirx__runtime_nvrtc(rt, fn, entry, tirx__kernel_source(kernel), arch, true, &c->out);
   if (st != TIRX_OK) {
     free(c);
     return st;

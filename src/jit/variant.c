@@ -33,6 +33,7 @@
 
 #include "../cache/queue.h"
 #include "jit.h"
+#include "workers.h"
 
 static double now_ms(void) {
   struct timespec ts;
@@ -110,6 +111,13 @@ tirx_status tirx__runtime_queue(tirx_runtime *rt, const char *fn) {
     tirx__queue_options qo;
     tirx__queue_options_init(&qo);
     qo.max_in_flight = rt->max_parallel;
+    if (!qo.max_in_flight && rt->worker_path) {
+      /* With workers, a compile waits for its worker on one of libuv's threads: as many at once
+       * as there are workers, leaving the host at least one of the pool's threads. */
+      uint32_t pool = tirx__queue_pool_size(), half = (pool + 1) / 2;
+      uint32_t cap = rt->worker_count < pool - 1 ? rt->worker_count : pool - 1;
+      qo.max_in_flight = cap > half ? cap : half;
+    }
     st = tirx__queue_create(&qo, &rt->queue);
     if (st != TIRX_OK)
       st = tirx__error(st, "%s: cannot start the compile queue: %s", fn, tirx_last_error());
@@ -447,7 +455,7 @@ static tirx_status compile_claimed(tirx_runtime *rt, compile_job *j, const tirx_
   atomic_fetch_add(&rt->compiles, 1);
   double c0 = now_ms();
   tirx_status st =
-      tirx__nvrtc_compile(j->fn, j->entry, j->source, rt->arch, rt->dump_dir != NULL, &out);
+      tirx__runtime_nvrtc(rt, j->fn, j->entry, j->source, rt->arch, rt->dump_dir != NULL, &out);
   double nvrtc_ms = now_ms() - c0;
   atomic_fetch_add(&rt->nvrtc_ns, (uint64_t)(nvrtc_ms * 1e6));
   if (st != TIRX_OK) {
@@ -1175,6 +1183,12 @@ tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out) {
   out->loads = atomic_load(&rt->loads);
   out->tiered_fallbacks = atomic_load(&rt->tiered_fallbacks);
   out->nvrtc_millis = (double)atomic_load(&rt->nvrtc_ns) / 1e6;
+  out->worker_compiles = atomic_load(&rt->worker_compiles);
+  if (atomic_load_explicit(&rt->workers_ready, memory_order_acquire) && rt->workers) {
+    tirx__workers_stats ws;
+    tirx__workers_stats_get(rt->workers, &ws);
+    out->worker_deaths = ws.deaths;
+  }
   pthread_mutex_lock(&rt->mu);
   out->variants = rt->nvariants;
   pthread_mutex_unlock(&rt->mu);
