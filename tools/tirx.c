@@ -11,6 +11,8 @@
  *                                     nothing
  *   tirx dump DIR [NAME]          each kernel a runtime dumped into DIR (TIRX_DUMP_DIR)
  *   tirx dump --example E         an example kernel, built in-process (no GPU)
+ *   tirx warmup [FILE|-] [-e LINE] the kernel library's ops compiled into the disk cache for
+ *                                 a list of shapes, no GPU needed (warmup.c has the format)
  *   tirx --version                tirx's version and the NVRTC it compiles with
  *
  * The directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else ~/.cache/tirx,
@@ -29,6 +31,7 @@
 
 #include "cache/store.h"
 #include "dump.h"
+#include "warmup.h"
 #include "jit/jit.h"
 #include "tirx.h"
 
@@ -55,7 +58,9 @@ static const char usage_tail[] =
     "~/.cache/tirx. A running program's hit, miss and compile counters live in that program\n"
     "(tirx_runtime_cache_stats); this tool reports what is on disk.\n";
 
-static void print_usage(FILE *f) { fprintf(f, "%s%s%s", usage_head, tirx_dump_usage, usage_tail); }
+static void print_usage(FILE *f) {
+  fprintf(f, "%s%s%s%s", usage_head, tirx_dump_usage, tirx_warmup_usage, usage_tail);
+}
 
 static int usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, "tirx: ");
@@ -368,5 +373,7 @@ int main(int argc, char **argv) {
     return cmd_cache(argc - 2, argv + 2);
   if (!strcmp(cmd, "dump"))
     return tirx_dump_main(argc - 2, (const char *const *)(argv + 2), stdout, stderr);
+  if (!strcmp(cmd, "warmup"))
+    return tirx_warmup_main(argc - 2, (const char *const *)(argv + 2), stdout, stderr);
   return usage_error("unknown command '%s'", cmd);
 }

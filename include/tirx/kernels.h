@@ -761,6 +761,36 @@ TIRX_API tirx_status tirx_kernels_reshape_and_cache_build(tirx_dtype dtype, int 
                                                           int h_kv, tirx_kernel **out);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Warm-up: ops that prepare instead of launching                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Between tirx_kernels_prepare_begin() and tirx_kernels_prepare_end(), on the calling thread,
+ * every kernel launch a tirx_op_* call would make becomes a preparation: tirx_prepare_async()
+ * of the variant it would launch (compiled and published to the runtime's disk cache, loaded
+ * when the runtime has a device; nothing runs on the GPU, no data is read). So an op called
+ * with placeholder tensors (non-NULL, 16-byte aligned pointers that are never read) warms up
+ * every kernel it would launch for those shapes, on a compile-only runtime too; an op whose
+ * path launches two kernels (the split-K GEMM and its reduction, split decode attention) gives
+ * two preparations. The op returns TIRX_OK when its preparations were submitted, or its usual
+ * errors (argument checks, builds, and tirx_prepare_async's, prefixed with the op's name);
+ * tirx_op_tp_linear is not covered (it launches a collective). A server warms its shapes up
+ * this way before capturing graphs; `tirx warmup` does it from the command line.
+ * Errors: TIRX_E_INVALID_ARG when the thread is already preparing:
+ *   tirx_kernels_prepare_begin: this thread is already preparing (call
+ *   tirx_kernels_prepare_end first)
+ */
+TIRX_API tirx_status tirx_kernels_prepare_begin(void);
+
+/*
+ * Ends the calling thread's preparing and hands over its preparations: *futures receives a
+ * malloc'ed array (free it) of *count futures in launch order (release each, after waiting
+ * for it as needed: tirx_future_wait), NULL when there were none. Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_INVALID_ARG when the thread was not preparing (then *futures is NULL, *count 0).
+ */
+TIRX_API tirx_status tirx_kernels_prepare_end(tirx_future ***futures, int *count);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The table of the ops' kernels                                                               */
 /* ------------------------------------------------------------------------------------------ */
 

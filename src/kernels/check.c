@@ -2,6 +2,7 @@
 #include "kernels_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char *dtype_name(tirx_dtype t) {
   const char *s = tirx_dtype_name(t);
@@ -94,8 +95,68 @@ tirx_status tirx__check_row(const char *fn, const char *name, const tirx_tensor_
   return tirx__check_dtype(fn, name, t, dtype);
 }
 
+/* The calling thread's preparations between tirx_kernels_prepare_begin and _end. */
+typedef struct preparing {
+  tirx_future **futures;
+  int count, cap;
+} preparing;
+static _Thread_local preparing *tls_preparing;
+
+tirx_status tirx_kernels_prepare_begin(void) {
+  if (tls_preparing)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "tirx_kernels_prepare_begin: this thread is already preparing (call "
+                       "tirx_kernels_prepare_end first)");
+  tls_preparing = calloc(1, sizeof *tls_preparing);
+  if (!tls_preparing)
+    return tirx__error(TIRX_E_NO_MEMORY, "tirx_kernels_prepare_begin: out of memory");
+  return TIRX_OK;
+}
+
+tirx_status tirx_kernels_prepare_end(tirx_future ***futures, int *count) {
+  static const char fn[] = "tirx_kernels_prepare_end";
+  if (futures)
+    *futures = NULL;
+  if (count)
+    *count = 0;
+  if (!futures)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: futures is NULL", fn);
+  if (!count)
+    return tirx__error(TIRX_E_NULL_ARG, "%s: count is NULL", fn);
+  preparing *p = tls_preparing;
+  if (!p)
+    return tirx__error(TIRX_E_INVALID_ARG,
+                       "%s: this thread is not preparing (tirx_kernels_prepare_begin)", fn);
+  tls_preparing = NULL;
+  *futures = p->futures;
+  *count = p->count;
+  free(p);
+  return TIRX_OK;
+}
+
+/* A launch while preparing: the variant's preparation, its future kept for prepare_end. */
+static tirx_status prepare_launch(preparing *p, const char *fn, tirx_runtime *rt,
+                                  const tirx_kernel *k, const tirx_arg *args, int nargs) {
+  if (p->count == p->cap) {
+    int cap = p->cap ? p->cap * 2 : 16;
+    tirx_future **grown = realloc(p->futures, (size_t)cap * sizeof *grown);
+    if (!grown)
+      return tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+    p->futures = grown;
+    p->cap = cap;
+  }
+  tirx_future *f = NULL;
+  tirx_status st = tirx_prepare_async(rt, k, args, nargs, &f);
+  if (st != TIRX_OK)
+    return tirx__error(st, "%s: %s", fn, tirx_last_error());
+  p->futures[p->count++] = f;
+  return TIRX_OK;
+}
+
 tirx_status tirx__kernels_launch(const char *fn, tirx_runtime *rt, const tirx_kernel *k,
                                  const tirx_arg *args, int nargs, void *stream) {
+  if (TIRX_UNLIKELY(tls_preparing != NULL))
+    return prepare_launch(tls_preparing, fn, rt, k, args, nargs);
   tirx_status st = tirx_launch(rt, k, args, nargs, stream);
   if (st != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());

@@ -715,10 +715,13 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
     tirx_kernel_release(k1);
     return st;
   }
-  void *wsp = NULL;
+  /* Without a device there is no workspace: a placeholder (never read), and the launch says
+   * TIRX_E_NO_DEVICE as every op's does (or, preparing, prepares). */
+  void *wsp = (void *)(uintptr_t)4096;
   /* the runtime's scratch for the stream, shared with split-K (kernels_internal.h) */
   pthread_mutex_lock(&tirx__kernels_scratch_lock);
-  st = tirx__runtime_scratch(rt, fn, stream, (size_t)pl.workspace_bytes, &wsp);
+  if (tirx_runtime_has_device(rt))
+    st = tirx__runtime_scratch(rt, fn, stream, (size_t)pl.workspace_bytes, &wsp);
   if (st == TIRX_OK) {
     float *part_o = wsp, *part_ml = (float *)wsp + prows * D;
     int64_t po_shape[2] = {prows, D}, pml_shape[2] = {prows, 2};
