@@ -1,7 +1,8 @@
 /*
  * jit: the kernel cache's figures, in one run.
  *
- *   jit [out.csv] [--launches N]
+ *   jit [out.csv] [--launches N] [--only SECTIONS]     (SECTIONS: letters of a0 a b c d e f,
+ *                                                        e.g. --only d)
  *
  *   (a0) the host path without the driver: kernel plan + memory-table probe, lock-free against
  *       the same probe under a pthread_rwlock read lock, on 1 thread and on every CPU.
@@ -55,6 +56,9 @@
 #include "demo_kernels.h"
 
 static FILE *csv;
+/* --only: the sections to run ("a0" is 0; NULL: all). */
+static const char *only;
+static bool section(char c) { return !only || strchr(only, c) != NULL; }
 
 static double now_ms(void) {
   struct timespec ts;
@@ -948,10 +952,12 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--launches") && i + 1 < argc)
       launches = strtol(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+      only = argv[++i];
     else if (argv[i][0] != '-' && !csv_path)
       csv_path = argv[i];
     else {
-      fprintf(stderr, "usage: jit [out.csv] [--launches N]\n");
+      fprintf(stderr, "usage: jit [out.csv] [--launches N] [--only SECTIONS]\n");
       return 2;
     }
   }
@@ -983,12 +989,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "jit: %s\n", tirx_last_error());
     return 1;
   }
-  int failures = bench_host_path() != 0;
+  int failures = section('0') ? bench_host_path() != 0 : 0;
   if (tirx_runtime_has_device(rt)) {
     printf("jit on %s (%s)\n", tirx_runtime_device_name(rt), tirx_runtime_arch(rt));
-    failures += bench_launch(rt, launches) != 0;
-    failures += bench_first_launch() != 0;
-    failures += bench_hot_launch(rt) != 0;
+    if (section('a'))
+      failures += bench_launch(rt, launches) != 0;
+    if (section('b'))
+      failures += bench_first_launch() != 0;
+    if (section('f'))
+      failures += bench_hot_launch(rt) != 0;
   } else {
     printf("jit: no GPU (%s): skipping (a) launch overhead, (b) first launch in a new "
            "process and (f) hot launches under compiles\n",
@@ -997,9 +1006,12 @@ int main(int argc, char **argv) {
     row("b_first_launch", "skipped", "no_gpu", 1, "flag");
     row("f_hot_launch", "skipped", "no_gpu", 1, "flag");
   }
-  failures += bench_cold_compile(rt) != 0;
-  failures += bench_queue() != 0;
-  failures += bench_claims(rt->arch) != 0;
+  if (section('c'))
+    failures += bench_cold_compile(rt) != 0;
+  if (section('d'))
+    failures += bench_queue() != 0;
+  if (section('e'))
+    failures += bench_claims(rt->arch) != 0;
   tirx_runtime_destroy(rt);
   rm_cache_dir(tmp_cache);
   if (csv) {

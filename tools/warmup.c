@@ -7,7 +7,8 @@
  * reported in input order, k of N, with a bar on a terminal and a line per shape otherwise.
  *
  * A shape line: OP DTYPE KEY=VALUE..., where a VALUE may be a comma-separated list (the line
- * stands for every combination). '#' starts a comment.
+ * stands for every combination). "#" starts a comment. Lines given with -e are named
+ * "-e:N", the N-th -e.
  *   gemm        f16|bf16      m= n= k= [epilogue=none|bias|bias_silu|bias_gelu]
  *   rmsnorm, layernorm, add_rmsnorm, softmax, silu_mul, row_sum, row_max
  *               f32|f16|bf16  rows= w=
@@ -337,7 +338,7 @@ int tirx_warmup_main(int argc, const char *const *argv, FILE *out, FILE *err) {
   const char *dir = NULL, *arch = NULL, *progress = NULL;
   long workers = 0;
   bool in_process = false;
-  int rc = 0, files = 0;
+  int rc = 0, exprs = 0;
   for (int i = 0; i < argc && rc == 0; i++) {
     const char *a = argv[i];
     bool has_next = i + 1 < argc;
@@ -358,11 +359,10 @@ int tirx_warmup_main(int argc, const char *const *argv, FILE *out, FILE *err) {
       }
     } else if (!strcmp(a, "-e") && has_next) {
       char *copy = strdup(argv[++i]);
-      rc = copy ? parse_line(&w, copy, "-e", files + 1) : 1;
+      rc = copy ? parse_line(&w, copy, "-e", ++exprs) : 1;
       free(copy);
     } else if (a[0] != '-' || !strcmp(a, "-")) {
       rc = parse_file(&w, a);
-      files++;
     } else {
       fprintf(err, "tirx warmup: unknown or incomplete option '%s'\n", a);
       rc = 2;

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "../helpers.h"
 #include "demo_kernels.h"
@@ -482,4 +483,23 @@ Test(workers, the_program_refuses_malformed_requests_without_crashing) {
   cr_assert_eq(run_worker_on("", 0, out, &n), 0);
   cr_assert_eq(n, 1);
   tirx__wframe_free(&out[0]);
+}
+
+/* ---- workers yield the cores to launching threads ---- */
+
+Test(workers, workers_run_at_a_lower_priority) {
+  tirx_runtime *wk = runtime(true, 1);
+  tirx_kernel *k = example_kernels[0].make();
+  tirx_compiled *c = NULL;
+  cr_assert_eq(tirx_compile(wk, k, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  int pids[4];
+  cr_assert_eq(tirx__workers_pids(tirx__runtime_workers(wk), pids, 4), 1);
+  int mine = 0, theirs = 0;
+  cr_assert_eq(uv_os_getpriority(0, &mine), 0);
+  cr_assert_eq(uv_os_getpriority(pids[0], &theirs), 0);
+  int want = mine + TIRX__WORKER_NICE > 19 ? 19 : mine + TIRX__WORKER_NICE;
+  cr_assert_eq(theirs, want, "worker nice %d, expected %d", theirs, want);
+  tirx_compiled_destroy(c);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(wk);
 }

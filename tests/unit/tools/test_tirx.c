@@ -137,3 +137,146 @@ Test(tool, cache_ls_names_each_entry_kernel) {
   free(out);
   rmdir(dir);
 }
+
+/* ---- tirx warmup ---- */
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++)
+    n += *s == '\n';
+  return n;
+}
+
+Test(tool, warmup_compiles_ops_into_the_cache_and_a_second_run_compiles_nothing,
+     .timeout = 300) {
+  char dir[] = "/tmp/tirx-tool-warm-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char shapes[300];
+  snprintf(shapes, sizeof shapes, "%s.shapes", dir);
+  FILE *f = fopen(shapes, "w");
+  cr_assert_not_null(f);
+  fputs("# the shapes of a small model\n"
+        "rmsnorm bf16 rows=1,16 w=4096   # two shapes\n"
+        "\n"
+        "silu_mul f16 rows=8 w=1024\n",
+        f);
+  fclose(f);
+  char args[800], want[1400], *out = NULL;
+  snprintf(args, sizeof args,
+           "warmup --dir %s --progress lines %s -e 'gemm bf16 m=128 n=256 k=512'", dir, shapes);
+  cr_assert_eq(run(args, &out), 0, "%s", out);
+  snprintf(want, sizeof want,
+           "[1/4] rmsnorm bf16 rows=1 w=4096: ok (1 kernel)\n"
+           "[2/4] rmsnorm bf16 rows=16 w=4096: ok (1 kernel)\n"
+           "[3/4] silu_mul f16 rows=8 w=1024: ok (1 kernel)\n"
+           "[4/4] gemm bf16 m=128 n=256 k=512: ok (2 kernels)\n"
+           "tirx warmup: 4 shapes, 5 kernel launches prepared: 5 compiled (5 in compile "
+           "workers), 0 from the disk cache, 0 shapes failed; cache %s, arch sm_90a\n",
+           dir);
+  cr_assert_str_eq(out, want);
+  free(out);
+  /* Five entries, named by their kernels. */
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "cache ls --dir %s", dir);
+  cr_assert_eq(run(cmd, &out), 0, "%s", out);
+  cr_assert_eq(count_lines(out), 5, "%s", out);
+  cr_assert(strstr(out, "  rmsnorm\n") && strstr(out, "  silu_mul\n") &&
+                strstr(out, "  gemm_reduce_bf16\n") && strstr(out, "  gemm_bf16_"),
+            "%s", out);
+  free(out);
+  /* Again: everything comes from the disk. */
+  cr_assert_eq(run(args, &out), 0, "%s", out);
+  snprintf(want, sizeof want,
+           "tirx warmup: 4 shapes, 5 kernel launches prepared: 0 compiled (0 in compile "
+           "workers), 5 from the disk cache, 0 shapes failed; cache %s, arch sm_90a\n",
+           dir);
+  cr_assert_not_null(strstr(out, want), "%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "cache clear --dir %s", dir);
+  cr_assert_eq(run(cmd, &out), 0, "%s", out);
+  free(out);
+  unlink(shapes);
+  rmdir(dir);
+}
+
+Test(tool, warmup_draws_a_bar_and_reports_a_failed_shape) {
+  char dir[] = "/tmp/tirx-tool-bar-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char args[600], *out = NULL;
+  snprintf(args, sizeof args,
+           "warmup --dir %s --progress bar --in-process -e 'softmax f32 rows=4 w=128' "
+           "-e 'gemm f32 m=1 n=2 k=3'",
+           dir);
+  cr_assert_eq(run(args, &out), 1, "%s", out);
+  cr_assert_not_null(strstr(out, "\r[..............................] 0/2 \033[K"), "%s", out);
+  cr_assert_not_null(strstr(out, "\r[###############...............] 1/2 softmax f32 rows=4 "
+                                 "w=128\033[K"),
+                     "%s", out);
+  cr_assert_not_null(strstr(out, "\r\033[K[2/2] gemm f32 m=1 n=2 k=3: FAILED: tirx_op_gemm: a "
+                                 "has dtype f32, expected f16 or bf16\n"),
+                     "%s", out);
+  cr_assert_not_null(strstr(out, "\r[##############################] 2/2 gemm f32 m=1 n=2 "
+                                 "k=3\033[K\n"),
+                     "%s", out);
+  cr_assert_not_null(strstr(out, ": 1 compiled (0 in compile workers), 0 from the disk cache, "
+                                 "1 shape failed;"),
+                     "%s", out);
+  free(out);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "cache clear --dir %s", dir);
+  cr_assert_eq(run(cmd, &out), 0, "%s", out);
+  free(out);
+  rmdir(dir);
+}
+
+Test(tool, warmup_refuses_bad_input_with_the_line_and_the_reason) {
+  char dir[] = "/tmp/tirx-tool-bad-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  static const struct {
+    const char *args;
+    int rc;
+    const char *out;
+  } cases[] = {
+      {"", 2, "tirx warmup: no shapes given (a FILE, - for stdin, or -e LINE)\n"},
+      {"-e 'gemmm bf16'", 2,
+       "tirx warmup: -e:1: unknown op 'gemmm' (expected gemm, rmsnorm, layernorm, "
+       "add_rmsnorm, softmax, silu_mul, row_sum or row_max)\n"},
+      {"-e 'gemm'", 2, "tirx warmup: -e:1: gemm has no dtype (f32, f16 or bf16)\n"},
+      {"-e 'gemm i8 m=1'", 2,
+       "tirx warmup: -e:1: unknown dtype 'i8' (expected f32, f16 or bf16)\n"},
+      {"-e 'gemm bf16 m=1 n=2'", 2, "tirx warmup: -e:1: missing key 'k'\n"},
+      {"-e 'softmax f32 rows=1 w=4' -e 'rmsnorm bf16 rows=0 w=4'", 2,
+       "tirx warmup: -e:2: '0' is not a list of integers from 1 to 2^31 - 1 (at most 64)\n"},
+      {"-e 'rmsnorm bf16 rows=1, w=4'", 2,
+       "tirx warmup: -e:1: '1,' is not a list of integers from 1 to 2^31 - 1 (at most 64)\n"},
+      {"-e 'rmsnorm bf16 rows=1 rows=2 w=4'", 2, "tirx warmup: -e:1: key 'rows' given twice\n"},
+      {"-e 'rmsnorm bf16 cols=1'", 2, "tirx warmup: -e:1: unknown key 'cols' for this op\n"},
+      {"-e 'rmsnorm bf16 rows'", 2, "tirx warmup: -e:1: 'rows' is not KEY=VALUE\n"},
+      {"-e 'gemm bf16 m=1 n=1 k=1 epilogue=relu'", 2,
+       "tirx warmup: -e:1: epilogue 'relu' is not none, bias, bias_silu or bias_gelu\n"},
+      {"--workers 0 -e 'softmax f32 rows=1 w=4'", 2,
+       "tirx warmup: --workers '0' is not a count from 1 to 64\n"},
+      {"--progress fancy -e 'softmax f32 rows=1 w=4'", 2,
+       "tirx warmup: --progress 'fancy' is not bar or lines\n"},
+      {"--bogus", 2, "tirx warmup: unknown or incomplete option '--bogus'\n"},
+      {"-e", 2, "tirx warmup: unknown or incomplete option '-e'\n"},
+      {"--arch x86 -e 'softmax f32 rows=1 w=4'", 2,
+       "tirx warmup: tirx_runtime_create: arch 'x86' is not of the form "
+       "sm_<major><minor>[a|f] (sm_90a, sm_80)\n"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char args[600], *out = NULL;
+    snprintf(args, sizeof args, "warmup --dir %s %s", dir, cases[i].args);
+    cr_assert_eq(run(args, &out), cases[i].rc, "%s: %s", cases[i].args, out);
+    cr_assert_str_eq(out, cases[i].out, "%s", cases[i].args);
+    free(out);
+  }
+  char args[600], want[600], *out = NULL;
+  snprintf(args, sizeof args, "warmup --dir %s %s/no-such-file", dir, dir);
+  cr_assert_eq(run(args, &out), 1, "%s", out);
+  snprintf(want, sizeof want, "tirx warmup: cannot read %s/no-such-file: %s\n", dir,
+           strerror(ENOENT));
+  cr_assert_str_eq(out, want);
+  free(out);
+  rmdir(dir);
+}
