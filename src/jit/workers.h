@@ -17,6 +17,12 @@
  * whose worker cannot be started (spawn failed, or the program is not a tirx compile worker
  * speaking this protocol with this process's NVRTC version) turns itself off: then every
  * compile returns TIRX__WORKERS_FALLBACK and runs in the process.
+ *
+ * libuv reaps its children from a SIGCHLD handler (uv_spawn installs it process-wide). A host
+ * that reaps every child itself (waitpid(-1, ...), or SIGCHLD set to SIG_IGN) takes the
+ * workers' exit statuses away: a death is then described as "closed its socket and did not
+ * exit", and destroy gives up on the process handles after its deadlines (leaking the pool
+ * rather than hanging). Such a host sets TIRX_COMPILE_WORKERS=0.
  */
 #ifndef TIRX_JIT_WORKERS_H
 #define TIRX_JIT_WORKERS_H
