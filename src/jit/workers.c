@@ -284,7 +284,11 @@ void tirx__workers_destroy(tirx__workers *w) {
     return;
   }
   uv_thread_join(&w->thread);
-  uv_loop_close(&w->loop);
+  int rc = uv_loop_close(&w->loop);
+  if (rc != 0) { /* a bug: a handle left open; the loop is leaked rather than freed under it */
+    fprintf(stderr, "tirx: the compile workers' loop did not close: %s\n", uv_strerror(rc));
+    return;
+  }
   uv_cond_destroy(&w->cv);
   uv_mutex_destroy(&w->mu);
   free(w->slots);
