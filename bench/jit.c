@@ -35,8 +35,9 @@
  *   (f) hot launches under background compiles (GPU): 8 threads launch a warm kernel, each on
  *       its own stream, and time every tirx_launch call on the host: p50 and p99, first with
  *       nothing else running, then while 64 new variants compile in the background
- *       (tirx_prepare_async, in compile workers when there are, else on the runtime's threads).
- *       The gap between the two p99s is what compiles cost the launching threads.
+ *       (tirx_prepare_async); once with the compiles in compile workers (niced), once with
+ *       NVRTC on the runtime's threads. The gap between the quiet and the compiling p99 is
+ *       what compiles cost the launching threads.
  *
  * Without a GPU, (a), (b) and (f) are skipped (said so on stdout and in the CSV) and (c), (d)
  * and (e) run. The CSV has one row per figure: section,name,metric,value,unit.
@@ -879,7 +880,8 @@ static int hot_round(tirx_runtime *rt, tirx_kernel *k, void *buf, double *p50, d
   return failed;
 }
 
-static int bench_hot_launch(tirx_runtime *rt) {
+/* One runtime's figures; label names where its compiles run. */
+static int bench_hot_launch(tirx_runtime *rt, const char *label) {
   tirx_kernel *k = NULL;
   for (int i = 0; i < example_kernel_count; i++)
     if (!strcmp(example_kernels[i].name, "vector_add"))
@@ -922,20 +924,22 @@ static int bench_hot_launch(tirx_runtime *rt) {
   }
   tirx_runtime_cache_stats(rt, &s1);
   unsigned nw = tirx_runtime_compile_workers(rt);
-  printf("(f) hot tirx_launch, %d threads x %d launches, host time per call:\n", F_THREADS,
-         F_LAUNCHES);
+  char name[64];
+  snprintf(name, sizeof name, "%s_%u_workers", label, nw);
+  printf("(f) hot tirx_launch, %d threads x %d launches, host time per call, compiles %s "
+         "(%u workers):\n",
+         F_THREADS, F_LAUNCHES, label, nw);
   printf("    quiet                       p50 %8.0f ns   p99 %8.0f ns\n", q50, q99);
-  printf("    during %d compiles (%s)  p50 %8.0f ns   p99 %8.0f ns (%d compiles still "
+  printf("    during %d compiles          p50 %8.0f ns   p99 %8.0f ns (%d compiles still "
          "running at the end of the round)\n",
-         V, nw ? "workers" : "in the process", b50, b99, pending);
+         V, b50, b99, pending);
   printf("    p99 ratio                   %8.2fx\n", b99 / q99);
-  row("f_hot_launch", "quiet", "p50", q50, "ns");
-  row("f_hot_launch", "quiet", "p99", q99, "ns");
-  row("f_hot_launch", "compiling", "p50", b50, "ns");
-  row("f_hot_launch", "compiling", "p99", b99, "ns");
-  row("f_hot_launch", "compiling", "compiles", (double)(s1.compiles - s0.compiles), "count");
-  row("f_hot_launch", "compiling", "still_running_at_end", pending, "count");
-  row("f_hot_launch", "compiling", "workers", nw, "count");
+  row("f_hot_launch", name, "quiet_p50", q50, "ns");
+  row("f_hot_launch", name, "quiet_p99", q99, "ns");
+  row("f_hot_launch", name, "compiling_p50", b50, "ns");
+  row("f_hot_launch", name, "compiling_p99", b99, "ns");
+  row("f_hot_launch", name, "compiles", (double)(s1.compiles - s0.compiles), "count");
+  row("f_hot_launch", name, "still_running_at_end", pending, "count");
   tirx_runtime_free(rt, buf);
   tirx_kernel_release(k);
   tirx_kernel_release(bg);
@@ -996,8 +1000,21 @@ int main(int argc, char **argv) {
       failures += bench_launch(rt, launches) != 0;
     if (section('b'))
       failures += bench_first_launch() != 0;
-    if (section('f'))
-      failures += bench_hot_launch(rt) != 0;
+    if (section('f')) {
+      failures += bench_hot_launch(rt, "in_workers") != 0;
+      /* The same with NVRTC on the runtime's threads, for the comparison. */
+      tirx_runtime *in = NULL;
+      char in_cache[256];
+      mkdtemp_in(in_cache, sizeof in_cache, "hot");
+      tirx_runtime_options io = {.cache_dir = in_cache, .compile_in_process = true};
+      if (tirx_runtime_create(&io, &in) == TIRX_OK) {
+        failures += bench_hot_launch(in, "in_process") != 0;
+        tirx_runtime_destroy(in);
+      } else {
+        failures++;
+      }
+      rm_cache_dir(in_cache);
+    }
   } else {
     printf("jit: no GPU (%s): skipping (a) launch overhead, (b) first launch in a new "
            "process and (f) hot launches under compiles\n",

@@ -12,6 +12,10 @@
  *   gemm        f16|bf16      m= n= k= [epilogue=none|bias|bias_silu|bias_gelu]
  *   rmsnorm, layernorm, add_rmsnorm, softmax, silu_mul, row_sum, row_max
  *               f32|f16|bf16  rows= w=
+ *   attention   f16|bf16      b= sq= sk= h= hkv= d= [causal=no|yes]   (fixed length)
+ *   rope        f16|bf16      t= h= hkv= d= [max_pos=]                (neox, f32 caches)
+ * Decode attention (paged KV, host context lengths) and the tensor-parallel layer are not
+ * covered.
  */
 #define _GNU_SOURCE
 #include "warmup.h"
@@ -34,39 +38,53 @@ const char tirx_warmup_usage[] =
     "                             rmsnorm bf16 rows=1,16,256 w=4096\n"
     "                           ops: gemm (f16, bf16; m n k [epilogue=none|bias|bias_silu|\n"
     "                           bias_gelu]); rmsnorm layernorm add_rmsnorm softmax silu_mul\n"
-    "                           row_sum row_max (f32, f16, bf16; rows w)\n";
+    "                           row_sum row_max (f32, f16, bf16; rows w); attention (f16,\n"
+    "                           bf16; b sq sk h hkv d [causal=no|yes]); rope (f16, bf16;\n"
+    "                           t h hkv d [max_pos])\n";
 
-enum { MAX_ITEMS = 100000, MAX_KEYS = 4, MAX_VALUES = 64 };
+enum { MAX_ITEMS = 100000, MAX_KEYS = 7, MAX_VALUES = 64 };
 
 typedef enum op_kind {
   OP_GEMM, OP_RMSNORM, OP_LAYERNORM, OP_ADD_RMSNORM, OP_SOFTMAX, OP_SILU_MUL, OP_ROW_SUM,
-  OP_ROW_MAX
+  OP_ROW_MAX, OP_ATTENTION, OP_ROPE
 } op_kind;
 
+/* An op's line: integer keys (those with a default of 0 are required), and at most one key
+ * that takes a word (gemm's epilogue, attention's causal). */
 typedef struct op_desc {
   const char *name;
   op_kind kind;
-  const char *keys[MAX_KEYS]; /* required integer keys, in order */
+  const char *keys[MAX_KEYS];
+  int64_t defaults[MAX_KEYS];
+  const char *choice_key;
+  const char *const *choices; /* NULL-terminated; the first is the default */
+  const char *choice_text;    /* for messages: "none, bias, bias_silu or bias_gelu" */
 } op_desc;
 
-static const op_desc ops[] = {
-    {"gemm", OP_GEMM, {"m", "n", "k"}},
-    {"rmsnorm", OP_RMSNORM, {"rows", "w"}},
-    {"layernorm", OP_LAYERNORM, {"rows", "w"}},
-    {"add_rmsnorm", OP_ADD_RMSNORM, {"rows", "w"}},
-    {"softmax", OP_SOFTMAX, {"rows", "w"}},
-    {"silu_mul", OP_SILU_MUL, {"rows", "w"}},
-    {"row_sum", OP_ROW_SUM, {"rows", "w"}},
-    {"row_max", OP_ROW_MAX, {"rows", "w"}},
-};
+static const char *const epilogues[] = {"none", "bias", "bias_silu", "bias_gelu", NULL};
+static const char *const yes_no[] = {"no", "yes", NULL};
 
-static const char *const epilogues[] = {"none", "bias", "bias_silu", "bias_gelu"};
+#define ROWS_OP(n, k) {n, k, {"rows", "w"}, {0}, NULL, NULL, NULL}
+static const op_desc ops[] = {
+    {"gemm", OP_GEMM, {"m", "n", "k"}, {0}, "epilogue", epilogues,
+     "none, bias, bias_silu or bias_gelu"},
+    ROWS_OP("rmsnorm", OP_RMSNORM),
+    ROWS_OP("layernorm", OP_LAYERNORM),
+    ROWS_OP("add_rmsnorm", OP_ADD_RMSNORM),
+    ROWS_OP("softmax", OP_SOFTMAX),
+    ROWS_OP("silu_mul", OP_SILU_MUL),
+    ROWS_OP("row_sum", OP_ROW_SUM),
+    ROWS_OP("row_max", OP_ROW_MAX),
+    {"attention", OP_ATTENTION, {"b", "sq", "sk", "h", "hkv", "d"}, {0}, "causal", yes_no,
+     "no or yes"},
+    {"rope", OP_ROPE, {"t", "h", "hkv", "d", "max_pos"}, {0, 0, 0, 0, 4096}, NULL, NULL, NULL},
+};
 
 typedef struct item {
   const op_desc *op;
   tirx_dtype dtype;
   int64_t v[MAX_KEYS];
-  int epilogue;
+  int choice; /* index into op->choices */
   char text[192];
   /* results */
   tirx_status st;
@@ -113,7 +131,7 @@ static int parse_values(const char *s, int64_t *vals) {
   return n;
 }
 
-static int add_items(warm *w, const op_desc *op, tirx_dtype dtype, int epilogue,
+static int add_items(warm *w, const op_desc *op, tirx_dtype dtype, int choice,
                      int64_t vals[MAX_KEYS][MAX_VALUES], const int *counts, const char *dt,
                      const char *where, int line) {
   int k = nkeys(op);
@@ -136,16 +154,16 @@ static int add_items(warm *w, const op_desc *op, tirx_dtype dtype, int epilogue,
     memset(it, 0, sizeof *it);
     it->op = op;
     it->dtype = dtype;
-    it->epilogue = epilogue;
+    it->choice = choice;
     int len = snprintf(it->text, sizeof it->text, "%s %s", op->name, dt);
     for (int i = 0; i < k; i++) {
       it->v[i] = vals[i][idx[i]];
       len += snprintf(it->text + len, sizeof it->text - (size_t)len, " %s=%lld", op->keys[i],
                       (long long)it->v[i]);
     }
-    if (op->kind == OP_GEMM && epilogue)
-      snprintf(it->text + len, sizeof it->text - (size_t)len, " epilogue=%s",
-               epilogues[epilogue]);
+    if (choice)
+      snprintf(it->text + len, sizeof it->text - (size_t)len, " %s=%s", op->choice_key,
+               op->choices[choice]);
     for (int i = k - 1; i >= 0; i--) { /* next combination, the last key fastest */
       if (++idx[i] < counts[i])
         break;
@@ -170,7 +188,7 @@ static int parse_line(warm *w, char *s, const char *where, int line) {
   if (!op)
     return parse_error(w, where, line,
                        "unknown op '%s' (expected gemm, rmsnorm, layernorm, add_rmsnorm, "
-                       "softmax, silu_mul, row_sum or row_max)",
+                       "softmax, silu_mul, row_sum, row_max, attention or rope)",
                        opname);
   char *dt = strtok_r(NULL, " \t\r\n", &save);
   if (!dt)
@@ -184,7 +202,7 @@ static int parse_line(warm *w, char *s, const char *where, int line) {
     dtype = TIRX_BF16;
   else
     return parse_error(w, where, line, "unknown dtype '%s' (expected f32, f16 or bf16)", dt);
-  int k = nkeys(op), counts[MAX_KEYS] = {0}, epilogue = 0;
+  int k = nkeys(op), counts[MAX_KEYS] = {0}, choice = 0;
   static int64_t vals[MAX_KEYS][MAX_VALUES];
   for (char *kv; (kv = strtok_r(NULL, " \t\r\n", &save));) {
     char *eq = strchr(kv, '=');
@@ -192,14 +210,17 @@ static int parse_line(warm *w, char *s, const char *where, int line) {
       return parse_error(w, where, line, "'%s' is not KEY=VALUE", kv);
     *eq = '\0';
     const char *val = eq + 1;
-    if (op->kind == OP_GEMM && !strcmp(kv, "epilogue")) {
-      epilogue = -1;
-      for (int e = 0; e < 4; e++)
-        if (!strcmp(val, epilogues[e]))
-          epilogue = e;
-      if (epilogue < 0)
-        return parse_error(w, where, line,
-                           "epilogue '%s' is not none, bias, bias_silu or bias_gelu", val);
+    if (op->choice_key && !strcmp(kv, op->choice_key)) {
+      choice = -1;
+      for (int e = 0; op->choices[e]; e++)
+        if (!strcmp(val, op->choices[e]))
+          choice = e;
+      if (choice < 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s '%.100s' is not %s", op->choice_key, val,
+                 op->choice_text);
+        return parse_error(w, where, line, "%s", msg);
+      }
       continue;
     }
     int key = -1;
@@ -217,10 +238,15 @@ static int parse_line(warm *w, char *s, const char *where, int line) {
                          "'%s' is not a list of integers from 1 to 2^31 - 1 (at most 64)", val);
     }
   }
-  for (int i = 0; i < k; i++)
+  for (int i = 0; i < k; i++) {
+    if (!counts[i] && op->defaults[i]) {
+      vals[i][0] = op->defaults[i];
+      counts[i] = 1;
+    }
     if (!counts[i])
       return parse_error(w, where, line, "missing key '%s'", op->keys[i]);
-  return add_items(w, op, dtype, epilogue, vals, counts, dt, where, line);
+  }
+  return add_items(w, op, dtype, choice, vals, counts, dt, where, line);
 }
 
 static int parse_file(warm *w, const char *path) {
@@ -252,8 +278,24 @@ static tirx_status call_op(tirx_runtime *rt, const item *it) {
     tirx_tensor_arg b = {P, dt, 2, (int64_t[]){N, K}, NULL};
     tirx_tensor_arg c = {P, dt, 2, (int64_t[]){M, N}, NULL};
     tirx_tensor_arg bias = {P, dt, 1, (int64_t[]){N}, NULL};
-    tirx_gemm_options o = {.epilogue = (tirx_epilogue)it->epilogue};
-    return tirx_op_gemm(rt, &o, &a, &b, it->epilogue ? &bias : NULL, &c, NULL);
+    tirx_gemm_options o = {.epilogue = (tirx_epilogue)it->choice};
+    return tirx_op_gemm(rt, &o, &a, &b, it->choice ? &bias : NULL, &c, NULL);
+  }
+  if (it->op->kind == OP_ATTENTION) {
+    int64_t B = it->v[0], Sq = it->v[1], Sk = it->v[2], H = it->v[3], Hkv = it->v[4],
+            D = it->v[5];
+    tirx_tensor_arg q = {P, dt, 4, (int64_t[]){B, Sq, H, D}, NULL};
+    tirx_tensor_arg kv = {P, dt, 4, (int64_t[]){B, Sk, Hkv, D}, NULL};
+    tirx_attention_options o = {.causal = it->choice == 1};
+    return tirx_op_attention(rt, &o, &q, &kv, &kv, &q, NULL, NULL, NULL);
+  }
+  if (it->op->kind == OP_ROPE) {
+    int64_t T = it->v[0], H = it->v[1], Hkv = it->v[2], D = it->v[3], MP = it->v[4];
+    tirx_tensor_arg q = {P, dt, 3, (int64_t[]){T, H, D}, NULL};
+    tirx_tensor_arg k = {P, dt, 3, (int64_t[]){T, Hkv, D}, NULL};
+    tirx_tensor_arg pos = {P, TIRX_I32, 1, (int64_t[]){T}, NULL};
+    tirx_tensor_arg cs = {P, TIRX_F32, 2, (int64_t[]){MP, D / 2}, NULL};
+    return tirx_op_rope(rt, NULL, &q, &k, &pos, &cs, &cs, NULL);
   }
   int64_t R = it->v[0], W = it->v[1];
   tirx_tensor_arg x = {P, dt, 2, (int64_t[]){R, W}, NULL};

@@ -240,7 +240,10 @@ Test(tool, warmup_refuses_bad_input_with_the_line_and_the_reason) {
       {"", 2, "tirx warmup: no shapes given (a FILE, - for stdin, or -e LINE)\n"},
       {"-e 'gemmm bf16'", 2,
        "tirx warmup: -e:1: unknown op 'gemmm' (expected gemm, rmsnorm, layernorm, "
-       "add_rmsnorm, softmax, silu_mul, row_sum or row_max)\n"},
+       "add_rmsnorm, softmax, silu_mul, row_sum, row_max, attention or rope)\n"},
+      {"-e 'attention bf16 b=1 sq=1 sk=1 h=1 hkv=1 d=64 causal=maybe'", 2,
+       "tirx warmup: -e:1: causal 'maybe' is not no or yes\n"},
+      {"-e 'rope bf16 t=1 h=1 d=64'", 2, "tirx warmup: -e:1: missing key 'hkv'\n"},
       {"-e 'gemm'", 2, "tirx warmup: -e:1: gemm has no dtype (f32, f16 or bf16)\n"},
       {"-e 'gemm i8 m=1'", 2,
        "tirx warmup: -e:1: unknown dtype 'i8' (expected f32, f16 or bf16)\n"},
@@ -277,6 +280,30 @@ Test(tool, warmup_refuses_bad_input_with_the_line_and_the_reason) {
   snprintf(want, sizeof want, "tirx warmup: cannot read %s/no-such-file: %s\n", dir,
            strerror(ENOENT));
   cr_assert_str_eq(out, want);
+  free(out);
+  rmdir(dir);
+}
+
+Test(tool, warmup_covers_attention_and_rope) {
+  char dir[] = "/tmp/tirx-tool-attn-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char args[600], *out = NULL;
+  snprintf(args, sizeof args,
+           "warmup --dir %s --progress lines "
+           "-e 'attention bf16 b=1 sq=128 sk=128 h=8 hkv=2 d=128 causal=yes' "
+           "-e 'rope f16 t=16 h=32 hkv=8 d=128 max_pos=2048'",
+           dir);
+  cr_assert_eq(run(args, &out), 0, "%s", out);
+  cr_assert_not_null(strstr(out, "[1/2] attention bf16 b=1 sq=128 sk=128 h=8 hkv=2 d=128 "
+                                 "causal=yes: ok (1 kernel)\n"
+                                 "[2/2] rope f16 t=16 h=32 hkv=8 d=128 max_pos=2048: ok "
+                                 "(1 kernel)\n"),
+                     "%s", out);
+  cr_assert_not_null(strstr(out, ": 2 compiled ("), "%s", out);
+  free(out);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "cache clear --dir %s", dir);
+  cr_assert_eq(run(cmd, &out), 0, "%s", out);
   free(out);
   rmdir(dir);
 }
