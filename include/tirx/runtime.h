@@ -165,7 +165,8 @@ typedef struct tirx_runtime_options {
    * specialised variant once it is ready. */
   bool tiered;
   /* The most compiles this runtime runs at once on libuv's pool. 0: half the pool (rounded
-   * up), leaving threads to a host that shares the pool. */
+   * up), leaving threads to a host that shares the pool; with compile workers, as many as
+   * there are workers, at most the pool's size - 1 (and at least half of it). */
   unsigned max_parallel_compiles;
   /* Progress and cache warnings (optional), with its user pointer. */
   tirx_event_fn on_event;
