@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
@@ -194,6 +195,7 @@ static void kill_hook(void *user, int pid, int attempt) {
   kl->calls++;
   if (attempt < kl->kill_attempts) {
     kl->killed[attempt] = pid;
+    usleep(20000); /* the worker has read the request and is inside NVRTC */
     kill(pid, SIGKILL);
   }
 }
@@ -501,5 +503,109 @@ Test(workers, workers_run_at_a_lower_priority) {
   cr_assert_eq(theirs, want, "worker nice %d, expected %d", theirs, want);
   tirx_compiled_destroy(c);
   tirx_kernel_release(k);
+  tirx_runtime_destroy(wk);
+}
+
+/* ---- a worker that answers garbage ---- */
+
+/* A fake worker: a shell script that sends a real greeting (this NVRTC's version) and then
+ * answers every request with bytes that are not a frame. */
+static void fake_worker(char *script, size_t cap, char *data, size_t dcap) {
+  snprintf(data, dcap, "/tmp/tirx-fake-worker-XXXXXX");
+  int fd = mkstemp(data);
+  cr_assert_geq(fd, 0);
+  tirx__whello h = {TIRX__WPROTOCOL, tirx__nvrtc_version(), 1, 0};
+  static const char name[] = "tirx-compile-worker";
+  tirx__wfield f[2] = {{name, sizeof name - 1}, {&h, sizeof h}};
+  cr_assert_eq(tirx__wframe_write(fd, TIRX__WFRAME_HELLO, f, 2), 0);
+  cr_assert_eq(write(fd, "this is not a reply frame", 25), 25);
+  close(fd);
+  cr_assert_lt(strlen(data) + 4, cap);
+  memcpy(script, data, strlen(data));
+  memcpy(script + strlen(data), ".sh", 4);
+  FILE *sh = fopen(script, "w");
+  cr_assert_not_null(sh);
+  fprintf(sh, "#!/bin/sh\ncat '%s'\nexec cat >/dev/null\n", data);
+  fclose(sh);
+  chmod(script, 0755);
+}
+
+Test(workers, a_worker_answering_garbage_is_replaced_then_the_compile_fails) {
+  char script[320], data[300];
+  fake_worker(script, sizeof script, data, sizeof data);
+  tirx_runtime *rt = NULL;
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true,
+                                                           .cache_disabled = true,
+                                                           .compile_worker = script,
+                                                           .compile_workers = 1},
+                                   &rt),
+               TIRX_OK, "%s", tirx_last_error());
+  tirx_kernel *k = example_kernels[0].make();
+  tirx_compiled *c = NULL;
+  cr_assert_eq(tirx_compile(rt, k, NULL, &c), TIRX_E_COMPILE);
+  const char *msg = tirx_last_error();
+  cr_assert(strstr(msg, "tirx_compile: the compile worker (pid ") == msg, "%s", msg);
+  cr_assert_not_null(strstr(msg, ") answered garbage (not a tirx worker frame (wrong magic)) "
+                                 "while compiling '"),
+                     "%s", msg);
+  cr_assert_not_null(strstr(msg, ") answered garbage (not a tirx worker frame (wrong magic)) "
+                                 "too."),
+                     "%s", msg);
+  cr_assert_eq(stats(rt).worker_deaths, 2);
+  cr_assert_eq(stats(rt).worker_compiles, 0);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+  unlink(script);
+  unlink(data);
+}
+
+/* ---- many threads, few workers ---- */
+
+typedef struct compile_arg {
+  tirx_runtime *rt;
+  tirx_kernel *k;
+  tirx_status st;
+  size_t size;
+} compile_arg;
+
+static void *compile_thread(void *p) {
+  compile_arg *a = p;
+  tirx_compiled *c = NULL;
+  a->st = tirx_compile(a->rt, a->k, NULL, &c);
+  tirx_compiled_cubin(c, &a->size);
+  tirx_compiled_destroy(c);
+  return NULL;
+}
+
+Test(workers, eight_threads_share_two_workers) {
+  enum { T = 8 };
+  tirx_runtime *wk = runtime(true, 2);
+  pthread_t th[T];
+  compile_arg args[T];
+  char names[T][32], sources[T][600];
+  for (int i = 0; i < T; i++) {
+    snprintf(names[i], sizeof names[i], "wk_scale%d", i);
+    snprintf(sources[i], sizeof sources[i],
+             "extern \"C\" __global__ void wk_scale%d(long long n, float *x) {\n"
+             "  long long i = blockIdx.x * 64ll + threadIdx.x;\n"
+             "  if (i < n) x[i] *= %d.0f;\n"
+             "}\n",
+             i, i + 2);
+    args[i] = (compile_arg){wk, raw_kernel(names[i], sources[i]), TIRX_E_INTERNAL, 0};
+  }
+  for (int i = 0; i < T; i++)
+    cr_assert_eq(pthread_create(&th[i], NULL, compile_thread, &args[i]), 0);
+  for (int i = 0; i < T; i++) {
+    pthread_join(th[i], NULL);
+    cr_assert_eq(args[i].st, TIRX_OK, "thread %d: %s", i, tirx_status_name(args[i].st));
+    cr_assert_gt(args[i].size, 64);
+    tirx_kernel_release(args[i].k);
+  }
+  tirx__workers_stats ws;
+  tirx__workers_stats_get(tirx__runtime_workers(wk), &ws);
+  cr_assert_eq(ws.compiles, T);
+  cr_assert(ws.spawned >= 1 && ws.spawned <= 2, "%llu workers spawned",
+            (unsigned long long)ws.spawned);
+  cr_assert_eq(ws.deaths, 0);
   tirx_runtime_destroy(wk);
 }
