@@ -55,6 +55,9 @@
  * itself off, said once with TIRX_LOG=compiles), or when options.compile_in_process (or
  * TIRX_COMPILE_WORKERS=0) says so. A compile waiting for its worker holds one of libuv's pool
  * threads, so at most UV_THREADPOOL_SIZE - 1 run at once by default (max_parallel_compiles).
+ * Each runtime has its own pool: a process with a runtime per GPU sets compile_workers so that
+ * the pools together fit the cores. A host that reaps every child itself (waitpid(-1), SIGCHLD
+ * ignored) should compile in the process: libuv needs the workers' exit statuses.
  *
  * Kernel cache. A launch binds the kernel's parameters, forms the variant's specialisation key
  * (tirx_param_set_policy) and looks the variant up in the runtime's memory table (no lock);
