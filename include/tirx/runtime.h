@@ -42,8 +42,9 @@
  * cores, and a crash inside NVRTC costs a worker, not the host. Workers are started with
  * libuv's uv_spawn (fork and exec at once: no child runs on with the host's CUDA state), one
  * when a compile finds none idle, up to the pool's size (options.compile_workers), at a nice
- * value 10 above the host's so they yield the cores to launching threads, in their own session
- * (a terminal's ^C reaches the host only); they leave when the runtime is destroyed (or their
+ * value 10 above the host's so they yield the cores to launching threads (in the host's session:
+ * Linux's autogroups are per session), in their own process group (a terminal's ^C reaches the
+ * host only); they leave when the runtime is destroyed (or their
  * host dies: their socket closes). The bytes compiled, the cache keys and the messages are
  * those of NVRTC in the process. A worker that dies during a compile (killed, crashed) is
  * replaced and the compile retried once; a second death fails the compile with TIRX_E_COMPILE:

@@ -56,6 +56,9 @@ int main(int argc, char **argv) {
     return 64;
   }
   signal(SIGPIPE, SIG_IGN);
+  /* Out of the host's process group (a terminal's ^C is the host's to handle), in its session
+   * (the scheduler's autogroup, where the nice value the library gave us counts). */
+  setpgid(0, 0);
   int in = 0, out = dup(1);
   if (out < 0 || dup2(2, 1) < 0)
     return 3;

@@ -123,8 +123,11 @@ static void spawn_locked(tirx__workers *w, slot *s) {
   o.args = args;
   o.stdio_count = 3;
   o.stdio = stdio;
-  /* Its own session: a terminal's ^C goes to the host, which decides. */
-  o.flags = UV_PROCESS_DETACHED;
+  /* Not UV_PROCESS_DETACHED: a new session would be a new autogroup of Linux's scheduler,
+   * where the worker's nice value would count for nothing against the host's threads. The
+   * worker leaves the host's process group itself (worker_main.c), so a terminal's ^C goes to
+   * the host only. */
+  o.flags = 0;
   s->exited = false;
   s->kill_wanted = false;
   s->proc.data = s;

@@ -6,8 +6,9 @@
  * once).
  *
  * A pool owns a libuv loop on its own thread: it spawns workers (uv_spawn, each with one end of
- * a uv_socketpair as its stdin and stdout, its stderr the host's, its own session, its nice
- * value raised by TIRX__WORKER_NICE so it yields the cores to launching threads) and reaps
+ * a uv_socketpair as its stdin and stdout, its stderr the host's, in the host's session but
+ * its own process group, its nice value raised by TIRX__WORKER_NICE so it yields the cores to
+ * launching threads) and reaps
  * them (exit callbacks). A compile runs on the caller's thread: it takes an idle worker
  * (spawning one, up to the pool's size, when none is idle), writes the request to the socket
  * and blocks reading the reply. Workers live until the pool is destroyed.

@@ -489,7 +489,7 @@ Test(workers, the_program_refuses_malformed_requests_without_crashing) {
 
 /* ---- workers yield the cores to launching threads ---- */
 
-Test(workers, workers_run_at_a_lower_priority) {
+Test(workers, workers_run_at_a_lower_priority_in_the_hosts_session) {
   tirx_runtime *wk = runtime(true, 1);
   tirx_kernel *k = example_kernels[0].make();
   tirx_compiled *c = NULL;
@@ -501,6 +501,10 @@ Test(workers, workers_run_at_a_lower_priority) {
   cr_assert_eq(uv_os_getpriority(pids[0], &theirs), 0);
   int want = mine + TIRX__WORKER_NICE > 19 ? 19 : mine + TIRX__WORKER_NICE;
   cr_assert_eq(theirs, want, "worker nice %d, expected %d", theirs, want);
+  /* The host's session (the scheduler's autogroup, where the nice value counts), its own
+   * process group (a terminal's ^C is the host's). */
+  cr_assert_eq(getsid(pids[0]), getsid(0));
+  cr_assert_eq(getpgid(pids[0]), pids[0]);
   tirx_compiled_destroy(c);
   tirx_kernel_release(k);
   tirx_runtime_destroy(wk);
