@@ -35,19 +35,22 @@
  *   TIRX_COMPILE_WORKER  the compile worker program when options.compile_worker is NULL; one
  *                        that is not an executable file is reported on stderr, and NVRTC then
  *                        runs in the process
+ *   TIRX_COMPILE_WORKER_NICE  what compile workers add to the host's nice value, 0 to 19
+ *                        (default 10; the sum at most 19); anything else is reported on stderr
+ *                        and the default kept
  *
- * Compile workers. NVRTC runs in worker processes (the tirx-compile-worker program installed
- * with the library, in its libexecdir) rather than on the runtime's threads: NVRTC serialises
- * part of its work between threads of one process, so processes compile at the speed of the
- * cores, and a crash inside NVRTC costs a worker, not the host. Workers are started with
- * libuv's uv_spawn (fork and exec at once: no child runs on with the host's CUDA state), one
- * when a compile finds none idle, up to the pool's size (options.compile_workers), at a nice
- * value 10 above the host's so they yield the cores to launching threads (in the host's session:
+ * Compile workers. NVRTC runs in worker processes (the tirx-compile-worker program installed with
+ * the library, in its libexecdir) rather than on the runtime's threads: NVRTC serialises part of
+ * its work between threads of one process, so processes compile at the speed of the cores, and a
+ * crash inside NVRTC costs a worker, not the host. Workers are started with libuv's uv_spawn
+ * (fork and exec at once: no child runs on with the host's CUDA state), one when a compile finds
+ * none idle, up to the pool's size (options.compile_workers), at a nice value 10 above the host's
+ * (TIRX_COMPILE_WORKER_NICE) so they yield the cores to launching threads (in the host's session:
  * Linux's autogroups are per session), in their own process group (a terminal's ^C reaches the
- * host only); they leave when the runtime is destroyed (or their
- * host dies: their socket closes). The bytes compiled, the cache keys and the messages are
- * those of NVRTC in the process. A worker that dies during a compile (killed, crashed) is
- * replaced and the compile retried once; a second death fails the compile with TIRX_E_COMPILE:
+ * host only); they leave when the runtime is destroyed (or their host dies: their socket closes).
+ * The bytes compiled, the cache keys and the messages are those of NVRTC in the process. A worker
+ * that dies during a compile (killed, crashed) is replaced and the compile retried once; a second
+ * death fails the compile with TIRX_E_COMPILE:
  *   tirx_launch: the compile worker (pid 12, /usr/libexec/tirx-compile-worker) was killed by
  *   signal 9 (Killed) while compiling 'k'; the retry on a fresh worker (pid 13) was killed by
  *   signal 9 (Killed) too. ...

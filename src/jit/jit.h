@@ -213,6 +213,7 @@ struct tirx_runtime {
    * and the pool's size; the pool is started on the first compile (workers_ready, under mu). */
   char *worker_path;
   unsigned worker_count;
+  int worker_nice; /* added to the host's nice value: TIRX__WORKER_NICE or the environment's */
   atomic_bool workers_ready;
   struct tirx__workers *workers; /* NULL: none (no program, or it could not start) */
 

@@ -275,6 +275,19 @@ static tirx_status resolve_workers(tirx_runtime *rt, const tirx_runtime_options 
   }
   if (off)
     return TIRX_OK;
+  rt->worker_nice = TIRX__WORKER_NICE;
+  const char *nice = getenv("TIRX_COMPILE_WORKER_NICE");
+  if (nice && *nice) {
+    char *end = NULL;
+    long n = strtol(nice, &end, 10);
+    if (end != nice && *end == 0 && n >= 0 && n <= 19)
+      rt->worker_nice = (int)n;
+    else
+      fprintf(stderr,
+              "tirx: TIRX_COMPILE_WORKER_NICE='%.40s' is not a number from 0 to 19; the "
+              "workers' nice value stays the host's + %d\n",
+              nice, TIRX__WORKER_NICE);
+  }
   if (count == 0) {
     count = uv_available_parallelism();
     if (count == 0)

@@ -58,6 +58,7 @@ struct tirx__workers {
   uv_cond_t cv;
   char *path;
   unsigned max;
+  int nice;
   slot *slots;
   int nvrtc_version;
   tirx__workers_hook hook;
@@ -147,8 +148,8 @@ static void spawn_locked(tirx__workers *w, slot *s) {
   s->fd = fds[0];
   s->pid = s->proc.pid;
   int prio = 0;
-  if (uv_os_getpriority(0, &prio) == 0) {
-    int nice = prio + TIRX__WORKER_NICE > 19 ? 19 : prio + TIRX__WORKER_NICE;
+  if (w->nice > 0 && uv_os_getpriority(0, &prio) == 0) {
+    int nice = prio + w->nice > 19 ? 19 : prio + w->nice;
     uv_os_setpriority(s->pid, nice); /* best effort */
   }
   w->spawned++;
@@ -179,7 +180,7 @@ static void loop_main(void *arg) {
 
 /* ---- creation and destruction ---- */
 
-tirx_status tirx__workers_create(const char *path, unsigned max, tirx__workers **out) {
+tirx_status tirx__workers_create(const char *path, unsigned max, int nice, tirx__workers **out) {
   *out = NULL;
   if (max == 0)
     max = 1;
@@ -191,6 +192,7 @@ tirx_status tirx__workers_create(const char *path, unsigned max, tirx__workers *
     return tirx__error(TIRX_E_NO_MEMORY, "tirx__workers_create: out of memory");
   }
   w->max = max;
+  w->nice = nice < 0 ? 0 : nice > 19 ? 19 : nice;
   w->nvrtc_version = tirx__nvrtc_version();
   for (unsigned i = 0; i < max; i++)
     w->slots[i].fd = -1;
@@ -661,7 +663,8 @@ struct tirx__workers *tirx__runtime_workers(tirx_runtime *rt) {
   if (!rt->workers_ready) {
     tirx_status saved_st = tirx_last_status();
     char *saved = strdup(tirx_last_error());
-    if (tirx__workers_create(rt->worker_path, rt->worker_count, &rt->workers) != TIRX_OK)
+    if (tirx__workers_create(rt->worker_path, rt->worker_count, rt->worker_nice, &rt->workers) !=
+        TIRX_OK)
       tirx__log(rt, 1, "compile workers: %s; compiling in the process", tirx_last_error());
     else
       tirx__log(rt, 1, "compile workers: up to %u of %s", rt->worker_count, rt->worker_path);

@@ -7,7 +7,8 @@
  *
  * A pool owns a libuv loop on its own thread: it spawns workers (uv_spawn, each with one end of
  * a uv_socketpair as its stdin and stdout, its stderr the host's, in the host's session but
- * its own process group, its nice value raised by TIRX__WORKER_NICE so it yields the cores to
+ * its own process group, its nice value raised by the pool's nice (TIRX__WORKER_NICE by
+ * default, $TIRX_COMPILE_WORKER_NICE) so it yields the cores to
  * launching threads) and reaps
  * them (exit callbacks). A compile runs on the caller's thread: it takes an idle worker
  * (spawning one, up to the pool's size, when none is idle), writes the request to the socket
@@ -37,13 +38,14 @@ typedef struct tirx__workers tirx__workers;
 /* What tirx__workers_compile returns when the pool is off: compile in the process. */
 #define TIRX__WORKERS_FALLBACK ((tirx_status)-2)
 
-/* The nice value workers run at, added to the host's (at most 19). */
+/* The default of what workers add to the host's nice value (the sum at most 19). */
 enum { TIRX__WORKER_NICE = 10 };
 
-/* Creates a pool of at most max (>= 1) workers of the program at path (copied). Starts the
- * pool's loop thread; no worker is spawned before the first compile. Errors: TIRX_E_NO_MEMORY,
- * TIRX_E_INTERNAL (libuv failed). */
-tirx_status tirx__workers_create(const char *path, unsigned max, tirx__workers **out);
+/* Creates a pool of at most max (>= 1) workers of the program at path (copied), each at the
+ * host's nice value + nice (0..19; the sum at most 19). Starts the pool's loop thread; no
+ * worker is spawned before the first compile. Errors: TIRX_E_NO_MEMORY, TIRX_E_INTERNAL
+ * (libuv failed). */
+tirx_status tirx__workers_create(const char *path, unsigned max, int nice, tirx__workers **out);
 
 /*
  * Compiles source with NVRTC in a worker, as tirx__nvrtc_raw_compile would in the process, into

@@ -613,3 +613,27 @@ Test(workers, eight_threads_share_two_workers) {
   cr_assert_eq(ws.deaths, 0);
   tirx_runtime_destroy(wk);
 }
+
+Test(workers, the_environment_sets_the_workers_nice_value) {
+  setenv("TIRX_COMPILE_WORKER_NICE", "3", 1);
+  tirx_runtime *wk = runtime(true, 1);
+  tirx_kernel *k = example_kernels[0].make();
+  tirx_compiled *c = NULL;
+  cr_assert_eq(tirx_compile(wk, k, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  int pids[4], mine = 0, theirs = 0;
+  cr_assert_eq(tirx__workers_pids(tirx__runtime_workers(wk), pids, 4), 1);
+  cr_assert_eq(uv_os_getpriority(0, &mine), 0);
+  cr_assert_eq(uv_os_getpriority(pids[0], &theirs), 0);
+  cr_assert_eq(theirs, mine + 3 > 19 ? 19 : mine + 3);
+  tirx_compiled_destroy(c);
+  tirx_runtime_destroy(wk);
+  setenv("TIRX_COMPILE_WORKER_NICE", "twenty", 1); /* reported, the default kept */
+  wk = runtime(true, 1);
+  cr_assert_eq(tirx_compile(wk, k, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(tirx__workers_pids(tirx__runtime_workers(wk), pids, 4), 1);
+  cr_assert_eq(uv_os_getpriority(pids[0], &theirs), 0);
+  cr_assert_eq(theirs, mine + TIRX__WORKER_NICE > 19 ? 19 : mine + TIRX__WORKER_NICE);
+  tirx_compiled_destroy(c);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(wk);
+}
