@@ -1,8 +1,10 @@
 /*
  * jit: the kernel cache's figures, in one run.
  *
- *   jit [out.csv] [--launches N] [--only SECTIONS]     (SECTIONS: letters of a0 a b c d e f,
- *                                                        e.g. --only d)
+ *   jit [out.csv] [--launches N] [--only SECTIONS] [--rounds R]
+ *       SECTIONS: letters of 0 (a0) a b c d e f, e.g. --only d; R: (d)'s rounds (1 to 15), its
+ *       three figures interleaved in each, medians reported (a shared machine's load then
+ *       reaches them alike)
  *
  *   (a0) the host path without the driver: kernel plan + memory-table probe, lock-free against
  *       the same probe under a pthread_rwlock read lock, on 1 thread and on every CPU.
@@ -769,8 +771,11 @@ static double run_variants(tirx_kernel *k, unsigned parallel, unsigned workers, 
   return st == TIRX_OK ? ms : -1;
 }
 
+/* --rounds: how many times (d) runs its three figures, interleaved (medians reported). */
+static int rounds = 1;
+
 static int bench_queue(void) {
-  enum { V = 64 };
+  enum { V = 64, MAX_ROUNDS = 15 };
   tirx_kernel *k = value_kernel();
   if (!k)
     return 1;
@@ -780,39 +785,58 @@ static int bench_queue(void) {
     pool = (unsigned)atoi(env);
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   unsigned nw = cpus > 0 ? (unsigned)cpus : 1;
+  int R = rounds < 1 ? 1 : rounds > MAX_ROUNDS ? MAX_ROUNDS : rounds;
   uint64_t cs = 0, cp = 0, cw = 0, cx = 0;
   run_variants(k, 1, 0, 1000, 2, &cx); /* NVRTC start-up and the pool's threads, untimed */
-  double serial = run_variants(k, 1, 0, 1, V, &cs);
-  double parallel = run_variants(k, pool, 0, 101, V, &cp);
-  /* Fresh workers: their start-up (exec, libnvrtc, NVRTC's first call) is in the figure. */
-  double workers = run_variants(k, nw, nw, 201, V, &cw);
+  double ser[MAX_ROUNDS], par[MAX_ROUNDS], wrk[MAX_ROUNDS], sp_par[MAX_ROUNDS],
+      sp_wrk[MAX_ROUNDS];
+  bool have_workers = true;
+  for (int r = 0; r < R; r++) {
+    /* Interleaved, so that a load that changes during the run reaches each figure alike. */
+    ser[r] = run_variants(k, 1, 0, 1 + 1000 * r, V, &cs);
+    par[r] = run_variants(k, pool, 0, 101 + 1000 * r, V, &cp);
+    /* Fresh workers: their start-up (exec, libnvrtc, NVRTC's first call) is in the figure. */
+    wrk[r] = run_variants(k, nw, nw, 201 + 1000 * r, V, &cw);
+    if (ser[r] < 0 || par[r] < 0) {
+      tirx_kernel_release(k);
+      return 1;
+    }
+    have_workers &= wrk[r] >= 0;
+    sp_par[r] = ser[r] / par[r];
+    sp_wrk[r] = ser[r] / wrk[r];
+    if (R > 1)
+      printf("    round %d: one at a time %.1f ms, %u threads %.1f ms (%.2fx), %u workers "
+             "%.1f ms (%.2fx)\n",
+             r + 1, ser[r], pool, par[r], sp_par[r], nw, wrk[r], sp_wrk[r]);
+  }
   tirx_kernel_release(k);
-  if (serial < 0 || parallel < 0)
-    return 1;
+  double serial = median(ser, (size_t)R), parallel = median(par, (size_t)R);
+  double s_par = median(sp_par, (size_t)R);
   double target = 0.8 * (double)nw;
-  printf("(d) %d distinct variants warmed up (libuv pool of %u threads, %ld CPUs):\n", V, pool,
-         cpus);
+  printf("(d) %d distinct variants warmed up (libuv pool of %u threads, %ld CPUs)%s:\n", V,
+         pool, cpus, R > 1 ? ", medians of the rounds" : "");
   printf("    in the process, one at a time   %9.1f ms (%llu compiles, %.1f ms each)\n", serial,
          (unsigned long long)cs, serial / V);
   printf("    in the process, %2u threads      %9.1f ms (%llu compiles): %.2fx\n", pool, parallel,
-         (unsigned long long)cp, serial / parallel);
+         (unsigned long long)cp, s_par);
   row("d_queue", "64_variants", "serial", serial, "ms");
   row("d_queue", "64_variants", "parallel", parallel, "ms");
   row("d_queue", "64_variants", "threads", pool, "count");
-  row("d_queue", "64_variants", "speedup", serial / parallel, "x");
-  if (workers < 0) {
+  row("d_queue", "64_variants", "speedup", s_par, "x");
+  row("d_queue", "64_variants", "rounds", R, "count");
+  if (!have_workers) {
     printf("    compile workers                 n/a (no tirx-compile-worker: set "
            "TIRX_COMPILE_WORKER)\n");
     row("d_queue", "64_variants", "workers_missing", 1, "flag");
     return 0;
   }
+  double workers = median(wrk, (size_t)R), s_wrk = median(sp_wrk, (size_t)R);
   printf("    %2u compile workers              %9.1f ms (%llu compiles): %.2fx (target >= "
          "%.1fx): %s\n",
-         nw, workers, (unsigned long long)cw, serial / workers, target,
-         serial / workers >= target ? "met" : "NOT met");
+         nw, workers, (unsigned long long)cw, s_wrk, target, s_wrk >= target ? "met" : "NOT met");
   row("d_queue", "64_variants", "workers", workers, "ms");
   row("d_queue", "64_variants", "worker_count", nw, "count");
-  row("d_queue", "64_variants", "workers_speedup", serial / workers, "x");
+  row("d_queue", "64_variants", "workers_speedup", s_wrk, "x");
   row("d_queue", "64_variants", "workers_target", target, "x");
   return 0;
 }
@@ -958,10 +982,12 @@ int main(int argc, char **argv) {
       launches = strtol(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       only = argv[++i];
+    else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+      rounds = atoi(argv[++i]);
     else if (argv[i][0] != '-' && !csv_path)
       csv_path = argv[i];
     else {
-      fprintf(stderr, "usage: jit [out.csv] [--launches N] [--only SECTIONS]\n");
+      fprintf(stderr, "usage: jit [out.csv] [--launches N] [--only SECTIONS] [--rounds R]\n");
       return 2;
     }
   }
