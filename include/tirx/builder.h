@@ -685,7 +685,10 @@ TIRX_API void tirx_reduce(tirx_builder *b, tirx_region *dst, tirx_region *src, t
  *   pointer, shape and strides: elements outside the tensor read as zero and are not written,
  *   so tiles at the edges need no special code. The global tensor's innermost dimension of the
  *   box must be contiguous, its base pointer 16-byte aligned and its other strides multiples
- *   of 16 bytes (tirx_launch checks).
+ *   of 16 bytes (tirx_launch checks). A store clips only at 16-byte granularity: it writes
+ *   the whole 16-byte piece that holds a row's last element, so tirx_launch refuses a stored
+ *   tensor whose innermost extent is not a multiple of 16 bytes (TIRX_E_LAUNCH_ARG); store
+ *   such tensors with tirx_store or tirx_copy instead.
  *
  * cp.async (rule copy_async.cp_async, sm_80; global -> shared without cfg->barrier):
  *   the threads of the call's team (complete: a whole warp, warpgroup or CTA) share the

@@ -130,6 +130,7 @@ typedef struct tirx_gemm_options {
  * ring, and the consumer warpgroups (each block_m / consumers rows). */
 typedef struct tirx_gemm_tiles {
   int block_m, block_n, block_k, stages, consumers;
+  int inflight; /* wgmma batches (one K block each) a consumer keeps in flight, 1..stages-1 */
 } tirx_gemm_tiles;
 
 /*
@@ -208,7 +209,10 @@ TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx
  * C = epilogue(A B^T [+ bias]) on stream. a: [M, K], b: [N, K], c: [M, N], all of one dtype
  * (f16 or bf16), rank 2, innermost stride 1, row strides >= the row and multiples of 16 bytes
  * (NULL strides: dense). bias: [N] or [1, N] dense, of the dtype, required by the bias
- * epilogues and NULL otherwise. M, N, K at most 2^31 - 1.
+ * epilogues and NULL otherwise. M, N, K at most 2^31 - 1. Only C's M x N elements are
+ * written, never the padding of its rows: where N is not a multiple of 8 (a row ends inside a
+ * 16-byte piece, which a TMA store would write whole), the wgmma, mma and scalar kernels store
+ * C element by element (their kernel names end in "_ragged").
  * Errors: TIRX_E_NULL_ARG (rt, a, b, c, a data pointer, or bias for a bias epilogue),
  * TIRX_E_INVALID_ARG (options as tirx_kernels_gemm_build; a rank, shape, stride or pointer
  * alignment that breaks the rules above; a bias without a bias epilogue), TIRX_E_TYPE (dtypes),

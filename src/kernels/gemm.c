@@ -55,7 +55,8 @@ static gemm_tiles gemm_pick(const gemm_spec *s) {
   /* The compute-bound default: 128 x 256 per CTA as two consumer warpgroups of 64 rows over
    * three stages (the accumulator, its 16-bit copy and the stmatrix addresses fit the
    * consumers' 232 registers). Kept whenever it gives every SM four tiles or more. */
-  gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2};
+  gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2,
+                  .inflight = 1};
   int sms = s->sms;
   if ((s->m + 127) / 128 * ((s->n + 255) / 256) >= 4 * (int64_t)sms) return t;
   /* Fewer tiles than that (decode-like M, narrow N): the tile shape that keeps the busiest
@@ -75,6 +76,7 @@ static gemm_tiles gemm_pick(const gemm_spec *s) {
    * at most 16. */
   t.stages = 3;
   while (t.stages < 16 && smem_bytes(&t, t.stages + 1) <= SMEM) t.stages++;
+  t.inflight = 1;
   return t;
 }
 
@@ -270,6 +272,29 @@ tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, in
   return st;
 }
 
+/* Whether C's rows end inside a 16-byte piece (N * 2 bytes not a multiple of 16): then a TMA
+ * store would also write the rest of that piece, past N (the hardware clips at 16 bytes), and
+ * the epilogue stores element by element instead (store_plain). */
+static bool ragged_n(const gemm_spec *s) { return s->n % 8 != 0; }
+
+/*
+ * C[r0 + r, c0 + c] = Cs[s0 + r, c] for the rows x cols tile, r0 + r < M and c0 + c < N,
+ * by nthr threads (t: this one's index), consecutive threads on consecutive columns: the
+ * epilogue of a ragged N (ragged_n).
+ */
+static void store_plain(tirx_builder *b, tirx_tensor *C, tirx_tensor *Cs, tirx_expr *r0,
+                        tirx_expr *c0, tirx_expr *s0, int64_t rows, int64_t cols, tirx_expr *t,
+                        int nthr, tirx_expr *M, tirx_expr *N) {
+  tirx_expr *e = tirx_for_begin(b, "e", t, I(b, rows * cols), I(b, nthr), TIRX_LOOP_SERIAL);
+  tirx_expr *r = tirx_let(b, "er", tirx_div(b, e, I(b, cols)));
+  tirx_expr *c = tirx_let(b, "ec", tirx_mod(b, e, I(b, cols)));
+  tirx_expr *gr = tirx_add(b, r0, r), *gc = tirx_add(b, c0, c);
+  tirx_if_begin(b, tirx_and(b, tirx_lt(b, gr, M), tirx_lt(b, gc, N)));
+  tirx_store(b, C, TIRX_EXPRS(gr, gc), tirx_load(b, Cs, TIRX_EXPRS(tirx_add(b, s0, r), c)));
+  tirx_if_end(b);
+  tirx_for_end(b);
+}
+
 /* The kernel of s's path; TIRX_GEMM_PATH_AUTO is the wgmma kernel here (tirx_op_gemm plans
  * first and passes the plan's path). */
 static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out);
@@ -315,7 +340,8 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   tirx_dtype dt = s->dtype;
   bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
   char name[64];
-  snprintf(name, sizeof name, "gemm_%s_%s%s", s->family, tirx_dtype_name(dt), ep_name[s->epilogue]);
+  snprintf(name, sizeof name, "gemm_%s_%s%s%s", s->family, tirx_dtype_name(dt),
+           ep_name[s->epilogue], ragged_n(s) ? "_ragged" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_expr *M = tirx_param_int(b, "M", TIRX_I32), *N = tirx_param_int(b, "N", TIRX_I32);
@@ -383,6 +409,12 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   tirx_cast_region(b, tirx_whole(b, acc16), accr, NULL);
   tirx_copy(b, rect(b, Cs, tirx_mul(b, w, I(b, WR)), I(b, 0), WR, T), tirx_whole(b, acc16), NULL);
   tirx_team_end(b);
+  if (ragged_n(s)) {
+    tirx_sync_threads(b);
+    store_plain(b, C, Cs, tirx_mul(b, tm, I(b, T)), tirx_mul(b, tn, I(b, T)), I(b, 0), T, T, tid,
+                128, M, N);
+    return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
+  }
   tirx_fence_proxy_async(b);
   tirx_sync_threads(b);
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
@@ -421,18 +453,19 @@ static void unit_begin(tirx_builder *b, const unit_loop *u, tirx_expr **tm, tirx
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
+  const int D = T.inflight; /* wgmma batches a consumer keeps in flight (< ST) */
   const int sms = s->sms;
   /* The split-K variant (S > 1): work units (tile, split) of KBS K blocks each, f32 partial
    * tiles into the workspace, no epilogue (gemm_reduce's); S == 1 is the kernel as it was. */
-  const bool SK = s->splits > 1;
+  const bool SK = s->splits > 1, ragged = !SK && ragged_n(s);
   tirx_dtype dt = s->dtype;
   char name[64];
   if (SK)
     snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld_splitk", tirx_dtype_name(dt),
              (long long)BM, (long long)BN, (long long)ST);
   else
-  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
-           (long long)BN, (long long)ST, ep_name[s->epilogue]);
+  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s%s", tirx_dtype_name(dt), (long long)BM,
+           (long long)BN, (long long)ST, ep_name[s->epilogue], ragged ? "_ragged" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
 
@@ -575,18 +608,23 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, kb_lo)};
     tirx_gemm_async(b, tirx_whole(b, acc), a_s, b_s, &g);
     tirx_wgmma_commit(b);
-    /* One batch stays in flight: the previous one is complete, so its stage is released. */
-    tirx_wgmma_wait(b, 1);
-    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
-    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
+    /* D batches stay in flight: the one D back is complete, so its stage is released. */
+    tirx_wgmma_wait(b, D);
+    tirx_expr *old = D == 1 ? tirx_gt(b, kb, kb_lo) : tirx_ge(b, kb, tirx_add(b, kb_lo, I(b, D)));
+    tirx_if_begin(b, tirx_and(b, old, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - D)), I(b, ST))));
     tirx_if_end(b);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
   }
   tirx_for_end(b);
-  tirx_wgmma_wait(b, 0); /* the tile's last batch, then its stage */
-  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb_hi, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
-  tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
-  tirx_if_end(b);
+  tirx_wgmma_wait(b, 0); /* the tile's last D batches, then their stages */
+  for (int d = 1; d <= D; d++) {
+    tirx_expr *had = d == 1 ? tirx_gt(b, kb_hi, kb_lo)
+                            : tirx_ge(b, tirx_sub(b, kb_hi, kb_lo), I(b, d));
+    tirx_if_begin(b, tirx_and(b, had, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - d)), I(b, ST))));
+    tirx_if_end(b);
+  }
   if (SK) { /* the f32 partial tile into slab `split` of the workspace; gemm_reduce does the rest */
     tirx_expr *row = tirx_add(b, tirx_add(b, tirx_mul(b, tirx_mul(b, split, tiles_m), I(b, BM)),
                                           tirx_mul(b, tm, I(b, BM))),
@@ -628,11 +666,20 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
   tirx_team_end(b);
-  tirx_fence_proxy_async(b);
+  if (!ragged) tirx_fence_proxy_async(b);
   for (int q = 0; q < T.consumers; q++) {
     tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
     tirx_named_barrier_sync(b, 1 + q, 128);
     tirx_if_end(b);
+  }
+  if (ragged) { /* the warpgroup's rows, element by element; the next tile's first barrier
+                 * orders these reads before Cs is written again */
+    tirx_expr *r0 = tirx_add(b, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, c, I(b, WM)));
+    store_plain(b, C, Cs, r0, tirx_mul(b, tn, I(b, BN)), tirx_mul(b, c, I(b, WM)), WM, BN,
+                tirx_mod(b, tid, I(b, 128)), 128, M, N);
+    tirx_for_end(b);
+    tirx_if_end(b);
+    return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
   }
   for (int q = 0; q < T.consumers; q++) { /* one TMA store per consumer, from its thread 0 */
     tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
@@ -857,6 +904,7 @@ typedef struct gemm_key {
   int32_t dtype, epilogue, family, sms;
   gemm_tiles tiles;
   int32_t path, gemv_m, gemv_rows, reduce;
+  int32_t ragged; /* ragged_n: C stored element by element */
 } gemm_key;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
@@ -1015,6 +1063,8 @@ tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
     key.gemv_m = (int32_t)M, key.gemv_rows = plan.gemv_rows;
   else if (key.family == 0)
     key.sms = s.sms, key.tiles = gemm_pick(&s);
+  if (!gemv)
+    key.ragged = ragged_n(&s);
   tirx_kernel *k;
   if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &s, &k)) != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());

@@ -203,9 +203,12 @@ static void gemm_case(golden_set *g, gemm_spec s) {
   tirx_kernel *k = gemm_build(&s, err, sizeof err);
   /* The kernel depends on the tiles the shape picks, not on the shape: name it by them. */
   golden_add_kernel(g,
-                    golden_name(g, "gemm.%s.%s.%s.%dx%dx%d.s%d.c%d%s", dt_name(s.dtype),
+                    golden_name(g, "gemm.%s.%s.%s.%dx%dx%d.s%d.c%d%s%s%s", dt_name(s.dtype),
                                 EPILOGUES[s.epilogue], fam, t.block_m, t.block_n, t.block_k,
-                                t.stages, t.consumers, s.sms ? golden_name(g, ".sms%d", s.sms) : ""),
+                                t.stages, t.consumers,
+                                t.inflight > 1 ? golden_name(g, ".d%d", t.inflight) : "",
+                                s.sms ? golden_name(g, ".sms%d", s.sms) : "",
+                                s.n % 8 ? ".ragged" : ""),
                     k, err);
 }
 

@@ -65,7 +65,7 @@ Test(example_gemm, pick_fills_the_sms_at_decode_m) {
       cr_expect(smem_of(t) <= 232448, "%d stages of %dx%d need %lld bytes", t.stages, t.block_m,
                 t.block_n, (long long)smem_of(t));
       cr_expect(t.stages == 16 || smem_of((tirx_gemm_tiles){t.block_m, t.block_n, t.block_k,
-                                                       t.stages + 1, t.consumers}) > 232448,
+                                                       t.stages + 1, t.consumers, t.inflight}) > 232448,
                 "%dx%d: %d stages, one more would fit", t.block_m, t.block_n, t.stages);
     }
 }

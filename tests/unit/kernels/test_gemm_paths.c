@@ -457,3 +457,50 @@ Test(gemm_paths, the_workspace_without_a_device) {
                      "%s", tirx_last_error());
   tirx_runtime_destroy(rt);
 }
+
+/* A ragged N (N * 2 bytes not a multiple of 16: a TMA store clips only at the 16-byte piece
+ * that holds the row's last element, so it would write C's row padding): the wgmma kernel and
+ * the mma/scalar families store C element by element, guarded by M and N, with no TMA store
+ * and no tensor map of C; their launch arguments (ldc padded past N) pass the checks. N = 80
+ * keeps the TMA store. */
+Test(gemm_paths, ragged_n_stores_element_by_element, .timeout = 600) {
+  tirx_runtime *rt = compile_only_runtime();
+  static const char *fams[3] = {"wgmma", "mma", "scalar"};
+  for (int f = 0; f < 3; f++)
+    for (int64_t n = 77; n <= 80; n += 3) {
+      gemm_spec s = {.dtype = f == 1 ? TIRX_F16 : TIRX_BF16, .m = 9, .n = n, .k = 40,
+                     .epilogue = f == 0 ? TIRX_EPILOGUE_BIAS_SILU : TIRX_EPILOGUE_NONE,
+                     .family = fams[f]};
+      char err[4096] = "", what[96];
+      snprintf(what, sizeof what, "%s N %lld", fams[f], (long long)n);
+      tirx_kernel *k = gemm_build(&s, err, sizeof err);
+      cr_assert_not_null(k, "%s: %s", what, err);
+      bool ragged = n % 8 != 0;
+      cr_expect_eq(strstr(tirx_kernel_name(k), "_ragged") != NULL, ragged, "%s: %s", what,
+                   tirx_kernel_name(k));
+      const char *rep = tirx_kernel_dispatch_report(k);
+      cr_expect_eq(strstr(rep, "roles=shared->global") != NULL, !ragged, "%s:\n%s", what, rep);
+      tirx_compiled *c = NULL;
+      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", what, tirx_last_error());
+      const char *ptx = tirx_compiled_ptx(c);
+      cr_expect_eq(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared") != NULL, !ragged,
+                   "%s: TMA store", what);
+      if (ragged) assert_has(ptx, "st.global.u16", what);
+      cr_expect_null(strstr(ptx, ".local"), "%s: local memory", what);
+      tirx_compiled_destroy(c);
+      void *p = PTR(4096);
+      int64_t ldc = (n + 7) / 8 * 8;
+      tirx_arg args[7] = {tirx_arg_i32(9), tirx_arg_i32((int32_t)n), tirx_arg_i32(40),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){9, 40}, (int64_t[]){40, 1}),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){40, n}, (int64_t[]){1, 48}),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){9, n}, (int64_t[]){ldc, 1}),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){1, n}, NULL)};
+      tirx_future *fu = NULL;
+      cr_assert_eq(tirx_prepare_async(rt, k, args, f == 0 ? 7 : 6, &fu), TIRX_OK, "%s: %s",
+                   what, tirx_last_error());
+      cr_assert_eq(tirx_future_wait(fu, -1), TIRX_OK, "%s: %s", what, tirx_last_error());
+      tirx_future_release(fu);
+      tirx_kernel_release(k);
+    }
+  tirx_runtime_destroy(rt);
+}
