@@ -130,14 +130,16 @@ typedef struct tirx_gemm_options {
  * ring, and the consumer warpgroups (each block_m / consumers rows). */
 typedef struct tirx_gemm_tiles {
   int block_m, block_n, block_k, stages, consumers;
-  int inflight; /* wgmma batches (one K block each) a consumer keeps in flight, 1..stages-1 */
 } tirx_gemm_tiles;
 
 /*
  * The tile shape the wgmma kernel uses for an M x N x K problem: 128x256 over 3 stages while
  * that gives every SM four tiles or more; otherwise 64 rows (one consumer) for M <= 64, else
  * 128, a BLOCK_N in steps of 16 from a per-SM cost model, and as many stages as shared memory
- * holds (at most 16). opts may be NULL (only opts->sms is read).
+ * holds (at most 16). Where that BLOCK_N would be 16 or 32 (too few bytes per stage to keep
+ * HBM busy), M <= 64 or K >= 8192, and opts->path is not TIRX_GEMM_PATH_WGMMA: 128 columns,
+ * and the plan fills the SMs with K splits. When M < block_m, each TMA load reads M rounded
+ * up to 8 rows of A. opts may be NULL (only opts->sms and opts->path are read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; opts->sms out of range).
  */
 TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,

@@ -51,12 +51,13 @@ static double tile_cost(const gemm_spec *s, int sms, int64_t bm, int64_t bn) {
   return (double)waves * (mem > mma ? mem : mma);
 }
 
+enum { GEMV_MAX_M = 8, GEMV_THREADS = 256, SPLITK_MAX = 64, SPLITK_MAX_M = 65535 };
+
 static gemm_tiles gemm_pick(const gemm_spec *s) {
   /* The compute-bound default: 128 x 256 per CTA as two consumer warpgroups of 64 rows over
    * three stages (the accumulator, its 16-bit copy and the stmatrix addresses fit the
    * consumers' 232 registers). Kept whenever it gives every SM four tiles or more. */
-  gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2,
-                  .inflight = 1};
+  gemm_tiles t = {.block_m = 128, .block_n = 256, .block_k = BK, .stages = 3, .consumers = 2};
   int sms = s->sms;
   if ((s->m + 127) / 128 * ((s->n + 255) / 256) >= 4 * (int64_t)sms) return t;
   /* Fewer tiles than that (decode-like M, narrow N): the tile shape that keeps the busiest
@@ -69,6 +70,13 @@ static gemm_tiles gemm_pick(const gemm_spec *s) {
     double c = tile_cost(s, sms, bm, bn);
     if (c < best_cost * 0.999) best = bn, best_cost = c;
   }
+  /* Narrow tiles (BLOCK_N 16 or 32) move too few bytes per stage to keep HBM busy (H200:
+   * 64x32 tiles stream B at 1.8 TB/s); where split-K may follow (not for a forced wgmma path)
+   * take 128 columns and let the plan fill the SMs with K splits instead, on M <= 64 or on a
+   * long K (measured: M = 8..64, N = 4096: 1.2-1.7x faster; M = 128 only with K >= 8192). */
+  if (best < 48 && s->path != TIRX_GEMM_PATH_WGMMA && s->m <= SPLITK_MAX_M &&
+      (bm == 64 || s->k >= 8192))
+    best = 128;
   t.block_m = (int)bm;
   t.block_n = (int)best;
   t.consumers = bm == 64 ? 1 : 2;
@@ -76,8 +84,13 @@ static gemm_tiles gemm_pick(const gemm_spec *s) {
    * at most 16. */
   t.stages = 3;
   while (t.stages < 16 && smem_bytes(&t, t.stages + 1) <= SMEM) t.stages++;
-  t.inflight = 1;
   return t;
+}
+
+/* The rows of A one TMA load of the wgmma kernel reads (see build_wgmma): M rounded up to 8
+ * when M < block_m, else block_m. */
+static int64_t a_rows_of(const gemm_spec *s, const gemm_tiles *t) {
+  return s->m < t->block_m ? (s->m + 7) / 8 * 8 : t->block_m;
 }
 
 static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
@@ -106,7 +119,6 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
 
-enum { GEMV_MAX_M = 8, GEMV_THREADS = 256, SPLITK_MAX = 64, SPLITK_MAX_M = 65535 };
 /* The plan's gemv range: measured on the H200 (PERF-NOTES, session 5), gemv is 1.05-1.52x
  * cuBLAS at M = 1 but FMA-bound at M = 8 (0.49-0.68x), where the wgmma decode tiles' times
  * (those of M = 16, the same tiles) are shorter on 7 of the 8 LLaMA shapes; M = 4 sits near the
@@ -453,19 +465,24 @@ static void unit_begin(tirx_builder *b, const unit_loop *u, tirx_expr **tm, tirx
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
-  const int D = T.inflight; /* wgmma batches a consumer keeps in flight (< ST) */
+  /* Rows of A per TMA load: M rounded up to 8 when the tile holds all of M (decode), else
+   * BM. The rows of the stage past them are never written: wgmma's rows are independent and
+   * the epilogue stores none of those rows. (A box mostly past M, zero-filled by TMA, made
+   * M = 8 20-30% slower than M = 64 with the same tiles: PERF-NOTES.) */
+  const int64_t AR = a_rows_of(s, &T);
   const int sms = s->sms;
   /* The split-K variant (S > 1): work units (tile, split) of KBS K blocks each, f32 partial
    * tiles into the workspace, no epilogue (gemm_reduce's); S == 1 is the kernel as it was. */
   const bool SK = s->splits > 1, ragged = !SK && ragged_n(s);
   tirx_dtype dt = s->dtype;
-  char name[64];
+  char name[96], arows[24] = "";
+  if (AR < BM) snprintf(arows, sizeof arows, "_a%lld", (long long)AR);
   if (SK)
-    snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld_splitk", tirx_dtype_name(dt),
-             (long long)BM, (long long)BN, (long long)ST);
+    snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s_splitk", tirx_dtype_name(dt),
+             (long long)BM, (long long)BN, (long long)ST, arows);
   else
-  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s%s", tirx_dtype_name(dt), (long long)BM,
-           (long long)BN, (long long)ST, ep_name[s->epilogue], ragged ? "_ragged" : "");
+  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s%s%s", tirx_dtype_name(dt), (long long)BM,
+           (long long)BN, (long long)ST, arows, ep_name[s->epilogue], ragged ? "_ragged" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
 
@@ -552,10 +569,10 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
     tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
     tirx_mbarrier_wait(b, elem(b, empty, st), tirx_bit_xor(b, ph, I(b, 1)));
-    tirx_mbarrier_expect_tx(b, elem(b, full, st), I(b, (BM + BN) * BK * 2));
+    tirx_mbarrier_expect_tx(b, elem(b, full, st), I(b, (AR + BN) * BK * 2));
     tirx_config ld = {.barrier = elem(b, full, st)};
-    tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), BM, BK),
-                    rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), BM, BK), &ld);
+    tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), AR, BK),
+                    rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), AR, BK), &ld);
     tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN),
                     rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, BN)), BK, BN), &ld);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
@@ -608,23 +625,19 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, kb_lo)};
     tirx_gemm_async(b, tirx_whole(b, acc), a_s, b_s, &g);
     tirx_wgmma_commit(b);
-    /* D batches stay in flight: the one D back is complete, so its stage is released. */
-    tirx_wgmma_wait(b, D);
-    tirx_expr *old = D == 1 ? tirx_gt(b, kb, kb_lo) : tirx_ge(b, kb, tirx_add(b, kb_lo, I(b, D)));
-    tirx_if_begin(b, tirx_and(b, old, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
-    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - D)), I(b, ST))));
+    /* One batch stays in flight: the previous one is complete, so its stage is released.
+     * (Two or four in flight measured no faster on the decode tiles: PERF-NOTES.) */
+    tirx_wgmma_wait(b, 1);
+    tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
     tirx_if_end(b);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
   }
   tirx_for_end(b);
-  tirx_wgmma_wait(b, 0); /* the tile's last D batches, then their stages */
-  for (int d = 1; d <= D; d++) {
-    tirx_expr *had = d == 1 ? tirx_gt(b, kb_hi, kb_lo)
-                            : tirx_ge(b, tirx_sub(b, kb_hi, kb_lo), I(b, d));
-    tirx_if_begin(b, tirx_and(b, had, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
-    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - d)), I(b, ST))));
-    tirx_if_end(b);
-  }
+  tirx_wgmma_wait(b, 0); /* the tile's last batch, then its stage */
+  tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb_hi, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
+  tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
+  tirx_if_end(b);
   if (SK) { /* the f32 partial tile into slab `split` of the workspace; gemm_reduce does the rest */
     tirx_expr *row = tirx_add(b, tirx_add(b, tirx_mul(b, tirx_mul(b, split, tiles_m), I(b, BM)),
                                           tirx_mul(b, tm, I(b, BM))),
@@ -905,6 +918,7 @@ typedef struct gemm_key {
   gemm_tiles tiles;
   int32_t path, gemv_m, gemv_rows, reduce;
   int32_t ragged; /* ragged_n: C stored element by element */
+  int32_t a_rows; /* a_rows_of: the rows of A per TMA load */
 } gemm_key;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
@@ -938,6 +952,7 @@ static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_ge
   key.dtype = rkey.dtype = (int32_t)s->dtype;
   key.path = rkey.path = (int32_t)TIRX_GEMM_PATH_WGMMA_SPLITK;
   key.sms = s->sms, key.tiles = plan->tiles; /* no epilogue: the reduction's */
+  key.a_rows = (int32_t)a_rows_of(s, &plan->tiles);
   rkey.epilogue = (int32_t)s->epilogue, rkey.reduce = 1;
   gemm_spec rs = *s;
   rs.reduce = true;
@@ -1062,7 +1077,7 @@ tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
   if (gemv)
     key.gemv_m = (int32_t)M, key.gemv_rows = plan.gemv_rows;
   else if (key.family == 0)
-    key.sms = s.sms, key.tiles = gemm_pick(&s);
+    key.sms = s.sms, key.tiles = gemm_pick(&s), key.a_rows = (int32_t)a_rows_of(&s, &key.tiles);
   if (!gemv)
     key.ragged = ragged_n(&s);
   tirx_kernel *k;

@@ -63,9 +63,9 @@ static inline tirx_kernel *gemm_build(const gemm_spec *s, char *err, size_t cap)
 /* tirx_kernels_gemm_tiles for s; all zero on an error. */
 static inline tirx_gemm_tiles gemm_pick(const gemm_spec *s) {
   tirx_gemm_options o = gemm_options(s);
-  tirx_gemm_tiles t = {0, 0, 0, 0, 0, 0};
+  tirx_gemm_tiles t = {0, 0, 0, 0, 0};
   if (tirx_kernels_gemm_tiles(&o, s->m, s->n, s->k, &t) != TIRX_OK)
-    t = (tirx_gemm_tiles){0, 0, 0, 0, 0, 0};
+    t = (tirx_gemm_tiles){0, 0, 0, 0, 0};
   return t;
 }
 
