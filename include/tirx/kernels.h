@@ -24,7 +24,14 @@
  *       and launches it with tirx_launch. Thread-safe.
  *
  * Options structs: a NULL pointer and a zeroed struct are the defaults, and every field's 0 is
- * its sane default. The options are read during the call only.
+ * its sane default. The options are read during the call only. Options and plan structs are
+ * extensible (README.md, "ABI policy"): their first field, size, is 0 (version 1) or the
+ * struct's sizeof; any other value is TIRX_E_INVALID_ARG naming the argument:
+ *
+ *     tirx_op_gemm: opts->size is 12, expected 0 or 40 (sizeof(tirx_gemm_options))
+ *
+ * A plan (an output) must have its size set, or be zeroed, before the call; on return size
+ * holds the bytes written.
  *
  * Errors. Every function returns a tirx_status; the calling thread's message
  * (tirx_last_error()) names the function and the argument:
@@ -114,6 +121,7 @@ typedef enum tirx_gemm_path {
 } tirx_gemm_path;
 
 typedef struct tirx_gemm_options {
+  size_t size;            /* 0 or sizeof(tirx_gemm_options) */
   tirx_epilogue epilogue; /* 0: none */
   const char *family;     /* NULL or "wgmma" (default); "mma"; "scalar" */
   int sms;                /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
@@ -148,6 +156,7 @@ TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int6
  * otherwise), the K splits (1 but for split-K), the CTAs launched (split-K: its first kernel)
  * and split-K's workspace bytes (0 otherwise). */
 typedef struct tirx_gemm_plan {
+  size_t size;      /* in: 0 or sizeof(tirx_gemm_plan); out: bytes written */
   tirx_gemm_path path;
   const char *name; /* static storage */
   tirx_gemm_tiles tiles;
@@ -278,6 +287,7 @@ enum {
 };
 
 typedef struct tirx_row_options {
+  size_t size;    /* 0 or sizeof(tirx_row_options) */
   int threads;    /* threads per row of the CTA-per-row kernels; 0: chosen per width (below);
                      else a power of two in 64..1024 */
   int variant;    /* TIRX_ROW_VARIANT_* bits; 0: weights read with ld.global.nc after the
@@ -293,6 +303,7 @@ typedef struct tirx_row_options {
  * kernels; per CTA of the cluster), CTAs per row (1 unless a cluster), and the stages of the
  * ring of staged rows (0: one row per CTA). */
 typedef struct tirx_row_plan {
+  size_t size; /* in: 0 or sizeof(tirx_row_plan); out: bytes written */
   int threads, cluster, stages;
 } tirx_row_plan;
 
@@ -424,6 +435,7 @@ typedef enum tirx_rope_style {
 } tirx_rope_style;
 
 typedef struct tirx_rope_options {
+  size_t size;           /* 0 or sizeof(tirx_rope_options) */
   tirx_rope_style style; /* 0: neox */
   int rot_dim;           /* R: 0 means D; else even, 2..D */
 } tirx_rope_options;
@@ -475,6 +487,7 @@ TIRX_API tirx_status tirx_op_rope(tirx_runtime *rt, const tirx_rope_options *opt
  * of 16 bytes). Y_r and Y are dense for NCCL, so N is a multiple of 8; M and K split evenly.
  */
 typedef struct tirx_tp_spec {
+  size_t size;      /* 0 or sizeof(tirx_tp_spec) */
   tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
   int64_t m, n, k;  /* global shape: X [m, k], W [n, k], Y [m, n] */
   int nranks;       /* P >= 1; m % P == 0, k % P == 0, n % 8 == 0 */
@@ -567,6 +580,7 @@ TIRX_API tirx_status tirx_op_tp_linear(tirx_runtime *rt, const tirx_tp_linear *t
  * when S_q > S_k) has o = 0 and lse = -inf.
  */
 typedef struct tirx_attention_options {
+  size_t size;      /* 0 or sizeof(tirx_attention_options) */
   double scale;     /* softmax scale; 0: 1 / sqrt(D) */
   bool causal;
   const char *path; /* NULL: the default kernel; "reference": a simple, slow kernel (tests) */
@@ -669,6 +683,7 @@ enum {
 };
 
 typedef struct tirx_decode_options {
+  size_t size;  /* 0 or sizeof(tirx_decode_options) */
   double scale; /* softmax scale; 0: 1 / sqrt(D) */
   int splits;   /* KV splits per (sequence, KV head): 0 chosen (tirx_kernels_decode_plan);
                    1: unsplit; N in 2..TIRX_DECODE_MAX_SPLITS forced (capped at the tiles of
@@ -683,6 +698,7 @@ typedef struct tirx_decode_options {
  * tiles of TIRX_DECODE_TILE keys each split reads (the last split of the longest sequence may
  * read fewer; splits of shorter sequences may read none) and the workspace bytes. */
 typedef struct tirx_decode_plan {
+  size_t size; /* in: 0 or sizeof(tirx_decode_plan); out: bytes written */
   int splits;
   int tiles_per_split;
   int64_t workspace_bytes;

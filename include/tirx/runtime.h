@@ -107,8 +107,13 @@ typedef enum tirx_capture_policy {
   TIRX_CAPTURE_REFUSE = 1
 } tirx_capture_policy;
 
-/* Options of tirx_runtime_create. Zero-initialise and set the fields you need. */
+/* Options of tirx_runtime_create. Zero-initialise and set the fields you need. An extensible
+ * struct (README.md, "ABI policy"): size is 0 (version 1) or sizeof(tirx_runtime_options). */
 typedef struct tirx_runtime_options {
+  /* 0, or sizeof(tirx_runtime_options) to use fields added after version 1. Other values:
+   * TIRX_E_INVALID_ARG ("tirx_runtime_create: options->size is 3, expected 0 or 104
+   * (sizeof(tirx_runtime_options))"). */
+  size_t size;
   /* CUDA device ordinal, 0 by default. */
   int device;
   /* Target architecture, "sm_90a", "sm_80", ... NULL: the device's own (sm_90a for compute
@@ -294,8 +299,12 @@ TIRX_API tirx_status tirx_launch_ex(tirx_runtime *rt, const tirx_kernel *kernel,
 /* Kernel cache, asynchronous preparation, warm-up                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Counters of a runtime's kernel cache since its creation. */
+/* Counters of a runtime's kernel cache since its creation. An extensible struct (README.md,
+ * "ABI policy"): zero it (or set size) before the call. */
 typedef struct tirx_cache_stats {
+  /* In: 0 (version 1) or sizeof(tirx_cache_stats); the runtime writes that version's fields.
+   * Out: the bytes written. */
+  size_t size;
   uint64_t hits;             /* variants found valid in the disk cache */
   uint64_t misses;           /* disk lookups that found no usable entry */
   uint64_t compiles;         /* NVRTC compiles this runtime ran (failed ones included) */
@@ -312,7 +321,8 @@ typedef struct tirx_cache_stats {
   double nvrtc_millis;       /* time spent in NVRTC */
 } tirx_cache_stats;
 
-/* Copies the counters into *out. Errors: TIRX_E_NULL_ARG, TIRX_E_FORKED. */
+/* Copies the counters into *out, as many as out->size holds. Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_INVALID_ARG (out->size neither 0 nor sizeof(tirx_cache_stats)), TIRX_E_FORKED. */
 TIRX_API tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out);
 
 /* The disk cache's directory, "" when the cache is disabled or unusable (the reason went to

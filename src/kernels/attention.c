@@ -388,9 +388,10 @@ tirx_status tirx__attention_check(const tirx_attention_options *opts, const tirx
                                   const tirx_tensor_arg *o, const tirx_tensor_arg *lse,
                                   const tirx_attention_varlen *varlen, tirx__attn_call *out,
                                   bool *reference) {
-  static const tirx_attention_options none = {0};
-  if (!opts)
-    opts = &none;
+  tirx_attention_options copy;
+  if (tirx__ext_in(FN, "opts", &tirx__ext_attention_options, opts, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  opts = &copy;
   tirx_status st = check_options(opts, reference);
   if (st != TIRX_OK)
     return st;

@@ -189,7 +189,7 @@ Test(gpu_capture, refuse_leaves_the_capture_valid_and_a_warmed_retry_works, .tim
                         "it once, or warm it up, before capturing");
   cr_assert_eq(er, CUDA_SUCCESS, "the refused launch invalidated the capture: %d", (int)er);
   CU(g.destroy(graph));
-  tirx_cache_stats cs;
+  tirx_cache_stats cs = {0};
   OK(tirx_runtime_cache_stats(rt, &cs));
   cr_assert_eq(cs.compiles, 0);
   OK(tirx_runtime_free(rt, x));
@@ -220,7 +220,7 @@ Test(gpu_capture, wait_with_tiering_compiles_the_specialised_variant_into_the_gr
   cr_assert_eq(info.source, TIRX_LAUNCH_FROM_COMPILE);
   cr_assert(!info.fell_back, "the graph got the dynamic variant");
   cr_assert(info.capturing);
-  tirx_cache_stats cs;
+  tirx_cache_stats cs = {0};
   OK(tirx_runtime_cache_stats(rt, &cs));
   cr_assert_eq(cs.tiered_fallbacks, 0);
   OK(tirx_runtime_drain(rt, 10000));
