@@ -594,7 +594,7 @@ static void on_request_done(tirx__future *qf, tirx_status st, void *result, void
     const char *msg = tirx__future_message(qf);
     /* Cancellations carry the queue's internal names; say it in public terms. */
     if (st == TIRX_E_CANCELLED)
-      msg = strstr(msg, "tirx__queue_destroy")
+      msg = strstr(msg, "compile queue destroy")
                 ? "tirx_runtime_destroy: the runtime shut down before the request ran"
                 : "tirx_future_cancel: the request was cancelled";
     in_queue_callback = true;

@@ -181,12 +181,12 @@ static tirx_status ref_build(tirx_dtype dt, int d, bool varlen, bool has_lse, ti
   tirx_if_end(b);
   tirx_if_end(b);
 
-  return tirx__kernels_finish(b, "tirx__attention_ref_build", out);
+  return tirx__kernels_finish(b, "tirx_op_attention reference kernel", out);
 }
 
 tirx_status tirx__attention_ref_build(tirx_dtype dtype, int d, bool varlen, bool lse,
                                       tirx_kernel **out) {
-  static const char fn[] = "tirx__attention_ref_build";
+  static const char fn[] = "tirx_op_attention reference kernel";
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;

@@ -850,7 +850,7 @@ tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epil
   *out = NULL;
   if ((dtype != TIRX_F16 && dtype != TIRX_BF16) || epilogue < TIRX_EPILOGUE_NONE ||
       epilogue > TIRX_EPILOGUE_BIAS_GELU)
-    return tirx__error(TIRX_E_INVALID_ARG, "tirx__kernels_gemm_reduce_build: dtype %d or "
+    return tirx__error(TIRX_E_INVALID_ARG, "tirx_op_gemm split-K reduction: dtype %d or "
                        "epilogue %d out of range", (int)dtype, (int)epilogue);
   return build_reduce(&s, out);
 }
