@@ -111,7 +111,7 @@ typedef enum tirx_capture_policy {
  * struct (README.md, "ABI policy"): size is 0 (version 1) or sizeof(tirx_runtime_options). */
 typedef struct tirx_runtime_options {
   /* 0, or sizeof(tirx_runtime_options) to use fields added after version 1. Other values:
-   * TIRX_E_INVALID_ARG ("tirx_runtime_create: options->size is 3, expected 0 or 104
+   * TIRX_E_INVALID_ARG ("tirx_runtime_create: options->size is 3, expected 0 or 112
    * (sizeof(tirx_runtime_options))"). */
   size_t size;
   /* CUDA device ordinal, 0 by default. */

@@ -46,8 +46,10 @@ static size_t version_bytes(const char *fn, const char *arg, const tirx__ext_typ
   for (int i = 0; i < t->count && len < sizeof list; i++)
     len += (size_t)snprintf(list + len, sizeof list - len, "%s%zu",
                             i == t->count - 1 ? " or " : ", ", t->sizes[i]);
-  (void)tirx__error(TIRX_E_INVALID_ARG, "%s: %s->size is %zu, expected %s (sizeof(%s))%s", fn,
-                    arg, size, list, t->name,
+  size_t alen = strlen(arg);
+  const char *sep = alen && arg[alen - 1] == '.' ? "" : "->"; /* "opts->size", "spec->gemm.size" */
+  (void)tirx__error(TIRX_E_INVALID_ARG, "%s: %s%ssize is %zu, expected %s (sizeof(%s))%s", fn,
+                    arg, sep, size, list, t->name,
                     output ? ": zero the struct or set its size before the call" : "");
   return 0;
 }

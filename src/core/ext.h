@@ -35,8 +35,8 @@ extern const int tirx__ext_type_count;
 /*
  * Reads the caller's struct src (NULL: every field 0, the defaults) into dst, a struct of the
  * current version: dst is zeroed, the caller's bytes of its version are copied, and dst's size
- * is set to the current sizeof. arg names the pointer in messages ("opts", "options",
- * "spec->gemm"). Errors: TIRX_E_INVALID_ARG for a size that is neither 0 nor a known version's.
+ * is set to the current sizeof. arg names the pointer in messages ("opts", "options"), or an
+ * embedded struct with a trailing dot ("spec->gemm."). Errors: TIRX_E_INVALID_ARG for a size that is neither 0 nor a known version's.
  */
 tirx_status tirx__ext_in(const char *fn, const char *arg, const tirx__ext_type *t,
                          const void *src, void *dst);
