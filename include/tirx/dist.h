@@ -172,7 +172,7 @@ typedef struct tirx_comm tirx_comm;
 
 /* An ncclUniqueId: rank 0 generates it and sends the bytes to every other rank. */
 typedef struct tirx_comm_id {
-  unsigned char bytes[TIRX_COMM_ID_BYTES];
+  unsigned char bytes[TIRX_COMM_ID_BYTES]; /* the id's bytes, opaque */
 } tirx_comm_id;
 
 /* Options of the communicator functions. Zero-initialise and set what you need. An extensible

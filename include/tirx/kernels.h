@@ -120,6 +120,8 @@ typedef enum tirx_gemm_path {
   TIRX_GEMM_PATH_WGMMA_SPLITK = 3
 } tirx_gemm_path;
 
+/* Options of the GEMM (tirx_kernels_gemm_build, _plan, _tiles, tirx_op_gemm); zeros are the
+ * defaults. */
 typedef struct tirx_gemm_options {
   size_t size;            /* 0 or sizeof(tirx_gemm_options) */
   tirx_epilogue epilogue; /* 0: none */
@@ -137,7 +139,11 @@ typedef struct tirx_gemm_options {
 /* The tile shape of the wgmma kernel: block_m x block_n x block_k (64), the stages of the TMA
  * ring, and the consumer warpgroups (each block_m / consumers rows). */
 typedef struct tirx_gemm_tiles {
-  int block_m, block_n, block_k, stages, consumers;
+  int block_m;   /* rows of a tile */
+  int block_n;   /* columns of a tile */
+  int block_k;   /* the K step (64) */
+  int stages;    /* stages of the TMA ring */
+  int consumers; /* consumer warpgroups */
 } tirx_gemm_tiles;
 
 /*
@@ -157,13 +163,13 @@ TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int6
  * and split-K's workspace bytes (0 otherwise). */
 typedef struct tirx_gemm_plan {
   size_t size;      /* in: 0 or sizeof(tirx_gemm_plan); out: bytes written */
-  tirx_gemm_path path;
-  const char *name; /* static storage */
-  tirx_gemm_tiles tiles;
-  int gemv_rows;
-  int splits;
-  int64_t ctas;
-  int64_t workspace_bytes;
+  tirx_gemm_path path;     /* never TIRX_GEMM_PATH_AUTO */
+  const char *name;        /* the path's name; static storage */
+  tirx_gemm_tiles tiles;   /* the wgmma tile shape (zeros for gemv) */
+  int gemv_rows;           /* rows of B per CTA of the gemv path (0 otherwise) */
+  int splits;              /* K splits (1 but for split-K) */
+  int64_t ctas;            /* CTAs launched (split-K: its first kernel) */
+  int64_t workspace_bytes; /* split-K's workspace (0 otherwise) */
 } tirx_gemm_plan;
 
 /*
@@ -286,6 +292,8 @@ enum {
   TIRX_ROW_VARIANT_WEIGHTS_GLOBAL = 16 /* staged rows read the weight rows from global memory */
 };
 
+/* Options of the row kernels and ops (tirx_kernels_row_*, tirx_op_rmsnorm, ...); zeros are the
+ * defaults. */
 typedef struct tirx_row_options {
   size_t size;    /* 0 or sizeof(tirx_row_options) */
   int threads;    /* threads per row of the CTA-per-row kernels; 0: chosen per width (below);
@@ -304,7 +312,9 @@ typedef struct tirx_row_options {
  * ring of staged rows (0: one row per CTA). */
 typedef struct tirx_row_plan {
   size_t size; /* in: 0 or sizeof(tirx_row_plan); out: bytes written */
-  int threads, cluster, stages;
+  int threads; /* threads per row (32 for the warp kernels; per CTA of the cluster) */
+  int cluster; /* CTAs per row */
+  int stages;  /* stages of the ring of staged rows (0: one row per CTA) */
 } tirx_row_plan;
 
 /* "rmsnorm", "layernorm", "softmax", "add_rmsnorm", "row_sum", "row_max", "silu_mul", "chain";
@@ -434,6 +444,7 @@ typedef enum tirx_rope_style {
   TIRX_ROPE_GPTJ = 1  /* pairs (2i, 2i + 1): GPT-J, interleaved */
 } tirx_rope_style;
 
+/* Options of RoPE (tirx_kernels_rope_build, tirx_op_rope); zeros are the defaults. */
 typedef struct tirx_rope_options {
   size_t size;           /* 0 or sizeof(tirx_rope_options) */
   tirx_rope_style style; /* 0: neox */
@@ -489,7 +500,9 @@ TIRX_API tirx_status tirx_op_rope(tirx_runtime *rt, const tirx_rope_options *opt
 typedef struct tirx_tp_spec {
   size_t size;      /* 0 or sizeof(tirx_tp_spec) */
   tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
-  int64_t m, n, k;  /* global shape: X [m, k], W [n, k], Y [m, n] */
+  int64_t m;        /* global shape: X [m, k], W [n, k], Y [m, n] */
+  int64_t n;        /* (see m) */
+  int64_t k;        /* (see m) */
   int nranks;       /* P >= 1; m % P == 0, k % P == 0, n % 8 == 0 */
   tirx_gemm_options gemm; /* the per-rank GEMM's options (epilogue none, path not gemv) */
 } tirx_tp_spec;
@@ -497,18 +510,28 @@ typedef struct tirx_tp_spec {
 /* A layer for one mesh size; immutable after creation and shared by every rank's call. The
  * fields are read-only for callers. */
 typedef struct tirx_tp_linear {
-  tirx_tp_spec spec;
-  int64_t m_local, k_local;  /* M/P rows of Y per rank, K/P columns of X and W per rank */
-  int64_t ldx, ldw;          /* the local leading dimensions of X_r and W_r */
-  tirx_dtensor *x, *w;       /* the inputs, sharded on K */
+  tirx_tp_spec spec;         /* the spec it was created from */
+  int64_t m_local;           /* M/P rows of Y per rank */
+  int64_t k_local;           /* K/P columns of X and W per rank */
+  int64_t ldx;               /* the local leading dimension of X_r */
+  int64_t ldw;               /* the local leading dimension of W_r */
+  tirx_dtensor *x;           /* the input X, sharded on K */
+  tirx_dtensor *w;           /* the input W, sharded on K */
   tirx_dtensor *y_partial;   /* Y_r on every rank, partial sum */
   tirx_dtensor *y;           /* the output, sharded on rows */
   tirx_collective *reduce;   /* y_partial -> y (reduce_scatter) */
   tirx_kernel *gemm;         /* the GEMM, built for (M, N, K/P) */
   /* Local shapes and strides (from the dtensors) that the tensor arguments point into. */
-  int64_t x_shape[2], x_strides[2], w_shape[2], w_strides[2];
-  int64_t b_shape[2], b_strides[2]; /* W_r seen as the GEMM's B: (K/P, N) with strides (1, ldw) */
-  int64_t yp_shape[2], yp_strides[2], y_shape[2], y_strides[2];
+  int64_t x_shape[2];    /* X_r */
+  int64_t x_strides[2];  /* (see x_shape) */
+  int64_t w_shape[2];    /* W_r */
+  int64_t w_strides[2];  /* (see w_shape) */
+  int64_t b_shape[2];    /* W_r seen as the GEMM's B: (K/P, N) with strides (1, ldw) */
+  int64_t b_strides[2];  /* (see b_shape) */
+  int64_t yp_shape[2];   /* Y_r */
+  int64_t yp_strides[2]; /* (see yp_shape) */
+  int64_t y_shape[2];    /* this rank's rows of Y */
+  int64_t y_strides[2];  /* (see y_shape) */
 } tirx_tp_linear;
 
 /* One rank's device buffers (sizes: tirx_kernels_tp_linear_bytes). */
@@ -519,6 +542,7 @@ typedef struct tirx_tp_buffers {
   void *y;         /* this rank's rows of Y: [M/P, N], dense */
 } tirx_tp_buffers;
 
+/* One of a rank's buffers (tirx_kernels_tp_linear_bytes). */
 typedef enum tirx_tp_buffer {
   TIRX_TP_BUFFER_X = 0,
   TIRX_TP_BUFFER_W = 1,
@@ -582,7 +606,7 @@ TIRX_API tirx_status tirx_op_tp_linear(tirx_runtime *rt, const tirx_tp_linear *t
 typedef struct tirx_attention_options {
   size_t size;      /* 0 or sizeof(tirx_attention_options) */
   double scale;     /* softmax scale; 0: 1 / sqrt(D) */
-  bool causal;
+  bool causal;      /* the causal mask (aligned to the bottom right) */
   const char *path; /* NULL: the default kernel; "reference": a simple, slow kernel (tests) */
   int sms;          /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
 } tirx_attention_options;
@@ -606,7 +630,7 @@ typedef struct tirx_attention_varlen {
   const int32_t *cu_seqlens_q; /* host, B + 1 */
   const int32_t *cu_seqlens_k; /* host, B + 1 */
   const void *cu_seqlens_q_dev; /* device, B + 1 int32, 16-byte aligned */
-  const void *cu_seqlens_k_dev;
+  const void *cu_seqlens_k_dev; /* device, B + 1 int32, 16-byte aligned */
 } tirx_attention_varlen;
 
 /*
@@ -682,6 +706,7 @@ enum {
   TIRX_DECODE_MAX_SPLITS = 256
 };
 
+/* Options of decode attention (tirx_kernels_decode_plan, tirx_op_decode_attention). */
 typedef struct tirx_decode_options {
   size_t size;  /* 0 or sizeof(tirx_decode_options) */
   double scale; /* softmax scale; 0: 1 / sqrt(D) */
@@ -699,9 +724,9 @@ typedef struct tirx_decode_options {
  * read fewer; splits of shorter sequences may read none) and the workspace bytes. */
 typedef struct tirx_decode_plan {
   size_t size; /* in: 0 or sizeof(tirx_decode_plan); out: bytes written */
-  int splits;
-  int tiles_per_split;
-  int64_t workspace_bytes;
+  int splits;              /* KV splits per (sequence, KV head); 1: unsplit */
+  int tiles_per_split;     /* tiles of TIRX_DECODE_TILE keys each split reads */
+  int64_t workspace_bytes; /* the split launches' workspace (0 unsplit) */
 } tirx_decode_plan;
 
 /*

@@ -55,6 +55,7 @@
 extern "C" {
 #endif
 
+/* A runtime: one device's context, kernel cache and compile queue (thread-safe). */
 typedef struct tirx_runtime tirx_runtime;
 
 /* What a runtime reports through tirx_runtime_options.on_event. */
@@ -68,11 +69,12 @@ typedef enum tirx_event_kind {
 
 /* One event. Strings are borrowed for the duration of the callback. */
 typedef struct tirx_event {
-  tirx_event_kind kind;
+  tirx_event_kind kind; /* what happened */
   const char *kernel;  /* the kernel's name; "" for warnings */
   const char *key;     /* the variant's cache key, 32 hex digits; "" for warnings */
   tirx_status status;  /* COMPILE_FINISHED: the outcome; TIRX_OK otherwise */
-  double millis, nvrtc_millis;
+  double millis;       /* COMPILE_FINISHED, DISK_HIT: the time it took (tirx_event_kind) */
+  double nvrtc_millis; /* COMPILE_FINISHED: NVRTC's part of millis */
   const char *message; /* the error (COMPILE_FINISHED) or the warning; "" otherwise */
 } tirx_event;
 
@@ -452,6 +454,7 @@ TIRX_API tirx_status tirx_runtime_alloc(tirx_runtime *rt, size_t bytes, void **o
 /* Frees memory from tirx_runtime_alloc(). NULL ptr is a no-op (TIRX_OK). */
 TIRX_API tirx_status tirx_runtime_free(tirx_runtime *rt, void *ptr);
 
+/* The direction of a copy. */
 typedef enum tirx_copy_kind {
   TIRX_COPY_HOST_TO_DEVICE = 0,
   TIRX_COPY_DEVICE_TO_HOST = 1,
