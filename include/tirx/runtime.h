@@ -98,7 +98,10 @@ typedef enum tirx_capture_policy {
    * loads the variant inside the capture, waiting for it (a first compile stalls the capturing
    * thread for the NVRTC time, tens to hundreds of milliseconds). With tiered compilation it
    * waits for the specialised variant rather than baking the dynamic one into the graph.
-   * Loading a module during a global-mode capture is up to the driver; prefer a warm-up. */
+   * Whether loading a module during a global-mode capture invalidates the capture is an open
+   * question (no GPU run has answered it; tests/gpu/test_capture.c,
+   * gpu_capture::module_load_during_a_global_capture, records the outcome): prefer a warm-up,
+   * or TIRX_CAPTURE_REFUSE, under which no module is loaded inside a capture. */
   TIRX_CAPTURE_WAIT = 0,
   /* The launch fails with TIRX_E_CAPTURE and records nothing into the capture; nothing is
    * compiled, read from disk or loaded (the capture stays valid; the caller may end it, warm up
