@@ -40,6 +40,13 @@
  *     tirx_op_rmsnorm: x->data 0x1008 is not aligned to 16 bytes
  *     tirx_kernels_row_build: opts->threads is 96, expected 0 or a power of two in 64..1024
  *
+ * Streams. Every op takes its stream last, with tirx_launch's convention (tirx/runtime.h,
+ * "Streams": a CUstream of the runtime's context, NULL the legacy default stream), and queues
+ * all of its kernels on it in order (split-K's reduction and split decode's combine follow their
+ * first kernel on the same stream); it returns once they are queued. On a capturing stream the
+ * runtime's capture_policy applies to each of its launches: warm an op up (one call per shape)
+ * before capturing it.
+ *
  * An op never launches on bad input. Without a device, an op checks its input, builds (or
  * finds) the kernel and returns TIRX_E_NO_DEVICE from tirx_launch. Tensor arguments are
  * tirx_tensor_arg (tirx/types.h): a device pointer, dtype, rank, shape and strides in elements

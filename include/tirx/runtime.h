@@ -426,6 +426,14 @@ TIRX_API tirx_status tirx_runtime_drain(tirx_runtime *rt, int64_t timeout_ms);
  * stream. A host that has no CUDA runtime of its own makes streams with
  * tirx_runtime_stream_create(); one that has (cudaStream_t is a CUstream) passes its own,
  * created in the device's primary context, which is the one the CUDA runtime API uses.
+ *
+ * The same convention everywhere: a function that queues work on the device takes the stream as
+ * its last argument (tirx_launch, tirx_launch_ex before its info, the _async copies and fills,
+ * every tirx_op_* of tirx/kernels.h, tirx_op_tp_linear); NULL means the legacy default stream;
+ * work queued on one stream runs in order, and a capturing stream records it. The one exception
+ * is tirx_runtime_synchronize, where NULL waits for every stream of the context. The functions
+ * without a stream (tirx_runtime_copy, tirx_runtime_fill32) are the driver's synchronous forms
+ * (cuMemcpy*, cuMemsetD32), ordered after the legacy default stream.
  */
 
 /* The runtime's CUDA context (a CUcontext: options->context, else the device's primary context,
