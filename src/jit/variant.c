@@ -1157,7 +1157,6 @@ tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out) {
   if (tirx__ext_out(fn, "out", &tirx__ext_cache_stats, out, &bytes) != TIRX_OK)
     return TIRX_E_INVALID_ARG;
   tirx_cache_stats full = {0};
-  memset(&full, 0, sizeof full);
   tirx_cache_stats *const user = out;
   out = &full;
   if (atomic_load_explicit(&rt->store_ready, memory_order_acquire) && rt->store) {

@@ -2,6 +2,7 @@
  * function that reads or writes one: 0 and the struct's sizeof work, anything else is
  * TIRX_E_INVALID_ARG with a message naming the function and the argument. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -215,4 +216,49 @@ Test(ext, tp_spec_and_its_gemm_options) {
            "tirx_kernels_tp_linear_create: spec->gemm.size is 9, expected 0 or %zu "
            "(sizeof(tirx_gemm_options))", sizeof s.gemm);
   expect_error(tirx_kernels_tp_linear_create(&s, &t), TIRX_E_INVALID_ARG, want);
+}
+
+/* How a struct grows: a version 2 that appends a field. A caller of version 1 (its size, or 0)
+ * gets the new field as 0; a version 2 caller gets it; other sizes are refused, the message
+ * listing every known size. */
+typedef struct grown {
+  size_t size;
+  int64_t a; /* version 1 */
+  int64_t b; /* version 2 */
+} grown;
+
+Test(ext, a_grown_struct_reads_older_versions_with_new_fields_zero) {
+  static const size_t sizes[] = {offsetof(grown, b), sizeof(grown)};
+  const tirx__ext_type t = {"grown", sizes, 2};
+  grown in = {.size = offsetof(grown, b), .a = 7, .b = 99}; /* b is past a v1 caller's struct */
+  grown out;
+  cr_assert_eq(tirx__ext_in("f", "opts", &t, &in, &out), TIRX_OK, "%s", tirx_last_error());
+  cr_assert(out.size == sizeof out && out.a == 7 && out.b == 0, "%zu %lld %lld", out.size,
+            (long long)out.a, (long long)out.b);
+  in.size = 0;
+  cr_assert_eq(tirx__ext_in("f", "opts", &t, &in, &out), TIRX_OK);
+  cr_assert(out.a == 7 && out.b == 0);
+  in.size = sizeof in;
+  cr_assert_eq(tirx__ext_in("f", "opts", &t, &in, &out), TIRX_OK);
+  cr_assert(out.a == 7 && out.b == 99);
+  cr_assert_eq(tirx__ext_in("f", "opts", &t, NULL, &out), TIRX_OK);
+  cr_assert(out.size == sizeof out && out.a == 0 && out.b == 0);
+  in.size = 12;
+  char want[200];
+  snprintf(want, sizeof want, "f: opts->size is 12, expected 0, %zu or %zu (sizeof(grown))",
+           offsetof(grown, b), sizeof(grown));
+  expect_error(tirx__ext_in("f", "opts", &t, &in, &out), TIRX_E_INVALID_ARG, want);
+
+  /* Output: a version 1 caller's struct is written up to its size, never past it. */
+  struct {
+    grown g;
+    int64_t guard;
+  } o = {.g = {.size = offsetof(grown, b)}, .guard = -1};
+  size_t bytes = 0;
+  cr_assert_eq(tirx__ext_out("f", "out", &t, &o.g, &bytes), TIRX_OK);
+  cr_assert_eq(bytes, offsetof(grown, b));
+  grown full = {.size = sizeof full, .a = 5, .b = 6};
+  o.g.b = 42;
+  tirx__ext_write(&o.g, &full, bytes);
+  cr_assert(o.g.size == bytes && o.g.a == 5 && o.g.b == 42 && o.guard == -1);
 }
