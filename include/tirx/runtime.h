@@ -430,8 +430,9 @@ TIRX_API tirx_status tirx_runtime_drain(tirx_runtime *rt, int64_t timeout_ms);
  * The same convention everywhere: a function that queues work on the device takes the stream as
  * its last argument (tirx_launch, tirx_launch_ex before its info, the _async copies and fills,
  * every tirx_op_* of tirx/kernels.h, tirx_op_tp_linear); NULL means the legacy default stream;
- * work queued on one stream runs in order, and a capturing stream records it. The one exception
- * is tirx_runtime_synchronize, where NULL waits for every stream of the context. The functions
+ * work queued on one stream runs in order, and a capturing stream records it (so do tirx/dist.h's
+ * tirx_collective_run and tirx_comm_synchronize). The one exception is tirx_runtime_synchronize,
+ * where NULL waits for every stream of the context. The functions
  * without a stream (tirx_runtime_copy, tirx_runtime_fill32) are the driver's synchronous forms
  * (cuMemcpy*, cuMemsetD32), ordered after the legacy default stream.
  */
