@@ -354,7 +354,7 @@ static int first_launch_child(const char *dir, const char *out_path) {
     fprintf(out, "%s,%.4f,%.4f\n", example_kernels[i].name, b1 - b0, b2 - b1);
     tirx_kernel_release(k);
   }
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   tirx_runtime_cache_stats(rt, &s);
   fprintf(out, "compiles,%llu\nhits,%llu\nqueue,%d\n", (unsigned long long)s.compiles,
           (unsigned long long)s.hits, tirx__runtime_queue_started(rt) ? 1 : 0);
@@ -706,7 +706,7 @@ static double run_variants(tirx_kernel *k, unsigned parallel, int64_t base, int 
   double ms = now_ms() - t0;
   if (st != TIRX_OK)
     fprintf(stderr, "jit (d): %s\n", tirx_last_error());
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   tirx_runtime_cache_stats(rt, &s);
   *compiles = s.compiles;
   tirx_runtime_destroy(rt);

@@ -195,9 +195,10 @@ static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
 
 /* The options checked, with their defaults, into s (the problem is filled in by the caller). */
 static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gemm_spec *s) {
-  static const tirx_gemm_options none = {0};
-  if (!o)
-    o = &none;
+  tirx_gemm_options copy;
+  if (tirx__ext_in(fn, "opts", &tirx__ext_gemm_options, o, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  o = &copy;
   if (o->epilogue < TIRX_EPILOGUE_NONE || o->epilogue > TIRX_EPILOGUE_BIAS_GELU)
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: opts->epilogue is %d, expected a tirx_epilogue (0 to 3)", fn,
@@ -259,14 +260,19 @@ tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int
   static const char fn[] = "tirx_kernels_gemm_plan";
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  size_t bytes;
+  if (tirx__ext_out(fn, "out", &tirx__ext_gemm_plan, out, &bytes) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
   gemm_spec s = {.dtype = TIRX_BF16, .m = m, .n = n, .k = k};
   tirx_status st = check_options(fn, opts, &s);
   if (st == TIRX_OK)
     st = check_shape(fn, m, n, k);
   if (st == TIRX_OK)
     st = check_path(fn, &s);
-  if (st == TIRX_OK)
-    *out = plan_of(&s);
+  if (st == TIRX_OK) {
+    tirx_gemm_plan p = plan_of(&s);
+    tirx__ext_write(out, &p, bytes);
+  }
   return st;
 }
 
@@ -904,7 +910,7 @@ tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epil
   *out = NULL;
   if ((dtype != TIRX_F16 && dtype != TIRX_BF16) || epilogue < TIRX_EPILOGUE_NONE ||
       epilogue > TIRX_EPILOGUE_BIAS_GELU)
-    return tirx__error(TIRX_E_INVALID_ARG, "tirx__kernels_gemm_reduce_build: dtype %d or "
+    return tirx__error(TIRX_E_INVALID_ARG, "tirx_op_gemm split-K reduction: dtype %d or "
                        "epilogue %d out of range", (int)dtype, (int)epilogue);
   return build_reduce(&s, out);
 }

@@ -59,7 +59,7 @@ Test(example_gemm, pick_fills_the_sms_at_decode_m) {
       cr_expect(t.block_n % 16 == 0 && t.block_n >= 16 && t.block_n <= 256, "block_n %d",
                 t.block_n);
       /* Or 128 columns where narrower tiles would be 32 wide: split-K fills the SMs then. */
-      tirx_gemm_plan p;
+      tirx_gemm_plan p = {0};
       cr_assert_eq(tirx_kernels_gemm_plan(NULL, s.m, s.n, s.k, &p), TIRX_OK);
       bool forced = p.path == TIRX_GEMM_PATH_GEMV;
       if (forced) /* M = 1: these tiles serve a forced split-K */

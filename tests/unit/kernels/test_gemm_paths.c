@@ -19,8 +19,9 @@ static tirx_runtime *compile_only_runtime(void) {
 }
 
 static tirx_gemm_plan plan(const tirx_gemm_options *o, int64_t m, int64_t n, int64_t k) {
-  tirx_gemm_plan p;
-  memset(&p, 0xab, sizeof p);
+  tirx_gemm_plan p = {0};
+  memset(&p, 0xab, sizeof p); /* every field is written; size tells how many bytes */
+  p.size = sizeof p;
   cr_assert_eq(tirx_kernels_gemm_plan(o, m, n, k, &p), TIRX_OK, "%s", tirx_last_error());
   return p;
 }
@@ -104,7 +105,7 @@ Test(gemm_paths, forced_paths) {
 }
 
 Test(gemm_paths, bad_options_name_the_field) {
-  tirx_gemm_plan p;
+  tirx_gemm_plan p = {0};
   tirx_kernel *k = PTR(1);
   expect_error(tirx_kernels_gemm_plan(NULL, 1, 1, 1, NULL), TIRX_E_NULL_ARG,
                "tirx_kernels_gemm_plan: out is NULL");
@@ -333,7 +334,7 @@ Test(gemm_paths, the_split_k_plan) {
 }
 
 Test(gemm_paths, split_k_options_are_checked) {
-  tirx_gemm_plan p;
+  tirx_gemm_plan p = {0};
   expect_error(tirx_kernels_gemm_plan(&(tirx_gemm_options){.path = TIRX_GEMM_PATH_WGMMA_SPLITK,
                                                            .splits = 65}, 1, 1, 1, &p),
                TIRX_E_INVALID_ARG,
