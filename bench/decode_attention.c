@@ -120,10 +120,10 @@ int main(int argc, char **argv) {
       /* the chosen split, and where it splits, unsplit too ("tirx-unsplit": what the split buys) */
       for (int forced = 0; forced < 2; forced++) {
         tirx_decode_options opts = {.splits = forced, .context_lens_host = lens};
-        tirx_decode_plan plan;
+        tirx_decode_plan plan = {0};
         CHECK(tirx_kernels_decode_plan(&opts, B, H, HKV, 1, D, L, &plan));
         if (forced) { /* opts.splits 1, only where the chosen plan splits */
-          tirx_decode_plan chosen;
+          tirx_decode_plan chosen = {0};
           CHECK(tirx_kernels_decode_plan(NULL, B, H, HKV, 1, D, L, &chosen));
           if (chosen.splits == 1) break;
         }

@@ -445,7 +445,7 @@ int main(int argc, char **argv) {
     if (fp && !strcmp(fp, "gemv") && w->m <= 8) spec.path = TIRX_GEMM_PATH_GEMV;
     if (fr && (!strcmp(fr, "1") || !strcmp(fr, "2") || !strcmp(fr, "4"))) spec.gemv_rows = atoi(fr);
     tirx_gemm_options po = gemm_options(&spec);
-    tirx_gemm_plan plan;
+    tirx_gemm_plan plan = {0};
     CHECK(tirx_kernels_gemm_plan(&po, w->m, w->n, w->k, &plan));
     spec.path = plan.path, spec.gemv_rows = plan.gemv_rows; /* what tirx_op_gemm launches */
     bool gemv = plan.path == TIRX_GEMM_PATH_GEMV;

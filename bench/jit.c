@@ -373,7 +373,7 @@ static int first_launch_child(const char *dir, const char *out_path) {
     fprintf(out, "%s,%.4f,%.4f\n", example_kernels[i].name, b1 - b0, b2 - b1);
     tirx_kernel_release(k);
   }
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   tirx_runtime_cache_stats(rt, &s);
   fprintf(out, "compiles,%llu\nhits,%llu\nqueue,%d\n", (unsigned long long)s.compiles,
           (unsigned long long)s.hits, tirx__runtime_queue_started(rt) ? 1 : 0);
@@ -732,7 +732,7 @@ static void find_worker(const char *argv0) {
 /* workers: 0 for NVRTC in the process, else the pool's size. */
 static double run_variants(tirx_kernel *k, unsigned parallel, unsigned workers, int64_t base,
                            int count, uint64_t *compiles) {
-  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true,
+  tirx_runtime_options o = {.size = sizeof o, .compile_only = true, .cache_disabled = true,
                             .max_parallel_compiles = parallel};
   if (workers) {
     o.compile_workers = workers;
@@ -758,7 +758,7 @@ static double run_variants(tirx_kernel *k, unsigned parallel, unsigned workers, 
   double ms = now_ms() - t0;
   if (st != TIRX_OK)
     fprintf(stderr, "jit (d): %s\n", tirx_last_error());
-  tirx_cache_stats s;
+  tirx_cache_stats s = {.size = sizeof s};
   tirx_runtime_cache_stats(rt, &s);
   *compiles = s.compiles;
   if (workers && s.worker_compiles != s.compiles) {
@@ -929,7 +929,7 @@ static int bench_hot_launch(tirx_runtime *rt, const char *label) {
   tirx_future *f[V];
   int64_t shapes[V];
   tirx_arg bargs[V];
-  tirx_cache_stats s0, s1;
+  tirx_cache_stats s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
   tirx_runtime_cache_stats(rt, &s0);
   for (int i = 0; i < V; i++) {
     shapes[i] = 5000 + i;
@@ -1013,7 +1013,7 @@ int main(int argc, char **argv) {
   tirx_runtime *rt = NULL;
   char tmp_cache[256];
   mkdtemp_in(tmp_cache, sizeof tmp_cache, "main");
-  tirx_runtime_options o = {.cache_dir = tmp_cache,
+  tirx_runtime_options o = {.size = sizeof o, .cache_dir = tmp_cache,
                             .compile_worker = worker_path[0] ? worker_path : NULL};
   if (tirx_runtime_create(&o, &rt) != TIRX_OK) {
     fprintf(stderr, "jit: %s\n", tirx_last_error());
@@ -1032,7 +1032,8 @@ int main(int argc, char **argv) {
       tirx_runtime *in = NULL;
       char in_cache[256];
       mkdtemp_in(in_cache, sizeof in_cache, "hot");
-      tirx_runtime_options io = {.cache_dir = in_cache, .compile_in_process = true};
+      tirx_runtime_options io = {.size = sizeof io, .cache_dir = in_cache,
+                                 .compile_in_process = true};
       if (tirx_runtime_create(&io, &in) == TIRX_OK) {
         failures += bench_hot_launch(in, "in_process") != 0;
         tirx_runtime_destroy(in);

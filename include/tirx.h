@@ -27,6 +27,7 @@
 #include "tirx/dist.h"
 #include "tirx/kernels.h"
 
+/* The version of these headers (tirx_version() gives the library's). */
 #define TIRX_VERSION_MAJOR 0
 #define TIRX_VERSION_MINOR 1
 #define TIRX_VERSION_PATCH 0

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 cuda_root=${CUDA_ROOT:-/usr/local/cuda}
 build=${TIRX_BUILD_DIR:-build}
 
-packages="gcc g++ meson ninja-build pkg-config libuv1-dev libxxhash-dev libcriterion-dev libdlpack-dev"
+packages="gcc g++ meson ninja-build pkg-config libuv1-dev libxxhash-dev libcriterion-dev libdlpack-dev doxygen"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -55,6 +55,9 @@ else
   # The GPU suite first (it skips without a device), the golden tests, then the CPU suite,
   # whose Criterion summary is the last line printed.
   meson test -C "$build" --suite gpu --print-errorlogs --verbose
+  # The docs: the README's snippets against the sources the build compiled
+  # (tools/check_snippets.py), and the API reference with Doxygen, warnings as errors.
+  meson test -C "$build" --suite docs --print-errorlogs --verbose
   # The golden tests: the generated CUDA of every kernel, byte for byte (tests/golden).
   meson test -C "$build" --suite golden --print-errorlogs --verbose
   exec meson test -C "$build" --suite unit --print-errorlogs --verbose

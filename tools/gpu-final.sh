@@ -1,7 +1,8 @@
 #!/bin/sh
 # tools/gpu-final.sh: one short device call for a session's last checks when device time is
 # scarce: the whole GPU suite, bench/attention beside torch SDPA (cuDNN, flash) joined into
-# ratios, bench/decode_attention beside torch, and bench/gemm's bf16 decode rows at M = 1, 8, 64.
+# ratios, bench/decode_attention beside torch, bench/membound's server rows (tirx only, against
+# its device copy), and bench/gemm's bf16 decode rows at M = 1, 8, 64.
 # Each step has its own time limit; logs under $OUT (at most 8 files come back).
 # Run: TIRX_BUILD_DIR=build-gpu sh tools/gpu-final.sh, carry ["build-gpu", ".gpu-deps"].
 set -u
@@ -25,6 +26,8 @@ echo "==== decode_attention" >> "$out/bench.log"
 timeout 60 "$bd/bench/decode_attention" - 3 >> "$out/bench.log" 2>&1
 echo "==== decode_attention_torch" >> "$out/bench.log"
 timeout 45 python3 bench/decode_attention_torch.py - >> "$out/bench.log" 2>&1
+echo "==== membound server rows (norms at server widths and batch sizes, rope)" >> "$out/bench.log"
+timeout 60 "$bd/bench/membound" /tmp/membound-server.csv 5 server >> "$out/bench.log" 2>&1
 echo "==== gemm --decode-lite" >> "$out/bench.log"
 timeout 90 "$bd/bench/gemm" "$out/gemm-decode.csv" 5 --decode-lite >> "$out/bench.log" 2>&1
 cat "$out/summary.txt"; tail -30 "$out/attn-join.txt" 2>/dev/null

@@ -70,11 +70,11 @@ static int usage_error(const char *fmt, const char *arg) {
   return 2;
 }
 
-/* The store's message without its internal function name ("tirx__store_list: cannot read
- * ...": the command already names itself). */
+/* The store's message without its operation ("disk cache list: cannot read ...": the command
+ * already names itself). */
 static const char *store_error(void) {
   const char *m = tirx_last_error();
-  if (strncmp(m, "tirx__", 6) == 0) {
+  if (strncmp(m, "disk cache ", 11) == 0) {
     const char *colon = strstr(m, ": ");
     if (colon)
       return colon + 2;
@@ -229,7 +229,7 @@ static int cmd_bundle(tirx__store *st, bool export_, const char *file) {
   uint64_t n = 0;
   tirx_status s = export_ ? tirx__store_export(st, file, &n) : tirx__store_import(st, file, &n);
   if (s != TIRX_OK) {
-    fprintf(stderr, "tirx cache %s: %s\n", export_ ? "export" : "import", tirx_last_error());
+    fprintf(stderr, "tirx cache %s: %s\n", export_ ? "export" : "import", store_error());
     return 1;
   }
   if (export_)

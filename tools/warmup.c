@@ -423,7 +423,8 @@ int tirx_warmup_main(int argc, const char *const *argv, FILE *out, FILE *err) {
     return rc;
   }
   char wbuf[4096];
-  tirx_runtime_options o = {.compile_only = true, .cache_dir = dir, .arch = arch,
+  tirx_runtime_options o = {.size = sizeof o, .compile_only = true, .cache_dir = dir,
+                            .arch = arch,
                             .compile_workers = (unsigned)workers,
                             .compile_in_process = in_process};
   const char *env = getenv("TIRX_COMPILE_WORKER");
@@ -464,7 +465,7 @@ int tirx_warmup_main(int argc, const char *const *argv, FILE *out, FILE *err) {
   }
   if (bar)
     fprintf(out, "\n");
-  tirx_cache_stats s;
+  tirx_cache_stats s = {.size = sizeof s};
   tirx_runtime_cache_stats(rt, &s);
   fprintf(out,
           "tirx warmup: %d shape%s, %d kernel launch%s prepared: %llu compiled (%llu in compile "

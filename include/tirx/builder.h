@@ -79,6 +79,7 @@ typedef struct tirx_tensor tirx_tensor;   /* builder-owned: a parameter or an al
 #ifndef __cplusplus
 #define TIRX_EXPRS(...)                                                                        \
   (int)(sizeof((tirx_expr *[]){__VA_ARGS__}) / sizeof(tirx_expr *)), (tirx_expr *[]){__VA_ARGS__}
+/* The same for a list of int64_t dimensions. */
 #define TIRX_DIMS(...)                                                                         \
   (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
 #else
@@ -285,14 +286,14 @@ TIRX_API tirx_expr *tirx_warp_id(tirx_builder *b);
 /* ---- Expressions: operators ------------------------------------------------------------------ */
 /* Operands follow the type rules above; NULL on any error. */
 
-TIRX_API tirx_expr *tirx_add(tirx_builder *b, tirx_expr *x, tirx_expr *y);
-TIRX_API tirx_expr *tirx_sub(tirx_builder *b, tirx_expr *x, tirx_expr *y);
-TIRX_API tirx_expr *tirx_mul(tirx_builder *b, tirx_expr *x, tirx_expr *y);
-TIRX_API tirx_expr *tirx_div(tirx_builder *b, tirx_expr *x, tirx_expr *y);
+TIRX_API tirx_expr *tirx_add(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* x + y */
+TIRX_API tirx_expr *tirx_sub(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* x - y */
+TIRX_API tirx_expr *tirx_mul(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* x * y */
+TIRX_API tirx_expr *tirx_div(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* x / y */
 TIRX_API tirx_expr *tirx_mod(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* integers only */
-TIRX_API tirx_expr *tirx_min(tirx_builder *b, tirx_expr *x, tirx_expr *y);
-TIRX_API tirx_expr *tirx_max(tirx_builder *b, tirx_expr *x, tirx_expr *y);
-TIRX_API tirx_expr *tirx_neg(tirx_builder *b, tirx_expr *x);
+TIRX_API tirx_expr *tirx_min(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* min(x, y) */
+TIRX_API tirx_expr *tirx_max(tirx_builder *b, tirx_expr *x, tirx_expr *y); /* max(x, y) */
+TIRX_API tirx_expr *tirx_neg(tirx_builder *b, tirx_expr *x);               /* -x */
 /* (x + y - 1) / y for integers (y > 0 expected). */
 TIRX_API tirx_expr *tirx_ceildiv(tirx_builder *b, tirx_expr *x, tirx_expr *y);
 
@@ -345,6 +346,8 @@ typedef enum tirx_math_op {
   TIRX_MATH_COUNT = 15
 } tirx_math_op;
 
+/* op(x) (tirx_math_op), and the same for one op each: exp, exp2, log, log2, sqrt, rsqrt, tanh,
+ * erf, fabs. */
 TIRX_API tirx_expr *tirx_math(tirx_builder *b, tirx_math_op op, tirx_expr *x);
 TIRX_API tirx_expr *tirx_exp(tirx_builder *b, tirx_expr *x);
 TIRX_API tirx_expr *tirx_exp2(tirx_builder *b, tirx_expr *x);
@@ -616,9 +619,9 @@ typedef enum tirx_hint {
  * the rule and the largest legal instruction shape. family forces a family ("vec", "scalar",
  * "shuffle", ...; copied); shape requests one of the rule's legal shapes (zeros: any). */
 typedef struct tirx_config {
-  const char *family;
-  int64_t shape[3];
-  tirx_hint hint;
+  const char *family; /* NULL: the registry's choice */
+  int64_t shape[3];   /* zeros: the largest legal shape */
+  tirx_hint hint;     /* cache hint of global accesses */
   /* tirx_copy_async (TMA loads): the mbarrier the load completes on, one element of a shared
    * TIRX_I64 tensor (tirx_region_new with extents 1), and an optional u16 mask of the CTAs
    * of the cluster that receive the tile (NULL: this CTA only). */
@@ -685,7 +688,10 @@ TIRX_API void tirx_reduce(tirx_builder *b, tirx_region *dst, tirx_region *src, t
  *   pointer, shape and strides: elements outside the tensor read as zero and are not written,
  *   so tiles at the edges need no special code. The global tensor's innermost dimension of the
  *   box must be contiguous, its base pointer 16-byte aligned and its other strides multiples
- *   of 16 bytes (tirx_launch checks).
+ *   of 16 bytes (tirx_launch checks). A store clips only at 16-byte granularity: it writes
+ *   the whole 16-byte piece that holds a row's last element, so tirx_launch refuses a stored
+ *   tensor whose innermost extent is not a multiple of 16 bytes (TIRX_E_LAUNCH_ARG); store
+ *   such tensors with tirx_store or tirx_copy instead.
  *
  * cp.async (rule copy_async.cp_async, sm_80; global -> shared without cfg->barrier):
  *   the threads of the call's team (complete: a whole warp, warpgroup or CTA) share the
@@ -759,9 +765,9 @@ TIRX_API tirx_expr *tirx_cluster_id(tirx_builder *b, int dim);
  * k-block overwrites d, so no zeroing is needed); NULL means always accumulate.
  */
 typedef struct tirx_gemm_config {
-  const char *family;
-  int64_t shape[3];
-  tirx_expr *accumulate;
+  const char *family;    /* NULL: the registry's choice */
+  int64_t shape[3];      /* m, n, k; zeros: the largest legal */
+  tirx_expr *accumulate; /* NULL: always accumulate */
 } tirx_gemm_config;
 
 /*

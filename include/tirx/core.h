@@ -14,6 +14,7 @@
 extern "C" {
 #endif
 
+/* Marks the library's exported functions (default visibility; everything else is hidden). */
 #if defined(_WIN32)
 #define TIRX_API
 #elif defined(__GNUC__)
@@ -61,6 +62,7 @@ extern "C" {
   X(E_FORKED, 27, "object was created in another process (before a fork)")                    \
   X(E_CAPTURE, 28, "the stream is capturing a CUDA graph and the kernel is not ready")
 
+/* A status code: TIRX_OK, or one of the errors of TIRX_STATUS_MAP (TIRX_E_INVALID_ARG, ...). */
 typedef enum tirx_status {
 #define TIRX_STATUS_ENUM_(name, value, text) TIRX_##name = value,
   TIRX_STATUS_MAP(TIRX_STATUS_ENUM_)

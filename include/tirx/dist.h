@@ -172,11 +172,14 @@ typedef struct tirx_comm tirx_comm;
 
 /* An ncclUniqueId: rank 0 generates it and sends the bytes to every other rank. */
 typedef struct tirx_comm_id {
-  unsigned char bytes[TIRX_COMM_ID_BYTES];
+  unsigned char bytes[TIRX_COMM_ID_BYTES]; /* the id's bytes, opaque */
 } tirx_comm_id;
 
-/* Options of the communicator functions. Zero-initialise and set what you need. */
+/* Options of the communicator functions. Zero-initialise and set what you need. An extensible
+ * struct (README.md, "ABI policy"). */
 typedef struct tirx_comm_options {
+  /* 0 (version 1) or sizeof(tirx_comm_options); other values: TIRX_E_INVALID_ARG. */
+  size_t size;
   /* The NCCL library to dlopen. NULL: $TIRX_NCCL_LIBRARY, else "libnccl.so.2". */
   const char *nccl_library;
   /* The communicator's deadline in milliseconds: for initialisation, for each collective's

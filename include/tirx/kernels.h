@@ -24,7 +24,14 @@
  *       and launches it with tirx_launch. Thread-safe.
  *
  * Options structs: a NULL pointer and a zeroed struct are the defaults, and every field's 0 is
- * its sane default. The options are read during the call only.
+ * its sane default. The options are read during the call only. Options and plan structs are
+ * extensible (README.md, "ABI policy"): their first field, size, is 0 (version 1) or the
+ * struct's sizeof; any other value is TIRX_E_INVALID_ARG naming the argument:
+ *
+ *     tirx_op_gemm: opts->size is 12, expected 0 or 40 (sizeof(tirx_gemm_options))
+ *
+ * A plan (an output) must have its size set, or be zeroed, before the call; on return size
+ * holds the bytes written.
  *
  * Errors. Every function returns a tirx_status; the calling thread's message
  * (tirx_last_error()) names the function and the argument:
@@ -32,6 +39,13 @@
  *     tirx_op_gemm: b has shape [512, 64], expected [N, K] = [256, 64]
  *     tirx_op_rmsnorm: x->data 0x1008 is not aligned to 16 bytes
  *     tirx_kernels_row_build: opts->threads is 96, expected 0 or a power of two in 64..1024
+ *
+ * Streams. Every op takes its stream last, with tirx_launch's convention (tirx/runtime.h,
+ * "Streams": a CUstream of the runtime's context, NULL the legacy default stream), and queues
+ * all of its kernels on it in order (split-K's reduction and split decode's combine follow their
+ * first kernel on the same stream); it returns once they are queued. On a capturing stream the
+ * runtime's capture_policy applies to each of its launches: warm an op up (one call per shape)
+ * before capturing it.
  *
  * An op never launches on bad input. Without a device, an op checks its input, builds (or
  * finds) the kernel and returns TIRX_E_NO_DEVICE from tirx_launch. Tensor arguments are
@@ -113,7 +127,10 @@ typedef enum tirx_gemm_path {
   TIRX_GEMM_PATH_WGMMA_SPLITK = 3
 } tirx_gemm_path;
 
+/* Options of the GEMM (tirx_kernels_gemm_build, _plan, _tiles, tirx_op_gemm); zeros are the
+ * defaults. */
 typedef struct tirx_gemm_options {
+  size_t size;            /* 0 or sizeof(tirx_gemm_options) */
   tirx_epilogue epilogue; /* 0: none */
   const char *family;     /* NULL or "wgmma" (default); "mma"; "scalar" */
   int sms;                /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
@@ -129,14 +146,21 @@ typedef struct tirx_gemm_options {
 /* The tile shape of the wgmma kernel: block_m x block_n x block_k (64), the stages of the TMA
  * ring, and the consumer warpgroups (each block_m / consumers rows). */
 typedef struct tirx_gemm_tiles {
-  int block_m, block_n, block_k, stages, consumers;
+  int block_m;   /* rows of a tile */
+  int block_n;   /* columns of a tile */
+  int block_k;   /* the K step (64) */
+  int stages;    /* stages of the TMA ring */
+  int consumers; /* consumer warpgroups */
 } tirx_gemm_tiles;
 
 /*
  * The tile shape the wgmma kernel uses for an M x N x K problem: 128x256 over 3 stages while
  * that gives every SM four tiles or more; otherwise 64 rows (one consumer) for M <= 64, else
  * 128, a BLOCK_N in steps of 16 from a per-SM cost model, and as many stages as shared memory
- * holds (at most 16). opts may be NULL (only opts->sms is read).
+ * holds (at most 16). Where that BLOCK_N would be 16 or 32 (too few bytes per stage to keep
+ * HBM busy), M <= 64 or K >= 8192, and opts->path is not TIRX_GEMM_PATH_WGMMA: 128 columns,
+ * and the plan fills the SMs with K splits. When M < block_m, each TMA load reads M rounded
+ * up to 8 rows of A. opts may be NULL (only opts->sms and opts->path are read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; opts->sms out of range).
  */
 TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
@@ -148,13 +172,14 @@ TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int6
  * otherwise), the K splits (1 but for split-K), the CTAs launched (split-K: its first kernel)
  * and split-K's workspace bytes (0 otherwise). */
 typedef struct tirx_gemm_plan {
-  tirx_gemm_path path;
-  const char *name; /* static storage */
-  tirx_gemm_tiles tiles;
-  int gemv_rows;
-  int splits;
-  int64_t ctas;
-  int64_t workspace_bytes;
+  size_t size;      /* in: 0 or sizeof(tirx_gemm_plan); out: bytes written */
+  tirx_gemm_path path;     /* never TIRX_GEMM_PATH_AUTO */
+  const char *name;        /* the path's name; static storage */
+  tirx_gemm_tiles tiles;   /* the wgmma tile shape (zeros for gemv) */
+  int gemv_rows;           /* rows of B per CTA of the gemv path (0 otherwise) */
+  int splits;              /* K splits (1 but for split-K) */
+  int64_t ctas;            /* CTAs launched (split-K: its first kernel) */
+  int64_t workspace_bytes; /* split-K's workspace (0 otherwise) */
 } tirx_gemm_plan;
 
 /*
@@ -208,7 +233,10 @@ TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx
  * C = epilogue(A B^T [+ bias]) on stream. a: [M, K], b: [N, K], c: [M, N], all of one dtype
  * (f16 or bf16), rank 2, innermost stride 1, row strides >= the row and multiples of 16 bytes
  * (NULL strides: dense). bias: [N] or [1, N] dense, of the dtype, required by the bias
- * epilogues and NULL otherwise. M, N, K at most 2^31 - 1.
+ * epilogues and NULL otherwise. M, N, K at most 2^31 - 1. Only C's M x N elements are
+ * written, never the padding of its rows: where N is not a multiple of 8 (a row ends inside a
+ * 16-byte piece, which a TMA store would write whole), the wgmma, mma and scalar kernels store
+ * C element by element (their kernel names end in "_ragged").
  * Errors: TIRX_E_NULL_ARG (rt, a, b, c, a data pointer, or bias for a bias epilogue),
  * TIRX_E_INVALID_ARG (options as tirx_kernels_gemm_build; a rank, shape, stride or pointer
  * alignment that breaks the rules above; a bias without a bias epilogue), TIRX_E_TYPE (dtypes),
@@ -277,7 +305,10 @@ enum {
   TIRX_ROW_VARIANT_WEIGHTS_GLOBAL = 16 /* staged rows read the weight rows from global memory */
 };
 
+/* Options of the row kernels and ops (tirx_kernels_row_*, tirx_op_rmsnorm, ...); zeros are the
+ * defaults. */
 typedef struct tirx_row_options {
+  size_t size;    /* 0 or sizeof(tirx_row_options) */
   int threads;    /* threads per row of the CTA-per-row kernels; 0: chosen per width (below);
                      else a power of two in 64..1024 */
   int variant;    /* TIRX_ROW_VARIANT_* bits; 0: weights read with ld.global.nc after the
@@ -293,7 +324,10 @@ typedef struct tirx_row_options {
  * kernels; per CTA of the cluster), CTAs per row (1 unless a cluster), and the stages of the
  * ring of staged rows (0: one row per CTA). */
 typedef struct tirx_row_plan {
-  int threads, cluster, stages;
+  size_t size; /* in: 0 or sizeof(tirx_row_plan); out: bytes written */
+  int threads; /* threads per row (32 for the warp kernels; per CTA of the cluster) */
+  int cluster; /* CTAs per row */
+  int stages;  /* stages of the ring of staged rows (0: one row per CTA) */
 } tirx_row_plan;
 
 /* "rmsnorm", "layernorm", "softmax", "add_rmsnorm", "row_sum", "row_max", "silu_mul", "chain";
@@ -423,7 +457,9 @@ typedef enum tirx_rope_style {
   TIRX_ROPE_GPTJ = 1  /* pairs (2i, 2i + 1): GPT-J, interleaved */
 } tirx_rope_style;
 
+/* Options of RoPE (tirx_kernels_rope_build, tirx_op_rope); zeros are the defaults. */
 typedef struct tirx_rope_options {
+  size_t size;           /* 0 or sizeof(tirx_rope_options) */
   tirx_rope_style style; /* 0: neox */
   int rot_dim;           /* R: 0 means D; else even, 2..D */
 } tirx_rope_options;
@@ -475,8 +511,11 @@ TIRX_API tirx_status tirx_op_rope(tirx_runtime *rt, const tirx_rope_options *opt
  * of 16 bytes). Y_r and Y are dense for NCCL, so N is a multiple of 8; M and K split evenly.
  */
 typedef struct tirx_tp_spec {
+  size_t size;      /* 0 or sizeof(tirx_tp_spec) */
   tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
-  int64_t m, n, k;  /* global shape: X [m, k], W [n, k], Y [m, n] */
+  int64_t m;        /* global shape: X [m, k], W [n, k], Y [m, n] */
+  int64_t n;        /* (see m) */
+  int64_t k;        /* (see m) */
   int nranks;       /* P >= 1; m % P == 0, k % P == 0, n % 8 == 0 */
   tirx_gemm_options gemm; /* the per-rank GEMM's options (epilogue none, path not gemv) */
 } tirx_tp_spec;
@@ -484,18 +523,28 @@ typedef struct tirx_tp_spec {
 /* A layer for one mesh size; immutable after creation and shared by every rank's call. The
  * fields are read-only for callers. */
 typedef struct tirx_tp_linear {
-  tirx_tp_spec spec;
-  int64_t m_local, k_local;  /* M/P rows of Y per rank, K/P columns of X and W per rank */
-  int64_t ldx, ldw;          /* the local leading dimensions of X_r and W_r */
-  tirx_dtensor *x, *w;       /* the inputs, sharded on K */
+  tirx_tp_spec spec;         /* the spec it was created from */
+  int64_t m_local;           /* M/P rows of Y per rank */
+  int64_t k_local;           /* K/P columns of X and W per rank */
+  int64_t ldx;               /* the local leading dimension of X_r */
+  int64_t ldw;               /* the local leading dimension of W_r */
+  tirx_dtensor *x;           /* the input X, sharded on K */
+  tirx_dtensor *w;           /* the input W, sharded on K */
   tirx_dtensor *y_partial;   /* Y_r on every rank, partial sum */
   tirx_dtensor *y;           /* the output, sharded on rows */
   tirx_collective *reduce;   /* y_partial -> y (reduce_scatter) */
   tirx_kernel *gemm;         /* the GEMM, built for (M, N, K/P) */
   /* Local shapes and strides (from the dtensors) that the tensor arguments point into. */
-  int64_t x_shape[2], x_strides[2], w_shape[2], w_strides[2];
-  int64_t b_shape[2], b_strides[2]; /* W_r seen as the GEMM's B: (K/P, N) with strides (1, ldw) */
-  int64_t yp_shape[2], yp_strides[2], y_shape[2], y_strides[2];
+  int64_t x_shape[2];    /* X_r */
+  int64_t x_strides[2];  /* (see x_shape) */
+  int64_t w_shape[2];    /* W_r */
+  int64_t w_strides[2];  /* (see w_shape) */
+  int64_t b_shape[2];    /* W_r seen as the GEMM's B: (K/P, N) with strides (1, ldw) */
+  int64_t b_strides[2];  /* (see b_shape) */
+  int64_t yp_shape[2];   /* Y_r */
+  int64_t yp_strides[2]; /* (see yp_shape) */
+  int64_t y_shape[2];    /* this rank's rows of Y */
+  int64_t y_strides[2];  /* (see y_shape) */
 } tirx_tp_linear;
 
 /* One rank's device buffers (sizes: tirx_kernels_tp_linear_bytes). */
@@ -506,6 +555,7 @@ typedef struct tirx_tp_buffers {
   void *y;         /* this rank's rows of Y: [M/P, N], dense */
 } tirx_tp_buffers;
 
+/* One of a rank's buffers (tirx_kernels_tp_linear_bytes). */
 typedef enum tirx_tp_buffer {
   TIRX_TP_BUFFER_X = 0,
   TIRX_TP_BUFFER_W = 1,
@@ -567,8 +617,9 @@ TIRX_API tirx_status tirx_op_tp_linear(tirx_runtime *rt, const tirx_tp_linear *t
  * when S_q > S_k) has o = 0 and lse = -inf.
  */
 typedef struct tirx_attention_options {
+  size_t size;      /* 0 or sizeof(tirx_attention_options) */
   double scale;     /* softmax scale; 0: 1 / sqrt(D) */
-  bool causal;
+  bool causal;      /* the causal mask (aligned to the bottom right) */
   const char *path; /* NULL: the default kernel; "reference": a simple, slow kernel (tests) */
   int sms;          /* streaming multiprocessors to fill; 0: 132 (an H200); 1..1024 */
 } tirx_attention_options;
@@ -592,7 +643,7 @@ typedef struct tirx_attention_varlen {
   const int32_t *cu_seqlens_q; /* host, B + 1 */
   const int32_t *cu_seqlens_k; /* host, B + 1 */
   const void *cu_seqlens_q_dev; /* device, B + 1 int32, 16-byte aligned */
-  const void *cu_seqlens_k_dev;
+  const void *cu_seqlens_k_dev; /* device, B + 1 int32, 16-byte aligned */
 } tirx_attention_varlen;
 
 /*
@@ -668,7 +719,9 @@ enum {
   TIRX_DECODE_MAX_SPLITS = 256
 };
 
+/* Options of decode attention (tirx_kernels_decode_plan, tirx_op_decode_attention). */
 typedef struct tirx_decode_options {
+  size_t size;  /* 0 or sizeof(tirx_decode_options) */
   double scale; /* softmax scale; 0: 1 / sqrt(D) */
   int splits;   /* KV splits per (sequence, KV head): 0 chosen (tirx_kernels_decode_plan);
                    1: unsplit; N in 2..TIRX_DECODE_MAX_SPLITS forced (capped at the tiles of
@@ -683,9 +736,10 @@ typedef struct tirx_decode_options {
  * tiles of TIRX_DECODE_TILE keys each split reads (the last split of the longest sequence may
  * read fewer; splits of shorter sequences may read none) and the workspace bytes. */
 typedef struct tirx_decode_plan {
-  int splits;
-  int tiles_per_split;
-  int64_t workspace_bytes;
+  size_t size; /* in: 0 or sizeof(tirx_decode_plan); out: bytes written */
+  int splits;              /* KV splits per (sequence, KV head); 1: unsplit */
+  int tiles_per_split;     /* tiles of TIRX_DECODE_TILE keys each split reads */
+  int64_t workspace_bytes; /* the split launches' workspace (0 unsplit) */
 } tirx_decode_plan;
 
 /*

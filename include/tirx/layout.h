@@ -46,24 +46,25 @@
 extern "C" {
 #endif
 
+/* A layout: D, R and O over named axes (immutable; it lives in an arena). */
 typedef struct tirx_layout tirx_layout;
 
 /* One iter of D or R. */
 typedef struct tirx_iter {
   int64_t extent; /* >= 1 */
   int64_t stride; /* any value; 0 broadcasts */
-  tirx_axis axis;
+  tirx_axis axis; /* the axis it steps along */
 } tirx_iter;
 
 /* One entry of O. */
 typedef struct tirx_axis_offset {
-  tirx_axis axis;
-  int64_t value;
+  tirx_axis axis; /* the axis */
+  int64_t value;  /* the offset on it */
 } tirx_axis_offset;
 
 /* One evaluated coordinate: a value on every axis (0 on axes the layout does not use). */
 typedef struct tirx_coord {
-  int64_t v[TIRX_AXIS_MAX];
+  int64_t v[TIRX_AXIS_MAX]; /* v[axis]: the coordinate on that axis */
 } tirx_coord;
 
 /* Limits on a layout's structure; larger inputs are rejected with TIRX_E_LIMIT. */

@@ -89,6 +89,7 @@
 extern "C" {
 #endif
 
+/* A runtime: one device's context, kernel cache and compile queue (thread-safe). */
 typedef struct tirx_runtime tirx_runtime;
 
 /* What a runtime reports through tirx_runtime_options.on_event. */
@@ -102,11 +103,12 @@ typedef enum tirx_event_kind {
 
 /* One event. Strings are borrowed for the duration of the callback. */
 typedef struct tirx_event {
-  tirx_event_kind kind;
+  tirx_event_kind kind; /* what happened */
   const char *kernel;  /* the kernel's name; "" for warnings */
   const char *key;     /* the variant's cache key, 32 hex digits; "" for warnings */
   tirx_status status;  /* COMPILE_FINISHED: the outcome; TIRX_OK otherwise */
-  double millis, nvrtc_millis;
+  double millis;       /* COMPILE_FINISHED, DISK_HIT: the time it took (tirx_event_kind) */
+  double nvrtc_millis; /* COMPILE_FINISHED: NVRTC's part of millis */
   const char *message; /* the error (COMPILE_FINISHED) or the warning; "" otherwise */
 } tirx_event;
 
@@ -130,7 +132,10 @@ typedef enum tirx_capture_policy {
    * loads the variant inside the capture, waiting for it (a first compile stalls the capturing
    * thread for the NVRTC time, tens to hundreds of milliseconds). With tiered compilation it
    * waits for the specialised variant rather than baking the dynamic one into the graph.
-   * Loading a module during a global-mode capture is up to the driver; prefer a warm-up. */
+   * Whether loading a module during a global-mode capture invalidates the capture is an open
+   * question (no GPU run has answered it; tests/gpu/test_capture.c,
+   * gpu_capture::module_load_during_a_global_capture, records the outcome): prefer a warm-up,
+   * or TIRX_CAPTURE_REFUSE, under which no module is loaded inside a capture. */
   TIRX_CAPTURE_WAIT = 0,
   /* The launch fails with TIRX_E_CAPTURE and records nothing into the capture; nothing is
    * compiled, read from disk or loaded (the capture stays valid; the caller may end it, warm up
@@ -141,8 +146,16 @@ typedef enum tirx_capture_policy {
   TIRX_CAPTURE_REFUSE = 1
 } tirx_capture_policy;
 
-/* Options of tirx_runtime_create. Zero-initialise and set the fields you need. */
+/* Options of tirx_runtime_create. Zero-initialise and set the fields you need. An extensible
+ * struct (README.md, "ABI policy"): size is 0 (version 1: the fields up to context),
+ * offsetof(tirx_runtime_options, compile_workers) (the same) or sizeof(tirx_runtime_options)
+ * (version 2, issue 18: the compile worker fields too). */
 typedef struct tirx_runtime_options {
+  /* 0, or sizeof(tirx_runtime_options) to use fields added after version 1 (a version-1 caller's
+   * compile worker fields read as 0, the defaults). Other values: TIRX_E_INVALID_ARG
+   * ("tirx_runtime_create: options->size is 3, expected 0, 112 or 136
+   * (sizeof(tirx_runtime_options))" on x86-64). */
+  size_t size;
   /* CUDA device ordinal, 0 by default. */
   int device;
   /* Target architecture, "sm_90a", "sm_80", ... NULL: the device's own (sm_90a for compute
@@ -188,6 +201,7 @@ typedef struct tirx_runtime_options {
    * another device; TIRX_E_NO_DEVICE as ever without a driver; TIRX_E_DRIVER when the driver
    * refuses the context. */
   void *context;
+  /* Version 2 (set size to sizeof(tirx_runtime_options) to use them). */
   /* The most compile worker processes (see "Compile workers" above). 0: $TIRX_COMPILE_WORKERS,
    * else one per core (uv_available_parallelism), at most 64. More than 64:
    * TIRX_E_INVALID_ARG. */
@@ -345,8 +359,13 @@ TIRX_API tirx_status tirx_launch_ex(tirx_runtime *rt, const tirx_kernel *kernel,
 /* Kernel cache, asynchronous preparation, warm-up                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Counters of a runtime's kernel cache since its creation. */
+/* Counters of a runtime's kernel cache since its creation. An extensible struct (README.md,
+ * "ABI policy"): zero it (or set size) before the call. */
 typedef struct tirx_cache_stats {
+  /* In: 0 (version 1: the fields up to nvrtc_millis), offsetof(tirx_cache_stats,
+   * worker_compiles) (the same) or sizeof(tirx_cache_stats) (version 2, issue 18: the worker
+   * counters too); the runtime writes that version's fields. Out: the bytes written. */
+  size_t size;
   uint64_t hits;             /* variants found valid in the disk cache */
   uint64_t misses;           /* disk lookups that found no usable entry */
   uint64_t compiles;         /* NVRTC compiles this runtime ran (failed ones included) */
@@ -361,13 +380,15 @@ typedef struct tirx_cache_stats {
                                 compiled */
   uint64_t variants;         /* variants in the memory table */
   double nvrtc_millis;       /* time spent in NVRTC */
+  /* Version 2. */
   uint64_t worker_compiles;  /* compiles (of those counted in compiles, and tirx_compile's) that
                                 ran in a compile worker process */
   uint64_t worker_deaths;    /* compile workers that died (or answered garbage) during a
                                 compile, each replaced and its compile retried once */
 } tirx_cache_stats;
 
-/* Copies the counters into *out. Errors: TIRX_E_NULL_ARG, TIRX_E_FORKED. */
+/* Copies the counters into *out, as many as out->size holds. Errors: TIRX_E_NULL_ARG,
+ * TIRX_E_INVALID_ARG (out->size none of 0 and the two versions' sizes), TIRX_E_FORKED. */
 TIRX_API tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out);
 
 /* The disk cache's directory, "" when the cache is disabled or unusable (the reason went to
@@ -466,6 +487,15 @@ TIRX_API tirx_status tirx_runtime_drain(tirx_runtime *rt, int64_t timeout_ms);
  * stream. A host that has no CUDA runtime of its own makes streams with
  * tirx_runtime_stream_create(); one that has (cudaStream_t is a CUstream) passes its own,
  * created in the device's primary context, which is the one the CUDA runtime API uses.
+ *
+ * The same convention everywhere: a function that queues work on the device takes the stream as
+ * its last argument (tirx_launch, tirx_launch_ex before its info, the _async copies and fills,
+ * every tirx_op_* of tirx/kernels.h, tirx_op_tp_linear); NULL means the legacy default stream;
+ * work queued on one stream runs in order, and a capturing stream records it (so do tirx/dist.h's
+ * tirx_collective_run and tirx_comm_synchronize). The one exception is tirx_runtime_synchronize,
+ * where NULL waits for every stream of the context. The functions
+ * without a stream (tirx_runtime_copy, tirx_runtime_fill32) are the driver's synchronous forms
+ * (cuMemcpy*, cuMemsetD32), ordered after the legacy default stream.
  */
 
 /* The runtime's CUDA context (a CUcontext: options->context, else the device's primary context,
@@ -497,6 +527,7 @@ TIRX_API tirx_status tirx_runtime_alloc(tirx_runtime *rt, size_t bytes, void **o
 /* Frees memory from tirx_runtime_alloc(). NULL ptr is a no-op (TIRX_OK). */
 TIRX_API tirx_status tirx_runtime_free(tirx_runtime *rt, void *ptr);
 
+/* The direction of a copy. */
 typedef enum tirx_copy_kind {
   TIRX_COPY_HOST_TO_DEVICE = 0,
   TIRX_COPY_DEVICE_TO_HOST = 1,

@@ -24,6 +24,7 @@
 extern "C" {
 #endif
 
+/* The team kinds: the unit of threads a primitive call is issued by. */
 typedef enum tirx_team {
   TIRX_TEAM_THREAD = 0,
   TIRX_TEAM_WARP = 1,
@@ -35,6 +36,7 @@ typedef enum tirx_team {
 /* "thread", "warp", "warpgroup", "cta", "cluster"; NULL for other values. */
 TIRX_API const char *tirx_team_name(tirx_team k);
 
+/* An execution scope: (active thread set, team kind); immutable, it lives in an arena. */
 typedef struct tirx_scope tirx_scope;
 
 /*
@@ -67,6 +69,7 @@ TIRX_API tirx_scope *tirx_scope_filter(tirx_arena *a, const tirx_scope *s, tirx_
  */
 TIRX_API tirx_scope *tirx_scope_team(tirx_arena *a, const tirx_scope *s, tirx_team k);
 
+/* The scope's team kind. */
 TIRX_API tirx_team tirx_scope_team_kind(const tirx_scope *s);
 
 /* A, A_inter and A_intra as layouts over named thread axes, borrowed from the scope (they

@@ -48,16 +48,18 @@ typedef enum tirx_arg_kind {
   TIRX_ARG_DLPACK = 5
 } tirx_arg_kind;
 
+/* A tensor argument: a device pointer with its element type, shape and strides. */
 typedef struct tirx_tensor_arg {
   void *data;             /* device pointer */
-  tirx_dtype dtype;
-  int rank;
+  tirx_dtype dtype;       /* element type */
+  int rank;               /* number of dimensions */
   const int64_t *shape;   /* rank entries */
   const int64_t *strides; /* rank entries, in elements; NULL means dense row-major */
 } tirx_tensor_arg;
 
+/* A launch argument; make one with the tirx_arg_* functions below. */
 typedef struct tirx_arg {
-  tirx_arg_kind kind;
+  tirx_arg_kind kind; /* which member of u holds the value */
   union {
     int32_t i32;
     int64_t i64;
@@ -65,33 +67,39 @@ typedef struct tirx_arg {
     double f64;
     tirx_tensor_arg tensor;
     const void *dlpack; /* a const DLTensor * (dlpack.h), borrowed for the call */
-  } u;
+  } u;                  /* the value */
 } tirx_arg;
 
+/* An int32 scalar argument. */
 static inline tirx_arg tirx_arg_i32(int32_t v) {
   tirx_arg a;
   a.kind = TIRX_ARG_I32;
   a.u.i32 = v;
   return a;
 }
+/* An int64 scalar argument. */
 static inline tirx_arg tirx_arg_i64(int64_t v) {
   tirx_arg a;
   a.kind = TIRX_ARG_I64;
   a.u.i64 = v;
   return a;
 }
+/* A float scalar argument. */
 static inline tirx_arg tirx_arg_f32(float v) {
   tirx_arg a;
   a.kind = TIRX_ARG_F32;
   a.u.f32 = v;
   return a;
 }
+/* A double scalar argument. */
 static inline tirx_arg tirx_arg_f64(double v) {
   tirx_arg a;
   a.kind = TIRX_ARG_F64;
   a.u.f64 = v;
   return a;
 }
+/* A tensor argument: pointer, dtype, rank, shape and strides (NULL: dense), borrowed for the
+ * call. */
 static inline tirx_arg tirx_arg_tensor(void *data, tirx_dtype dtype, int rank,
                                        const int64_t *shape, const int64_t *strides) {
   tirx_arg a;
@@ -103,6 +111,7 @@ static inline tirx_arg tirx_arg_tensor(void *data, tirx_dtype dtype, int rank,
   a.u.tensor.strides = strides;
   return a;
 }
+/* A DLPack argument: a const DLTensor *, borrowed for the call. */
 static inline tirx_arg tirx_arg_dlpack(const void *dltensor) {
   tirx_arg a;
   a.kind = TIRX_ARG_DLPACK;

@@ -87,8 +87,14 @@ int tirx__b_tmap(tirx_builder *b, tirx_tensor *t, const tirx__tmap_desc *d) {
   tirx__tmap_desc want;
   memcpy(&want, d, sizeof want);
   want.param = t->decl.param_index;
-  for (int i = 0; i < b->ntmaps; i++)
-    if (b->tmap_tensor[i] == t && memcmp(&b->tmap[i], &want, sizeof want) == 0) return i;
+  for (int i = 0; i < b->ntmaps; i++) { /* one map for loads and stores alike: store ORed */
+    want.store = b->tmap[i].store;
+    if (b->tmap_tensor[i] == t && memcmp(&b->tmap[i], &want, sizeof want) == 0) {
+      b->tmap[i].store |= d->store;
+      return i;
+    }
+  }
+  want.store = d->store;
   if (b->ntmaps == TIRX__MAX_TMAPS) {
     tirx__b_fail(b, TIRX_E_LIMIT, "%s: the kernel needs more than %d TMA tensor maps", fn,
                  TIRX__MAX_TMAPS);

@@ -44,7 +44,7 @@ void tirx__cache_key_input_init(tirx__cache_key_input *in) {
 }
 
 tirx_status tirx__cache_key_compute(const tirx__cache_key_input *in, tirx__cache_key *out) {
-  static const char fn[] = "tirx__cache_key_compute";
+  static const char fn[] = "cache key";
   if (!in) return tirx__error(TIRX_E_NULL_ARG, "%s: in is NULL", fn);
   if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   if (!in->source && in->source_len)

@@ -45,7 +45,7 @@ void tirx__cache_key_input_init(tirx__cache_key_input *in);
 /*
  * Computes the key of in. Errors: TIRX_E_NULL_ARG (in, out, a NULL source with a non-zero
  * length, a NULL arch, a NULL options array with noptions > 0 or a NULL option),
- * TIRX_E_INVALID_ARG (noptions < 0). Messages start with "tirx__cache_key_compute".
+ * TIRX_E_INVALID_ARG (noptions < 0). Messages start with "cache key".
  */
 tirx_status tirx__cache_key_compute(const tirx__cache_key_input *in, tirx__cache_key *out);
 

@@ -114,10 +114,10 @@ struct tirx__queue {
   _Atomic uint64_t submitted, executed, joined, cancelled, completed;
 };
 
-static const char msg_cancelled[] = "tirx__future_cancel: the request was cancelled";
+static const char msg_cancelled[] = "compile request cancel: the request was cancelled";
 static const char msg_shutdown[] =
-    "tirx__queue_destroy: the queue shut down before the request ran";
-static const char msg_no_message[] = "tirx__queue: the job failed and left no message";
+    "compile queue destroy: the queue shut down before the request ran";
+static const char msg_no_message[] = "compile queue: the job failed and left no message";
 
 /* The queue whose job or progress callback runs on this thread, for tirx__queue_destroy. */
 static _Thread_local const tirx__queue *tls_running_queue;
@@ -387,7 +387,7 @@ static void work_cb(uv_work_t *w) {
       message = strdup(tirx_last_error());
     if (!message) {
       char buf[160];
-      snprintf(buf, sizeof buf, "tirx__queue: the job%s%s failed with %s (%s)",
+      snprintf(buf, sizeof buf, "compile queue: the job%s%s failed with %s (%s)",
                label[0] ? " " : "", label, tirx_status_name(st), tirx_status_str(st));
       message = strdup(buf);
     }
@@ -536,10 +536,10 @@ static uint32_t pool_size_from_env(void) {
 uint32_t tirx__queue_pool_size(void) { return pool_size_from_env(); }
 
 tirx_status tirx__queue_create(const tirx__queue_options *opts, tirx__queue **out) {
-  if (!out) return tirx__error(TIRX_E_NULL_ARG, "tirx__queue_create: out is NULL");
+  if (!out) return tirx__error(TIRX_E_NULL_ARG, "compile queue create: out is NULL");
   *out = NULL;
   tirx__queue *q = calloc(1, sizeof *q);
-  if (!q) return tirx__error(TIRX_E_NO_MEMORY, "tirx__queue_create: out of memory");
+  if (!q) return tirx__error(TIRX_E_NO_MEMORY, "compile queue create: out of memory");
   if (opts) q->opts = *opts;
   q->pool_size = pool_size_from_env();
   q->cap = q->opts.max_in_flight ? q->opts.max_in_flight : (q->pool_size + 1) / 2;
@@ -548,7 +548,7 @@ tirx_status tirx__queue_create(const tirx__queue_options *opts, tirx__queue **ou
   if (!q->table || uv_mutex_init(&q->mu) != 0) {
     free(q->table);
     free(q);
-    return tirx__error(TIRX_E_NO_MEMORY, "tirx__queue_create: out of memory");
+    return tirx__error(TIRX_E_NO_MEMORY, "compile queue create: out of memory");
   }
   const char *what = "uv_loop_init";
   int rc = uv_loop_init(&q->loop);
@@ -572,7 +572,7 @@ tirx_status tirx__queue_create(const tirx__queue_options *opts, tirx__queue **ou
   uv_mutex_destroy(&q->mu);
   free(q->table);
   free(q);
-  return tirx__error(TIRX_E_INTERNAL, "tirx__queue_create: %s failed: %s", what,
+  return tirx__error(TIRX_E_INTERNAL, "compile queue create: %s failed: %s", what,
                      uv_strerror(rc));
 }
 
@@ -589,9 +589,9 @@ static void stats_locked(tirx__queue *q, tirx__queue_stats *out) {
 }
 
 tirx_status tirx__queue_stats_get(tirx__queue *q, tirx__queue_stats *out) {
-  if (!q) return tirx__error(TIRX_E_NULL_ARG, "tirx__queue_stats_get: queue is NULL");
-  if (q->pid != getpid()) return forked_error("tirx__queue_stats_get", "queue", q->pid);
-  if (!out) return tirx__error(TIRX_E_NULL_ARG, "tirx__queue_stats_get: out is NULL");
+  if (!q) return tirx__error(TIRX_E_NULL_ARG, "compile queue stats: queue is NULL");
+  if (q->pid != getpid()) return forked_error("compile queue stats", "queue", q->pid);
+  if (!out) return tirx__error(TIRX_E_NULL_ARG, "compile queue stats: out is NULL");
   uv_mutex_lock(&q->mu);
   stats_locked(q, out);
   uv_mutex_unlock(&q->mu);
@@ -600,15 +600,15 @@ tirx_status tirx__queue_stats_get(tirx__queue *q, tirx__queue_stats *out) {
 
 tirx_status tirx__queue_destroy(tirx__queue *q, tirx__queue_stats *final) {
   if (!q) return TIRX_OK;
-  if (q->pid != getpid()) return forked_error("tirx__queue_destroy", "queue", q->pid);
+  if (q->pid != getpid()) return forked_error("compile queue destroy", "queue", q->pid);
   uv_thread_t self = uv_thread_self();
   if (uv_thread_equal(&self, &q->thread))
     return tirx__error(TIRX_E_INVALID_ARG,
-                       "tirx__queue_destroy: called on the queue's own thread (from a "
+                       "compile queue destroy: called on the queue's own thread (from a "
                        "completion callback); it would wait for itself");
   if (tls_running_queue == q)
     return tirx__error(TIRX_E_INVALID_ARG,
-                       "tirx__queue_destroy: called from one of the queue's jobs or progress "
+                       "compile queue destroy: called from one of the queue's jobs or progress "
                        "callbacks; it would wait for itself");
   uv_mutex_lock(&q->mu);
   q->stopping = true;
@@ -618,7 +618,7 @@ tirx_status tirx__queue_destroy(tirx__queue *q, tirx__queue_stats *final) {
   if (final) stats_locked(q, final);
   int rc = uv_loop_close(&q->loop);
   if (rc != 0) /* a bug: the loop is left allocated rather than freed under libuv's feet */
-    return tirx__error(TIRX_E_INTERNAL, "tirx__queue_destroy: uv_loop_close failed: %s",
+    return tirx__error(TIRX_E_INTERNAL, "compile queue destroy: uv_loop_close failed: %s",
                        uv_strerror(rc));
   uv_mutex_destroy(&q->mu);
   free(q->table);
@@ -629,10 +629,10 @@ tirx_status tirx__queue_destroy(tirx__queue *q, tirx__queue_stats *final) {
 tirx_status tirx__queue_submit(tirx__queue *q, const tirx__job *desc, tirx__future_cb cb,
                                void *cb_data, tirx__future **out) {
   if (out) *out = NULL;
-  if (!q) return tirx__error(TIRX_E_NULL_ARG, "tirx__queue_submit: queue is NULL");
-  if (q->pid != getpid()) return forked_error("tirx__queue_submit", "queue", q->pid);
-  if (!desc) return tirx__error(TIRX_E_NULL_ARG, "tirx__queue_submit: job is NULL");
-  if (!desc->run) return tirx__error(TIRX_E_NULL_ARG, "tirx__queue_submit: job->run is NULL");
+  if (!q) return tirx__error(TIRX_E_NULL_ARG, "compile queue submit: queue is NULL");
+  if (q->pid != getpid()) return forked_error("compile queue submit", "queue", q->pid);
+  if (!desc) return tirx__error(TIRX_E_NULL_ARG, "compile queue submit: job is NULL");
+  if (!desc->run) return tirx__error(TIRX_E_NULL_ARG, "compile queue submit: job->run is NULL");
 
   tirx__future *f = calloc(1, sizeof *f);
   job *nj = job_new(q, desc);
@@ -642,7 +642,7 @@ tirx_status tirx__queue_submit(tirx__queue *q, const tirx__job *desc, tirx__futu
     if (have_mu) uv_mutex_destroy(&f->mu);
     free(f);
     job_discard(nj);
-    return tirx__error(TIRX_E_NO_MEMORY, "tirx__queue_submit: out of memory");
+    return tirx__error(TIRX_E_NO_MEMORY, "compile queue submit: out of memory");
   }
   atomic_init(&f->refs, out ? 2 : 1);
   atomic_init(&f->settled, false);
@@ -660,7 +660,7 @@ tirx_status tirx__queue_submit(tirx__queue *q, const tirx__job *desc, tirx__futu
     uv_mutex_destroy(&f->mu);
     free(f);
     job_discard(nj);
-    return tirx__error(TIRX_E_CANCELLED, "tirx__queue_submit: the queue is shutting down");
+    return tirx__error(TIRX_E_CANCELLED, "compile queue submit: the queue is shutting down");
   }
   job *j = table_find(q, &desc->key);
   bool joined = j != NULL;
@@ -687,24 +687,24 @@ tirx_status tirx__queue_submit(tirx__queue *q, const tirx__job *desc, tirx__futu
 /* ---- futures ------------------------------------------------------------------------- */
 
 tirx_status tirx__future_poll(const tirx__future *f) {
-  if (!f) return tirx__error(TIRX_E_NULL_ARG, "tirx__future_poll: future is NULL");
-  if (f->pid != getpid()) return forked_error("tirx__future_poll", "future", f->pid);
+  if (!f) return tirx__error(TIRX_E_NULL_ARG, "compile request poll: future is NULL");
+  if (f->pid != getpid()) return forked_error("compile request poll", "future", f->pid);
   if (!atomic_load_explicit(&f->ready, memory_order_acquire)) return TIRX__PENDING;
   return f->status;
 }
 
 tirx_status tirx__future_wait(tirx__future *f, int64_t timeout_ms) {
-  if (!f) return tirx__error(TIRX_E_NULL_ARG, "tirx__future_wait: future is NULL");
+  if (!f) return tirx__error(TIRX_E_NULL_ARG, "compile request wait: future is NULL");
   if (timeout_ms < -1)
     return tirx__error(TIRX_E_INVALID_ARG,
-                       "tirx__future_wait: timeout_ms is %lld; expected -1 (forever) or >= 0",
+                       "compile request wait: timeout_ms is %lld; expected -1 (forever) or >= 0",
                        (long long)timeout_ms);
-  if (f->pid != getpid()) return forked_error("tirx__future_wait", "future", f->pid);
+  if (f->pid != getpid()) return forked_error("compile request wait", "future", f->pid);
   if (!atomic_load_explicit(&f->ready, memory_order_acquire)) {
     uv_thread_t self = uv_thread_self();
     if (uv_thread_equal(&self, &f->qthread))
       return tirx__error(TIRX_E_INVALID_ARG,
-                         "tirx__future_wait: called on the queue's thread while the request "
+                         "compile request wait: called on the queue's thread while the request "
                          "is pending; it would never finish");
     /* Waits longer than ~292 years are forever. */
     bool forever = timeout_ms < 0 || (uint64_t)timeout_ms > UINT64_MAX / 2 / 1000000u;
@@ -723,7 +723,7 @@ tirx_status tirx__future_wait(tirx__future *f, int64_t timeout_ms) {
     uv_mutex_unlock(&f->mu);
     if (!ready)
       return tirx__error(TIRX_E_TIMEOUT,
-                         "tirx__future_wait: the request did not finish within %lld ms",
+                         "compile request wait: the request did not finish within %lld ms",
                          (long long)timeout_ms);
   }
   if (f->status != TIRX_OK) return tirx__error(f->status, "%s", f->message);
@@ -732,8 +732,8 @@ tirx_status tirx__future_wait(tirx__future *f, int64_t timeout_ms) {
 
 tirx_status tirx__future_cancel(tirx__future *f, bool *took_effect) {
   if (took_effect) *took_effect = false;
-  if (!f) return tirx__error(TIRX_E_NULL_ARG, "tirx__future_cancel: future is NULL");
-  if (f->pid != getpid()) return forked_error("tirx__future_cancel", "future", f->pid);
+  if (!f) return tirx__error(TIRX_E_NULL_ARG, "compile request cancel: future is NULL");
+  if (f->pid != getpid()) return forked_error("compile request cancel", "future", f->pid);
   if (atomic_load_explicit(&f->ready, memory_order_acquire)) return TIRX_OK;
   /* Holding f->mu keeps the queue thread from marking f ready, so q stays alive. */
   uv_mutex_lock(&f->mu);

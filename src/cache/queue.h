@@ -147,7 +147,7 @@ tirx_status tirx__queue_create(const tirx__queue_options *opts, tirx__queue **ou
 
 /*
  * Shuts the queue down and frees it. Requests that have not started are cancelled: their
- * callbacks get TIRX_E_CANCELLED, "tirx__queue_destroy: the queue shut down before the request
+ * callbacks get TIRX_E_CANCELLED, "compile queue destroy: the queue shut down before the request
  * ran". Jobs already running are waited for and delivered with their own status. Every
  * callback has been called exactly once, the queue thread joined and the loop closed when
  * this returns. Futures the caller holds stay valid until released. final, when not NULL,
@@ -195,7 +195,7 @@ tirx_status tirx__future_wait(tirx__future *f, int64_t timeout_ms);
 
 /*
  * Cancels the request if it has not finished. When the cancellation takes effect (*took_effect
- * = true, optional), the request finishes with TIRX_E_CANCELLED, "tirx__future_cancel: the
+ * = true, optional), the request finishes with TIRX_E_CANCELLED, "compile request cancel: the
  * request was cancelled"; its callback is called soon after on the queue thread, without
  * waiting for the job. The job itself is dropped when no other request shares it: a job still
  * in the queue's FIFO is removed, one handed to libuv is uv_cancel'ed if it has not started,

@@ -378,7 +378,7 @@ static tirx_status refuse(tirx__store *s, const char *fmt, ...) {
 }
 
 tirx_status tirx__store_open(const tirx__store_options *opt, tirx__store **out) {
-  static const char fn[] = "tirx__store_open";
+  static const char fn[] = "disk cache open";
   if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;
   tirx__store *s = calloc(1, sizeof *s);
@@ -749,7 +749,7 @@ bool tirx__store_get(tirx__store *s, const tirx__cache_key *key, const tirx__sto
   }
   char name[TIRX__CACHE_KEY_HEX + 1];
   tirx__cache_key_hex(key, name);
-  if (read_entry(s, "tirx__store_get", name, key, expect, true, out) == READ_OK) {
+  if (read_entry(s, "disk cache read", name, key, expect, true, out) == READ_OK) {
     count(&s->hits);
     return true;
   }
@@ -768,12 +768,12 @@ static tirx_status publish_failed(tirx__store *s, const char *what, const char *
   if (is_persistent_write_error(e)) {
     atomic_store(&s->writes_off, true);
     warn_once(s, WARN_WRITES_OFF,
-              "tirx__store_put: %s of '%s/%s' failed: %s; the disk cache stops writing for this "
+              "disk cache write: %s of '%s/%s' failed: %s; the disk cache stops writing for this "
               "process (entries already there are still used)",
               what, s->path, name, strerror(e));
   } else {
     warn_once(s, WARN_PUBLISH,
-              "tirx__store_put: %s of '%s/%s' failed: %s; the entry was not cached", what,
+              "disk cache write: %s of '%s/%s' failed: %s; the entry was not cached", what,
               s->path, name, strerror(e));
   }
   return TIRX_E_IO;
@@ -829,7 +829,7 @@ static tirx_status publish(tirx__store *s, const char *name, const unsigned char
 tirx_status tirx__store_put(tirx__store *s, const tirx__cache_key *key,
                             const tirx__store_info *info, const void *meta, size_t meta_len,
                             const void *payload, size_t payload_len) {
-  static const char fn[] = "tirx__store_put";
+  static const char fn[] = "disk cache write";
   if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
   if (!key) return tirx__error(TIRX_E_NULL_ARG, "%s: key is NULL", fn);
   if (!info) return tirx__error(TIRX_E_NULL_ARG, "%s: info is NULL", fn);
@@ -1039,7 +1039,7 @@ static void maintain(tirx__store *s, const char *protect) {
 
 tirx_status tirx__store_list(tirx__store *s, tirx__store_list_fn fn, void *user,
                              size_t *count_out) {
-  static const char fname[] = "tirx__store_list";
+  static const char fname[] = "disk cache list";
   if (count_out) *count_out = 0;
   if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fname);
   if (!fn) return tirx__error(TIRX_E_NULL_ARG, "%s: fn is NULL", fname);
@@ -1085,7 +1085,7 @@ tirx_status tirx__store_list(tirx__store *s, tirx__store_list_fn fn, void *user,
 }
 
 tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out) {
-  static const char fn[] = "tirx__store_verify";
+  static const char fn[] = "disk cache verify";
   if (out) memset(out, 0, sizeof *out);
   if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
   if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
@@ -1108,7 +1108,7 @@ tirx_status tirx__store_verify(tirx__store *s, tirx__store_verify_counts *out) {
 }
 
 tirx_status tirx__store_clear(tirx__store *s, uint64_t *removed) {
-  static const char fn[] = "tirx__store_clear";
+  static const char fn[] = "disk cache clear";
   if (removed) *removed = 0;
   if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
   if (!s->enabled)
@@ -1161,7 +1161,7 @@ static void sleep_ms(int ms) {
 /* A hit without counting a miss when there is none yet (the poll loop looks many times). */
 static bool claim_peek(tirx__store *s, const char *name, const tirx__cache_key *key,
                        const tirx__store_info *expect, tirx__store_entry *out) {
-  if (read_entry(s, "tirx__store_claim", name, key, expect, true, out) != READ_OK) return false;
+  if (read_entry(s, "disk cache lock", name, key, expect, true, out) != READ_OK) return false;
   count(&s->hits);
   return true;
 }
@@ -1172,8 +1172,8 @@ tirx__store_claim_result tirx__store_claim(tirx__store *s, const tirx__cache_key
   if (claim) claim->fd = -1;
   if (out) memset(out, 0, sizeof *out);
   if (!s || !key || !expect || !expect->arch || !claim || !out) {
-    if (!s) (void)tirx__error(TIRX_E_NULL_ARG, "tirx__store_claim: s is NULL");
-    else (void)tirx__error(TIRX_E_NULL_ARG, "tirx__store_claim: key, expect, claim or out is NULL");
+    if (!s) (void)tirx__error(TIRX_E_NULL_ARG, "disk cache lock: s is NULL");
+    else (void)tirx__error(TIRX_E_NULL_ARG, "disk cache lock: key, expect, claim or out is NULL");
     return TIRX__CLAIM_NONE;
   }
   if (!s->enabled || atomic_load(&s->writes_off)) return TIRX__CLAIM_NONE;
@@ -1193,7 +1193,7 @@ tirx__store_claim_result tirx__store_claim(tirx__store *s, const tirx__cache_key
     if (fd < 0) {
       int e = errno;
       warn_once(s, WARN_CLAIM,
-                "tirx__store_claim: cannot create the lock file '%s/%s': %s; processes may "
+                "disk cache lock: cannot create the lock file '%s/%s': %s; processes may "
                 "compile the same kernel at once",
                 s->path, claim->name, strerror(e));
       return TIRX__CLAIM_NONE;
@@ -1224,7 +1224,7 @@ tirx__store_claim_result tirx__store_claim(tirx__store *s, const tirx__cache_key
     sys_close(fd);
     if (e != EWOULDBLOCK && e != EINTR) {
       warn_once(s, WARN_CLAIM,
-                "tirx__store_claim: cannot lock '%s/%s': %s; processes may compile the same "
+                "disk cache lock: cannot lock '%s/%s': %s; processes may compile the same "
                 "kernel at once",
                 s->path, claim->name, strerror(e));
       return TIRX__CLAIM_NONE;
@@ -1287,7 +1287,7 @@ static int seal_bundle(FILE *f, uint64_t len) {
 }
 
 tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *exported) {
-  static const char fn[] = "tirx__store_export";
+  static const char fn[] = "disk cache export";
   if (exported) *exported = 0;
   if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
   if (!file) return tirx__error(TIRX_E_NULL_ARG, "%s: file is NULL", fn);
@@ -1373,7 +1373,7 @@ static bool read_exact(FILE *f, void *p, size_t n) {
  */
 static tirx_status bundle_pass(tirx__store *s, const char *file, bool publish_entries,
                                name_list *made, uint64_t *count_out) {
-  static const char fn[] = "tirx__store_import";
+  static const char fn[] = "disk cache import";
   FILE *f = fopen(file, "rbe");
   if (!f) return tirx__error(TIRX_E_IO, "%s: cannot open '%s': %s", fn, file, strerror(errno));
   tirx_status st = TIRX_OK;
@@ -1494,7 +1494,7 @@ done:
 }
 
 tirx_status tirx__store_import(tirx__store *s, const char *file, uint64_t *imported) {
-  static const char fn[] = "tirx__store_import";
+  static const char fn[] = "disk cache import";
   if (imported) *imported = 0;
   if (!s) return tirx__error(TIRX_E_NULL_ARG, "%s: s is NULL", fn);
   if (!file) return tirx__error(TIRX_E_NULL_ARG, "%s: file is NULL", fn);

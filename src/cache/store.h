@@ -331,7 +331,7 @@ enum { TIRX__STORE_BUNDLE_VERSION = 1 };
  * file, so a failure leaves nothing. Entries are streamed, one in memory at a time.
  * *exported (may be NULL) receives the entry count.
  * Errors: TIRX_E_NULL_ARG, TIRX_E_NOT_SUPPORTED (disabled store), TIRX_E_NO_MEMORY,
- * TIRX_E_IO ("tirx__store_export: cannot write 'F': No space left on device").
+ * TIRX_E_IO ("disk cache export: cannot write 'F': No space left on device").
  */
 tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *exported);
 
@@ -345,16 +345,16 @@ tirx_status tirx__store_export(tirx__store *s, const char *file, uint64_t *expor
  * Errors: TIRX_E_NULL_ARG; TIRX_E_NOT_SUPPORTED (disabled store, writes stopped);
  * TIRX_E_IO (cannot open file, cannot publish); TIRX_E_NO_MEMORY; TIRX_E_INVALID_ARG for a
  * bad bundle, with one of these messages ('F' is file):
- *   "tirx__store_import: 'F' is not a tirx cache bundle (bad magic)"
- *   "tirx__store_import: 'F' is not a tirx cache bundle (shorter than a bundle header)"
- *   "tirx__store_import: 'F' has bundle format version 7; this tirx reads version 1"
- *   "tirx__store_import: 'F' is truncated in entry 3 of 20"
- *   "tirx__store_import: 'F': entry 3 of 20 is 999999999999 bytes, over the entry size limit
+ *   "disk cache import: 'F' is not a tirx cache bundle (bad magic)"
+ *   "disk cache import: 'F' is not a tirx cache bundle (shorter than a bundle header)"
+ *   "disk cache import: 'F' has bundle format version 7; this tirx reads version 1"
+ *   "disk cache import: 'F' is truncated in entry 3 of 20"
+ *   "disk cache import: 'F': entry 3 of 20 is 999999999999 bytes, over the entry size limit
  *    of 268435456" (one line)
- *   "tirx__store_import: 'F': entry 3 of 20 is corrupt (checksum mismatch)"
- *   "tirx__store_import: 'F' is truncated before its checksum"
- *   "tirx__store_import: 'F' fails its checksum (the bundle is damaged)"
- *   "tirx__store_import: 'F' has bytes after its checksum"
+ *   "disk cache import: 'F': entry 3 of 20 is corrupt (checksum mismatch)"
+ *   "disk cache import: 'F' is truncated before its checksum"
+ *   "disk cache import: 'F' fails its checksum (the bundle is damaged)"
+ *   "disk cache import: 'F' has bytes after its checksum"
  */
 tirx_status tirx__store_import(tirx__store *s, const char *file, uint64_t *imported);
 

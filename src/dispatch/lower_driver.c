@@ -269,7 +269,7 @@ static tirx_status lower_one(tirx_builder *b, tirx_arena *a, tirx__stmt *s, int 
   if (b->status == TIRX_OK && extra >= 0)
     return tirx__b_fail(b, TIRX_E_INTERNAL,
                         "%s: [%s] rule %s wrote code that needs %s, which the rule does not "
-                        "declare (tirx__needs.features)",
+                        "declare in its needs (its features)",
                         FN, where, res.rule->name, tirx__feature_name((tirx__feature)extra));
   return b->status;
 }

@@ -159,6 +159,10 @@ tirx_status tirx_comm_id_generate(const tirx_comm_options *options, tirx_comm_id
   static const char fn[] = "tirx_comm_id_generate";
   if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   memset(out, 0, sizeof *out);
+  tirx_comm_options copy;
+  if (tirx__ext_in(fn, "options", &tirx__ext_comm_options, options, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  options = &copy;
   const tirx__nccl *n;
   tirx_status st = tirx__nccl_load(fn, options ? options->nccl_library : NULL, &n);
   if (st != TIRX_OK) return st;
@@ -185,6 +189,10 @@ tirx_status tirx_comm_create(tirx_runtime *rt, const tirx_comm_id *id, int rank,
                        TIRX_DIST_MAX_RANKS);
   if (rank < 0 || rank >= size)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: rank is %d, expected 0 to %d", fn, rank, size - 1);
+  tirx_comm_options copy;
+  if (tirx__ext_in(fn, "options", &tirx__ext_comm_options, options, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  options = &copy;
   int64_t timeout = 0;
   tirx_status st = options_timeout(fn, options, &timeout);
   if (st != TIRX_OK) return st;
@@ -233,6 +241,10 @@ tirx_status tirx_comm_wrap(tirx_runtime *rt, void *nccl_comm, const tirx_comm_op
   *out = NULL;
   if (!rt) return tirx__error(TIRX_E_NULL_ARG, "%s: rt is NULL", fn);
   if (!nccl_comm) return tirx__error(TIRX_E_NULL_ARG, "%s: nccl_comm is NULL", fn);
+  tirx_comm_options copy;
+  if (tirx__ext_in(fn, "options", &tirx__ext_comm_options, options, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  options = &copy;
   int64_t timeout = 0;
   tirx_status st = options_timeout(fn, options, &timeout);
   if (st != TIRX_OK) return st;

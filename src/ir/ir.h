@@ -250,6 +250,10 @@ typedef struct tirx__tmap_desc {
   uint8_t rank;    /* 1..TIRX__TMAP_MAX_RANK */
   uint8_t dtype;   /* tirx_dtype */
   int16_t swizzle; /* 0, 32, 64, 128 (bytes) */
+  /* A TMA store goes through it. The hardware clips a store at the 16-byte piece of the row
+   * that holds the last element, so the launch plan needs an innermost extent that is a
+   * whole number of 16-byte pieces (else the row's padding, or the next tensor, is written). */
+  uint8_t store;
   tirx__tmap_dim d[TIRX__TMAP_MAX_RANK];
 } tirx__tmap_desc;
 

@@ -35,7 +35,7 @@ const char *tirx__kernel_source(const tirx_kernel *k) { return k ? k->source : N
 
 tirx_status tirx__kernel_variant_source(const tirx_kernel *k, int nspec, const int64_t *spec,
                                         char **out) {
-  static const char fn[] = "tirx__kernel_variant_source";
+  static const char fn[] = "kernel variant source";
   if (out) *out = NULL;
   if (!k) return tirx__error(TIRX_E_NULL_ARG, "%s: k is NULL", fn);
   if (!out) return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);

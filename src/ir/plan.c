@@ -149,6 +149,11 @@ static tirx_status tmap_request(const char *fn, int ai, const tirx__kparam *p,
       if (!ok || s != elem)
         return ARG_FAIL(TIRX_E_LAUNCH_ARG, "stride[%d] is %lld, expected 1: the innermost "
                         "dimension of a TMA copy must be contiguous", k, (long long)stride);
+      if (m->store && (n * elem) % 16)
+        return ARG_FAIL(TIRX_E_LAUNCH_ARG, "shape[%d] is %lld (%lld bytes): a TMA store "
+                        "writes the whole 16-byte piece that holds a row's last element, past "
+                        "the tensor's end, so it needs an innermost extent that is a multiple "
+                        "of 16 bytes", k, (long long)n, (long long)(n * elem));
       continue;
     }
     if (n == 1 && (!ok || s <= 0 || s % 16 || s >= (INT64_C(1) << 40)))

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../cache/key.h"
+#include "../core/ext.h"
 #include "../cache/store.h"
 #include "../ir/kernel_abi.h"
 #include "driver.h"

@@ -425,8 +425,10 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;
-  tirx_runtime_options defaults = {0};
-  const tirx_runtime_options *o = options ? options : &defaults;
+  tirx_runtime_options copy;
+  if (tirx__ext_in(fn, "options", &tirx__ext_runtime_options, options, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  const tirx_runtime_options *o = &copy;
   if (o->device < 0)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: options->device is %d, expected >= 0", fn,
                        o->device);

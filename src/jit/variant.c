@@ -602,7 +602,7 @@ static void on_request_done(tirx__future *qf, tirx_status st, void *result, void
     const char *msg = tirx__future_message(qf);
     /* Cancellations carry the queue's internal names; say it in public terms. */
     if (st == TIRX_E_CANCELLED)
-      msg = strstr(msg, "tirx__queue_destroy")
+      msg = strstr(msg, "compile queue destroy")
                 ? "tirx_runtime_destroy: the runtime shut down before the request ran"
                 : "tirx_future_cancel: the request was cancelled";
     in_queue_callback = true;
@@ -1161,7 +1161,12 @@ tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out) {
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   if (tirx__runtime_forked(rt))
     return tirx__forked_error(fn, "runtime", rt->pid);
-  memset(out, 0, sizeof *out);
+  size_t bytes;
+  if (tirx__ext_out(fn, "out", &tirx__ext_cache_stats, out, &bytes) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  tirx_cache_stats full = {0};
+  tirx_cache_stats *const user = out;
+  out = &full;
   if (atomic_load_explicit(&rt->store_ready, memory_order_acquire) && rt->store) {
     tirx__store_counters c;
     tirx__store_counters_get(rt->store, &c);
@@ -1192,6 +1197,7 @@ tirx_status tirx_runtime_cache_stats(tirx_runtime *rt, tirx_cache_stats *out) {
   pthread_mutex_lock(&rt->mu);
   out->variants = rt->nvariants;
   pthread_mutex_unlock(&rt->mu);
+  tirx__ext_write(user, &full, bytes);
   return TIRX_OK;
 }
 

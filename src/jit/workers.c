@@ -189,7 +189,7 @@ tirx_status tirx__workers_create(const char *path, unsigned max, int nice, tirx_
     if (w)
       free(w->path);
     free(w);
-    return tirx__error(TIRX_E_NO_MEMORY, "tirx__workers_create: out of memory");
+    return tirx__error(TIRX_E_NO_MEMORY, "compile workers: out of memory");
   }
   w->max = max;
   w->nice = nice < 0 ? 0 : nice > 19 ? 19 : nice;
@@ -226,7 +226,7 @@ tirx_status tirx__workers_create(const char *path, unsigned max, int nice, tirx_
   free(w->slots);
   free(w->path);
   free(w);
-  return tirx__error(TIRX_E_INTERNAL, "tirx__workers_create: %s failed: %s", what,
+  return tirx__error(TIRX_E_INTERNAL, "compile workers: %s failed: %s", what,
                      uv_strerror(rc));
 }
 

@@ -181,12 +181,12 @@ static tirx_status ref_build(tirx_dtype dt, int d, bool varlen, bool has_lse, ti
   tirx_if_end(b);
   tirx_if_end(b);
 
-  return tirx__kernels_finish(b, "tirx__attention_ref_build", out);
+  return tirx__kernels_finish(b, "tirx_op_attention reference kernel", out);
 }
 
 tirx_status tirx__attention_ref_build(tirx_dtype dtype, int d, bool varlen, bool lse,
                                       tirx_kernel **out) {
-  static const char fn[] = "tirx__attention_ref_build";
+  static const char fn[] = "tirx_op_attention reference kernel";
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;
@@ -388,9 +388,10 @@ tirx_status tirx__attention_check(const tirx_attention_options *opts, const tirx
                                   const tirx_tensor_arg *o, const tirx_tensor_arg *lse,
                                   const tirx_attention_varlen *varlen, tirx__attn_call *out,
                                   bool *reference) {
-  static const tirx_attention_options none = {0};
-  if (!opts)
-    opts = &none;
+  tirx_attention_options copy;
+  if (tirx__ext_in(FN, "opts", &tirx__ext_attention_options, opts, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  opts = &copy;
   tirx_status st = check_options(opts, reference);
   if (st != TIRX_OK)
     return st;

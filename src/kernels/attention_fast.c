@@ -454,6 +454,10 @@ tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tir
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;
+  tirx_attention_options copy;
+  if (tirx__ext_in(fn, "opts", &tirx__ext_attention_options, opts, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  opts = &copy;
   if (dtype != TIRX_F16 && dtype != TIRX_BF16)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
                        tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
@@ -462,7 +466,7 @@ tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tir
   if (h_kv < 1 || h < h_kv || h % h_kv)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d and h_kv %d, expected h a multiple of "
                        "h_kv >= 1", fn, h, h_kv);
-  attn_key key = {.dtype = dtype, .d = d, .causal = opts && opts->causal, .varlen = varlen};
+  attn_key key = {.dtype = dtype, .d = d, .causal = opts->causal, .varlen = varlen};
   return build(&key, out);
 }
 

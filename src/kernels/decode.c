@@ -464,9 +464,11 @@ tirx_status tirx_kernels_reshape_and_cache_build(tirx_dtype dtype, int d, int pa
 
 /* ---- the split choice ---- */
 
-static tirx_status check_options(const char *fn, const tirx_decode_options *o) {
-  if (!o)
-    return TIRX_OK;
+/* The caller's options (NULL: defaults) checked into *o. */
+static tirx_status check_options(const char *fn, const tirx_decode_options *in,
+                                 tirx_decode_options *o) {
+  if (tirx__ext_in(fn, "opts", &tirx__ext_decode_options, in, o) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
   if (!(o->scale >= 0.0) || isinf(o->scale))
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->scale is %g, expected 0 (1 / sqrt(D)) or "
                        "a finite scale > 0", fn, o->scale);
@@ -497,7 +499,7 @@ static tirx_decode_plan plan_of(const tirx_decode_options *o, int batch, int h, 
   if (splits > tiles) splits = tiles;
   int64_t tps = (tiles + splits - 1) / splits;
   splits = (tiles + tps - 1) / tps;
-  tirx_decode_plan p = {(int)splits, (int)tps, 0};
+  tirx_decode_plan p = {.size = sizeof p, .splits = (int)splits, .tiles_per_split = (int)tps};
   if (splits > 1)
     p.workspace_bytes = (int64_t)batch * hkv * splits * (h / hkv) * ql * (d + 2) * 4;
   return p;
@@ -509,7 +511,11 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
   static const char fn[] = "tirx_kernels_decode_plan";
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
-  tirx_status st = check_options(fn, opts);
+  size_t bytes;
+  if (tirx__ext_out(fn, "out", &tirx__ext_decode_plan, out, &bytes) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  tirx_decode_options o;
+  tirx_status st = check_options(fn, opts, &o);
   if (st != TIRX_OK)
     return st;
   if (batch < 1 || h < 1 || h_kv < 1 || q_len < 1 || d < 1 || max_context < 1)
@@ -519,7 +525,8 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
   if (h % h_kv)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d, expected a multiple of h_kv (%d)", fn, h,
                        h_kv);
-  *out = plan_of(opts, batch, h, h_kv, q_len, d, max_context);
+  tirx_decode_plan p = plan_of(&o, batch, h, h_kv, q_len, d, max_context);
+  tirx__ext_write(out, &p, bytes);
   return TIRX_OK;
 }
 
@@ -608,9 +615,11 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
   if (!opts)
     return tirx__error(TIRX_E_NULL_ARG, "%s: opts is NULL, expected opts->context_lens_host (the "
                        "B context lengths in host memory)", fn);
-  tirx_status st = check_options(fn, opts);
+  tirx_decode_options copy;
+  tirx_status st = check_options(fn, opts, &copy);
   if (st != TIRX_OK)
     return st;
+  opts = &copy;
   if ((st = check_t(fn, "q", q, 4, TIRX_DTYPE_COUNT)) != TIRX_OK)
     return st;
   tirx_dtype dt = q->dtype;

@@ -51,6 +51,8 @@ static double tile_cost(const gemm_spec *s, int sms, int64_t bm, int64_t bn) {
   return (double)waves * (mem > mma ? mem : mma);
 }
 
+enum { GEMV_MAX_M = 8, GEMV_THREADS = 256, SPLITK_MAX = 64, SPLITK_MAX_M = 65535 };
+
 static gemm_tiles gemm_pick(const gemm_spec *s) {
   /* The compute-bound default: 128 x 256 per CTA as two consumer warpgroups of 64 rows over
    * three stages (the accumulator, its 16-bit copy and the stmatrix addresses fit the
@@ -68,6 +70,13 @@ static gemm_tiles gemm_pick(const gemm_spec *s) {
     double c = tile_cost(s, sms, bm, bn);
     if (c < best_cost * 0.999) best = bn, best_cost = c;
   }
+  /* Narrow tiles (BLOCK_N 16 or 32) move too few bytes per stage to keep HBM busy (H200:
+   * 64x32 tiles stream B at 1.8 TB/s); where split-K may follow (not for a forced wgmma path)
+   * take 128 columns and let the plan fill the SMs with K splits instead, on M <= 64 or on a
+   * long K (measured: M = 8..64, N = 4096: 1.2-1.7x faster; M = 128 only with K >= 8192). */
+  if (best < 48 && s->path != TIRX_GEMM_PATH_WGMMA && s->m <= SPLITK_MAX_M &&
+      (bm == 64 || s->k >= 8192))
+    best = 128;
   t.block_m = (int)bm;
   t.block_n = (int)best;
   t.consumers = bm == 64 ? 1 : 2;
@@ -76,6 +85,12 @@ static gemm_tiles gemm_pick(const gemm_spec *s) {
   t.stages = 3;
   while (t.stages < 16 && smem_bytes(&t, t.stages + 1) <= SMEM) t.stages++;
   return t;
+}
+
+/* The rows of A one TMA load of the wgmma kernel reads (see build_wgmma): M rounded up to 8
+ * when M < block_m, else block_m. */
+static int64_t a_rows_of(const gemm_spec *s, const gemm_tiles *t) {
+  return s->m < t->block_m ? (s->m + 7) / 8 * 8 : t->block_m;
 }
 
 static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
@@ -104,7 +119,6 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
 
-enum { GEMV_MAX_M = 8, GEMV_THREADS = 256, SPLITK_MAX = 64, SPLITK_MAX_M = 65535 };
 /* The plan's gemv range: measured on the H200 (PERF-NOTES, session 5), gemv is 1.05-1.52x
  * cuBLAS at M = 1 but FMA-bound at M = 8 (0.49-0.68x), where the wgmma decode tiles' times
  * (those of M = 16, the same tiles) are shorter on 7 of the 8 LLaMA shapes; M = 4 sits near the
@@ -181,9 +195,10 @@ static const char *const ep_name[4] = {"", "_bias", "_bias_silu", "_bias_gelu"};
 
 /* The options checked, with their defaults, into s (the problem is filled in by the caller). */
 static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gemm_spec *s) {
-  static const tirx_gemm_options none = {0};
-  if (!o)
-    o = &none;
+  tirx_gemm_options copy;
+  if (tirx__ext_in(fn, "opts", &tirx__ext_gemm_options, o, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  o = &copy;
   if (o->epilogue < TIRX_EPILOGUE_NONE || o->epilogue > TIRX_EPILOGUE_BIAS_GELU)
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: opts->epilogue is %d, expected a tirx_epilogue (0 to 3)", fn,
@@ -245,14 +260,19 @@ tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int
   static const char fn[] = "tirx_kernels_gemm_plan";
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  size_t bytes;
+  if (tirx__ext_out(fn, "out", &tirx__ext_gemm_plan, out, &bytes) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
   gemm_spec s = {.dtype = TIRX_BF16, .m = m, .n = n, .k = k};
   tirx_status st = check_options(fn, opts, &s);
   if (st == TIRX_OK)
     st = check_shape(fn, m, n, k);
   if (st == TIRX_OK)
     st = check_path(fn, &s);
-  if (st == TIRX_OK)
-    *out = plan_of(&s);
+  if (st == TIRX_OK) {
+    tirx_gemm_plan p = plan_of(&s);
+    tirx__ext_write(out, &p, bytes);
+  }
   return st;
 }
 
@@ -268,6 +288,29 @@ tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, in
   if (st == TIRX_OK)
     *out = gemm_pick(&s);
   return st;
+}
+
+/* Whether C's rows end inside a 16-byte piece (N * 2 bytes not a multiple of 16): then a TMA
+ * store would also write the rest of that piece, past N (the hardware clips at 16 bytes), and
+ * the epilogue stores element by element instead (store_plain). */
+static bool ragged_n(const gemm_spec *s) { return s->n % 8 != 0; }
+
+/*
+ * C[r0 + r, c0 + c] = Cs[s0 + r, c] for the rows x cols tile, r0 + r < M and c0 + c < N,
+ * by nthr threads (t: this one's index), consecutive threads on consecutive columns: the
+ * epilogue of a ragged N (ragged_n).
+ */
+static void store_plain(tirx_builder *b, tirx_tensor *C, tirx_tensor *Cs, tirx_expr *r0,
+                        tirx_expr *c0, tirx_expr *s0, int64_t rows, int64_t cols, tirx_expr *t,
+                        int nthr, tirx_expr *M, tirx_expr *N) {
+  tirx_expr *e = tirx_for_begin(b, "e", t, I(b, rows * cols), I(b, nthr), TIRX_LOOP_SERIAL);
+  tirx_expr *r = tirx_let(b, "er", tirx_div(b, e, I(b, cols)));
+  tirx_expr *c = tirx_let(b, "ec", tirx_mod(b, e, I(b, cols)));
+  tirx_expr *gr = tirx_add(b, r0, r), *gc = tirx_add(b, c0, c);
+  tirx_if_begin(b, tirx_and(b, tirx_lt(b, gr, M), tirx_lt(b, gc, N)));
+  tirx_store(b, C, TIRX_EXPRS(gr, gc), tirx_load(b, Cs, TIRX_EXPRS(tirx_add(b, s0, r), c)));
+  tirx_if_end(b);
+  tirx_for_end(b);
 }
 
 /* The kernel of s's path; TIRX_GEMM_PATH_AUTO is the wgmma kernel here (tirx_op_gemm plans
@@ -315,7 +358,8 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   tirx_dtype dt = s->dtype;
   bool has_bias = s->epilogue != TIRX_EPILOGUE_NONE;
   char name[64];
-  snprintf(name, sizeof name, "gemm_%s_%s%s", s->family, tirx_dtype_name(dt), ep_name[s->epilogue]);
+  snprintf(name, sizeof name, "gemm_%s_%s%s%s", s->family, tirx_dtype_name(dt),
+           ep_name[s->epilogue], ragged_n(s) ? "_ragged" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_expr *M = tirx_param_int(b, "M", TIRX_I32), *N = tirx_param_int(b, "N", TIRX_I32);
@@ -383,6 +427,12 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
   tirx_cast_region(b, tirx_whole(b, acc16), accr, NULL);
   tirx_copy(b, rect(b, Cs, tirx_mul(b, w, I(b, WR)), I(b, 0), WR, T), tirx_whole(b, acc16), NULL);
   tirx_team_end(b);
+  if (ragged_n(s)) {
+    tirx_sync_threads(b);
+    store_plain(b, C, Cs, tirx_mul(b, tm, I(b, T)), tirx_mul(b, tn, I(b, T)), I(b, 0), T, T, tid,
+                128, M, N);
+    return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
+  }
   tirx_fence_proxy_async(b);
   tirx_sync_threads(b);
   tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
@@ -421,18 +471,24 @@ static void unit_begin(tirx_builder *b, const unit_loop *u, tirx_expr **tm, tirx
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   gemm_tiles T = gemm_pick(s);
   const int64_t BM = T.block_m, BN = T.block_n, ST = T.stages, WM = BM / T.consumers;
+  /* Rows of A per TMA load: M rounded up to 8 when the tile holds all of M (decode), else
+   * BM. The rows of the stage past them are never written: wgmma's rows are independent and
+   * the epilogue stores none of those rows. (A box mostly past M, zero-filled by TMA, made
+   * M = 8 20-30% slower than M = 64 with the same tiles: PERF-NOTES.) */
+  const int64_t AR = a_rows_of(s, &T);
   const int sms = s->sms;
   /* The split-K variant (S > 1): work units (tile, split) of KBS K blocks each, f32 partial
    * tiles into the workspace, no epilogue (gemm_reduce's); S == 1 is the kernel as it was. */
-  const bool SK = s->splits > 1;
+  const bool SK = s->splits > 1, ragged = !SK && ragged_n(s);
   tirx_dtype dt = s->dtype;
-  char name[64];
+  char name[96], arows[24] = "";
+  if (AR < BM) snprintf(arows, sizeof arows, "_a%lld", (long long)AR);
   if (SK)
-    snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld_splitk", tirx_dtype_name(dt),
-             (long long)BM, (long long)BN, (long long)ST);
+    snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s_splitk", tirx_dtype_name(dt),
+             (long long)BM, (long long)BN, (long long)ST, arows);
   else
-  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s", tirx_dtype_name(dt), (long long)BM,
-           (long long)BN, (long long)ST, ep_name[s->epilogue]);
+  snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s%s%s", tirx_dtype_name(dt), (long long)BM,
+           (long long)BN, (long long)ST, arows, ep_name[s->epilogue], ragged ? "_ragged" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
 
@@ -519,10 +575,10 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_expr *st = tirx_let(b, "s", tirx_mod(b, it, I(b, ST)));
     tirx_expr *ph = tirx_let(b, "ph", tirx_bit_and(b, tirx_div(b, it, I(b, ST)), I(b, 1)));
     tirx_mbarrier_wait(b, elem(b, empty, st), tirx_bit_xor(b, ph, I(b, 1)));
-    tirx_mbarrier_expect_tx(b, elem(b, full, st), I(b, (BM + BN) * BK * 2));
+    tirx_mbarrier_expect_tx(b, elem(b, full, st), I(b, (AR + BN) * BK * 2));
     tirx_config ld = {.barrier = elem(b, full, st)};
-    tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), BM, BK),
-                    rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), BM, BK), &ld);
+    tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), AR, BK),
+                    rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), AR, BK), &ld);
     tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN),
                     rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, BN)), BK, BN), &ld);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
@@ -575,7 +631,8 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_gemm_config g = {.accumulate = tirx_gt(b, kb, kb_lo)};
     tirx_gemm_async(b, tirx_whole(b, acc), a_s, b_s, &g);
     tirx_wgmma_commit(b);
-    /* One batch stays in flight: the previous one is complete, so its stage is released. */
+    /* One batch stays in flight: the previous one is complete, so its stage is released.
+     * (Two or four in flight measured no faster on the decode tiles: PERF-NOTES.) */
     tirx_wgmma_wait(b, 1);
     tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
     tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
@@ -628,11 +685,20 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
   tirx_team_end(b);
-  tirx_fence_proxy_async(b);
+  if (!ragged) tirx_fence_proxy_async(b);
   for (int q = 0; q < T.consumers; q++) {
     tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
     tirx_named_barrier_sync(b, 1 + q, 128);
     tirx_if_end(b);
+  }
+  if (ragged) { /* the warpgroup's rows, element by element; the next tile's first barrier
+                 * orders these reads before Cs is written again */
+    tirx_expr *r0 = tirx_add(b, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, c, I(b, WM)));
+    store_plain(b, C, Cs, r0, tirx_mul(b, tn, I(b, BN)), tirx_mul(b, c, I(b, WM)), WM, BN,
+                tirx_mod(b, tid, I(b, 128)), 128, M, N);
+    tirx_for_end(b);
+    tirx_if_end(b);
+    return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
   }
   for (int q = 0; q < T.consumers; q++) { /* one TMA store per consumer, from its thread 0 */
     tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
@@ -844,7 +910,7 @@ tirx_status tirx__kernels_gemm_reduce_build(tirx_dtype dtype, tirx_epilogue epil
   *out = NULL;
   if ((dtype != TIRX_F16 && dtype != TIRX_BF16) || epilogue < TIRX_EPILOGUE_NONE ||
       epilogue > TIRX_EPILOGUE_BIAS_GELU)
-    return tirx__error(TIRX_E_INVALID_ARG, "tirx__kernels_gemm_reduce_build: dtype %d or "
+    return tirx__error(TIRX_E_INVALID_ARG, "tirx_op_gemm split-K reduction: dtype %d or "
                        "epilogue %d out of range", (int)dtype, (int)epilogue);
   return build_reduce(&s, out);
 }
@@ -857,6 +923,8 @@ typedef struct gemm_key {
   int32_t dtype, epilogue, family, sms;
   gemm_tiles tiles;
   int32_t path, gemv_m, gemv_rows, reduce;
+  int32_t ragged; /* ragged_n: C stored element by element */
+  int32_t a_rows; /* a_rows_of: the rows of A per TMA load */
 } gemm_key;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
@@ -890,6 +958,7 @@ static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_ge
   key.dtype = rkey.dtype = (int32_t)s->dtype;
   key.path = rkey.path = (int32_t)TIRX_GEMM_PATH_WGMMA_SPLITK;
   key.sms = s->sms, key.tiles = plan->tiles; /* no epilogue: the reduction's */
+  key.a_rows = (int32_t)a_rows_of(s, &plan->tiles);
   rkey.epilogue = (int32_t)s->epilogue, rkey.reduce = 1;
   gemm_spec rs = *s;
   rs.reduce = true;
@@ -1014,7 +1083,9 @@ tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
   if (gemv)
     key.gemv_m = (int32_t)M, key.gemv_rows = plan.gemv_rows;
   else if (key.family == 0)
-    key.sms = s.sms, key.tiles = gemm_pick(&s);
+    key.sms = s.sms, key.tiles = gemm_pick(&s), key.a_rows = (int32_t)a_rows_of(&s, &key.tiles);
+  if (!gemv)
+    key.ragged = ragged_n(&s);
   tirx_kernel *k;
   if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &s, &k)) != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());

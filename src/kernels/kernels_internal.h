@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "../core/ext.h"
 #include "../core/internal.h"
 #include "tirx/kernels.h"
 

@@ -15,9 +15,10 @@ static const char *dtype_name(tirx_dtype t) {
 static tirx_status check_request(const char *fn, const tirx_rope_options *in, tirx_dtype dt,
                                  tirx_dtype cdt, int d, int h, int h_kv,
                                  tirx_rope_options *o) {
-  static const tirx_rope_options none = {0};
-  if (!in)
-    in = &none;
+  tirx_rope_options copy;
+  if (tirx__ext_in(fn, "opts", &tirx__ext_rope_options, in, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  in = &copy;
   if (dt != TIRX_F16 && dt != TIRX_BF16)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
                        dtype_name(dt));

@@ -767,9 +767,10 @@ const char *tirx_kernels_row_name(tirx_row_op op) {
 /* The request checked into *o (its defaults filled in). */
 static tirx_status check_request(const char *fn, tirx_row_op op, const tirx_row_options *in,
                                  tirx_dtype dtype, int64_t width, opts *o) {
-  static const tirx_row_options none = {0};
-  if (!in)
-    in = &none;
+  tirx_row_options copy;
+  if (tirx__ext_in(fn, "opts", &tirx__ext_row_options, in, &copy) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  in = &copy;
   if ((unsigned)op >= TIRX_ROW_OP_COUNT)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: op is %d, expected a tirx_row_op (0 to %d)", fn,
                        (int)op, TIRX_ROW_OP_COUNT - 1);
@@ -811,16 +812,19 @@ tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts_i
   static const char fn[] = "tirx_kernels_row_plan";
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
+  size_t bytes;
+  if (tirx__ext_out(fn, "out", &tirx__ext_row_plan, out, &bytes) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
   opts o;
   tirx_status st = check_request(fn, op, opts_in, dtype, width, &o);
   if (st != TIRX_OK)
     return st;
   int ncta = row_cluster(&o, op, dtype, width);
   int64_t cols = width / ncta;
-  out->cluster = ncta;
-  out->threads = ncta > 1 ? row_threads(&o, dtype, cols) : kind_threads(&o, op, dtype, cols);
-  out->stages = width > TIRX_ROW_WARP_MAX_WIDTH && !o.scalar ? row_stages(&o, op, dtype, width)
-                                                             : 0;
+  tirx_row_plan p = {.size = sizeof p, .cluster = ncta};
+  p.threads = ncta > 1 ? row_threads(&o, dtype, cols) : kind_threads(&o, op, dtype, cols);
+  p.stages = width > TIRX_ROW_WARP_MAX_WIDTH && !o.scalar ? row_stages(&o, op, dtype, width) : 0;
+  tirx__ext_write(out, &p, bytes);
   return TIRX_OK;
 }
 

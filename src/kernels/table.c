@@ -42,7 +42,7 @@ tirx_status tirx__kernels_get(const void *key, size_t len, tirx__kernels_build_f
                               const void *ctx, tirx_kernel **out) {
   *out = NULL;
   if (len > TIRX__KERNELS_KEY_MAX)
-    return tirx__error(TIRX_E_INTERNAL, "tirx__kernels_get: key of %zu bytes", len);
+    return tirx__error(TIRX_E_INTERNAL, "kernel table: key of %zu bytes", len);
   pthread_mutex_lock(&lock);
   entry *e;
   while ((e = find(key, len)) && e->building)
@@ -57,7 +57,7 @@ tirx_status tirx__kernels_get(const void *key, size_t len, tirx__kernels_build_f
     entry *grown = realloc(entries, (size_t)n * sizeof *grown);
     if (!grown) {
       pthread_mutex_unlock(&lock);
-      return tirx__error(TIRX_E_NO_MEMORY, "tirx__kernels_get: out of memory");
+      return tirx__error(TIRX_E_NO_MEMORY, "kernel table: out of memory");
     }
     entries = grown, cap = n;
   }

@@ -72,6 +72,12 @@ tirx_status tirx_kernels_tp_linear_create(const tp_spec *s, tp_linear *out) {
   memset(out, 0, sizeof *out);
   if (!s)
     return tirx__error(TIRX_E_NULL_ARG, "%s: spec is NULL", CREATE);
+  tp_spec copy;
+  if (tirx__ext_in(CREATE, "spec", &tirx__ext_tp_spec, s, &copy) != TIRX_OK ||
+      tirx__ext_in(CREATE, "spec->gemm.", &tirx__ext_gemm_options, &s->gemm, &copy.gemm) !=
+          TIRX_OK)
+    return TIRX_E_INVALID_ARG;
+  s = &copy;
   tirx_status st = check_spec(s);
   if (st != TIRX_OK)
     return st;

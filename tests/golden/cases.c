@@ -203,9 +203,14 @@ static void gemm_case(golden_set *g, gemm_spec s) {
   tirx_kernel *k = gemm_build(&s, err, sizeof err);
   /* The kernel depends on the tiles the shape picks, not on the shape: name it by them. */
   golden_add_kernel(g,
-                    golden_name(g, "gemm.%s.%s.%s.%dx%dx%d.s%d.c%d%s", dt_name(s.dtype),
+                    golden_name(g, "gemm.%s.%s.%s.%dx%dx%d.s%d.c%d%s%s%s", dt_name(s.dtype),
                                 EPILOGUES[s.epilogue], fam, t.block_m, t.block_n, t.block_k,
-                                t.stages, t.consumers, s.sms ? golden_name(g, ".sms%d", s.sms) : ""),
+                                t.stages, t.consumers,
+                                fam[0] == 'w' && s.m < t.block_m
+                                    ? golden_name(g, ".a%d", (int)((s.m + 7) / 8 * 8))
+                                    : "",
+                                s.sms ? golden_name(g, ".sms%d", s.sms) : "",
+                                s.n % 8 ? ".ragged" : ""),
                     k, err);
 }
 
@@ -251,8 +256,11 @@ static void gemm_cases(golden_set *g) {
       gemm_spec s = {.dtype = DTYPES16[d], .m = sk[i][0], .n = sk[i][1], .k = sk[i][2],
                      .path = TIRX_GEMM_PATH_WGMMA_SPLITK};
       tirx_gemm_tiles t = gemm_pick(&s);
-      golden_add_kernel(g, golden_name(g, "gemm.%s.splitk.%dx%dx%d.s%d.c%d", dt_name(s.dtype),
-                                       t.block_m, t.block_n, t.block_k, t.stages, t.consumers),
+      golden_add_kernel(g, golden_name(g, "gemm.%s.splitk.%dx%dx%d.s%d.c%d%s", dt_name(s.dtype),
+                                       t.block_m, t.block_n, t.block_k, t.stages, t.consumers,
+                                       s.m < t.block_m ? golden_name(g, ".a%d",
+                                                                     (int)((s.m + 7) / 8 * 8))
+                                                       : ""),
                         gemm_build(&s, err, sizeof err), err);
     }
   golden_add_kernel(g, "gemm.refused.gemv_m9",
@@ -407,7 +415,7 @@ static void tile_cases(golden_set *g) {
         golden_add_kernel(g,
                           golden_name(g, "wgmma_gemm.%s.n%d.%s", dt_name(DTYPES16[d]), ns[i],
                                       rs ? "rs" : "ss"),
-                          example_wgmma_gemm(&(wgmma_gemm){DTYPES16[d], ns[i], rs}, err,
+                          example_wgmma_gemm(&(wgmma_gemm){DTYPES16[d], ns[i], rs, false}, err,
                                              sizeof err),
                           err);
       }

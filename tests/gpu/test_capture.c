@@ -189,7 +189,7 @@ Test(gpu_capture, refuse_leaves_the_capture_valid_and_a_warmed_retry_works, .tim
                         "it once, or warm it up, before capturing");
   cr_assert_eq(er, CUDA_SUCCESS, "the refused launch invalidated the capture: %d", (int)er);
   CU(g.destroy(graph));
-  tirx_cache_stats cs;
+  tirx_cache_stats cs = {0};
   OK(tirx_runtime_cache_stats(rt, &cs));
   cr_assert_eq(cs.compiles, 0);
   OK(tirx_runtime_free(rt, x));
@@ -220,10 +220,83 @@ Test(gpu_capture, wait_with_tiering_compiles_the_specialised_variant_into_the_gr
   cr_assert_eq(info.source, TIRX_LAUNCH_FROM_COMPILE);
   cr_assert(!info.fell_back, "the graph got the dynamic variant");
   cr_assert(info.capturing);
-  tirx_cache_stats cs;
+  tirx_cache_stats cs = {0};
   OK(tirx_runtime_cache_stats(rt, &cs));
   cr_assert_eq(cs.tiered_fallbacks, 0);
   OK(tirx_runtime_drain(rt, 10000));
+  OK(tirx_runtime_stream_destroy(rt, s));
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+/*
+ * The open question of README.md ("CUDA graphs"): does loading a module (a first launch under
+ * TIRX_CAPTURE_WAIT: compile, then cuModuleLoadData) while this stream captures in *global*
+ * mode invalidate the capture? The driver documents global mode as
+ * refusing "potentially unsafe API calls" from any thread during a capture, and does not list
+ * module loading either way. This test does not assume an answer: it records the outcome on
+ * stdout ("capture question: ...") and asserts only what must hold in both cases: the launch
+ * and cuStreamEndCapture return without a crash, the runtime stays healthy (not sticky), and
+ * once the module is loaded a global-mode capture of the same kernel replays correctly. When
+ * the capture survived, its graph must replay correctly too. Run it on a GPU with
+ *   build/tests/gpu/test_gpu --filter 'gpu_capture/module_load_during_a_global_capture' --verbose
+ * (or the whole GPU suite, tools/gpu-run.sh) and read the "capture question" line.
+ */
+Test(gpu_capture, module_load_during_a_global_capture, .timeout = 300) {
+  tirx_runtime *rt = NULL;
+  OK(tirx_runtime_create(&(tirx_runtime_options){.cache_disabled = true}, &rt));
+  if (!tirx_runtime_has_device(rt)) {
+    tirx_runtime_destroy(rt);
+    cr_skip_test("no CUDA device");
+  }
+  graph_api();
+  tirx_kernel *k = triple("gpu_capture_global_load");
+  void *s = NULL;
+  OK(tirx_runtime_stream_create(rt, &s));
+  const int64_t n = 901;
+  float *x = NULL;
+  OK(tirx_runtime_alloc(rt, (size_t)n * 4, (void **)&x));
+  int64_t shape[1] = {n};
+  tirx_arg a[1] = {tirx_arg_tensor(x, TIRX_F32, 1, shape, NULL)};
+  OK(tirx_runtime_fill32(rt, x, f32_bits(2.0f), (size_t)n));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  CU(g.begin((CUstream)s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  tirx_launch_info info = {.size = sizeof info};
+  tirx_status st = tirx_launch_ex(rt, k, a, 1, s, &info);
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", st == TIRX_OK ? "" : tirx_last_error());
+  CUgraph graph = NULL;
+  CUresult er = g.end((CUstream)s, &graph);
+  printf("capture question: a module load during a global-mode capture: tirx_launch_ex %s%s%s "
+         "(source %d), cuStreamEndCapture %d (%s)\n",
+         tirx_status_name(st), msg[0] ? ": " : "", msg, (int)info.source, (int)er,
+         er == CUDA_SUCCESS ? "the capture survived" : "the capture was invalidated");
+  fflush(stdout);
+  cr_assert_eq(tirx_runtime_health(rt), TIRX_OK, "%s", tirx_last_error());
+  if (st == TIRX_OK && er == CUDA_SUCCESS) {
+    CU(g.set_current((CUcontext)tirx_runtime_context(rt)));
+    CUgraphExec exec = NULL;
+    CU(g.instantiate(&exec, graph, 0));
+    CU(g.launch(exec, (CUstream)s));
+    float *host = malloc((size_t)n * 4);
+    OK(tirx_runtime_copy_async(rt, host, x, (size_t)n * 4, TIRX_COPY_DEVICE_TO_HOST, s));
+    OK(tirx_runtime_synchronize(rt, s));
+    for (int64_t i = 0; i < n; i++) /* the graph's launch only: 2 * 3 */
+      cr_assert_float_eq(host[i], 6.0f, 1e-5f, "x[%lld] = %g after one replay", (long long)i,
+                         host[i]);
+    free(host);
+    CU(g.exec_destroy(exec));
+  }
+  if (graph)
+    CU(g.destroy(graph));
+  OK(tirx_runtime_synchronize(rt, NULL));
+  OK(tirx_runtime_free(rt, x));
+  /* Either way the module is loaded now (or loads outside a capture): a warmed global-mode
+   * capture of it replays. */
+  warm(rt, k, s, n);
+  tirx_launch_info again;
+  capture_and_replay(rt, k, s, CU_STREAM_CAPTURE_MODE_GLOBAL, n, &again);
+  cr_assert_eq(again.source, TIRX_LAUNCH_FROM_MEMORY);
   OK(tirx_runtime_stream_destroy(rt, s));
   tirx_kernel_release(k);
   tirx_runtime_destroy(rt);

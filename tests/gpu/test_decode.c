@@ -70,7 +70,7 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
   static const int modes[3] = {1, 0, 7};
   for (int mi = 0; mi < 3; mi++) {
     tirx_decode_options opts = {.splits = modes[mi], .context_lens_host = lens};
-    tirx_decode_plan plan;
+    tirx_decode_plan plan = {0};
     OK(tirx_kernels_decode_plan(&opts, B, H, HKV, ql, d, 32768, &plan));
     if (mi > 0) cr_assert_gt(plan.splits, 1, "mode %d is not split", modes[mi]);
     OK(tirx_runtime_fill32(rt, dout, 0xffffffffu, npad / 2));
@@ -141,7 +141,7 @@ Test(gpu_decode, one_long_sequence_split_matches_float64, .timeout = 600) {
   tirx_tensor_arg vc = {dv, TIRX_BF16, 4, cs, NULL}, bt = {dbt, TIRX_I32, 2, bts, btst};
   tirx_tensor_arg cl = {dl, TIRX_I32, 1, lns, NULL}, o = {dout, TIRX_BF16, 4, qs, NULL};
   tirx_decode_options opts = {.scale = 0.5, .context_lens_host = lens};
-  tirx_decode_plan plan;
+  tirx_decode_plan plan = {0};
   OK(tirx_kernels_decode_plan(&opts, 1, 8, 1, 8, 128, lens[0], &plan));
   cr_assert_gt(plan.splits, 100);
   OK(tirx_op_decode_attention(rt, &opts, &q, &kc, &vc, &bt, &cl, &o, NULL, NULL));

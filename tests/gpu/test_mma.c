@@ -293,7 +293,7 @@ static void run_wgmma_gemm(tirx_runtime *rt, tirx_dtype dt, int bn, bool rs, int
                            int64_t k, const uint16_t *ha, const uint16_t *hb, uint16_t *hc,
                            const char *what) {
   char err[4096] = "";
-  tirx_kernel *kern = example_wgmma_gemm(&(wgmma_gemm){dt, bn, rs}, err, sizeof err);
+  tirx_kernel *kern = example_wgmma_gemm(&(wgmma_gemm){dt, bn, rs, n % 8 != 0}, err, sizeof err);
   cr_assert_not_null(kern, "%s: %s", what, err);
   /* Leading dimensions padded to 8 elements (TMA strides are multiples of 16 bytes). */
   int64_t lk = (k + 7) / 8 * 8, ln = (n + 7) / 8 * 8;

@@ -23,7 +23,8 @@ typedef struct gemm_spec {
 } gemm_spec;
 
 static inline tirx_gemm_options gemm_options(const gemm_spec *s) {
-  tirx_gemm_options o = {s->epilogue, s->family, s->sms, s->path, s->gemv_rows, s->splits};
+  tirx_gemm_options o = {.epilogue = s->epilogue, .family = s->family, .sms = s->sms,
+                         .path = s->path, .gemv_rows = s->gemv_rows, .splits = s->splits};
   return o;
 }
 

@@ -269,15 +269,29 @@ tirx_kernel *example_wgmma_gemm(const wgmma_gemm *g, char *err, size_t cap) {
   tirx_cast_region(b, tirx_whole(b, acc16), tirx_whole(b, acc), NULL);
   tirx_copy(b, tirx_whole(b, Cs), tirx_whole(b, acc16), NULL);
   tirx_team_end(b);
-  tirx_fence_proxy_async(b);
-  tirx_sync_threads(b);
-  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
-  tirx_copy_async(b, at2(b, C, tirx_mul(b, tm, tirx_int(b, BM)), tirx_mul(b, tn, tirx_int(b, BN)),
-                         BM, BN),
-                  tirx_whole(b, Cs), NULL);
-  tirx_bulk_commit(b);
-  tirx_bulk_wait(b, 0, false);
-  tirx_filter_end(b);
+  if (g->plain_store) {
+    tirx_sync_threads(b);
+    tirx_expr *e = tirx_for_begin(b, "e", tirx_thread_linear(b), tirx_int(b, BM * BN),
+                                  tirx_int(b, 128), TIRX_LOOP_SERIAL);
+    tirx_expr *r = tirx_let(b, "r", tirx_div(b, e, tirx_int(b, BN)));
+    tirx_expr *c = tirx_let(b, "c", tirx_mod(b, e, tirx_int(b, BN)));
+    tirx_expr *gr = tirx_add(b, tirx_mul(b, tm, tirx_int(b, BM)), r);
+    tirx_expr *gc = tirx_add(b, tirx_mul(b, tn, tirx_int(b, BN)), c);
+    tirx_if_begin(b, tirx_and(b, tirx_lt(b, gr, M), tirx_lt(b, gc, N)));
+    tirx_store(b, C, TIRX_EXPRS(gr, gc), tirx_load(b, Cs, TIRX_EXPRS(r, c)));
+    tirx_if_end(b);
+    tirx_for_end(b);
+  } else {
+    tirx_fence_proxy_async(b);
+    tirx_sync_threads(b);
+    tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+    tirx_copy_async(b, at2(b, C, tirx_mul(b, tm, tirx_int(b, BM)),
+                           tirx_mul(b, tn, tirx_int(b, BN)), BM, BN),
+                    tirx_whole(b, Cs), NULL);
+    tirx_bulk_commit(b);
+    tirx_bulk_wait(b, 0, false);
+    tirx_filter_end(b);
+  }
 
   tirx_kernel *k = NULL;
   if (tirx_kernel_build(b, &k) != TIRX_OK) snprintf(err, cap, "%s", tirx_builder_error(b));

@@ -59,6 +59,10 @@ typedef struct wgmma_gemm {
   tirx_dtype dtype; /* TIRX_BF16 or TIRX_F16 */
   int block_n;      /* a multiple of 16 in [16, 256] */
   bool a_regs;      /* RS form (a in registers) rather than SS */
+  /* C stored element by element (guarded by M and N) instead of one TMA store: for an N that
+   * is not a multiple of 8, where a TMA store would write the rest of the row's last 16-byte
+   * piece (tirx_launch refuses it). */
+  bool plain_store;
 } wgmma_gemm;
 
 /* The kernel for g, or NULL with the reason in err[cap] ("example_wgmma_gemm: ..." for bad g). */

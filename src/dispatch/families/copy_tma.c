@@ -340,6 +340,7 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
   if (p->multicast && !b->cluster[0])
     return fail(lw, "a multicast TMA load needs a cluster launch (tirx_set_cluster)");
   plan.map.dtype = (uint8_t)gr->tensor->dtype;
+  plan.map.store = !load;
   int map = tirx__b_tmap(b, gr->tensor, &plan.map);
   if (map < 0) return b->status;
 

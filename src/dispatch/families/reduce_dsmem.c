@@ -92,7 +92,7 @@ void tirx__dsmem_cluster_barrier(tirx__emit *e) {
 
 void tirx__dsmem_store(tirx__emit *e, tirx_tensor *t, tirx_expr *const *index, tirx_expr *rank,
                        tirx_expr *value) {
-  static const char fn[] = "tirx__dsmem_store";
+  static const char fn[] = "reduce.dsmem";
   tirx_builder *b = e->b;
   if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t") || !tirx__b_expr(b, fn, rank, "rank") ||
       !tirx__b_expr(b, fn, value, "value"))

@@ -70,7 +70,7 @@ static inline tirx__store *tc_open(const char *path, tc_log *log) {
   }
   tirx__store *s = NULL;
   tirx_status st = tirx__store_open(&o, &s);
-  cr_assert_eq(st, TIRX_OK, "tirx__store_open: %s", tirx_last_error());
+  cr_assert_eq(st, TIRX_OK, "disk cache open: %s", tirx_last_error());
   cr_assert(tirx__store_enabled(s));
   return s;
 }

@@ -277,27 +277,27 @@ Test(cache_key, argument_errors) {
   tirx__cache_key k;
   tirx__cache_key_input in = base_input();
   expect_error(tirx__cache_key_compute(NULL, &k), TIRX_E_NULL_ARG,
-               "tirx__cache_key_compute: in is NULL");
+               "cache key: in is NULL");
   expect_error(tirx__cache_key_compute(&in, NULL), TIRX_E_NULL_ARG,
-               "tirx__cache_key_compute: out is NULL");
+               "cache key: out is NULL");
   in.source = NULL;
   expect_error(tirx__cache_key_compute(&in, &k), TIRX_E_NULL_ARG,
-               "tirx__cache_key_compute: source is NULL but source_len is 69");
+               "cache key: source is NULL but source_len is 69");
   in = base_input();
   in.arch = NULL;
   expect_error(tirx__cache_key_compute(&in, &k), TIRX_E_NULL_ARG,
-               "tirx__cache_key_compute: arch is NULL");
+               "cache key: arch is NULL");
   in = base_input();
   in.noptions = -1;
   expect_error(tirx__cache_key_compute(&in, &k), TIRX_E_INVALID_ARG,
-               "tirx__cache_key_compute: noptions is -1, expected >= 0");
+               "cache key: noptions is -1, expected >= 0");
   in = base_input();
   in.options = NULL;
   expect_error(tirx__cache_key_compute(&in, &k), TIRX_E_NULL_ARG,
-               "tirx__cache_key_compute: options is NULL but noptions is 4");
+               "cache key: options is NULL but noptions is 4");
   const char *opts[] = {"-a", NULL};
   in.options = opts;
   in.noptions = 2;
   expect_error(tirx__cache_key_compute(&in, &k), TIRX_E_NULL_ARG,
-               "tirx__cache_key_compute: option 1 is NULL");
+               "cache key: option 1 is NULL");
 }

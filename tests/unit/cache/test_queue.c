@@ -193,7 +193,7 @@ static void t9a_run(uint32_t max_in_flight) {
     cr_assert_eq(ctx->recs[i].status, TIRX_E_CANCELLED);
     cr_assert_null(ctx->recs[i].result);
     cr_assert_str_eq(ctx->recs[i].message,
-                     "tirx__queue_destroy: the queue shut down before the request ran");
+                     "compile queue destroy: the queue shut down before the request ran");
   }
   for (int i = 0; i < 4; i++) {
     cr_assert_eq(atomic_load(&blocked[i].calls), 1);
@@ -540,10 +540,10 @@ Test(queue, wait_timeout_then_completes) {
   tirx__job j = block_job(1, &g);
   cr_assert_eq(tirx__queue_submit(q, &j, NULL, NULL, &f), TIRX_OK);
   expect_error(tirx__future_wait(f, 0), TIRX_E_TIMEOUT,
-               "tirx__future_wait: the request did not finish within 0 ms");
+               "compile request wait: the request did not finish within 0 ms");
   uint64_t t0 = uv_hrtime();
   expect_error(tirx__future_wait(f, 60), TIRX_E_TIMEOUT,
-               "tirx__future_wait: the request did not finish within 60 ms");
+               "compile request wait: the request did not finish within 60 ms");
   cr_assert_geq(uv_hrtime() - t0, 60000000ull);
   cr_assert_eq(tirx__future_poll(f), TIRX__PENDING);
   cr_assert_str_eq(tirx__future_message(f), "");
@@ -597,10 +597,10 @@ Test(queue, cancel_running_job_discards_result) {
   cr_assert_eq(tirx__future_cancel(f, &took), TIRX_OK);
   cr_assert(took);
   expect_error(tirx__future_wait(f, 10000), TIRX_E_CANCELLED,
-               "tirx__future_cancel: the request was cancelled");
+               "compile request cancel: the request was cancelled");
   cr_assert_eq(atomic_load(&r.calls), 1);
   cr_assert_eq(r.status, TIRX_E_CANCELLED);
-  cr_assert_str_eq(tirx__future_message(f), "tirx__future_cancel: the request was cancelled");
+  cr_assert_str_eq(tirx__future_message(f), "compile request cancel: the request was cancelled");
   cr_assert_eq(atomic_load(&g.started), 1, "the job is still running");
   /* Cancelling twice changes nothing. */
   cr_assert_eq(tirx__future_cancel(f, &took), TIRX_OK);
@@ -740,12 +740,12 @@ Test(queue, job_errors_carry_their_message) {
   expect_error(tirx__future_wait(f2, -1), TIRX_E_IO,
                "tirx__cache_store_put: rename failed: No space left");
   expect_error(tirx__future_wait(f3, -1), TIRX_E_DRIVER,
-               "tirx__queue: the job gemm_128x128 failed with TIRX_E_DRIVER (CUDA driver call "
+               "compile queue: the job gemm_128x128 failed with TIRX_E_DRIVER (CUDA driver call "
                "failed)");
   expect_error(tirx__future_wait(f4, -1), TIRX_E_DRIVER,
-               "tirx__queue: the job failed with TIRX_E_DRIVER (CUDA driver call failed)");
+               "compile queue: the job failed with TIRX_E_DRIVER (CUDA driver call failed)");
   cr_assert_str_eq(tirx__future_message(f4),
-                   "tirx__queue: the job failed with TIRX_E_DRIVER (CUDA driver call failed)");
+                   "compile queue: the job failed with TIRX_E_DRIVER (CUDA driver call failed)");
   /* The pool thread's own last error was left clean: a later success has no message. */
   tirx__queue_stats st;
   cr_assert_eq(tirx__queue_destroy(q, &st), TIRX_OK);
@@ -804,10 +804,10 @@ Test(queue, callback_on_queue_thread_cannot_wait_or_destroy) {
   uv_thread_t self = uv_thread_self();
   cr_assert(!uv_thread_equal(&self, &r.thread), "callbacks run on the queue thread");
   cr_assert_eq(r.wait_status, TIRX_E_INVALID_ARG);
-  cr_assert_str_eq(r.wait_msg, "tirx__future_wait: called on the queue's thread while the "
+  cr_assert_str_eq(r.wait_msg, "compile request wait: called on the queue's thread while the "
                                "request is pending; it would never finish");
   cr_assert_eq(r.destroy_status, TIRX_E_INVALID_ARG);
-  cr_assert_str_eq(r.destroy_msg, "tirx__queue_destroy: called on the queue's own thread (from "
+  cr_assert_str_eq(r.destroy_msg, "compile queue destroy: called on the queue's own thread (from "
                                   "a completion callback); it would wait for itself");
   gate_open(&g, 1);
   cr_assert_eq(tirx__queue_destroy(q, NULL), TIRX_OK);
@@ -843,7 +843,7 @@ Test(queue, submit_error_never_calls_back) {
   gate_open(&g, 1);
   cr_assert_eq(tirx__queue_destroy(q, NULL), TIRX_OK);
   cr_assert_eq(r.submit_status, TIRX_E_CANCELLED);
-  cr_assert_str_eq(r.submit_msg, "tirx__queue_submit: the queue is shutting down");
+  cr_assert_str_eq(r.submit_msg, "compile queue submit: the queue is shutting down");
   cr_assert_eq(atomic_load(&r.submit_cb_calls), 0);
   uv_sem_destroy(&g.sem);
 }
@@ -865,7 +865,7 @@ Test(queue, job_cannot_destroy_its_queue) {
   cr_assert_eq(tirx__queue_submit(q, &j, NULL, NULL, &f), TIRX_OK);
   cr_assert_eq(tirx__future_wait(f, -1), TIRX_OK);
   cr_assert_eq(r.destroy_status, TIRX_E_INVALID_ARG);
-  cr_assert_str_eq(r.destroy_msg, "tirx__queue_destroy: called from one of the queue's jobs or "
+  cr_assert_str_eq(r.destroy_msg, "compile queue destroy: called from one of the queue's jobs or "
                                   "progress callbacks; it would wait for itself");
   cr_assert_eq(tirx__queue_destroy(q, NULL), TIRX_OK);
   tirx__future_release(f);
@@ -1018,13 +1018,13 @@ static int child_checks(tirx__queue *q, tirx__future *done, pid_t parent) {
   bad += tirx__queue_submit(q, &j, NULL, NULL, &f) != TIRX_E_FORKED;
   bad += f != NULL;
   snprintf(want, sizeof want,
-           "tirx__queue_submit: the queue was created in another process (pid %ld); a forked "
+           "compile queue submit: the queue was created in another process (pid %ld); a forked "
            "child cannot use it",
            (long)parent);
   bad += strcmp(tirx_last_error(), want) != 0;
   bad += tirx__future_wait(done, -1) != TIRX_E_FORKED;
   snprintf(want, sizeof want,
-           "tirx__future_wait: the future was created in another process (pid %ld); a forked "
+           "compile request wait: the future was created in another process (pid %ld); a forked "
            "child cannot use it",
            (long)parent);
   bad += strcmp(tirx_last_error(), want) != 0;
@@ -1035,7 +1035,7 @@ static int child_checks(tirx__queue *q, tirx__future *done, pid_t parent) {
   tirx__future_release(done); /* leaves the parent's memory alone */
   bad += tirx__queue_destroy(q, NULL) != TIRX_E_FORKED;
   snprintf(want, sizeof want,
-           "tirx__queue_destroy: the queue was created in another process (pid %ld); a forked "
+           "compile queue destroy: the queue was created in another process (pid %ld); a forked "
            "child cannot use it",
            (long)parent);
   bad += strcmp(tirx_last_error(), want) != 0;
@@ -1082,32 +1082,32 @@ Test(queue, fork_child_gets_clean_errors) {
 
 Test(queue, bad_arguments) {
   expect_error(tirx__queue_create(NULL, NULL), TIRX_E_NULL_ARG,
-               "tirx__queue_create: out is NULL");
+               "compile queue create: out is NULL");
   tirx__queue *q = new_queue(0);
   tirx__job j = {.key = key_of(1), .run = job_nop};
   tirx__job no_run = {.key = key_of(1)};
   tirx__future *f = (tirx__future *)1;
   rec r = {0};
   expect_error(tirx__queue_submit(NULL, &j, on_done, &r, &f), TIRX_E_NULL_ARG,
-               "tirx__queue_submit: queue is NULL");
+               "compile queue submit: queue is NULL");
   cr_assert_null(f);
   expect_error(tirx__queue_submit(q, NULL, on_done, &r, &f), TIRX_E_NULL_ARG,
-               "tirx__queue_submit: job is NULL");
+               "compile queue submit: job is NULL");
   expect_error(tirx__queue_submit(q, &no_run, on_done, &r, &f), TIRX_E_NULL_ARG,
-               "tirx__queue_submit: job->run is NULL");
+               "compile queue submit: job->run is NULL");
   tirx__queue_stats st;
   expect_error(tirx__queue_stats_get(NULL, &st), TIRX_E_NULL_ARG,
-               "tirx__queue_stats_get: queue is NULL");
+               "compile queue stats: queue is NULL");
   expect_error(tirx__queue_stats_get(q, NULL), TIRX_E_NULL_ARG,
-               "tirx__queue_stats_get: out is NULL");
-  expect_error(tirx__future_poll(NULL), TIRX_E_NULL_ARG, "tirx__future_poll: future is NULL");
+               "compile queue stats: out is NULL");
+  expect_error(tirx__future_poll(NULL), TIRX_E_NULL_ARG, "compile request poll: future is NULL");
   expect_error(tirx__future_wait(NULL, -1), TIRX_E_NULL_ARG,
-               "tirx__future_wait: future is NULL");
+               "compile request wait: future is NULL");
   expect_error(tirx__future_cancel(NULL, NULL), TIRX_E_NULL_ARG,
-               "tirx__future_cancel: future is NULL");
+               "compile request cancel: future is NULL");
   cr_assert_eq(tirx__queue_submit(q, &j, on_done, &r, &f), TIRX_OK);
   expect_error(tirx__future_wait(f, -2), TIRX_E_INVALID_ARG,
-               "tirx__future_wait: timeout_ms is -2; expected -1 (forever) or >= 0");
+               "compile request wait: timeout_ms is -2; expected -1 (forever) or >= 0");
   cr_assert_eq(tirx__future_wait(f, -1), TIRX_OK);
   cr_assert_str_eq(tirx__future_message(NULL), "");
   cr_assert_null(tirx__future_result(NULL));

@@ -218,31 +218,31 @@ Test(cache_store, argument_errors) {
   tirx__cache_key k = tc_key(0);
   tirx__store_info info = {"sm_90a", 12, 8};
   expect_error(tirx__store_put(NULL, &k, &info, "", 0, "", 0), TIRX_E_NULL_ARG,
-               "tirx__store_put: s is NULL");
+               "disk cache write: s is NULL");
   expect_error(tirx__store_put(f.s, NULL, &info, "", 0, "", 0), TIRX_E_NULL_ARG,
-               "tirx__store_put: key is NULL");
+               "disk cache write: key is NULL");
   expect_error(tirx__store_put(f.s, &k, NULL, "", 0, "", 0), TIRX_E_NULL_ARG,
-               "tirx__store_put: info is NULL");
+               "disk cache write: info is NULL");
   expect_error(tirx__store_put(f.s, &k, &info, NULL, 3, "", 0), TIRX_E_NULL_ARG,
-               "tirx__store_put: meta is NULL but meta_len is 3");
+               "disk cache write: meta is NULL but meta_len is 3");
   expect_error(tirx__store_put(f.s, &k, &info, NULL, 0, NULL, 9), TIRX_E_NULL_ARG,
-               "tirx__store_put: payload is NULL but payload_len is 9");
+               "disk cache write: payload is NULL but payload_len is 9");
   info.arch = NULL;
   expect_error(tirx__store_put(f.s, &k, &info, NULL, 0, NULL, 0), TIRX_E_NULL_ARG,
-               "tirx__store_put: info->arch is NULL");
+               "disk cache write: info->arch is NULL");
   info.arch = "sm 90";
   expect_error(tirx__store_put(f.s, &k, &info, NULL, 0, NULL, 0), TIRX_E_INVALID_ARG,
-               "tirx__store_put: arch 'sm 90' must be 1 to 63 printable characters without "
+               "disk cache write: arch 'sm 90' must be 1 to 63 printable characters without "
                "spaces");
   info.arch = "";
   expect_error(tirx__store_put(f.s, &k, &info, NULL, 0, NULL, 0), TIRX_E_INVALID_ARG,
-               "tirx__store_put: arch '' must be 1 to 63 printable characters without spaces");
+               "disk cache write: arch '' must be 1 to 63 printable characters without spaces");
   info.arch = "sm_90a";
   static unsigned char big[TIRX__STORE_META_MAX + 1];
   cr_assert_eq(tirx__store_put(f.s, &k, &info, big, sizeof big, "", 0), TIRX_E_LIMIT);
   cr_assert_eq(f.log.n, 1);
-  cr_assert(strstr(f.log.last, "tirx__store_put: entry ") == f.log.last, "%s", f.log.last);
-  expect_error(tirx__store_open(NULL, NULL), TIRX_E_NULL_ARG, "tirx__store_open: out is NULL");
+  cr_assert(strstr(f.log.last, "disk cache write: entry ") == f.log.last, "%s", f.log.last);
+  expect_error(tirx__store_open(NULL, NULL), TIRX_E_NULL_ARG, "disk cache open: out is NULL");
 
   /* NULL arguments to get are misses, never crashes. */
   tirx__store_entry e;
@@ -633,7 +633,7 @@ Test(cache_store, corrupt_entry_warns_once) {
   cr_assert_eq(f.log.n, 1);
   char expect[1024];
   snprintf(expect, sizeof expect,
-           "tirx__store_get: removed a corrupt cache entry '%s' (shorter than a header and "
+           "disk cache read: removed a corrupt cache entry '%s' (shorter than a header and "
            "checksum); it will be rebuilt",
            path);
   cr_assert_str_eq(f.log.last, expect);
@@ -718,7 +718,7 @@ Test(cache_store, root_writable_by_others_is_refused) {
   for (size_t i = 0; i < 4; i++) {
     cr_assert_eq(chmod(root, bad[i]), 0);
     snprintf(msg, sizeof msg,
-             "tirx__store_open: cache directory '%s' is writable by group or others (mode "
+             "disk cache open: cache directory '%s' is writable by group or others (mode "
              "%04o); the disk cache is disabled (chmod 700 it to use it)",
              root, (unsigned)bad[i]);
     expect_refused(root, msg);
@@ -738,7 +738,7 @@ Test(cache_store, root_owned_by_another_user_is_refused) {
   cr_assert_eq(mkdir(root, 0700), 0);
   cr_assert_eq(chown(root, 65534, 65534), 0);
   snprintf(msg, sizeof msg,
-           "tirx__store_open: cache directory '%s' is owned by uid 65534, not by this "
+           "disk cache open: cache directory '%s' is owned by uid 65534, not by this "
            "process's uid 0; the disk cache is disabled",
            root);
   expect_refused(root, msg);
@@ -753,7 +753,7 @@ Test(cache_store, root_that_is_a_symlink_or_a_file_is_refused) {
   cr_assert_eq(mkdir(real, 0700), 0);
   cr_assert_eq(symlink(real, root), 0);
   snprintf(msg, sizeof msg,
-           "tirx__store_open: cache directory '%s' is a symbolic link; give the real path; the "
+           "disk cache open: cache directory '%s' is a symbolic link; give the real path; the "
            "disk cache is disabled",
            root);
   expect_refused(root, msg);
@@ -763,7 +763,7 @@ Test(cache_store, root_that_is_a_symlink_or_a_file_is_refused) {
   snprintf(file, sizeof file, "%s/file", dir);
   tc_write_file(file, "x", 1);
   snprintf(msg, sizeof msg,
-           "tirx__store_open: cannot open cache directory '%s': Not a directory; the disk cache "
+           "disk cache open: cannot open cache directory '%s': Not a directory; the disk cache "
            "is disabled",
            file);
   expect_refused(file, msg);
@@ -865,7 +865,7 @@ Test(cache_store, directory_resolution_from_the_environment) {
 
   o.path = "";
   expect_error(tirx__store_open(&o, &s), TIRX_E_IO,
-               "tirx__store_open: the cache path is empty; the disk cache is disabled");
+               "disk cache open: the cache path is empty; the disk cache is disabled");
   cr_assert(!tirx__store_enabled(s));
   cr_assert_str_eq(tirx__store_path(s), "");
   tirx__store_close(s);
@@ -1065,12 +1065,12 @@ Test(cache_store, list_verify_and_clear) {
   cr_assert_eq(n, 0);
 
   expect_error(tirx__store_list(NULL, list_cb, NULL, NULL), TIRX_E_NULL_ARG,
-               "tirx__store_list: s is NULL");
+               "disk cache list: s is NULL");
   expect_error(tirx__store_list(f.s, NULL, NULL, NULL), TIRX_E_NULL_ARG,
-               "tirx__store_list: fn is NULL");
+               "disk cache list: fn is NULL");
   expect_error(tirx__store_verify(f.s, NULL), TIRX_E_NULL_ARG,
-               "tirx__store_verify: out is NULL");
-  expect_error(tirx__store_clear(NULL, NULL), TIRX_E_NULL_ARG, "tirx__store_clear: s is NULL");
+               "disk cache verify: out is NULL");
+  expect_error(tirx__store_clear(NULL, NULL), TIRX_E_NULL_ARG, "disk cache clear: s is NULL");
   fx_close(&f);
 }
 
@@ -1094,7 +1094,7 @@ Test(cache_store, unremovable_directory_is_reported_not_counted_as_removed) {
   cr_assert_eq(counters(&f).corrupt_kept, 1);
   char want[1200];
   snprintf(want, sizeof want,
-           "tirx__store_get: cannot remove the corrupt cache entry '%s' (not a regular file "
+           "disk cache read: cannot remove the corrupt cache entry '%s' (not a regular file "
            "(directory, FIFO, socket, device)): Permission denied; it is skipped and its key is "
            "compiled without the disk cache",
            path);
@@ -1121,7 +1121,7 @@ Test(cache_store, unremovable_directory_is_reported_not_counted_as_removed) {
   /* Directory order decides whether entry 1 is unlinked before the faults start. */
   cr_assert(removed <= 1);
   snprintf(want, sizeof want,
-           "tirx__store_clear: removed %d of 2 entries from '%s'; cannot remove '%s'%s: "
+           "disk cache clear: removed %d of 2 entries from '%s'; cannot remove '%s'%s: "
            "Permission denied",
            (int)removed, f.root, hex, removed ? "" : " (and others)");
   cr_assert_str_eq(tirx_last_error(), want);

@@ -72,7 +72,7 @@ static void expect_rejected(fx *f, const unsigned char *bytes, size_t len, const
     snprintf(want, sizeof want, msg_fmt, f->file);
     cr_assert_str_eq(tirx_last_error(), want, "%s", what);
   } else {
-    cr_assert(strncmp(tirx_last_error(), "tirx__store_import: '", 21) == 0, "%s: %s", what,
+    cr_assert(strncmp(tirx_last_error(), "disk cache import: '", 20) == 0, "%s: %s", what,
               tirx_last_error());
   }
   cr_assert_eq(tc_count_files(f->b), before, "%s: the store changed", what);
@@ -142,43 +142,43 @@ Test(cache_bundle, bad_bundles_are_rejected_with_exact_messages) {
   unsigned char *good = tc_read_file(f.file, &len);
   unsigned char *b = malloc(len + 16);
 
-  expect_rejected(&f, good, 0, "tirx__store_import: '%s' is not a tirx cache bundle (shorter "
+  expect_rejected(&f, good, 0, "disk cache import: '%s' is not a tirx cache bundle (shorter "
                                "than a bundle header)", "empty");
   memcpy(b, good, len);
   b[1] = 'X';
-  expect_rejected(&f, b, len, "tirx__store_import: '%s' is not a tirx cache bundle (bad magic)",
+  expect_rejected(&f, b, len, "disk cache import: '%s' is not a tirx cache bundle (bad magic)",
                   "magic");
   memcpy(b, good, len);
   b[8] = 7;
   expect_rejected(&f, b, len,
-                  "tirx__store_import: '%s' has bundle format version 7; this tirx reads "
+                  "disk cache import: '%s' has bundle format version 7; this tirx reads "
                   "version 1",
                   "version");
-  expect_rejected(&f, good, 30, "tirx__store_import: '%s' is truncated in entry 1 of 3",
+  expect_rejected(&f, good, 30, "disk cache import: '%s' is truncated in entry 1 of 3",
                   "truncated");
   expect_rejected(&f, good, len - 8,
-                  "tirx__store_import: '%s' is truncated before its checksum", "no checksum");
+                  "disk cache import: '%s' is truncated before its checksum", "no checksum");
   memcpy(b, good, len);
   b[len - 1] ^= 1;
   expect_rejected(&f, b, len,
-                  "tirx__store_import: '%s' fails its checksum (the bundle is damaged)",
+                  "disk cache import: '%s' fails its checksum (the bundle is damaged)",
                   "checksum");
   memcpy(b, good, len);
   b[len] = 0;
-  expect_rejected(&f, b, len + 1, "tirx__store_import: '%s' has bytes after its checksum",
+  expect_rejected(&f, b, len + 1, "disk cache import: '%s' has bytes after its checksum",
                   "trailing");
   /* A corrupt entry inside a resealed bundle: the entry's own checks catch it. */
   memcpy(b, good, len);
   b[24 + 8 + 60] ^= 0x10;
   reseal(b, len);
   expect_rejected(&f, b, len,
-                  "tirx__store_import: '%s': entry 1 of 3 is corrupt (checksum mismatch)",
+                  "disk cache import: '%s': entry 1 of 3 is corrupt (checksum mismatch)",
                   "entry checksum");
   memcpy(b, good, len);
   put64(b + 24, UINT64_C(999999999999));
   reseal(b, len);
   expect_rejected(&f, b, len,
-                  "tirx__store_import: '%s': entry 1 of 3 is 999999999999 bytes, over the entry "
+                  "disk cache import: '%s': entry 1 of 3 is 999999999999 bytes, over the entry "
                   "size limit of 268435456",
                   "huge length");
   /* Every truncation and every flipped bit is rejected and changes nothing. */
@@ -195,15 +195,15 @@ Test(cache_bundle, bad_bundles_are_rejected_with_exact_messages) {
   snprintf(missing, sizeof missing, "%s/nope", f.dir);
   cr_assert_eq(tirx__store_import(f.sb, missing, NULL), TIRX_E_IO);
   char want[600];
-  snprintf(want, sizeof want, "tirx__store_import: cannot open '%s': No such file or directory",
+  snprintf(want, sizeof want, "disk cache import: cannot open '%s': No such file or directory",
            missing);
   cr_assert_str_eq(tirx_last_error(), want);
   expect_error(tirx__store_import(NULL, f.file, NULL), TIRX_E_NULL_ARG,
-               "tirx__store_import: s is NULL");
+               "disk cache import: s is NULL");
   expect_error(tirx__store_import(f.sb, NULL, NULL), TIRX_E_NULL_ARG,
-               "tirx__store_import: file is NULL");
+               "disk cache import: file is NULL");
   expect_error(tirx__store_export(f.sa, NULL, NULL), TIRX_E_NULL_ARG,
-               "tirx__store_export: file is NULL");
+               "disk cache export: file is NULL");
   free(b);
   free(good);
   fx_close(&f);
@@ -222,7 +222,7 @@ Test(cache_bundle, a_failed_publish_leaves_nothing_partial) {
   tirx__store_fault_set(0, -1, 0, false);
   cr_assert_eq(st, TIRX_E_IO, "%s", tirx_last_error());
   cr_assert_eq(n, 0);
-  static const char pub[] = "tirx__store_import: cannot publish entry 4 of 5 (";
+  static const char pub[] = "disk cache import: cannot publish entry 4 of 5 (";
   cr_assert(strncmp(tirx_last_error(), pub, sizeof pub - 1) == 0, "%s", tirx_last_error());
   cr_assert_eq(tc_count_files(f.b), 1, "only the entry that was there before remains");
   expect_hit(f.sb, 2);
@@ -230,7 +230,7 @@ Test(cache_bundle, a_failed_publish_leaves_nothing_partial) {
   char bad[400];
   snprintf(bad, sizeof bad, "%s/no/such/dir/x.tirxb", f.dir);
   cr_assert_eq(tirx__store_export(f.sa, bad, &n), TIRX_E_IO);
-  cr_assert(strstr(tirx_last_error(), "tirx__store_export: cannot create '") ==
+  cr_assert(strstr(tirx_last_error(), "disk cache export: cannot create '") ==
                 tirx_last_error(),
             "%s", tirx_last_error());
   fx_close(&f);
@@ -297,7 +297,7 @@ Test(cache_bundle, the_tool_exports_imports_verifies_and_clears) {
   tc_write_file(f.file, "not a bundle at all, not at all", 31);
   cr_assert_eq(tool(bin, args, &out), 1);
   snprintf(want, sizeof want,
-           "tirx cache import: tirx__store_import: '%s' is not a tirx cache bundle (bad magic)\n",
+           "tirx cache import: '%s' is not a tirx cache bundle (bad magic)\n",
            f.file);
   cr_assert_str_eq(out, want);
   free(out);

@@ -153,7 +153,7 @@ Test(cache_claim, live_holder_past_the_deadline_is_ignored) {
   tirx__store_entry_free(&e);
   /* Arguments. */
   cr_assert_eq(tirx__store_claim(NULL, &key, tc_info(), 0, &cb, &e), TIRX__CLAIM_NONE);
-  cr_assert_str_eq(tirx_last_error(), "tirx__store_claim: s is NULL");
+  cr_assert_str_eq(tirx_last_error(), "disk cache lock: s is NULL");
   cr_assert_eq(tirx__store_claim(b, NULL, tc_info(), 0, &cb, &e), TIRX__CLAIM_NONE);
   cr_assert_eq(cb.fd, -1);
   tirx__store_claim_release(NULL, NULL);

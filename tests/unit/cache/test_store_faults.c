@@ -111,7 +111,7 @@ Test(cache_faults, put_survives_a_failure_at_every_injection_point) {
       if (st == TIRX_E_IO) {
         cr_assert_eq(c.publish_failed, 1);
         cr_assert_eq(r.log.n, 1, "exactly one warning, got %d", r.log.n);
-        cr_assert(strncmp(r.log.last, "tirx__store_put: ", 17) == 0, "%s", r.log.last);
+        cr_assert(strncmp(r.log.last, "disk cache write: ", 18) == 0, "%s", r.log.last);
         cr_assert(strstr(r.log.last, strerror(err)), "%s", r.log.last);
         cr_assert(!get_check(&r, 1, payload_b), "a failed put published the entry");
         cr_assert_eq(tirx__store_writable(r.s), !persistent(err));
@@ -222,7 +222,7 @@ Test(cache_faults, open_survives_a_failure_at_every_injection_point) {
     } else {
       cr_assert_eq(st, TIRX_E_IO, "%s", sub);
       cr_assert(!tirx__store_enabled(s), "%s", sub);
-      cr_assert(strncmp(tirx_last_error(), "tirx__store_open: ", 18) == 0, "%s",
+      cr_assert(strncmp(tirx_last_error(), "disk cache open: ", 17) == 0, "%s",
                 tirx_last_error());
     }
     /* Whatever happened, the store is safe to use. */
@@ -308,7 +308,7 @@ Test(cache_faults, eacces_on_a_parent_is_reported_as_the_cause) {
   cr_assert_not(tirx__store_enabled(s));
   char want[1400];
   snprintf(want, sizeof want,
-           "tirx__store_open: cannot create cache directory '%s': cannot create its parent "
+           "disk cache open: cannot create cache directory '%s': cannot create its parent "
            "'%s': Permission denied; the disk cache is disabled",
            root, parent);
   cr_assert_str_eq(tirx_last_error(), want);
@@ -323,7 +323,7 @@ Test(cache_faults, eacces_on_a_parent_is_reported_as_the_cause) {
   cr_assert_eq(tirx__store_open(&o, &s), TIRX_E_IO);
   tirx__store_fault_set(0, -1, 0, false);
   snprintf(want, sizeof want,
-           "tirx__store_open: cannot create cache directory '%s': Permission denied; the disk "
+           "disk cache open: cannot create cache directory '%s': Permission denied; the disk "
            "cache is disabled",
            root);
   cr_assert_str_eq(tirx_last_error(), want);
@@ -346,7 +346,7 @@ Test(cache_faults, real_mode_0500_parent_is_reported_as_the_cause) {
   cr_assert_eq(tirx__store_open(&o, &s), TIRX_E_IO);
   char want[1400];
   snprintf(want, sizeof want,
-           "tirx__store_open: cannot create cache directory '%s': cannot create its parent "
+           "disk cache open: cannot create cache directory '%s': cannot create its parent "
            "'%s': Permission denied; the disk cache is disabled",
            root, parent);
   cr_assert_str_eq(tirx_last_error(), want);

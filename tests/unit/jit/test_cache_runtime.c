@@ -102,7 +102,7 @@ static tirx_runtime *compile_only(const char *dir, const tirx_runtime_options *e
 }
 
 static tirx_cache_stats stats(tirx_runtime *rt) {
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   cr_assert_eq(tirx_runtime_cache_stats(rt, &s), TIRX_OK, "%s", tirx_last_error());
   return s;
 }
@@ -293,7 +293,7 @@ static void second_process(int go_fd, int out_fd, const char *dir) {
   }
   if (tirx_runtime_warmup(rt, k, lists, nargs, 4) != TIRX_OK)
     _exit(5);
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   tirx_runtime_cache_stats(rt, &s);
   bool queue = tirx__runtime_queue_started(rt);
   if (write(out_fd, &s, sizeof s) != (ssize_t)sizeof s ||
@@ -326,7 +326,7 @@ Test(cache_runtime, a_second_process_launches_from_disk_with_zero_compiles) {
   tirx_runtime_destroy(rt);
   tirx_kernel_release(k);
   cr_assert_eq(write(go[1], "g", 1), 1);
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   memset(&s, 0xff, sizeof s);
   ssize_t got = read(res[0], &s, sizeof s);
   bool queue = true;
@@ -737,7 +737,7 @@ static void t1_process(int go_fd, const char *dir) {
     pthread_join(th[i], NULL);
     failures += ts[i].failures;
   }
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   tirx_runtime_cache_stats(rt, &s);
   tirx_runtime_destroy(rt);
   tirx_kernel_release(k);
@@ -1213,7 +1213,7 @@ static int forked_checks(tirx_runtime *rt, tirx_kernel *k, tirx_future *f, pid_t
   const tirx_arg *lists[] = {b.args};
   EXPECT_FORKED(tirx_runtime_warmup(rt, k, lists, (int[]){1}, 1), "tirx_runtime_warmup",
                 "runtime");
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   EXPECT_FORKED(tirx_runtime_cache_stats(rt, &s), "tirx_runtime_cache_stats", "runtime");
   tirx_compiled *c = NULL;
   EXPECT_FORKED(tirx_compile(rt, k, NULL, &c), "tirx_compile", "runtime");
@@ -1305,7 +1305,7 @@ Test(cache_runtime, bad_arguments_have_exact_messages) {
   cr_assert(strncmp(tirx_last_error(), "tirx_runtime_warmup: binding 1: argument", 40) == 0, "%s",
             tirx_last_error());
 
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   expect_error(tirx_runtime_cache_stats(NULL, &s), TIRX_E_NULL_ARG,
                "tirx_runtime_cache_stats: rt is NULL");
   expect_error(tirx_runtime_cache_stats(rt, NULL), TIRX_E_NULL_ARG,

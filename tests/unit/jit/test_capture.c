@@ -68,7 +68,7 @@ static tirx_runtime *runtime(const char *dir, tirx_runtime_options o) {
 }
 
 static tirx_cache_stats stats(tirx_runtime *rt) {
-  tirx_cache_stats s;
+  tirx_cache_stats s = {0};
   cr_assert_eq(tirx_runtime_cache_stats(rt, &s), TIRX_OK, "%s", tirx_last_error());
   return s;
 }

@@ -87,7 +87,7 @@ Test(specialize, i32_values) {
   free(s);
   expect_error(tirx__kernel_variant_source(k, 1, (const int64_t[]){(int64_t)1 << 31}, &s),
                TIRX_E_INVALID_ARG,
-               "tirx__kernel_variant_source: spec[0] (a) is 2147483648, which does not fit i32");
+               "kernel variant source: spec[0] (a) is 2147483648, which does not fit i32");
   cr_assert_null(s);
   tirx_kernel_release(k);
 }
@@ -96,29 +96,29 @@ Test(specialize, key_errors) {
   tirx_kernel *k = rowsum(TIRX_SPECIALIZE_VALUE);
   char *s = (char *)&s;
   expect_error(tirx__kernel_variant_source(NULL, 0, NULL, &s), TIRX_E_NULL_ARG,
-               "tirx__kernel_variant_source: k is NULL");
+               "kernel variant source: k is NULL");
   cr_assert_null(s);
   expect_error(tirx__kernel_variant_source(k, 0, NULL, NULL), TIRX_E_NULL_ARG,
-               "tirx__kernel_variant_source: out is NULL");
+               "kernel variant source: out is NULL");
   expect_error(tirx__kernel_variant_source(k, 2, NULL, &s), TIRX_E_NULL_ARG,
-               "tirx__kernel_variant_source: spec is NULL");
+               "kernel variant source: spec is NULL");
   expect_error(tirx__kernel_variant_source(k, 1, (const int64_t[]){1}, &s), TIRX_E_INVALID_ARG,
-               "tirx__kernel_variant_source: the key has 1 entries, expected 2 (the kernel's "
+               "kernel variant source: the key has 1 entries, expected 2 (the kernel's "
                "specialised parameters) or 0");
   expect_error(tirx__kernel_variant_source(k, 3, (const int64_t[]){1, 2, 3}, &s),
                TIRX_E_INVALID_ARG,
-               "tirx__kernel_variant_source: the key has 3 entries, expected 2 (the kernel's "
+               "kernel variant source: the key has 3 entries, expected 2 (the kernel's "
                "specialised parameters) or 0");
   expect_error(tirx__kernel_variant_source(k, -1, (const int64_t[]){1}, &s), TIRX_E_INVALID_ARG,
-               "tirx__kernel_variant_source: the key has -1 entries, expected 2 (the kernel's "
+               "kernel variant source: the key has -1 entries, expected 2 (the kernel's "
                "specialised parameters) or 0");
   expect_error(tirx__kernel_variant_source(k, 2, (const int64_t[]){2, 64}, &s),
                TIRX_E_INVALID_ARG,
-               "tirx__kernel_variant_source: spec[0] (m, divisibility by 16) is 2, expected 0 "
+               "kernel variant source: spec[0] (m, divisibility by 16) is 2, expected 0 "
                "or 1");
   expect_error(tirx__kernel_variant_source(k, 2, (const int64_t[]){-1, 64}, &s),
                TIRX_E_INVALID_ARG,
-               "tirx__kernel_variant_source: spec[0] (m, divisibility by 16) is -1, expected 0 "
+               "kernel variant source: spec[0] (m, divisibility by 16) is -1, expected 0 "
                "or 1");
   cr_assert_null(s);
   tirx_kernel_release(k);

@@ -27,7 +27,7 @@ TestSuite(workers, .timeout = 240);
 #define FAKE_PTR ((void *)(uintptr_t)0x10000)
 
 static tirx_runtime *runtime(bool workers, unsigned count) {
-  tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
+  tirx_runtime_options o = {.size = sizeof o, .compile_only = true, .cache_disabled = true};
   if (workers) {
     o.compile_worker = TIRX_TEST_WORKER;
     o.compile_workers = count;
@@ -40,7 +40,7 @@ static tirx_runtime *runtime(bool workers, unsigned count) {
 }
 
 static tirx_cache_stats stats(tirx_runtime *rt) {
-  tirx_cache_stats s;
+  tirx_cache_stats s = {.size = sizeof s};
   cr_assert_eq(tirx_runtime_cache_stats(rt, &s), TIRX_OK, "%s", tirx_last_error());
   return s;
 }
@@ -273,7 +273,8 @@ Test(workers, a_missing_program_in_the_environment_means_nvrtc_in_the_process) {
 
 Test(workers, a_program_that_is_not_a_worker_turns_the_pool_off) {
   tirx_runtime *rt = NULL;
-  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true,
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.size = sizeof(tirx_runtime_options),
+                                                           .compile_only = true,
                                                            .compile_worker = "/bin/true"},
                                    &rt),
                TIRX_OK, "%s", tirx_last_error());
@@ -305,16 +306,19 @@ Test(workers, the_environment_turns_workers_off_and_sizes_the_pool) {
 
 Test(workers, bad_options_are_refused) {
   tirx_runtime *rt = NULL;
-  expect_error(tirx_runtime_create(&(tirx_runtime_options){.compile_workers = 65}, &rt),
+  expect_error(tirx_runtime_create(&(tirx_runtime_options){.size = sizeof(tirx_runtime_options),
+                                                        .compile_workers = 65}, &rt),
                TIRX_E_INVALID_ARG,
                "tirx_runtime_create: options->compile_workers is 65, expected 0 (one per core) "
                "to 64");
-  expect_error(tirx_runtime_create(&(tirx_runtime_options){.compile_worker = "/nonexistent/w"},
+  expect_error(tirx_runtime_create(&(tirx_runtime_options){.size = sizeof(tirx_runtime_options),
+                                                        .compile_worker = "/nonexistent/w"},
                                    &rt),
                TIRX_E_INVALID_ARG,
                "tirx_runtime_create: options->compile_worker '/nonexistent/w' is not an "
                "executable file");
-  expect_error(tirx_runtime_create(&(tirx_runtime_options){.compile_worker = "/tmp"}, &rt),
+  expect_error(tirx_runtime_create(&(tirx_runtime_options){.size = sizeof(tirx_runtime_options),
+                                                        .compile_worker = "/tmp"}, &rt),
                TIRX_E_INVALID_ARG,
                "tirx_runtime_create: options->compile_worker '/tmp' is not an executable file");
   cr_assert_null(rt);
@@ -538,7 +542,8 @@ Test(workers, a_worker_answering_garbage_is_replaced_then_the_compile_fails) {
   char script[320], data[300];
   fake_worker(script, sizeof script, data, sizeof data);
   tirx_runtime *rt = NULL;
-  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true,
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.size = sizeof(tirx_runtime_options),
+                                                           .compile_only = true,
                                                            .cache_disabled = true,
                                                            .compile_worker = script,
                                                            .compile_workers = 1},

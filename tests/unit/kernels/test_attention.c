@@ -325,12 +325,12 @@ Test(kernels_attention, without_a_device_the_reference_path_returns_no_device, .
 Test(kernels_attention, the_reference_build_checks_its_arguments) {
   tirx_kernel *k = PTR(1);
   expect_error(tirx__attention_ref_build(BF, 64, false, false, NULL), TIRX_E_NULL_ARG,
-               "tirx__attention_ref_build: out is NULL");
+               "tirx_op_attention reference kernel: out is NULL");
   expect_error(tirx__attention_ref_build(TIRX_F32, 64, false, false, &k), TIRX_E_INVALID_ARG,
-               "tirx__attention_ref_build: dtype is f32, expected f16 or bf16");
+               "tirx_op_attention reference kernel: dtype is f32, expected f16 or bf16");
   cr_assert_null(k);
   expect_error(tirx__attention_ref_build(BF, 96, false, false, &k), TIRX_E_INVALID_ARG,
-               "tirx__attention_ref_build: d is 96, expected 64 or 128");
+               "tirx_op_attention reference kernel: d is 96, expected 64 or 128");
 }
 
 /* Every variant compiles for sm_90a, with q and the accumulator in registers (no .local). */

@@ -13,7 +13,7 @@
 
 static tirx_decode_plan plan(const tirx_decode_options *o, int b, int h, int hkv, int ql, int d,
                              int64_t maxl) {
-  tirx_decode_plan p = {0, 0, 0};
+  tirx_decode_plan p = {0};
   cr_assert_eq(tirx_kernels_decode_plan(o, b, h, hkv, ql, d, maxl, &p), TIRX_OK, "%s",
                tirx_last_error());
   return p;
@@ -54,7 +54,7 @@ Test(kernels_decode, the_split_fills_the_gpu_for_one_long_and_many_short_sequenc
 }
 
 Test(kernels_decode, plan_and_build_errors_name_the_argument) {
-  tirx_decode_plan p;
+  tirx_decode_plan p = {0};
   tirx_kernel *k = NULL;
   expect_error(tirx_kernels_decode_plan(NULL, 1, 32, 8, 1, 128, 1, NULL), TIRX_E_NULL_ARG,
                "tirx_kernels_decode_plan: out is NULL");

@@ -19,8 +19,9 @@ static tirx_runtime *compile_only_runtime(void) {
 }
 
 static tirx_gemm_plan plan(const tirx_gemm_options *o, int64_t m, int64_t n, int64_t k) {
-  tirx_gemm_plan p;
-  memset(&p, 0xab, sizeof p);
+  tirx_gemm_plan p = {0};
+  memset(&p, 0xab, sizeof p); /* every field is written; size tells how many bytes */
+  p.size = sizeof p;
   cr_assert_eq(tirx_kernels_gemm_plan(o, m, n, k, &p), TIRX_OK, "%s", tirx_last_error());
   return p;
 }
@@ -47,15 +48,28 @@ Test(gemm_paths, the_plan_per_shape) {
       } else {
         tirx_gemm_tiles t;
         cr_assert_eq(tirx_kernels_gemm_tiles(NULL, m, n, k, &t), TIRX_OK);
-        cr_expect_eq(p.path, TIRX_GEMM_PATH_WGMMA, "M=%lld N=%lld: path %d", (long long)m,
-                     (long long)n, (int)p.path);
-        cr_expect_str_eq(p.name, "wgmma");
         cr_expect(memcmp(&p.tiles, &t, sizeof t) == 0, "M=%lld N=%lld: the plan's tiles %dx%d, "
                   "tirx_kernels_gemm_tiles' %dx%d", (long long)m, (long long)n, p.tiles.block_m,
                   p.tiles.block_n, t.block_m, t.block_n);
         cr_expect_eq(p.gemv_rows, 0);
         int64_t tiles = (m + t.block_m - 1) / t.block_m * ((n + t.block_n - 1) / t.block_n);
-        cr_expect_eq(p.ctas, tiles < 132 ? tiles : 132);
+        /* N = 4096 (narrow tiles would be 32 wide) at M <= 64, or M <= 128 with a long K: 128
+         * columns and K splits that fill the SMs (gemm_pick, splits_for). */
+        bool sk = n == 4096 && (m <= 64 || (m <= 128 && k >= 8192));
+        cr_expect_eq(p.path, sk ? TIRX_GEMM_PATH_WGMMA_SPLITK : TIRX_GEMM_PATH_WGMMA,
+                     "M=%lld N=%lld K=%lld: path %d", (long long)m, (long long)n, (long long)k,
+                     (int)p.path);
+        cr_expect_str_eq(p.name, sk ? "wgmma_splitk" : "wgmma");
+        if (sk) {
+          cr_expect_eq(t.block_n, 128, "M=%lld N=%lld: block_n %d", (long long)m, (long long)n,
+                       t.block_n);
+          cr_expect(p.splits >= 2 && tiles * p.splits >= 120 && tiles * p.splits <= 132,
+                    "M=%lld N=%lld K=%lld: %lld tiles x %d splits", (long long)m, (long long)n,
+                    (long long)k, (long long)tiles, p.splits);
+          cr_expect_eq(p.ctas, tiles * p.splits);
+        } else {
+          cr_expect_eq(p.ctas, tiles < 132 ? tiles : 132);
+        }
         if (m == 8192) cr_expect(t.block_m == 128 && t.block_n == 256 && t.stages == 3);
       }
     }
@@ -91,7 +105,7 @@ Test(gemm_paths, forced_paths) {
 }
 
 Test(gemm_paths, bad_options_name_the_field) {
-  tirx_gemm_plan p;
+  tirx_gemm_plan p = {0};
   tirx_kernel *k = PTR(1);
   expect_error(tirx_kernels_gemm_plan(NULL, 1, 1, 1, NULL), TIRX_E_NULL_ARG,
                "tirx_kernels_gemm_plan: out is NULL");
@@ -276,23 +290,32 @@ Test(gemm_paths, the_split_k_plan) {
   static const int64_t ms[] = {9, 16, 32, 64, 128, 256};
   for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
     for (size_t i = 0; i < sizeof NK / sizeof NK[0]; i++) {
-      tirx_gemm_plan p = plan(NULL, ms[a], NK[i][0], NK[i][1]);
-      cr_expect_eq(p.path, TIRX_GEMM_PATH_WGMMA, "M=%lld N=%lld K=%lld: %s", (long long)ms[a],
-                   (long long)NK[i][0], (long long)NK[i][1], p.name);
-      cr_expect_eq(p.splits, 1);
-      cr_expect_eq(p.workspace_bytes, 0);
+      int64_t m = ms[a], n = NK[i][0], k = NK[i][1];
+      tirx_gemm_plan p = plan(NULL, m, n, k);
+      /* Only N = 4096 (whose fill-the-SMs tiles would be 32 wide) splits: 128-column tiles. */
+      bool sk = n == 4096 && (m <= 64 || (m <= 128 && k >= 8192));
+      cr_expect_eq(p.path, sk ? TIRX_GEMM_PATH_WGMMA_SPLITK : TIRX_GEMM_PATH_WGMMA,
+                   "M=%lld N=%lld K=%lld: %s", (long long)m, (long long)n, (long long)k, p.name);
+      if (!sk) {
+        cr_expect_eq(p.splits, 1);
+        cr_expect_eq(p.workspace_bytes, 0);
+      }
     }
-  tirx_gemm_plan p = plan(NULL, 16, 1024, 14336); /* 64 tiles of 64x16: two splits */
+  tirx_gemm_plan p = plan(NULL, 16, 1024, 14336); /* 8 tiles of 64x128: 16 splits */
   cr_expect_eq(p.path, TIRX_GEMM_PATH_WGMMA_SPLITK);
   cr_expect_str_eq(p.name, "wgmma_splitk");
-  cr_expect(p.tiles.block_m == 64 && p.tiles.block_n == 16);
-  cr_expect_eq(p.splits, 2);
+  cr_expect(p.tiles.block_m == 64 && p.tiles.block_n == 128);
+  cr_expect_eq(p.splits, 16);
   cr_expect_eq(p.ctas, 128);
-  cr_expect_eq(p.workspace_bytes, 2 * 64 * 1024 * 4);
-  p = plan(NULL, 64, 256, 8192); /* 16 tiles: 8 splits of 16 K blocks */
-  cr_expect_eq(p.splits, 8);
-  cr_expect_eq(p.workspace_bytes, 8 * 64 * 256 * 4);
-  p = plan(NULL, 9, 77, 4096); /* 5 tiles: 26 would fill the SMs; 16 at most */
+  cr_expect_eq(p.workspace_bytes, 16 * 64 * 1024 * 4);
+  p = plan(NULL, 64, 256, 8192); /* 2 tiles: 16 splits of 8 K blocks */
+  cr_expect_eq(p.splits, 16);
+  cr_expect_eq(p.workspace_bytes, 16 * 64 * 256 * 4);
+  p = plan(NULL, 64, 4096, 4096); /* 32 tiles of 64x128: 4 splits of 16 K blocks */
+  cr_expect(p.tiles.block_n == 128 && p.splits == 4 && p.ctas == 128);
+  p = plan(&(tirx_gemm_options){.path = TIRX_GEMM_PATH_WGMMA}, 64, 4096, 4096); /* no split */
+  cr_expect(p.tiles.block_n == 32 && p.splits == 1 && p.ctas == 128);
+  p = plan(NULL, 9, 77, 4096); /* 1 tile: 132 would fill the SMs; 16 at most */
   cr_expect_eq(p.splits, 16);
   p = plan(NULL, 17, 130, 448); /* 7 K blocks: too few to split */
   cr_expect_eq(p.path, TIRX_GEMM_PATH_WGMMA);
@@ -302,7 +325,7 @@ Test(gemm_paths, the_split_k_plan) {
    * (2 blocks each, none empty); over 1 K block, 1. */
   const tirx_gemm_options sk = {.path = TIRX_GEMM_PATH_WGMMA_SPLITK};
   cr_expect_eq(plan(&sk, 8192, 8192, 8192).splits, 2);
-  cr_expect_eq(plan(&sk, 16, 1024, 14336).splits, 2);
+  cr_expect_eq(plan(&sk, 16, 1024, 14336).splits, 16);
   cr_expect_eq(plan(&(tirx_gemm_options){.path = TIRX_GEMM_PATH_WGMMA_SPLITK, .splits = 5}, 16,
                     1024, 512).splits, 4);
   cr_expect_eq(plan(&(tirx_gemm_options){.path = TIRX_GEMM_PATH_WGMMA_SPLITK, .splits = 64}, 16,
@@ -311,7 +334,7 @@ Test(gemm_paths, the_split_k_plan) {
 }
 
 Test(gemm_paths, split_k_options_are_checked) {
-  tirx_gemm_plan p;
+  tirx_gemm_plan p = {0};
   expect_error(tirx_kernels_gemm_plan(&(tirx_gemm_options){.path = TIRX_GEMM_PATH_WGMMA_SPLITK,
                                                            .splits = 65}, 1, 1, 1, &p),
                TIRX_E_INVALID_ARG,
@@ -455,5 +478,52 @@ Test(gemm_paths, the_workspace_without_a_device) {
   cr_assert_not_null(strstr(tirx_last_error(), "tirx_op_gemm: the workspace of 4096 bytes: "
                                                "tirx_runtime_alloc: "),
                      "%s", tirx_last_error());
+  tirx_runtime_destroy(rt);
+}
+
+/* A ragged N (N * 2 bytes not a multiple of 16: a TMA store clips only at the 16-byte piece
+ * that holds the row's last element, so it would write C's row padding): the wgmma kernel and
+ * the mma/scalar families store C element by element, guarded by M and N, with no TMA store
+ * and no tensor map of C; their launch arguments (ldc padded past N) pass the checks. N = 80
+ * keeps the TMA store. */
+Test(gemm_paths, ragged_n_stores_element_by_element, .timeout = 600) {
+  tirx_runtime *rt = compile_only_runtime();
+  static const char *fams[3] = {"wgmma", "mma", "scalar"};
+  for (int f = 0; f < 3; f++)
+    for (int64_t n = 77; n <= 80; n += 3) {
+      gemm_spec s = {.dtype = f == 1 ? TIRX_F16 : TIRX_BF16, .m = 9, .n = n, .k = 40,
+                     .epilogue = f == 0 ? TIRX_EPILOGUE_BIAS_SILU : TIRX_EPILOGUE_NONE,
+                     .family = fams[f]};
+      char err[4096] = "", what[96];
+      snprintf(what, sizeof what, "%s N %lld", fams[f], (long long)n);
+      tirx_kernel *k = gemm_build(&s, err, sizeof err);
+      cr_assert_not_null(k, "%s: %s", what, err);
+      bool ragged = n % 8 != 0;
+      cr_expect_eq(strstr(tirx_kernel_name(k), "_ragged") != NULL, ragged, "%s: %s", what,
+                   tirx_kernel_name(k));
+      const char *rep = tirx_kernel_dispatch_report(k);
+      cr_expect_eq(strstr(rep, "roles=shared->global") != NULL, !ragged, "%s:\n%s", what, rep);
+      tirx_compiled *c = NULL;
+      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", what, tirx_last_error());
+      const char *ptx = tirx_compiled_ptx(c);
+      cr_expect_eq(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared") != NULL, !ragged,
+                   "%s: TMA store", what);
+      if (ragged) assert_has(ptx, "st.global.u16", what);
+      cr_expect_null(strstr(ptx, ".local"), "%s: local memory", what);
+      tirx_compiled_destroy(c);
+      void *p = PTR(4096);
+      int64_t ldc = (n + 7) / 8 * 8;
+      tirx_arg args[7] = {tirx_arg_i32(9), tirx_arg_i32((int32_t)n), tirx_arg_i32(40),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){9, 40}, (int64_t[]){40, 1}),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){40, n}, (int64_t[]){1, 48}),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){9, n}, (int64_t[]){ldc, 1}),
+                          tirx_arg_tensor(p, s.dtype, 2, (int64_t[]){1, n}, NULL)};
+      tirx_future *fu = NULL;
+      cr_assert_eq(tirx_prepare_async(rt, k, args, f == 0 ? 7 : 6, &fu), TIRX_OK, "%s: %s",
+                   what, tirx_last_error());
+      cr_assert_eq(tirx_future_wait(fu, -1), TIRX_OK, "%s: %s", what, tirx_last_error());
+      tirx_future_release(fu);
+      tirx_kernel_release(k);
+    }
   tirx_runtime_destroy(rt);
 }

@@ -46,7 +46,7 @@ Test(kernels_prepare, an_op_prepares_instead_of_launching) {
   cr_assert_eq(tirx_kernels_prepare_end(&f, &n), TIRX_OK, "%s", tirx_last_error());
   cr_assert_eq(n, 3);
   wait_all(f, n);
-  tirx_cache_stats s;
+  tirx_cache_stats s = {.size = sizeof s};
   cr_assert_eq(tirx_runtime_cache_stats(rt, &s), TIRX_OK);
   cr_assert_eq(s.compiles, 3);
   /* Preparing has ended: the op launches again. */

@@ -113,7 +113,7 @@ Test(example_membound, the_gpu_suites_staged_cases_build) {
 #define PTR(v) ((void *)(uintptr_t)(v))
 
 Test(kernels_rows, plan_and_build_check_their_arguments) {
-  tirx_row_plan p;
+  tirx_row_plan p = {0};
   tirx_kernel *k = PTR(1);
   expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 4096, NULL),
                TIRX_E_NULL_ARG, "tirx_kernels_row_plan: out is NULL");
@@ -156,7 +156,7 @@ Test(kernels_rows, plan_and_build_check_their_arguments) {
 }
 
 Test(kernels_rows, the_plan_follows_the_options) {
-  tirx_row_plan p;
+  tirx_row_plan p = {0};
   cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, NULL, TIRX_BF16, 512, &p), TIRX_OK);
   cr_assert_eq(p.threads, 32); /* a warp a row */
   cr_assert_eq(p.cluster, 1);

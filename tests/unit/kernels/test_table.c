@@ -71,5 +71,5 @@ Test(kernels_table, a_failed_build_is_reported_and_not_remembered) {
   cr_assert_eq(tirx_kernels_cached(), 0);
   unsigned char big[TIRX__KERNELS_KEY_MAX + 1] = {0};
   expect_error(tirx__kernels_get(big, sizeof big, build_failing, NULL, &k), TIRX_E_INTERNAL,
-               "tirx__kernels_get: key of 65 bytes");
+               "kernel table: key of 65 bytes");
 }

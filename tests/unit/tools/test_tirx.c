@@ -138,6 +138,74 @@ Test(tool, cache_ls_names_each_entry_kernel) {
   rmdir(dir);
 }
 
+/* Nothing the tool prints names an internal (tirx__) function: the output of every failing
+ * command of a sample, and of the working ones over a damaged cache. */
+Test(tool, output_names_no_internal_function) {
+  char base[] = "/tmp/tirx-tool-names-XXXXXX";
+  cr_assert_not_null(mkdtemp(base));
+  chmod(base, 0700);
+  char file[512], bundle[512], cache[512];
+  snprintf(file, sizeof file, "%s/file", base);
+  snprintf(bundle, sizeof bundle, "%s/bundle", base);
+  snprintf(cache, sizeof cache, "%s/cache", base);
+  FILE *f = fopen(file, "w");
+  cr_assert_not_null(f);
+  fputs("not a bundle, not a cache", f);
+  fclose(f);
+  /* A cache with one entry, then damaged. */
+  tirx_runtime *rt = NULL;
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true,
+                                                           .cache_dir = cache,
+                                                           .cache_no_fsync = true},
+                                   &rt),
+               TIRX_OK, "%s", tirx_last_error());
+  tirx_kernel *k = example_vector_add();
+  int64_t shape[1] = {100};
+  void *p = (void *)(uintptr_t)0x10000;
+  tirx_arg args[4] = {tirx_arg_i64(100), tirx_arg_tensor(p, TIRX_F32, 1, shape, NULL),
+                      tirx_arg_tensor(p, TIRX_F32, 1, shape, NULL),
+                      tirx_arg_tensor(p, TIRX_F32, 1, shape, NULL)};
+  const tirx_arg *lists[1] = {args};
+  cr_assert_eq(tirx_runtime_warmup(rt, k, lists, (int[]){4}, 1), TIRX_OK, "%s",
+               tirx_last_error());
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd,
+           "for e in '%s'/*; do [ -f \"$e\" ] && printf x | dd of=\"$e\" bs=1 seek=60 conv=notrunc "
+           "2>/dev/null; done", cache);
+  cr_assert_eq(system(cmd), 0);
+
+  struct {
+    const char *fmt; /* one %s: the file, bundle or cache path */
+    const char *path;
+    int status;      /* the tool's exit status */
+  } cases[] = {
+      {"cache ls --dir %s/missing", base, 1},
+      {"cache stats --dir %s", file, 1},
+      {"cache verify --dir %s", file, 1},
+      {"cache clear --dir %s", file, 1},
+      {"cache import %s --dir %s", file, 1},
+      {"cache export %s/none/bundle", base, 1},
+      {"cache ls --dir %s", cache, 0},
+      {"cache verify --dir %s", cache, 1}, /* finds and removes the damaged entry */
+      {"cache nope", "", 2},
+      {"dump %s/missing", base, 1},
+      {"dump --example nope", "", 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char a[1200], *out = NULL;
+    snprintf(a, sizeof a, cases[i].fmt, cases[i].path, cache);
+    int st = run(a, &out);
+    cr_assert(out && out[0], "tirx %s printed nothing", a);
+    cr_assert_null(strstr(out, "tirx__"), "tirx %s names an internal function:\n%s", a, out);
+    cr_assert_eq(st, cases[i].status, "tirx %s: exit %d, expected %d:\n%s", a, st,
+                 cases[i].status, out);
+    free(out);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+  cr_assert_eq(system(cmd), 0);
+
 /* ---- tirx warmup ---- */
 
 static int count_lines(const char *s) {

@@ -199,6 +199,20 @@ Test(tma_prim, plan_fills_tensor_map_requests) {
   expect_error(tirx__kernel_plan(k, "tirx_launch", args, 4, P), TIRX_E_LAUNCH_ARG,
                "tirx_launch: argument 2 (A): stride[0] is 4100 elements (8200 bytes): TMA needs "
                "strides that are positive multiples of 16 bytes below 2^40");
+  /* One row of 77 elements: loading it is fine (its tail is zero-filled), but a TMA store
+   * would write the rest of the last 16-byte piece, past the tensor: refused. */
+  args[0] = tirx_arg_i32(1);
+  args[1] = tirx_arg_i32(77);
+  args[2] = targ(PTR(0x10000), 1, 77, NULL);
+  args[3] = targ(PTR(0x20000), 1, 77, NULL);
+  expect_error(tirx__kernel_plan(k, "tirx_launch", args, 4, P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 3 (out): shape[1] is 77 (154 bytes): a TMA store writes "
+               "the whole 16-byte piece that holds a row's last element, past the tensor's end, "
+               "so it needs an innermost extent that is a multiple of 16 bytes");
+  args[1] = tirx_arg_i32(80);
+  args[2] = targ(PTR(0x10000), 1, 80, NULL);
+  args[3] = targ(PTR(0x20000), 1, 80, NULL);
+  cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", args, 4, P), TIRX_OK, "%s", tirx_last_error());
   free(P);
   tirx_kernel_release(k);
   tirx_builder_destroy(b);

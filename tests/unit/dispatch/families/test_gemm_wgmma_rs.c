@@ -470,7 +470,7 @@ Test(gemm_rs, tma_gemm_rs_and_ss_compile, .timeout = 600) {
       for (int rs = 1; rs >= 0; rs--) {
         tirx_dtype dt = d ? TIRX_F16 : TIRX_BF16;
         const char *ty = d ? "f16" : "bf16";
-        wgmma_gemm g = {dt, ns[i], rs};
+        wgmma_gemm g = {dt, ns[i], rs, false};
         char err[2048] = "", want[256];
         tirx_kernel *k = example_wgmma_gemm(&g, err, sizeof err);
         cr_assert_not_null(k, "%s", err);
@@ -505,16 +505,34 @@ Test(gemm_rs, tma_gemm_rs_and_ss_compile, .timeout = 600) {
   tirx_runtime_destroy(rt);
 }
 
+/* The element-by-element C store (for an N that is not a multiple of 8): no TMA store. */
+Test(gemm_rs, tma_gemm_plain_store_compiles, .timeout = 300) {
+  tirx_runtime *rt = compile_only_runtime();
+  for (int rs = 0; rs < 2; rs++) {
+    wgmma_gemm g = {TIRX_BF16, 80, rs, true};
+    char err[2048] = "";
+    tirx_kernel *k = example_wgmma_gemm(&g, err, sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    cr_assert_null(strstr(tirx_kernel_dispatch_report(k), "roles=shared->global"));
+    char *ptx = ptx_of(rt, k);
+    cr_assert_null(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared"), "a TMA store");
+    assert_has(ptx, "st.global.u16");
+    free(ptx);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
+
 Test(gemm_rs, tma_gemm_argument_errors) {
   char err[256] = "";
   static const char want[] = "example_wgmma_gemm: g must have dtype f16 or bf16 and block_n a "
                              "multiple of 16 in [16, 256]";
   cr_assert_null(example_wgmma_gemm(NULL, err, sizeof err));
   cr_assert_str_eq(err, want);
-  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_F32, 64, true}, err, sizeof err));
+  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_F32, 64, true, false}, err, sizeof err));
   cr_assert_str_eq(err, want);
-  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_BF16, 24, true}, err, sizeof err));
+  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_BF16, 24, true, false}, err, sizeof err));
   cr_assert_str_eq(err, want);
-  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_BF16, 272, false}, err, sizeof err));
+  cr_assert_null(example_wgmma_gemm(&(wgmma_gemm){TIRX_BF16, 272, false, false}, err, sizeof err));
   cr_assert_str_eq(err, want);
 }
