@@ -192,6 +192,8 @@ Test(tool, output_names_no_internal_function) {
       {"cache nope", "", 2},
       {"dump %s/missing", base, 1},
       {"dump --example nope", "", 2},
+      {"warmup -e 'gemmm bf16'%s", "", 2},
+      {"warmup --dir %s --in-process -e 'gemm f32 m=1 n=2 k=3'", cache, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char a[1200], *out = NULL;
@@ -205,6 +207,7 @@ Test(tool, output_names_no_internal_function) {
   }
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
   cr_assert_eq(system(cmd), 0);
+}
 
 /* ---- tirx warmup ---- */
 
