@@ -153,7 +153,7 @@ typedef enum tirx_capture_policy {
 typedef struct tirx_runtime_options {
   /* 0, or sizeof(tirx_runtime_options) to use fields added after version 1 (a version-1 caller's
    * compile worker fields read as 0, the defaults). Other values: TIRX_E_INVALID_ARG
-   * ("tirx_runtime_create: options->size is 3, expected 0, 112 or 136
+   * ("tirx_runtime_create: options->size is 3, expected 0, 112 or 128
    * (sizeof(tirx_runtime_options))" on x86-64). */
   size_t size;
   /* CUDA device ordinal, 0 by default. */
