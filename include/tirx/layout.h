@@ -384,6 +384,40 @@ TIRX_API tirx_layout *tirx_layout_logical_divide(tirx_arena *a, const tirx_layou
 TIRX_API tirx_layout *tirx_layout_logical_product(tirx_arena *a, const tirx_layout *l,
                                                   const tirx_layout *tiler);
 
+/* ---- Well-formedness for an execution scope ------------------------------------------------ */
+
+typedef struct tirx_scope tirx_scope; /* tirx/scope.h */
+
+/*
+ * Checks that l is a well-formed layout for the tile one team of scope s holds (paper 3.3, 4.2):
+ *   - it names only the thread axes of s's team kind: none for thread, laneid for warp,
+ *     laneid, wid_in_wg and tid_in_wg for warpgroup, also warpid, wgid and tid for cta, also
+ *     cbx for cluster (never cta, cluster, cby, cbz or pid); storage axes (m, reg, registered
+ *     ones) are free; an iter of extent 1 or stride 0 names no axis;
+ *   - its coordinates on each of those lie within the axis's extent for s's launch: laneid 32,
+ *     wid_in_wg 4, tid_in_wg 128, warpid W, wgid ceil(W / 4), tid 32 W, cbx the cluster size
+ *     (W warps per CTA); its reg coordinates are >= 0;
+ *   - every element, with every replica, is placed: each point lies on an active thread of the
+ *     team (every team of s has the same pattern, A_intra). A point's thread is the rank r of
+ *     the team whose views equal its coordinates: with t = r % 32W, laneid t % 32, wid_in_wg
+ *     (t % 128) / 32, tid_in_wg t % 128, warpid t / 32, wgid t / 128, tid t, cbx r / 32W, as
+ *     generated code reads them; a layout that names no thread axis is held by every thread
+ *     of the team.
+ * The result depends only on l's placement (not on its grouping or iter decomposition), and
+ * the check costs at most about a million steps whatever l's size. Returns TIRX_OK, or:
+ * TIRX_E_NULL_ARG ("tirx_layout_verify: layout is NULL", "scope is NULL"), TIRX_E_SCOPE with
+ * the reason, one of
+ *   "tirx_layout_verify: layout uses warpid, which is no axis of a warp team's tile
+ *    (expected laneid)",
+ *   "tirx_layout_verify: layout's laneid coordinates run from 0 to 39, expected 0 to 31",
+ *   "tirx_layout_verify: layout's reg coordinates run from -2 to 5, expected >= 0",
+ *   "tirx_layout_verify: element 3 is on laneid 3, tid 40, which is no thread of a cta team",
+ *   "tirx_layout_verify: element 20 is on laneid 20, thread 20 of the warp team, which is not
+ *    active (its active threads: (16):(1@laneid))"
+ * (" (replica 1)" follows the element when l has replicas), and TIRX_E_NO_MEMORY.
+ */
+TIRX_API tirx_status tirx_layout_verify(const tirx_layout *l, const tirx_scope *s);
+
 /* ---- Queries --------------------------------------------------------------------------------- */
 
 /*
