@@ -396,7 +396,8 @@ typedef struct tirx_scope tirx_scope; /* tirx/scope.h */
  *     ones) are free; an iter of extent 1 or stride 0 names no axis;
  *   - its coordinates on each of those lie within the axis's extent for s's launch: laneid 32,
  *     wid_in_wg 4, tid_in_wg 128, warpid W, wgid ceil(W / 4), tid 32 W, cbx the cluster size
- *     (W warps per CTA); its reg coordinates are >= 0;
+ *     (W warps per CTA); its reg coordinates are >= 0, its TLane ones below 128 and its
+ *     TCol ones below 512;
  *   - every element, with every replica, is placed: each point lies on an active thread of the
  *     team (every team of s has the same pattern, A_intra). A point's thread is the rank r of
  *     the team whose views equal its coordinates: with t = r % 32W, laneid t % 32, wid_in_wg
@@ -411,6 +412,7 @@ typedef struct tirx_scope tirx_scope; /* tirx/scope.h */
  *    (expected laneid)",
  *   "tirx_layout_verify: layout's laneid coordinates run from 0 to 39, expected 0 to 31",
  *   "tirx_layout_verify: layout's reg coordinates run from -2 to 5, expected >= 0",
+ *   "tirx_layout_verify: layout's TCol coordinates run from 0 to 1023, expected 0 to 511",
  *   "tirx_layout_verify: element 3 is on laneid 3, tid 40, which is no thread of a cta team",
  *   "tirx_layout_verify: element 20 is on laneid 20, thread 20 of the warp team, which is not
  *    active (its active threads: (16):(1@laneid))"
@@ -431,7 +433,8 @@ TIRX_API tirx_status tirx_layout_span(const tirx_layout *l, tirx_axis axis, int6
 /*
  * The storage view: iters on axes outside keep_mask (bit k = axis k) become stride-0
  * broadcasts, replicas and offsets on them are dropped. keep_mask 0 means the storage axes
- * {m, reg}. The result answers "which storage slot holds x" for one thread, CTA or device.
+ * {m, reg, TLane, TCol}. The result answers "which storage slot holds x" for one thread, CTA
+ * or device.
  * Errors: TIRX_E_NULL_ARG (a, l), TIRX_E_INVALID_ARG (keep_mask has bits at or above
  * TIRX_AXIS_MAX), TIRX_E_NO_MEMORY.
  */
@@ -511,6 +514,42 @@ TIRX_API tirx_layout *tirx_layout_wgmma_rows(tirx_arena *a, int n);
  *   ((4,2,8),(k/8,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))
  */
 TIRX_API tirx_layout *tirx_layout_wgmma_a(tirx_arena *a, int m, int k);
+
+/*
+ * Blackwell tensor memory (TMEM): 128 lanes (TLane) by 512 columns (TCol) of 32-bit cells per
+ * CTA. A warp w reaches lanes 32 * (w % 4) to 32 * (w % 4) + 31 only.
+ *
+ * tirx_layout_tmem_acc: the tcgen05.mma accumulator of an m x n tile (f32 or s32: one cell per
+ * element) as this CTA holds it, (m / cta_group, n) over TLane and TCol, relative to the
+ * allocation's base (the PTX ISA's data path layouts D, A, F and B):
+ *   m 128, cta_group 1, and m 256, cta_group 2: row i in lane i, column j in column j;
+ *   m 64, cta_group 1: row i in lane 32 * (i / 16) + i % 16 (lanes 0-15 of each quarter);
+ *   m 128, cta_group 2: 64 rows, row i in lane i + 64 * (j / (n/2)), column j % (n/2).
+ * n is a multiple of 16 in [16, 256] (of 8 in [8, 256] for m 64); which n an instruction
+ * kind accepts is the dispatch rule's check. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG
+ * ("tirx_layout_tmem_acc: m is 64, expected 128 or 256 for cta_group 2").
+ *
+ * tirx_layout_tmem_ld: the register side of tcgen05.ld/st .shape.xnum for one warp, the
+ * (rows, cols) tile of lanes and 32-bit columns the instruction moves over (laneid, reg);
+ * register r of lane l holds
+ *   TIRX_TMEM_32X32B  (32, num):     (l, r)
+ *   TIRX_TMEM_16X64B  (16, 2 num):   (l/4 + 8 (l%2), (l/2)%2 + 2r)
+ *   TIRX_TMEM_16X128B (16, 4 num):   (l/4 + 8 (r%2), l%4 + 4 (r/2))
+ *   TIRX_TMEM_16X256B (16, 8 num):   (l/4 + 8 ((r/2)%2), r%2 + 2 (l%4) + 8 (r/4))
+ * num is a power of two with at most 128 registers per lane (up to 128, 128, 64, 32). The
+ * TMEM side is the tile at the instruction's address: row i at lane i, column j at column j.
+ * A warpgroup reading an m 128 accumulator with 32x32b.xn holds it as
+ * tirx_layout_warpgroup_rows(128, n). Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG
+ * ("tirx_layout_tmem_ld: num is 3, expected a power of two from 1 to 128").
+ */
+typedef enum tirx_tmem_shape {
+  TIRX_TMEM_32X32B = 0,
+  TIRX_TMEM_16X64B = 1,
+  TIRX_TMEM_16X128B = 2,
+  TIRX_TMEM_16X256B = 3
+} tirx_tmem_shape;
+TIRX_API tirx_layout *tirx_layout_tmem_acc(tirx_arena *a, int m, int n, int cta_group);
+TIRX_API tirx_layout *tirx_layout_tmem_ld(tirx_arena *a, tirx_tmem_shape shape, int num);
 
 /* ldmatrix/stmatrix .x1/.x2/.x4 fragments of 16-bit elements: (8*num, 8) rows of 8 matrices
  * of 8x8, over (laneid, reg): lane l holds row l/4, columns 2*(l%4)+{0,1} of each matrix. */

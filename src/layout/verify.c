@@ -297,13 +297,23 @@ tirx_status tirx_layout_verify(const tirx_layout *l, const tirx_scope *s) {
     as[nas].off = tirx_layout_offset(l, ax);
     nas++;
   }
-  /* A register slot is never negative. */
-  if (uses_axis(l, TIRX_AXIS_REG)) {
-    int64_t lo, span;
-    if (tirx_layout_span(l, TIRX_AXIS_REG, &lo, &span) != TIRX_OK) return tirx_last_status();
-    if (lo < 0)
+  /* A register slot is never negative; tensor memory has 128 lanes of 512 columns. */
+  static const struct {
+    tirx_axis axis;
+    int64_t ext;
+  } storage[] = {{TIRX_AXIS_REG, 0}, {TIRX_AXIS_TLANE, 128}, {TIRX_AXIS_TCOL, 512}};
+  for (int i = 0; i < 3; i++) {
+    tirx_axis ax = storage[i].axis;
+    int64_t lo, span, ext = storage[i].ext;
+    if (!uses_axis(l, ax)) continue;
+    if (tirx_layout_span(l, ax, &lo, &span) != TIRX_OK) return tirx_last_status();
+    if (lo < 0 && !ext)
       return tirx__error(TIRX_E_SCOPE, "%s: layout's reg coordinates run from %lld to %lld, "
                          "expected >= 0", FN, (long long)lo, (long long)(lo + span - 1));
+    if (ext && (lo < 0 || span > ext - lo))
+      return tirx__error(TIRX_E_SCOPE, "%s: layout's %s coordinates run from %lld to %lld, "
+                         "expected 0 to %lld", FN, tirx_axis_name(ax), (long long)lo,
+                         (long long)(lo + span - 1), (long long)ext - 1);
   }
   if (nas == 0) return TIRX_OK; /* storage only: every active thread of the team sees it */
   tirx_arena *tmp = tirx_arena_create();
