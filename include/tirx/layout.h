@@ -276,6 +276,23 @@ TIRX_API tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *i
 TIRX_API tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l,
                                           const tirx_layout *f);
 
+/*
+ * CuTe's extending composition: as tirx_layout_compose, except that f's values may reach past
+ * size(l). l is extended as CuTe extends its last mode: l's outermost iter d[0] (CuTe's last
+ * mode; extent 1 included, 1:0 for a scalar) is taken without bound, so that l(x) for any
+ * x >= 0 is x's digits over the inner iters plus (x / their size) * stride_0 on d[0]'s axis,
+ * with l's replicas, offset and swizzle. Within [0, size(l)) this is l itself, and a
+ * composition that tirx_layout_compose accepts gives the same placement here. CuTe's
+ *   composition((4,3):(3,1), 24:1) = (4,6):(3,1), i.e. tirx's (6,4):(1,3);
+ *   composition(1:0, 4:1) = 4:0.
+ * Errors: those of tirx_layout_compose, except that TIRX_E_OUT_OF_RANGE is only for negative
+ * values ("tirx_layout_compose_extended: f's values span [-3, 0], expected >= 0"), and
+ * TIRX_E_OVERFLOW when a stride of the result overflows int64 ("f's iter 0
+ * (2):(4611686018427387904@m) takes l's outermost stride past int64") or a coordinate does.
+ */
+TIRX_API tirx_layout *tirx_layout_compose_extended(tirx_arena *a, const tirx_layout *l,
+                                                   const tirx_layout *f);
+
 /* ---- Relating layouts (upstream TIRx) ---------------------------------------------------- */
 
 /*
@@ -350,7 +367,8 @@ TIRX_API tirx_layout *tirx_layout_unpack(tirx_arena *a, const tirx_layout *l, ti
 /*
  * CuTe's operations on index maps (layouts on m with no replicas, offset or swizzle; strides
  * >= 0). Composition is tirx_layout_compose: CuTe's composition(A, B)(i) = A(B(i)), except
- * that tirx refuses B's values outside [0, size(A)) where CuTe extends A's last mode.
+ * that tirx refuses B's values outside [0, size(A)) where CuTe extends A's last mode;
+ * tirx_layout_compose_extended extends as CuTe does.
  *
  * Order: CuTe lists modes colexicographically (mode 0 varies fastest), tirx row-major (the last
  * iter and dimension vary fastest). CuTe's (e0,e1):(s0,s1) is tirx's (e1,e0):(s1,s0), and mode

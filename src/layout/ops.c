@@ -623,7 +623,7 @@ tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *inner, int
 
 /* ---- compose ---- */
 
-enum { SPREAD_OK, SPREAD_DIVIDE, SPREAD_OVERLAP };
+enum { SPREAD_OK, SPREAD_DIVIDE, SPREAD_OVERLAP, SPREAD_OVERFLOW };
 
 /*
  * The iters of l o (e):(s) for one iter of f, s > 0, e > 1, over l's digits li[nl] (inner
@@ -631,16 +631,24 @@ enum { SPREAD_OK, SPREAD_DIVIDE, SPREAD_OVERLAP };
  * from there outwards, into part[] inner first. used[p] accumulates the largest value f's
  * iters reach in digit p; the sum must stay below the digit's extent, so that adding the
  * iters of f never carries from one digit of l into the next. *bad is the digit at fault.
+ * With extend, digit 0 has no bound (CuTe's extension of the last mode): it takes whatever
+ * reaches it.
  */
-static int spread(const tirx_iter *li, int nl, int64_t *used, int64_t e, int64_t s,
+static int spread(const tirx_iter *li, int nl, bool extend, int64_t *used, int64_t e, int64_t s,
                   tirx_iter *part, int *np, int *bad) {
-  int p = nl - 1;
+  int p = nl - 1, floor = extend ? 1 : 0;
   int64_t t = s;
-  while (p >= 0 && t >= li[p].extent && t % li[p].extent == 0) t /= li[p--].extent;
+  while (p >= floor && t >= li[p].extent && t % li[p].extent == 0) t /= li[p--].extent;
   *np = 0;
   while (e > 1) {
     if (p < 0) return SPREAD_DIVIDE; /* cannot happen: f's values are below size(l) */
     int64_t E = li[p].extent, top;
+    if (extend && p == 0) {
+      int64_t st;
+      if (!tirx__mul_ok(t, li[0].stride, &st)) return SPREAD_OVERFLOW;
+      part[(*np)++] = (tirx_iter){e, st, li[0].axis};
+      return SPREAD_OK;
+    }
     if (t >= E) return SPREAD_DIVIDE;
     if (tirx__mul_ok(t, e - 1, &top) && top <= E - 1) { /* the rest fits inside this digit */
       part[(*np)++] = (tirx_iter){e, t * li[p].stride, li[p].axis};
@@ -663,8 +671,8 @@ static int spread(const tirx_iter *li, int nl, int64_t *used, int64_t e, int64_t
   return SPREAD_OK;
 }
 
-tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx_layout *f) {
-  static const char fn[] = "tirx_layout_compose";
+static tirx_layout *compose(tirx_arena *a, const char *fn, const tirx_layout *l,
+                            const tirx_layout *f, bool extend) {
   if (!check_arena(a, fn) || !tirx__layout_check(l, fn, "l") || !tirx__layout_check(f, fn, "f"))
     return NULL;
   if (f->nr > 0 || f->no > 0 || f->swizzle_bytes) {
@@ -684,17 +692,29 @@ tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx
     if (reach < 0) lo += reach;
     else hi += reach;
   }
-  if (lo < 0 || hi >= l->size) {
-    tirx__error(TIRX_E_OUT_OF_RANGE, "%s: f's values span [%lld, %lld], outside [0, %lld)", fn,
-                (long long)lo, (long long)hi, (long long)l->size);
+  if (lo < 0 || (!extend && hi >= l->size)) {
+    if (extend)
+      tirx__error(TIRX_E_OUT_OF_RANGE, "%s: f's values span [%lld, %lld], expected >= 0", fn,
+                  (long long)lo, (long long)hi);
+    else
+      tirx__error(TIRX_E_OUT_OF_RANGE, "%s: f's values span [%lld, %lld], outside [0, %lld)",
+                  fn, (long long)lo, (long long)hi, (long long)l->size);
     return NULL;
   }
 
-  /* l's digits: its flat iters with extent-1 iters dropped and mergeable neighbours merged. */
-  tirx_iter li[TIRX_LAYOUT_MAX_ITERS];
+  /* l's digits: its flat iters with extent-1 iters dropped and mergeable neighbours merged.
+   * Extending, digit 0 has no bound: the outermost iter, or what it merged into (extending
+   * either is the same), or, when it has extent 1, the iter itself put back in front (1:0
+   * for a scalar). */
+  tirx_iter li[TIRX_LAYOUT_MAX_ITERS + 1];
   if (l->nd) memcpy(li, l->d, (size_t)l->nd * sizeof *li);
   int nl = merge_dim(li, l->nd);
-  int64_t used[TIRX_LAYOUT_MAX_ITERS] = {0};
+  if (extend && (l->nd == 0 || l->d[0].extent == 1)) {
+    memmove(li + 1, li, (size_t)nl * sizeof *li);
+    li[0] = l->nd ? l->d[0] : (tirx_iter){1, 0, TIRX_AXIS_M};
+    nl++;
+  }
+  int64_t used[TIRX_LAYOUT_MAX_ITERS + 1] = {0};
 
   tirx_iter d[TIRX_LAYOUT_MAX_ITERS];
   int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
@@ -710,12 +730,18 @@ tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx
       if (s == 0)
         part[np++] = (tirx_iter){e, 0, TIRX_AXIS_M};
       else
-        st = spread(li, nl, used, e, s, part, &np, &bad);
+        st = spread(li, nl, extend, used, e, s, part, &np, &bad);
       if (st == SPREAD_DIVIDE) {
         char buf[512];
         tirx__error(TIRX_E_NOT_REPRESENTABLE,
                     "%s: f's iter %d (%lld):(%lld@m) does not divide l's iters %s", fn, i,
                     (long long)e, (long long)s, fmt_extents(buf, sizeof buf, nl, li));
+        return NULL;
+      }
+      if (st == SPREAD_OVERFLOW) {
+        tirx__error(TIRX_E_OVERFLOW,
+                    "%s: f's iter %d (%lld):(%lld@m) takes l's outermost stride past int64", fn,
+                    i, (long long)e, (long long)s);
         return NULL;
       }
       if (st == SPREAD_OVERLAP) {
@@ -735,4 +761,13 @@ tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx
     if (rank) begin[k + 1] = nd;
   }
   return tirx__layout_with(a, fn, l, nd, d, l->nr, l->r, rank, rank ? begin : NULL);
+}
+
+tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx_layout *f) {
+  return compose(a, "tirx_layout_compose", l, f, false);
+}
+
+tirx_layout *tirx_layout_compose_extended(tirx_arena *a, const tirx_layout *l,
+                                          const tirx_layout *f) {
+  return compose(a, "tirx_layout_compose_extended", l, f, true);
 }
