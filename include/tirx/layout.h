@@ -234,10 +234,11 @@ TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, i
  * ((2,4)):((160,8))+32. In one dimension a run [b, b+e) of the iters is accepted when
  * f = gcd(E, b % E, e) splits the iter it wraps into whole pieces of f and what is left is two
  * equal runs whose starts differ on one axis, or pairs (E = 2, from digit 1) that the next
- * iter on the same axis holds without wrapping; any other run of up to 1024 elements is
- * factored from its points (strides that coincide across carries), and a longer one is
- * refused. The unit tests check against brute force that every refused run of small layouts
- * is indeed no layout.
+ * iter on the same axis holds without wrapping; any other run, of any length, is factored in
+ * closed form from the steps its carries make (strides that coincide across carries: the
+ * elements [1024, 2049) of (3,2,2,1024):(1124,1124,100,1) are ((1025)):((1@m))+100@m), without
+ * enumerating its elements. A region is refused exactly when it is no layout: the unit tests
+ * check both answers against brute force, for runs past 1024 elements too.
  */
 TIRX_API tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
                                         const int64_t *shape, const int64_t *begin,
