@@ -153,25 +153,15 @@ static void trace(const axis_sets *as, int64_t v, int64_t *dg, int64_t *rg) {
   }
 }
 
-static int cmp_i64(const void *x, const void *y) {
-  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-  return a < b ? -1 : a > b;
-}
-
-/* The rank of the team of team kind k that a point of A_intra is (the encodings scope.c uses:
- * digit axes or the composite one). */
-static int64_t intra_rank(const tirx_coord *c, int64_t w) {
-  const int64_t *v = c->v;
-  return v[TIRX_AXIS_LANEID] + 32 * (v[TIRX_AXIS_WID_IN_WG] + v[TIRX_AXIS_WARPID]) +
-         v[TIRX_AXIS_TID_IN_WG] + v[TIRX_AXIS_TID] + 32 * w * v[TIRX_AXIS_CBX];
-}
-
-/* Finds the combination of values of the used axes that no active rank holds, given the sorted,
- * distinct combination indices hit[n] of those that do. */
-static int64_t first_missing(const int64_t *hit, int64_t n) {
-  int64_t m = 0;
-  for (int64_t i = 0; i < n && hit[i] == m; i++) m++;
-  return m;
+/* What a unit of an axis of A_intra is worth in team ranks (the encodings scope.c uses: digit
+ * axes or the composite one); 0 for an axis A_intra never uses. */
+static int64_t rank_weight(tirx_axis ax, int64_t w) {
+  switch (ax) {
+  case TIRX_AXIS_LANEID: case TIRX_AXIS_TID_IN_WG: case TIRX_AXIS_TID: return 1;
+  case TIRX_AXIS_WID_IN_WG: case TIRX_AXIS_WARPID: return 32;
+  case TIRX_AXIS_CBX: return 32 * w;
+  default: return 0;
+  }
 }
 
 static tirx_status verify(tirx_arena *tmp, const tirx_layout *l, const tirx_scope *s,
@@ -192,15 +182,30 @@ static tirx_status verify(tirx_arena *tmp, const tirx_layout *l, const tirx_scop
   /* The active ranks of one team, from A_intra. */
   const tirx_layout *intra = tirx_scope_intra(s);
   int64_t nact = tirx_layout_size(intra);
-  int64_t *hit = tirx__arena_array(tmp, (size_t)nact, sizeof *hit, FN);
+  /* hit[c]: an active rank holds combination c (indices past nact cannot be the first one
+   * missing: there are only nact ranks). */
+  unsigned char *hit = tirx__arena_array(tmp, (size_t)nact + 1, 1, FN);
   if (!hit) return TIRX_E_NO_MEMORY;
-  int64_t nhit = 0;
+  /* A_intra's points as ranks: a linear function of its digits, counted in mixed radix. */
+  int64_t rs[TIRX_LAYOUT_MAX_ITERS], id[TIRX_LAYOUT_MAX_ITERS] = {0}, r = 0;
+  for (int i = 0; i < intra->no; i++) r += intra->o[i].value * rank_weight(intra->o[i].axis, w);
+  for (int i = 0; i < intra->nd; i++) {
+    rs[i] = intra->d[i].stride * rank_weight(intra->d[i].axis, w);
+    if (!rank_weight(intra->d[i].axis, w) && intra->d[i].extent > 1)
+      return tirx__error(TIRX_E_INTERNAL, "%s: the scope's intra layout is on %s", FN,
+                         tirx_axis_name(intra->d[i].axis));
+  }
   for (int64_t x = 0; x < nact; x++) {
-    tirx_coord c;
-    int64_t cnt;
-    if (tirx_layout_eval(intra, x, &c, 1, &cnt) != TIRX_OK)
-      return tirx__error(TIRX_E_INTERNAL, "%s: the scope's intra layout does not evaluate", FN);
-    int64_t r = intra_rank(&c, w), idx = 0, mult = 1;
+    if (x > 0) /* the next point: one increment with carries, the last iter fastest */
+      for (int i = intra->nd - 1; i >= 0; i--) {
+        if (++id[i] < intra->d[i].extent) {
+          r += rs[i];
+          break;
+        }
+        r -= (id[i] - 1) * rs[i];
+        id[i] = 0;
+      }
+    int64_t idx = 0, mult = 1;
     if (r < 0 || r >= full)
       return tirx__error(TIRX_E_INTERNAL, "%s: rank %lld of the %s team is outside [0, %lld)", FN,
                          (long long)r, team, (long long)full);
@@ -211,24 +216,20 @@ static tirx_status verify(tirx_arena *tmp, const tirx_layout *l, const tirx_scop
         in = false;
         break;
       }
-      /* Indices at or past nact cannot be the first missing one: saturate. */
-      int64_t term;
+      int64_t term; /* saturating: large indices do not matter */
       if (!tirx__mul_ok(p, mult, &term) || !tirx__add_ok(idx, term, &idx)) idx = INT64_MAX;
       if (!tirx__mul_ok(mult, as[a].count, &mult)) mult = INT64_MAX;
     }
-    if (in) hit[nhit++] = idx;
+    if (in && idx <= nact) hit[idx] = 1;
   }
-  qsort(hit, (size_t)nhit, sizeof *hit, cmp_i64);
-  int64_t n = 0;
-  for (int64_t i = 0; i < nhit; i++)
-    if (n == 0 || hit[n - 1] != hit[i]) hit[n++] = hit[i];
-  int64_t combos = 1;
+  int64_t combos = 1, miss = 0;
   for (int a = 0; a < nas; a++)
     if (!tirx__mul_ok(combos, as[a].count, &combos)) combos = INT64_MAX;
-  if (n == combos) return TIRX_OK;
+  while (miss < combos && miss <= nact && hit[miss]) miss++;
+  if (miss == combos) return TIRX_OK; /* every combination is held */
 
   /* A point no active thread holds: its coordinates, an element and replica that produce it. */
-  int64_t miss = first_missing(hit, n), v[NTA];
+  int64_t v[NTA];
   int64_t dg[TIRX_LAYOUT_MAX_ITERS] = {0}, rg[TIRX_LAYOUT_MAX_ITERS] = {0};
   for (int a = 0; a < nas; a++) {
     v[a] = as[a].values[miss % as[a].count];
@@ -246,10 +247,10 @@ static tirx_status verify(tirx_arena *tmp, const tirx_layout *l, const tirx_scop
     tirx__sb_printf(&sb, a ? ", %s %lld" : "%s %lld", tirx_axis_name(as[a].axis), (long long)v[a]);
   char *what = tirx__sb_finish(&sb);
   int64_t owner = -1;
-  for (int64_t r = 0; r < full && owner < 0; r++) {
+  for (int64_t q = 0; q < full && owner < 0; q++) {
     bool same = true;
-    for (int a = 0; a < nas && same; a++) same = view(as[a].axis, r, w) == v[a];
-    if (same) owner = r;
+    for (int a = 0; a < nas && same; a++) same = view(as[a].axis, q, w) == v[a];
+    if (same) owner = q;
   }
   tirx_status st;
   if (owner < 0) {
