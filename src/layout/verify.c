@@ -6,8 +6,8 @@
  * A team's threads are its ranks r (0 <= r < team size) and every thread axis is a view of the
  * rank, as generated code computes it (src/dispatch/elementwise.c): with t = r % 32W (W warps
  * per CTA), laneid t % 32, wid_in_wg (t % 128) / 32, tid_in_wg t % 128, warpid t / 32, wgid
- * t / 128, tid t, cbx r / 32W. A point of the layout lies on the threads whose views equal its coordinates on
- * the thread axes it uses.
+ * t / 128, tid t, cbx r / 32W. A point of the layout lies on the threads whose views equal its
+ * coordinates on the thread axes it uses.
  *
  * The check never enumerates the elements: the D and R iters are independent digits, so the
  * points' coordinates on the thread axes are the product over those axes of each axis's value
@@ -77,6 +77,21 @@ static int64_t view(tirx_axis ax, int64_t r, int64_t w) {
 
 /* Whether an iter moves a coordinate at all. */
 static bool moves(const tirx_iter *it) { return it->extent > 1 && it->stride != 0; }
+
+/* The least and greatest coordinate on ax over every element and replica (both fit in int64:
+ * the constructors check every coordinate). */
+static void axis_range(const tirx_layout *l, tirx_axis ax, int64_t *lo, int64_t *hi) {
+  *lo = *hi = tirx_layout_offset(l, ax);
+  for (int pass = 0; pass < 2; pass++) {
+    const tirx_iter *it = pass ? l->r : l->d;
+    for (int i = 0; i < (pass ? l->nr : l->nd); i++) {
+      if (it[i].axis != ax) continue;
+      int64_t reach = it[i].stride * (it[i].extent - 1); /* fits: a coordinate's offset */
+      if (reach < 0) *lo += reach;
+      else *hi += reach;
+    }
+  }
+}
 
 static bool uses_axis(const tirx_layout *l, tirx_axis ax) {
   for (int i = 0; i < l->nd; i++)
@@ -286,12 +301,12 @@ tirx_status tirx_layout_verify(const tirx_layout *l, const tirx_scope *s) {
   for (int i = 0; i < NTA; i++) {
     tirx_axis ax = thread_axes[i];
     if (!uses_axis(l, ax)) continue;
-    int64_t lo, span, ext = axis_extent(ax, w, cs);
-    if (tirx_layout_span(l, ax, &lo, &span) != TIRX_OK) return tirx_last_status();
-    if (lo < 0 || span > ext - lo)
+    int64_t lo, hi, ext = axis_extent(ax, w, cs);
+    axis_range(l, ax, &lo, &hi);
+    if (lo < 0 || hi >= ext)
       return tirx__error(TIRX_E_SCOPE, "%s: layout's %s coordinates run from %lld to %lld, "
                          "expected 0 to %lld", FN, tirx_axis_name(ax), (long long)lo,
-                         (long long)(lo + span - 1), (long long)ext - 1);
+                         (long long)hi, (long long)ext - 1);
     memset(&as[nas], 0, sizeof as[nas]);
     as[nas].axis = ax;
     as[nas].ext = ext;
@@ -305,16 +320,16 @@ tirx_status tirx_layout_verify(const tirx_layout *l, const tirx_scope *s) {
   } storage[] = {{TIRX_AXIS_REG, 0}, {TIRX_AXIS_TLANE, 128}, {TIRX_AXIS_TCOL, 512}};
   for (int i = 0; i < 3; i++) {
     tirx_axis ax = storage[i].axis;
-    int64_t lo, span, ext = storage[i].ext;
+    int64_t lo, hi, ext = storage[i].ext;
     if (!uses_axis(l, ax)) continue;
-    if (tirx_layout_span(l, ax, &lo, &span) != TIRX_OK) return tirx_last_status();
+    axis_range(l, ax, &lo, &hi);
     if (lo < 0 && !ext)
       return tirx__error(TIRX_E_SCOPE, "%s: layout's reg coordinates run from %lld to %lld, "
-                         "expected >= 0", FN, (long long)lo, (long long)(lo + span - 1));
-    if (ext && (lo < 0 || span > ext - lo))
+                         "expected >= 0", FN, (long long)lo, (long long)hi);
+    if (ext && (lo < 0 || hi >= ext))
       return tirx__error(TIRX_E_SCOPE, "%s: layout's %s coordinates run from %lld to %lld, "
                          "expected 0 to %lld", FN, tirx_axis_name(ax), (long long)lo,
-                         (long long)(lo + span - 1), (long long)ext - 1);
+                         (long long)hi, (long long)ext - 1);
   }
   if (nas == 0) return TIRX_OK; /* storage only: every active thread of the team sees it */
   tirx_arena *tmp = tirx_arena_create();
