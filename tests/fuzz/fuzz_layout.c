@@ -802,7 +802,9 @@ static void op_storage_view(fz *f) {
   tirx_layout *v = tirx_layout_storage_view(f->a, l, mask);
   if (!ok_obj(v, "tirx_layout_storage_view", S_MAKE, args)) return;
   add_layout(f, v);
-  uint64_t keep = mask ? mask : ((uint64_t)1 << TIRX_AXIS_M | (uint64_t)1 << TIRX_AXIS_REG);
+  uint64_t keep = mask ? mask
+                       : ((uint64_t)1 << TIRX_AXIS_M | (uint64_t)1 << TIRX_AXIS_REG |
+                          (uint64_t)1 << TIRX_AXIS_TLANE | (uint64_t)1 << TIRX_AXIS_TCOL);
   INVARIANT(tirx_layout_size(v) == tirx_layout_size(l), "storage_view(%s, %s) changed the size",
             show(l), args);
   int64_t n = tirx_layout_size(l);
