@@ -1791,7 +1791,10 @@ static void op_compose_ext(fz *f) {
     for (int i = 0; i < n; i++) {
       e[i] = 1 + u8(&f->in) % 9;
       uint8_t b = u8(&f->in);
-      st[i] = mode == 1 ? b % 13 : (b % 4 + 1) * (size / (1 + u8(&f->in) % 4)) + b / 64;
+      st[i] = b % 13;
+      if (mode == 2 && (__builtin_mul_overflow(b % 4 + 1, size / (1 + u8(&f->in) % 4), &st[i]) ||
+                        __builtin_add_overflow(st[i], b / 64, &st[i])))
+        return;
     }
     fm = tirx_layout_strided(f->a, n, e, st);
   }
