@@ -133,7 +133,7 @@ static const char *show(const tirx_layout *l) {
   (BIT(E_NULL_ARG) | BIT(E_INVALID_ARG) | BIT(E_UNKNOWN_AXIS) | BIT(E_LIMIT) |               \
    BIT(E_OVERFLOW) | BIT(E_NO_MEMORY))
 #define S_PARSE (S_MAKE | BIT(E_PARSE))
-#define S_CANON (BIT(E_NULL_ARG) | BIT(E_NO_MEMORY))
+#define S_CANON (BIT(E_NULL_ARG) | BIT(E_OVERFLOW) | BIT(E_NO_MEMORY)) /* layout.h: issue 18 */
 #define S_GROUP (S_MAKE | BIT(E_NOT_REPRESENTABLE))
 #define S_SLICE (S_GROUP | BIT(E_OUT_OF_RANGE))
 #define S_TILE (S_MAKE | BIT(E_NOT_REPRESENTABLE) | BIT(E_NOT_SUPPORTED))
