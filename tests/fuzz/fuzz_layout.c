@@ -1015,7 +1015,7 @@ static void op_eval(fz *f) {
   if (in_range) multi_index(rank, shape, x, idx);
   else
     for (int k = 0; k < rank; k++) {
-      idx[k] = (mode & 0x80) ? interesting(&f->in) : (int64_t)(u8(&f->in) % (uint64_t)(shape[k] + 1));
+      idx[k] = (mode & 0x80) ? interesting(&f->in) : (int64_t)(u8(&f->in) % ((uint64_t)shape[k] + 1));
       nd_in_range = nd_in_range && idx[k] >= 0 && idx[k] < shape[k];
     }
   tirx_clear_error();
