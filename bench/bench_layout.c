@@ -9,7 +9,12 @@
  * (2,8,3,8):(192,8,64,1), both wrapping), coord (of the layout below), tile_outer (a (64,64)
  * row-major tensor by an (8,8) tile), direct_sum (the layout below (+) the paper's), pack (the
  * mma C fragment, 2 per register), complement ((3,4):(8,1) into 96) and logical_divide (the
- * flat (64,64) tensor by (8):(1)). The base layout is
+ * flat (64,64) tensor by (8):(1)); and verify_wg (tirx_layout_verify of the wgmma m64n256
+ * accumulator at warpgroup scope of an 8-warp CTA), verify_cta ((32,32,8):(1@laneid,1@warpid,
+ * 1@reg) at the scope of a 32-warp CTA: 1024 ranks), tmem_acc (m 128, n 256, cta_group 1),
+ * tmem_ld (16x256b.x8), compose_ext (CuTe's (4,3):(3,1) o 24:1, extending the last mode) and
+ * slice_run (elements [1024, 2049) of (3,2,2,1024):(1124,1124,100,1), a run past 1024 elements
+ * factored in closed form). The base layout is
  *
  *     (2,4,3,8,2,16):(4@warpid,1@warpid,6@reg,4@laneid,3@reg,1@m)+[2:32@m]+8@m
  *
@@ -54,6 +59,9 @@ typedef struct ctx {
   /* The operands of issue 19's operations (built once, in the base arena). */
   const tirx_layout *paper; /* (2,8,3,8):(192,8,64,1), a (16,24) tensor */
   const tirx_layout *rm64, *tile8, *mma_c, *cute_a, *tiler8;
+  /* The operands of the rest of issue 19. */
+  const tirx_layout *acc, *cta_frag, *ext_a, *ext_f, *run;
+  const tirx_scope *wg, *cta;
 } ctx;
 
 static volatile uintptr_t sink; /* keeps results observable */
@@ -168,6 +176,50 @@ static bool op_logical_divide(ctx *c, tirx_arena *a, int64_t i) {
   return r != NULL;
 }
 
+static bool op_verify_wg(ctx *c, tirx_arena *a, int64_t i) {
+  (void)a;
+  (void)i;
+  return tirx_layout_verify(c->acc, c->wg) == TIRX_OK;
+}
+
+static bool op_verify_cta(ctx *c, tirx_arena *a, int64_t i) {
+  (void)a;
+  (void)i;
+  return tirx_layout_verify(c->cta_frag, c->cta) == TIRX_OK;
+}
+
+static bool op_tmem_acc(ctx *c, tirx_arena *a, int64_t i) {
+  (void)c;
+  (void)i;
+  tirx_layout *r = tirx_layout_tmem_acc(a, 128, 256, 1);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static bool op_tmem_ld(ctx *c, tirx_arena *a, int64_t i) {
+  (void)c;
+  (void)i;
+  tirx_layout *r = tirx_layout_tmem_ld(a, TIRX_TMEM_16X256B, 8);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static bool op_compose_ext(ctx *c, tirx_arena *a, int64_t i) {
+  (void)i;
+  tirx_layout *r = tirx_layout_compose_extended(a, c->ext_a, c->ext_f);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
+static const int64_t R_SHAPE = 12288, R_BEGIN = 1024, R_EXTENT = 1025;
+
+static bool op_slice_run(ctx *c, tirx_arena *a, int64_t i) {
+  (void)i;
+  tirx_layout *r = tirx_layout_slice(a, c->run, 1, &R_SHAPE, &R_BEGIN, &R_EXTENT);
+  sink ^= (uintptr_t)r;
+  return r != NULL;
+}
+
 static double clock_ns(clockid_t id) {
   struct timespec ts;
   clock_gettime(id, &ts);
@@ -261,6 +313,15 @@ int main(int argc, char **argv) {
   if (!(c.mma_c = tirx_layout_mma_m16n8k16_c(base))) die("mma_c");
   if (!(c.cute_a = tirx_layout_parse(base, "(3,4):(8,1)"))) die("parse (cute)");
   if (!(c.tiler8 = tirx_layout_parse(base, "(8):(1)"))) die("parse (tiler)");
+  if (!(c.acc = tirx_layout_wgmma_acc(base, 64, 256))) die("wgmma_acc");
+  if (!(c.cta_frag = tirx_layout_parse(base, "(32,32,8):(1@laneid,1@warpid,1@reg)")))
+    die("parse (cta fragment)");
+  if (!(c.ext_a = tirx_layout_parse(base, "(3,4):(1,3)"))) die("parse (extended)");
+  if (!(c.ext_f = tirx_layout_parse(base, "(24):(1)"))) die("parse (index map)");
+  if (!(c.run = tirx_layout_parse(base, "(3,2,2,1024):(1124,1124,100,1)"))) die("parse (run)");
+  tirx_scope *cta8 = tirx_scope_new(base, 8, 1, 1);
+  if (!cta8 || !(c.wg = tirx_scope_team(base, cta8, TIRX_TEAM_WARPGROUP))) die("scope (wg)");
+  if (!(c.cta = tirx_scope_new(base, 32, 1, 1))) die("scope (cta)");
 
   /* Check the cases once before timing them, and show what they produce. */
   tirx_layout *canon = tirx_layout_canonicalize(base, c.l);
@@ -285,7 +346,9 @@ int main(int argc, char **argv) {
       {"parse", op_parse},               {"str", op_str},     {"eval", op_eval},
       {"slice_wrap", op_slice_wrap},     {"coord", op_coord}, {"tile_outer", op_tile_outer},
       {"direct_sum", op_direct_sum},     {"pack", op_pack},   {"complement", op_complement},
-      {"logical_divide", op_logical_divide},
+      {"logical_divide", op_logical_divide}, {"verify_wg", op_verify_wg},
+      {"verify_cta", op_verify_cta},     {"tmem_acc", op_tmem_acc}, {"tmem_ld", op_tmem_ld},
+      {"compose_ext", op_compose_ext},   {"slice_run", op_slice_run},
   };
   enum { NCASES = sizeof cases / sizeof cases[0] };
   result res[NCASES];

@@ -25,7 +25,9 @@
 # not installed by it (see -Dcuda-root).
 #
 # Environment: BUILD_DIR (default build-fuzz), OUT_DIR (default fuzz-out), CC (default clang,
-# else clang-14), TIRX_FUZZ_LAX=1 (only the algebraic invariants, see fuzz_layout.c).
+# else clang-14), TIRX_FUZZ_LAX=1 (only the algebraic invariants, see fuzz_layout.c),
+# TIRX_FUZZ_OPS=5,25,26 (fuzz_layout runs only these operations) and TIRX_FUZZ_COUNTS=1 (it
+# prints how often each operation ran when it exits: the per-operation counts).
 #
 # The script needs bash; run as `sh tools/fuzz.sh ...` it re-executes itself with bash.
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi

@@ -132,7 +132,9 @@ enum {
   TIRX_AXIS_PID = 11,      /* device coordinate in a mesh */
   TIRX_AXIS_REG = 12,      /* register slot within a thread */
   TIRX_AXIS_CLUSTER = 13,  /* cluster within the grid */
-  TIRX_AXIS_BUILTIN_COUNT = 14,
+  TIRX_AXIS_TLANE = 14,    /* Blackwell tensor memory (TMEM) lane, 128 */
+  TIRX_AXIS_TCOL = 15,     /* TMEM column of 32-bit cells, 512 */
+  TIRX_AXIS_BUILTIN_COUNT = 16,
   TIRX_AXIS_MAX = 32       /* built-in plus registered axes */
 };
 
@@ -152,7 +154,8 @@ TIRX_API tirx_status tirx_axis_lookup(const char *name, tirx_axis *out);
  */
 TIRX_API tirx_status tirx_axis_register(const char *name, tirx_axis *out);
 
-/* True for the axes that name threads, CTAs or devices rather than storage (m and reg). */
+/* True for the axes that name threads, CTAs or devices rather than storage (m, reg, TLane,
+ * TCol and registered axes). */
 TIRX_API bool tirx_axis_is_thread(tirx_axis axis);
 
 #ifdef __cplusplus

@@ -235,10 +235,11 @@ TIRX_API tirx_layout *tirx_layout_permute(tirx_arena *a, const tirx_layout *l, i
  * ((2,4)):((160,8))+32. In one dimension a run [b, b+e) of the iters is accepted when
  * f = gcd(E, b % E, e) splits the iter it wraps into whole pieces of f and what is left is two
  * equal runs whose starts differ on one axis, or pairs (E = 2, from digit 1) that the next
- * iter on the same axis holds without wrapping; any other run of up to 1024 elements is
- * factored from its points (strides that coincide across carries), and a longer one is
- * refused. The unit tests check against brute force that every refused run of small layouts
- * is indeed no layout.
+ * iter on the same axis holds without wrapping; any other run, of any length, is factored in
+ * closed form from the steps its carries make (strides that coincide across carries: the
+ * elements [1024, 2049) of (3,2,2,1024):(1124,1124,100,1) are ((1025)):((1@m))+100@m), without
+ * enumerating its elements. A region is refused exactly when it is no layout: the unit tests
+ * check both answers against brute force, for runs past 1024 elements too.
  */
 TIRX_API tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
                                         const int64_t *shape, const int64_t *begin,
@@ -276,6 +277,23 @@ TIRX_API tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *i
  */
 TIRX_API tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l,
                                           const tirx_layout *f);
+
+/*
+ * CuTe's extending composition: as tirx_layout_compose, except that f's values may reach past
+ * size(l). l is extended as CuTe extends its last mode: l's outermost iter d[0] (CuTe's last
+ * mode; extent 1 included, 1:0 for a scalar) is taken without bound, so that l(x) for any
+ * x >= 0 is x's digits over the inner iters plus (x / their size) * stride_0 on d[0]'s axis,
+ * with l's replicas, offset and swizzle. Within [0, size(l)) this is l itself, and a
+ * composition that tirx_layout_compose accepts gives the same placement here. CuTe's
+ *   composition((4,3):(3,1), 24:1) = (4,6):(3,1), i.e. tirx's (6,4):(1,3);
+ *   composition(1:0, 4:1) = 4:0.
+ * Errors: those of tirx_layout_compose, except that TIRX_E_OUT_OF_RANGE is only for negative
+ * values ("tirx_layout_compose_extended: f's values span [-3, 0], expected >= 0"), and
+ * TIRX_E_OVERFLOW when a stride of the result overflows int64 ("f's iter 0
+ * (2):(4611686018427387904@m) takes l's outermost stride past int64") or a coordinate does.
+ */
+TIRX_API tirx_layout *tirx_layout_compose_extended(tirx_arena *a, const tirx_layout *l,
+                                                   const tirx_layout *f);
 
 /* ---- Relating layouts (upstream TIRx) ---------------------------------------------------- */
 
@@ -351,7 +369,8 @@ TIRX_API tirx_layout *tirx_layout_unpack(tirx_arena *a, const tirx_layout *l, ti
 /*
  * CuTe's operations on index maps (layouts on m with no replicas, offset or swizzle; strides
  * >= 0). Composition is tirx_layout_compose: CuTe's composition(A, B)(i) = A(B(i)), except
- * that tirx refuses B's values outside [0, size(A)) where CuTe extends A's last mode.
+ * that tirx refuses B's values outside [0, size(A)) where CuTe extends A's last mode;
+ * tirx_layout_compose_extended extends as CuTe does.
  *
  * Order: CuTe lists modes colexicographically (mode 0 varies fastest), tirx row-major (the last
  * iter and dimension vary fastest). CuTe's (e0,e1):(s0,s1) is tirx's (e1,e0):(s1,s0), and mode
@@ -385,6 +404,43 @@ TIRX_API tirx_layout *tirx_layout_logical_divide(tirx_arena *a, const tirx_layou
 TIRX_API tirx_layout *tirx_layout_logical_product(tirx_arena *a, const tirx_layout *l,
                                                   const tirx_layout *tiler);
 
+/* ---- Well-formedness for an execution scope ------------------------------------------------ */
+
+typedef struct tirx_scope tirx_scope; /* tirx/scope.h */
+
+/*
+ * Checks that l is a well-formed layout for the tile one team of scope s holds (paper 3.3, 4.2):
+ *   - it names only the thread axes of s's team kind: none for thread, laneid for warp,
+ *     laneid, wid_in_wg and tid_in_wg for warpgroup, also warpid, wgid and tid for cta, also
+ *     cbx for cluster (never cta, cluster, cby, cbz or pid); storage axes (m, reg, registered
+ *     ones) are free; an iter of extent 1 or stride 0 names no axis;
+ *   - its coordinates on each of those lie within the axis's extent for s's launch: laneid 32,
+ *     wid_in_wg 4, tid_in_wg 128, warpid W, wgid ceil(W / 4), tid 32 W, cbx the cluster size
+ *     (W warps per CTA); its reg coordinates are >= 0, its TLane ones below 128 and its
+ *     TCol ones below 512;
+ *   - every element, with every replica, is placed: each point lies on an active thread of the
+ *     team (every team of s has the same pattern, A_intra). A point's thread is the rank r of
+ *     the team whose views equal its coordinates: with t = r % 32W, laneid t % 32, wid_in_wg
+ *     (t % 128) / 32, tid_in_wg t % 128, warpid t / 32, wgid t / 128, tid t, cbx r / 32W, as
+ *     generated code reads them; a layout that names no thread axis is held by every thread
+ *     of the team.
+ * The result depends only on l's placement (not on its grouping or iter decomposition). The
+ * cost depends on the launch's extents, not on l's size: no element is enumerated (a few
+ * microseconds for a 32-warp CTA scope). Returns TIRX_OK, or:
+ * TIRX_E_NULL_ARG ("tirx_layout_verify: layout is NULL", "scope is NULL"), TIRX_E_SCOPE with
+ * the reason, one of
+ *   "tirx_layout_verify: layout uses warpid, which is no axis of a warp team's tile
+ *    (expected laneid)",
+ *   "tirx_layout_verify: layout's laneid coordinates run from 0 to 39, expected 0 to 31",
+ *   "tirx_layout_verify: layout's reg coordinates run from -2 to 5, expected >= 0",
+ *   "tirx_layout_verify: layout's TCol coordinates run from 0 to 1023, expected 0 to 511",
+ *   "tirx_layout_verify: element 3 is on laneid 3, tid 40, which is no thread of a cta team",
+ *   "tirx_layout_verify: element 20 is on laneid 20, thread 20 of the warp team, which is not
+ *    active (its active threads: (16):(1@laneid))"
+ * (" (replica 1)" follows the element when l has replicas), and TIRX_E_NO_MEMORY.
+ */
+TIRX_API tirx_status tirx_layout_verify(const tirx_layout *l, const tirx_scope *s);
+
 /* ---- Queries --------------------------------------------------------------------------------- */
 
 /*
@@ -398,7 +454,8 @@ TIRX_API tirx_status tirx_layout_span(const tirx_layout *l, tirx_axis axis, int6
 /*
  * The storage view: iters on axes outside keep_mask (bit k = axis k) become stride-0
  * broadcasts, replicas and offsets on them are dropped. keep_mask 0 means the storage axes
- * {m, reg}. The result answers "which storage slot holds x" for one thread, CTA or device.
+ * {m, reg, TLane, TCol}. The result answers "which storage slot holds x" for one thread, CTA
+ * or device.
  * Errors: TIRX_E_NULL_ARG (a, l), TIRX_E_INVALID_ARG (keep_mask has bits at or above
  * TIRX_AXIS_MAX), TIRX_E_NO_MEMORY.
  */
@@ -478,6 +535,46 @@ TIRX_API tirx_layout *tirx_layout_wgmma_rows(tirx_arena *a, int n);
  *   ((4,2,8),(k/8,4,2)):((32@tid_in_wg,2@reg,4@tid_in_wg),(4@reg,1@tid_in_wg,1@reg))
  */
 TIRX_API tirx_layout *tirx_layout_wgmma_a(tirx_arena *a, int m, int k);
+
+/*
+ * Blackwell tensor memory (TMEM): 128 lanes (TLane) by 512 columns (TCol) of 32-bit cells per
+ * CTA. A warp w reaches lanes 32 * (w % 4) to 32 * (w % 4) + 31 only.
+ *
+ * tirx_layout_tmem_acc: the tcgen05.mma accumulator of an m x n tile (f32 or s32: one cell per
+ * element) as this CTA holds it, (m / cta_group, n) over TLane and TCol, relative to the
+ * allocation's base (the PTX ISA's data path layouts D, A, F and B):
+ *   m 128, cta_group 1, and m 256, cta_group 2: row i in lane i, column j in column j;
+ *   m 64, cta_group 1: row i in lane 32 * (i / 16) + i % 16 (lanes 0-15 of each quarter);
+ *   m 128, cta_group 2: 64 rows, row i in lane i + 64 * (j / (n/2)), column j % (n/2).
+ * n is a multiple of 16 in [16, 256] (of 8 in [8, 256] for m 64); which n an instruction
+ * kind accepts is the dispatch rule's check. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG
+ * ("tirx_layout_tmem_acc: m is 64, expected 128 or 256 for cta_group 2").
+ *
+ * tirx_layout_tmem_ld: the register side of tcgen05.ld/st .shape.xnum for one warp, the
+ * (rows, cols) tile of lanes and 32-bit columns the instruction moves over (laneid, reg);
+ * register r of lane l holds
+ *   TIRX_TMEM_32X32B  (32, num):     (l, r)
+ *   TIRX_TMEM_16X64B  (16, 2 num):   (l/4 + 8 (l%2), (l/2)%2 + 2r)
+ *   TIRX_TMEM_16X128B (16, 4 num):   (l/4 + 8 (r%2), l%4 + 4 (r/2))
+ *   TIRX_TMEM_16X256B (16, 8 num):   (l/4 + 8 ((r/2)%2), r%2 + 2 (l%4) + 8 (r/4))
+ * num is a power of two with at most 128 registers per lane (up to 128, 128, 64, 32). The
+ * TMEM side is the tile at the instruction's address: row i at lane i, column j at column j.
+ * A warpgroup reading an m 128 accumulator with 32x32b.xn holds it as
+ * tirx_layout_warpgroup_rows(128, n). Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG
+ * ("tirx_layout_tmem_ld: num is 3, expected a power of two from 1 to 128").
+ */
+typedef enum tirx_tmem_shape {
+  TIRX_TMEM_32X32B = 0,
+  TIRX_TMEM_16X64B = 1,
+  TIRX_TMEM_16X128B = 2,
+  TIRX_TMEM_16X256B = 3
+} tirx_tmem_shape;
+
+/* The tcgen05.mma accumulator of an m x n tile in tensor memory (see above). */
+TIRX_API tirx_layout *tirx_layout_tmem_acc(tirx_arena *a, int m, int n, int cta_group);
+
+/* The registers of one warp for a tcgen05.ld or tcgen05.st of shape and num (see above). */
+TIRX_API tirx_layout *tirx_layout_tmem_ld(tirx_arena *a, tirx_tmem_shape shape, int num);
 
 /* ldmatrix/stmatrix .x1/.x2/.x4 fragments of 16-bit elements: (8*num, 8) rows of 8 matrices
  * of 8x8, over (laneid, reg): lane l holds row l/4, columns 2*(l%4)+{0,1} of each matrix. */

@@ -5,8 +5,8 @@
 #include "internal.h"
 
 static const char *const builtin_names[TIRX_AXIS_BUILTIN_COUNT] = {
-    "m",   "laneid", "warpid", "wid_in_wg", "tid_in_wg", "wgid", "tid",
-    "cta", "cbx",    "cby",    "cbz",       "pid",       "reg",  "cluster",
+    "m",   "laneid", "warpid", "wid_in_wg", "tid_in_wg", "wgid",    "tid",   "cta",
+    "cbx", "cby",    "cbz",    "pid",       "reg",       "cluster", "TLane", "TCol",
 };
 
 static char registered[TIRX_AXIS_MAX][32];
@@ -90,5 +90,6 @@ tirx_status tirx_axis_register(const char *name, tirx_axis *out) {
 
 bool tirx_axis_is_thread(tirx_axis axis) {
   if (axis < 0 || axis >= TIRX_AXIS_BUILTIN_COUNT) return false;
-  return axis != TIRX_AXIS_M && axis != TIRX_AXIS_REG;
+  return axis != TIRX_AXIS_M && axis != TIRX_AXIS_REG && axis != TIRX_AXIS_TLANE &&
+         axis != TIRX_AXIS_TCOL;
 }

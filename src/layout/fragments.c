@@ -1,15 +1,24 @@
 /*
  * Ready-made layouts: the register fragments of mma.sync, wgmma and ldmatrix as the PTX ISA
- * draws them, a row-per-thread warpgroup layout and swizzled shared-memory tiles.
+ * draws them, Blackwell's tensor-memory accumulator and tcgen05.ld/st fragments, a
+ * row-per-thread warpgroup layout and swizzled shared-memory tiles.
  *
  * Register fragments use the reg axis element by element: a 32-bit register holding two
  * 16-bit values is two reg slots. All results are grouped to the logical tile.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "layout_internal.h"
 
-enum { LANE = TIRX_AXIS_LANEID, REG = TIRX_AXIS_REG, TID = TIRX_AXIS_TID_IN_WG, M = TIRX_AXIS_M };
+enum {
+  LANE = TIRX_AXIS_LANEID,
+  REG = TIRX_AXIS_REG,
+  TID = TIRX_AXIS_TID_IN_WG,
+  M = TIRX_AXIS_M,
+  TLANE = TIRX_AXIS_TLANE,
+  TCOL = TIRX_AXIS_TCOL
+};
 
 /* Builds a grouped layout from a list of iters split into dims of the given iter counts. */
 static tirx_layout *grouped(tirx_arena *a, const char *fn, int nd, const tirx_iter *d, int rank,
@@ -208,4 +217,112 @@ tirx_layout *tirx_layout_smem_tile(tirx_arena *a, int64_t rows, int64_t cols, in
     return grouped(a, fn, 2, d, 2, (const int[]){1, 1}, swizzle_bytes, elem_bytes);
   }
   return grouped(a, fn, 3, d, 2, (const int[]){1, 2}, swizzle_bytes, elem_bytes);
+}
+
+/*
+ * The tcgen05.mma accumulator D in tensor memory (PTX ISA, "data path layout organization"),
+ * (M/cta_group, N) -> (TLane, TCol) for this CTA, one 32-bit cell per element, relative to
+ * the allocation's base:
+ *   m 128, cta_group 1 (layout D) and m 256, cta_group 2 (layout A): row i in lane i,
+ *     ((128),(n)):((1@TLane),(1@TCol));
+ *   m 64, cta_group 1 (layout F): lanes 0-15 of each warp's 32-lane quarter,
+ *     ((4,16),(n)):((32@TLane,1@TLane),(1@TCol));
+ *   m 128, cta_group 2 (layout B): 64 rows, the column halves folded onto the lane halves,
+ *     ((64),(2,n/2)):((1@TLane),(64@TLane,1@TCol)).
+ */
+tirx_layout *tirx_layout_tmem_acc(tirx_arena *a, int m, int n, int cta_group) {
+  static const char fn[] = "tirx_layout_tmem_acc";
+  if (!arena_ok(a, fn)) return NULL;
+  if (cta_group != 1 && cta_group != 2) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: cta_group is %d, expected 1 or 2", fn, cta_group);
+    return NULL;
+  }
+  if (cta_group == 1 ? m != 64 && m != 128 : m != 128 && m != 256) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: m is %d, expected %s for cta_group %d", fn, m,
+                cta_group == 1 ? "64 or 128" : "128 or 256", cta_group);
+    return NULL;
+  }
+  int step = m == 64 ? 8 : 16;
+  if (n < step || n > 256 || n % step != 0) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: n is %d, expected a multiple of %d in [%d, 256]", fn, n,
+                step, step);
+    return NULL;
+  }
+  if (m == 64) {
+    tirx_iter d[] = {{4, 32, TLANE}, {16, 1, TLANE}, {n, 1, TCOL}};
+    return grouped(a, fn, 3, d, 2, (const int[]){2, 1}, 0, 0);
+  }
+  if (m == 128 && cta_group == 2) {
+    tirx_iter d[] = {{64, 1, TLANE}, {2, 64, TLANE}, {n / 2, 1, TCOL}};
+    return grouped(a, fn, 3, d, 2, (const int[]){1, 2}, 0, 0);
+  }
+  tirx_iter d[] = {{128, 1, TLANE}, {n, 1, TCOL}};
+  return grouped(a, fn, 2, d, 2, (const int[]){1, 1}, 0, 0);
+}
+
+/*
+ * The register side of tcgen05.ld/st .shape.xN for one warp: the tile of TMEM lanes (rows) and
+ * 32-bit columns the instruction moves, (rows, cols) -> (laneid, reg), register r of lane l
+ * holding (PTX ISA "matrix fragments for tcgen05.ld/st"):
+ *   32x32b  (32, N):   (l, r)                                ((32),(N)):((1@laneid),(1@reg))
+ *   16x64b  (16, 2N):  (l/4 + 8(l%2), (l/2)%2 + 2r)
+ *                                          ((2,8),(N,2)):((1@laneid,4@laneid),(1@reg,2@laneid))
+ *   16x128b (16, 4N):  (l/4 + 8(r%2), l%4 + 4(r/2))
+ *                                          ((2,8),(N,4)):((1@reg,4@laneid),(2@reg,1@laneid))
+ *   16x256b (16, 8N):  (l/4 + 8((r/2)%2), r%2 + 2(l%4) + 8(r/4))
+ *                                  ((2,8),(N,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))
+ * The (N) iter is left out for .x1.
+ */
+tirx_layout *tirx_layout_tmem_ld(tirx_arena *a, tirx_tmem_shape shape, int num) {
+  static const char fn[] = "tirx_layout_tmem_ld";
+  if (!arena_ok(a, fn)) return NULL;
+  if ((int)shape < 0 || (int)shape > (int)TIRX_TMEM_16X256B) {
+    tirx__error(TIRX_E_INVALID_ARG,
+                "%s: shape is %d, expected TIRX_TMEM_32X32B, _16X64B, _16X128B or _16X256B", fn,
+                (int)shape);
+    return NULL;
+  }
+  /* Registers per lane are at most 128: .x128 for 32x32b and 16x64b, .x64 and .x32 above. */
+  int most = shape == TIRX_TMEM_16X128B ? 64 : shape == TIRX_TMEM_16X256B ? 32 : 128;
+  if (num < 1 || num > most || (num & (num - 1)) != 0) {
+    tirx__error(TIRX_E_INVALID_ARG, "%s: num is %d, expected a power of two from 1 to %d", fn,
+                num, most);
+    return NULL;
+  }
+  tirx_iter d[6];
+  int nd = 0, rows;
+  switch (shape) {
+  case TIRX_TMEM_32X32B:
+    d[nd++] = (tirx_iter){32, 1, LANE};
+    rows = 1;
+    d[nd++] = (tirx_iter){num, 1, REG};
+    break;
+  case TIRX_TMEM_16X64B:
+    d[nd++] = (tirx_iter){2, 1, LANE};
+    d[nd++] = (tirx_iter){8, 4, LANE};
+    rows = 2;
+    d[nd++] = (tirx_iter){num, 1, REG};
+    d[nd++] = (tirx_iter){2, 2, LANE};
+    break;
+  case TIRX_TMEM_16X128B:
+    d[nd++] = (tirx_iter){2, 1, REG};
+    d[nd++] = (tirx_iter){8, 4, LANE};
+    rows = 2;
+    d[nd++] = (tirx_iter){num, 2, REG};
+    d[nd++] = (tirx_iter){4, 1, LANE};
+    break;
+  default:
+    d[nd++] = (tirx_iter){2, 2, REG};
+    d[nd++] = (tirx_iter){8, 4, LANE};
+    rows = 2;
+    d[nd++] = (tirx_iter){num, 4, REG};
+    d[nd++] = (tirx_iter){4, 1, LANE};
+    d[nd++] = (tirx_iter){2, 1, REG};
+    break;
+  }
+  if (num == 1) { /* drop (N) */
+    memmove(&d[rows], &d[rows + 1], (size_t)(nd - rows - 1) * sizeof d[0]);
+    nd--;
+  }
+  return grouped(a, fn, nd, d, 2, (const int[]){rows, nd - rows}, 0, 0);
 }

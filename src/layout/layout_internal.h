@@ -65,4 +65,7 @@ typedef struct tirx__canon {
  * that merges may cross logical dimensions. */
 void tirx__layout_canon(const tirx_layout *l, bool flat, tirx__canon *out);
 
+/* The launch a scope was made for: warps per CTA and CTAs per cluster (scope.c). */
+void tirx__scope_launch(const tirx_scope *s, int *warps_per_cta, int *cluster_size);
+
 #endif

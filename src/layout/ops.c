@@ -311,108 +311,146 @@ static int region_wrap(const tirx_iter *it, int i, tirx_iter *cur, int64_t *b, i
   return WRAP_FAIL;
 }
 
-/* Runs up to this length that the structured cases of region_wrap refuse are factored from
- * their points (run_layout); longer ones stay refused. */
-enum { RUN_MAX = 1024 };
-
 /*
- * Factors the run q[u] = p[u * step], u < n (na values per point, the axes ax[na]) into iters,
- * inner first, appended to out: some innermost factor f | n has q[j] = q[j - j % f] +
- * (j % f) * (q[1] - q[0]) with q[1] - q[0] on at most one axis, and q[0], q[f], ... factors
- * again. Every f up to the run's arithmetic prefix is tried, largest first, so a run is
- * factored whenever it is a layout.
+ * A run [b, b+e) of the digits it[0..i] (cur at i) that the structured cases of region_wrap
+ * refuse, factored in closed form, whatever its length. Digit m (0 is cur, m is it[i-m]) has
+ * extent E_m and place value P_m = E_0 ... E_{m-1}. Between the run's points y-1 and y the
+ * coordinates step by D_t, t = type(b + y), the number of digits that roll over:
+ *     D_0 = s_0,   D_t = s_t - sum_{m<t} (E_m - 1) s_m      (on each iter's own axis).
+ * A layout with factors f_1, f_2, ... (innermost first) steps by its first stride except at
+ * the multiples of f_1. So the run is a layout exactly when, level by level (F the product of
+ * the factors so far, n = e / F, the run's points p(kF), k < n, whose steps are a constant C
+ * plus D_{type(b + kF)}):
+ *   - the first step d = C + D_{type(b + F)} lies on at most one axis, and
+ *   - G = gcd(n, every k in [1, n) whose step differs from the first) is at least 2;
+ * then (G):(d) is the next iter (every valid factor divides G, and taking G is what merging
+ * them would give), C grows by (G - 1) d, F by G. The k with type(b + kF) >= t are a residue
+ * class (a linear congruence mod P_t), those of type exactly t that class less the class of
+ * t + 1, so their gcd with n comes from their first four members. At most 62 levels, each
+ * O(i): no point is enumerated. Returns 1 with the iters appended to kept (inner first), 0 when
+ * the run is no layout or a stride would overflow int64.
  */
-static bool run_step_ok(const int64_t *qj, const int64_t *qb, int na, int axis, int64_t k,
-                        int64_t delta) {
-  for (int a = 0; a < na; a++) {
-    int64_t want = 0, diff;
-    if ((a == axis && !tirx__mul_ok(k, delta, &want)) || !tirx__add_ok(qj[a], -qb[a], &diff) ||
-        diff != want)
-      return false;
+enum { RUN_SLOTS = TIRX_LAYOUT_MAX_ITERS };
+
+typedef struct run_vec {
+  int64_t v[RUN_SLOTS];
+} run_vec;
+
+static uint64_t mulmod_u64(uint64_t a, uint64_t b, uint64_t m) {
+  uint64_t r = 0;
+  a %= m;
+  while (b) {
+    if (b & 1) r = (r + a) % m; /* r, a < m <= 2^63: the sums fit in uint64 */
+    a = (a + a) % m;
+    b >>= 1;
   }
+  return r;
+}
+
+/* The inverse of a modulo m (gcd(a, m) == 1, m >= 1). */
+static uint64_t inverse_mod(uint64_t a, uint64_t m) {
+  if (m == 1) return 0;
+  /* Extended Euclid on (a, m), coefficients reduced modulo m. */
+  uint64_t r0 = m, r1 = a % m, t0 = 0, t1 = 1;
+  while (r1) {
+    uint64_t q = r0 / r1, r2 = r0 - q * r1;
+    uint64_t t2 = (t0 + m - mulmod_u64(q % m, t1, m)) % m;
+    r0 = r1, r1 = r2, t0 = t1, t1 = t2;
+  }
+  return t0;
+}
+
+/* The residue class {k : k F == c (mod P)} as k == *k0 (mod *mod); false when empty. */
+static bool solve_class(int64_t F, int64_t c, int64_t P, int64_t *k0, int64_t *mod) {
+  int64_t g = gcd64(F % P, P); /* gcd(0, P) = P */
+  if (c % g) return false;
+  int64_t M = P / g;
+  *mod = M;
+  *k0 = (int64_t)mulmod_u64((uint64_t)(c / g), inverse_mod((uint64_t)(F / g % M), (uint64_t)M),
+                            (uint64_t)M);
   return true;
 }
 
-static bool factor_run(const int64_t *p, int na, const tirx_axis *ax, int64_t n, int64_t step,
-                       tirx_iter *out, int *nout) {
-  if (n == 1) return true;
-  const int64_t *q0 = p, *q1 = p + step * na;
-  int axis = -1;
-  for (int a = 0; a < na; a++)
-    if (q1[a] != q0[a]) {
-      if (axis >= 0) return false;
-      axis = a;
-    }
-  int64_t delta = axis < 0 ? 0 : q1[axis] - q0[axis]; /* fits: checked by run_layout */
-  /* q[j] - q[base] == (j - base) * delta on every axis. */
-#define RUN_STEP_OK(j, base)                                                                  \
-  run_step_ok(p + (j) * step * na, p + (base) * step * na, na, axis, (j) - (base), delta)
-  int64_t r = 2; /* the arithmetic prefix q[0..r) */
-  while (r < n && RUN_STEP_OK(r, 0)) r++;
-  /* Largest factor first, so that the result comes out merged. */
-  for (int64_t f = r; f >= 2; f--) {
-    if (n % f) continue;
-    bool ok = true;
-    for (int64_t j = f; j < n && ok; j++) ok = RUN_STEP_OK(j, j - j % f);
-    if (!ok) continue;
-    int mark = *nout;
-    out[(*nout)++] = (tirx_iter){f, delta, axis < 0 ? TIRX_AXIS_M : ax[axis]};
-    if (factor_run(p, na, ax, n / f, step * f, out, nout)) return true;
-    *nout = mark;
-  }
-#undef RUN_STEP_OK
-  return false;
-}
-
-/*
- * The run [b, b+e) of the digits it[0..i] (cur at i), e <= RUN_MAX, as iters appended to
- * kept when its points are a layout. Points are taken relative to the run's first (whose
- * coordinates the walk adds to the offset). 1 when they are, 0 when not (or on overflow), -1
- * when the arena is out of memory.
- */
-static int run_layout(tirx_arena *a, const char *fn, const tirx_iter *it, int i,
-                       const tirx_iter *cur, int64_t b, int64_t e, tirx_iter *kept, int *nk) {
-  tirx_axis ax[TIRX_LAYOUT_MAX_ITERS];
-  int slot[TIRX_LAYOUT_MAX_ITERS], na = 0;
-  int64_t dg[TIRX_LAYOUT_MAX_ITERS], x = b;
-  for (int j = i; j >= 0; j--) {
-    const tirx_iter *t = j == i ? cur : &it[j];
+static int run_closed(const tirx_iter *it, int i, const tirx_iter *cur, int64_t b, int64_t e,
+                      tirx_iter *kept, int *nk) {
+  int depth = i + 1, na = 0, slot[TIRX_LAYOUT_MAX_ITERS + 1];
+  int64_t E[TIRX_LAYOUT_MAX_ITERS + 1], S[TIRX_LAYOUT_MAX_ITERS + 1], P[TIRX_LAYOUT_MAX_ITERS + 2];
+  tirx_axis ax[RUN_SLOTS];
+  for (int m = 0; m < depth; m++) {
+    const tirx_iter *t = m == 0 ? cur : &it[i - m];
+    E[m] = t->extent;
+    S[m] = t->stride;
     int q = 0;
     while (q < na && ax[q] != t->axis) q++;
     if (q == na) ax[na++] = t->axis;
-    slot[j] = q;
-    dg[j] = x % t->extent;
-    x /= t->extent;
+    slot[m] = q;
   }
-  int64_t *p = tirx__arena_array(a, (size_t)e * (size_t)na, sizeof *p, fn);
-  if (!p) return -1;
-  int64_t acc[TIRX_LAYOUT_MAX_ITERS] = {0};
-  for (int64_t y = 0; y < e; y++) {
-    memcpy(p + y * na, acc, (size_t)na * sizeof *acc);
-    for (int j = i; j >= 0 && y + 1 < e; j--) { /* the next point: one increment with carries */
-      const tirx_iter *t = j == i ? cur : &it[j];
-      int64_t step;
-      bool carry = dg[j] == t->extent - 1;
-      if (!tirx__mul_ok(carry ? -dg[j] : 1, t->stride, &step) ||
-          !tirx__add_ok(acc[slot[j]], step, &acc[slot[j]]))
-        return 0;
-      dg[j] = carry ? 0 : dg[j] + 1;
-      if (!carry) break;
+  P[0] = 1;
+  for (int m = 0; m < depth; m++) P[m + 1] = P[m] * E[m]; /* at most the layout's size */
+
+  /* The steps D_t, t < depth; bad[t] when one overflows. */
+  static _Thread_local run_vec D[TIRX_LAYOUT_MAX_ITERS + 1];
+  bool bad[TIRX_LAYOUT_MAX_ITERS + 1] = {false};
+  run_vec roll; /* sum_{m<t} (E_m - 1) s_m */
+  memset(&roll, 0, sizeof roll);
+  bool roll_bad = false;
+  for (int t = 0; t < depth; t++) {
+    memset(&D[t], 0, sizeof D[t]);
+    bad[t] = roll_bad;
+    for (int q = 0; q < na && !bad[t]; q++)
+      if (roll.v[q] == INT64_MIN) bad[t] = true;
+      else D[t].v[q] = -roll.v[q];
+    if (!bad[t] && !tirx__add_ok(D[t].v[slot[t]], S[t], &D[t].v[slot[t]])) bad[t] = true;
+    int64_t r;
+    if (!tirx__mul_ok(E[t] - 1, S[t], &r) || !tirx__add_ok(roll.v[slot[t]], r, &roll.v[slot[t]]))
+      roll_bad = true;
+  }
+
+  run_vec C;
+  memset(&C, 0, sizeof C);
+  int64_t F = 1, n = e;
+  while (n > 1) {
+    /* type(b + F): the digits that roll over at the level's first step. */
+    int64_t x = b + F;
+    int t1 = 0;
+    while (t1 + 1 < depth && x % P[t1 + 1] == 0) t1++;
+    if (bad[t1]) return 0;
+    run_vec d;
+    int daxis = -1;
+    for (int q = 0; q < na; q++) {
+      if (!tirx__add_ok(C.v[q], D[t1].v[q], &d.v[q])) return 0;
+      if (d.v[q] != 0) {
+        if (daxis >= 0) return 0; /* two axes: no iter */
+        daxis = q;
+      }
     }
-  }
-  /* Differences of two points must fit for factor_run's arithmetic. */
-  for (int q = 0; q < na; q++) {
-    int64_t lo = 0, hi = 0, d;
-    for (int64_t y = 0; y < e; y++) {
-      if (p[y * na + q] < lo) lo = p[y * na + q];
-      if (p[y * na + q] > hi) hi = p[y * na + q];
+    int64_t G = n;
+    for (int t = 0; t < depth && G > 1; t++) {
+      if (t == t1 || (!bad[t] && memcmp(&D[t], &D[t1], sizeof D[t]) == 0)) continue;
+      /* The first members of {k in [1, n): type(b + kF) == t}. */
+      int64_t k0, M, c = (P[t] - b % P[t]) % P[t];
+      if (!solve_class(F, c, P[t], &k0, &M)) continue;
+      int64_t k = k0 == 0 ? M : k0;
+      for (int found = 0, steps = 0; k < n && found < 4 && steps < 12; steps++) {
+        int64_t y = b + k * F; /* inside the run: fits */
+        if (t + 1 >= depth || y % P[t + 1] != 0) {
+          if (bad[t]) return 0; /* a step that overflows occurs */
+          G = gcd64(G, k);
+          found++;
+        }
+        if (!tirx__add_ok(k, M, &k)) break;
+      }
     }
-    if (!tirx__add_ok(hi, -lo, &d)) return 0;
+    if (G < 2) return 0;
+    if (*nk >= 2 * WORK_ITERS) return 0;
+    kept[(*nk)++] = (tirx_iter){G, daxis < 0 ? 0 : d.v[daxis], daxis < 0 ? TIRX_AXIS_M : ax[daxis]};
+    for (int q = 0; q < na; q++) {
+      int64_t add;
+      if (!tirx__mul_ok(G - 1, d.v[q], &add) || !tirx__add_ok(C.v[q], add, &C.v[q])) return 0;
+    }
+    F *= G; /* divides e */
+    n /= G;
   }
-  tirx_iter part[64];
-  int np = 0;
-  if (!factor_run(p, na, ax, e, 1, part, &np)) return 0;
-  for (int j = 0; j < np; j++) kept[(*nk)++] = part[j];
   return 1;
 }
 
@@ -488,9 +526,7 @@ tirx_layout *tirx_layout_slice(tirx_arena *a, const tirx_layout *l, int rank,
         int w = region_wrap(it, i, &cur, &b, &e, kept, &nk);
         if (w == WRAP_SPLIT) continue;
         if (w == WRAP_DONE) break;
-        int r = e <= RUN_MAX ? run_layout(a, fn, it, i, &cur, b, e, kept, &nk) : 0;
-        if (r < 0) return NULL;
-        if (r > 0) {
+        if (run_closed(it, i, &cur, b, e, kept, &nk)) {
           e = 1;
           break;
         }
@@ -623,7 +659,7 @@ tirx_layout *tirx_layout_tile_dense(tirx_arena *a, const tirx_layout *inner, int
 
 /* ---- compose ---- */
 
-enum { SPREAD_OK, SPREAD_DIVIDE, SPREAD_OVERLAP };
+enum { SPREAD_OK, SPREAD_DIVIDE, SPREAD_OVERLAP, SPREAD_OVERFLOW };
 
 /*
  * The iters of l o (e):(s) for one iter of f, s > 0, e > 1, over l's digits li[nl] (inner
@@ -631,16 +667,24 @@ enum { SPREAD_OK, SPREAD_DIVIDE, SPREAD_OVERLAP };
  * from there outwards, into part[] inner first. used[p] accumulates the largest value f's
  * iters reach in digit p; the sum must stay below the digit's extent, so that adding the
  * iters of f never carries from one digit of l into the next. *bad is the digit at fault.
+ * With extend, digit 0 has no bound (CuTe's extension of the last mode): it takes whatever
+ * reaches it.
  */
-static int spread(const tirx_iter *li, int nl, int64_t *used, int64_t e, int64_t s,
+static int spread(const tirx_iter *li, int nl, bool extend, int64_t *used, int64_t e, int64_t s,
                   tirx_iter *part, int *np, int *bad) {
-  int p = nl - 1;
+  int p = nl - 1, floor = extend ? 1 : 0;
   int64_t t = s;
-  while (p >= 0 && t >= li[p].extent && t % li[p].extent == 0) t /= li[p--].extent;
+  while (p >= floor && t >= li[p].extent && t % li[p].extent == 0) t /= li[p--].extent;
   *np = 0;
   while (e > 1) {
     if (p < 0) return SPREAD_DIVIDE; /* cannot happen: f's values are below size(l) */
     int64_t E = li[p].extent, top;
+    if (extend && p == 0) {
+      int64_t st;
+      if (!tirx__mul_ok(t, li[0].stride, &st)) return SPREAD_OVERFLOW;
+      part[(*np)++] = (tirx_iter){e, st, li[0].axis};
+      return SPREAD_OK;
+    }
     if (t >= E) return SPREAD_DIVIDE;
     if (tirx__mul_ok(t, e - 1, &top) && top <= E - 1) { /* the rest fits inside this digit */
       part[(*np)++] = (tirx_iter){e, t * li[p].stride, li[p].axis};
@@ -663,8 +707,8 @@ static int spread(const tirx_iter *li, int nl, int64_t *used, int64_t e, int64_t
   return SPREAD_OK;
 }
 
-tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx_layout *f) {
-  static const char fn[] = "tirx_layout_compose";
+static tirx_layout *compose(tirx_arena *a, const char *fn, const tirx_layout *l,
+                            const tirx_layout *f, bool extend) {
   if (!check_arena(a, fn) || !tirx__layout_check(l, fn, "l") || !tirx__layout_check(f, fn, "f"))
     return NULL;
   if (f->nr > 0 || f->no > 0 || f->swizzle_bytes) {
@@ -684,17 +728,29 @@ tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx
     if (reach < 0) lo += reach;
     else hi += reach;
   }
-  if (lo < 0 || hi >= l->size) {
-    tirx__error(TIRX_E_OUT_OF_RANGE, "%s: f's values span [%lld, %lld], outside [0, %lld)", fn,
-                (long long)lo, (long long)hi, (long long)l->size);
+  if (lo < 0 || (!extend && hi >= l->size)) {
+    if (extend)
+      tirx__error(TIRX_E_OUT_OF_RANGE, "%s: f's values span [%lld, %lld], expected >= 0", fn,
+                  (long long)lo, (long long)hi);
+    else
+      tirx__error(TIRX_E_OUT_OF_RANGE, "%s: f's values span [%lld, %lld], outside [0, %lld)",
+                  fn, (long long)lo, (long long)hi, (long long)l->size);
     return NULL;
   }
 
-  /* l's digits: its flat iters with extent-1 iters dropped and mergeable neighbours merged. */
-  tirx_iter li[TIRX_LAYOUT_MAX_ITERS];
+  /* l's digits: its flat iters with extent-1 iters dropped and mergeable neighbours merged.
+   * Extending, digit 0 has no bound: the outermost iter, or what it merged into (extending
+   * either is the same), or, when it has extent 1, the iter itself put back in front (1:0
+   * for a scalar). */
+  tirx_iter li[TIRX_LAYOUT_MAX_ITERS + 1];
   if (l->nd) memcpy(li, l->d, (size_t)l->nd * sizeof *li);
   int nl = merge_dim(li, l->nd);
-  int64_t used[TIRX_LAYOUT_MAX_ITERS] = {0};
+  if (extend && (l->nd == 0 || l->d[0].extent == 1)) {
+    memmove(li + 1, li, (size_t)nl * sizeof *li);
+    li[0] = l->nd ? l->d[0] : (tirx_iter){1, 0, TIRX_AXIS_M};
+    nl++;
+  }
+  int64_t used[TIRX_LAYOUT_MAX_ITERS + 1] = {0};
 
   tirx_iter d[TIRX_LAYOUT_MAX_ITERS];
   int32_t begin[TIRX_LAYOUT_MAX_RANK + 1];
@@ -710,12 +766,18 @@ tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx
       if (s == 0)
         part[np++] = (tirx_iter){e, 0, TIRX_AXIS_M};
       else
-        st = spread(li, nl, used, e, s, part, &np, &bad);
+        st = spread(li, nl, extend, used, e, s, part, &np, &bad);
       if (st == SPREAD_DIVIDE) {
         char buf[512];
         tirx__error(TIRX_E_NOT_REPRESENTABLE,
                     "%s: f's iter %d (%lld):(%lld@m) does not divide l's iters %s", fn, i,
                     (long long)e, (long long)s, fmt_extents(buf, sizeof buf, nl, li));
+        return NULL;
+      }
+      if (st == SPREAD_OVERFLOW) {
+        tirx__error(TIRX_E_OVERFLOW,
+                    "%s: f's iter %d (%lld):(%lld@m) takes l's outermost stride past int64", fn,
+                    i, (long long)e, (long long)s);
         return NULL;
       }
       if (st == SPREAD_OVERLAP) {
@@ -735,4 +797,13 @@ tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx
     if (rank) begin[k + 1] = nd;
   }
   return tirx__layout_with(a, fn, l, nd, d, l->nr, l->r, rank, rank ? begin : NULL);
+}
+
+tirx_layout *tirx_layout_compose(tirx_arena *a, const tirx_layout *l, const tirx_layout *f) {
+  return compose(a, "tirx_layout_compose", l, f, false);
+}
+
+tirx_layout *tirx_layout_compose_extended(tirx_arena *a, const tirx_layout *l,
+                                          const tirx_layout *f) {
+  return compose(a, "tirx_layout_compose_extended", l, f, true);
 }

@@ -26,7 +26,9 @@ tirx_layout *tirx_layout_storage_view(tirx_arena *a, const tirx_layout *l, uint6
                 (unsigned long long)keep_mask, (int)TIRX_AXIS_MAX - 1);
     return NULL;
   }
-  if (keep_mask == 0) keep_mask = (UINT64_C(1) << TIRX_AXIS_M) | (UINT64_C(1) << TIRX_AXIS_REG);
+  if (keep_mask == 0)
+    keep_mask = (UINT64_C(1) << TIRX_AXIS_M) | (UINT64_C(1) << TIRX_AXIS_REG) |
+                (UINT64_C(1) << TIRX_AXIS_TLANE) | (UINT64_C(1) << TIRX_AXIS_TCOL);
   tirx_iter d[TIRX_LAYOUT_MAX_ITERS], r[TIRX_LAYOUT_MAX_ITERS];
   tirx_axis_offset o[TIRX_AXIS_MAX];
   int nr = 0, no = 0;

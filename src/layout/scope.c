@@ -691,6 +691,11 @@ static bool check_scope(const tirx_scope *s, const char *fn) {
   return s != NULL;
 }
 
+void tirx__scope_launch(const tirx_scope *s, int *warps_per_cta, int *cluster_size) {
+  *warps_per_cta = s->warps;
+  *cluster_size = s->csize;
+}
+
 tirx_team tirx_scope_team_kind(const tirx_scope *s) {
   return check_scope(s, "tirx_scope_team_kind") ? s->team : (tirx_team)-1;
 }

@@ -57,6 +57,17 @@
  *                                                        l(x * factor) / factor on the axis
  *   24  CUTE          layouts, op, cosize                complement injective and large enough;
  *                                                        logical_divide/product sizes and copies
+ *   25  VERIFY        scope, layout recipe               tirx_layout_verify: the same answer for
+ *                                                        the canonical form; brute force over
+ *                                                        every point on small layouts
+ *   26  TMEM          acc or ld, sizes                   tmem_acc/tmem_ld accept what their
+ *                                                        comments say; PTX formulas at samples
+ *   27  COMPOSE_EXT   layout, index-map recipe           (l o f)(x) == l_ext(f(x)), l's outermost
+ *                                                        iter grown; never fails where compose
+ *                                                        succeeds
+ *   28  SLICE_RUN     iters whose carries coincide       long runs: slice law at samples; runs
+ *                                                        up to 256: accepted exactly when
+ *                                                        brute force finds a layout
  *
  * Every call must succeed or fail with a status its documentation allows. The harness
  * abort()s only on a violated invariant (the checks above, or a broken error contract); a
@@ -122,7 +133,7 @@ static const char *show(const tirx_layout *l) {
   (BIT(E_NULL_ARG) | BIT(E_INVALID_ARG) | BIT(E_UNKNOWN_AXIS) | BIT(E_LIMIT) |               \
    BIT(E_OVERFLOW) | BIT(E_NO_MEMORY))
 #define S_PARSE (S_MAKE | BIT(E_PARSE))
-#define S_CANON (BIT(E_NULL_ARG) | BIT(E_NO_MEMORY))
+#define S_CANON (BIT(E_NULL_ARG) | BIT(E_OVERFLOW) | BIT(E_NO_MEMORY)) /* layout.h: issue 18 */
 #define S_GROUP (S_MAKE | BIT(E_NOT_REPRESENTABLE))
 #define S_SLICE (S_GROUP | BIT(E_OUT_OF_RANGE))
 #define S_TILE (S_MAKE | BIT(E_NOT_REPRESENTABLE) | BIT(E_NOT_SUPPORTED))
@@ -791,7 +802,9 @@ static void op_storage_view(fz *f) {
   tirx_layout *v = tirx_layout_storage_view(f->a, l, mask);
   if (!ok_obj(v, "tirx_layout_storage_view", S_MAKE, args)) return;
   add_layout(f, v);
-  uint64_t keep = mask ? mask : ((uint64_t)1 << TIRX_AXIS_M | (uint64_t)1 << TIRX_AXIS_REG);
+  uint64_t keep = mask ? mask
+                       : ((uint64_t)1 << TIRX_AXIS_M | (uint64_t)1 << TIRX_AXIS_REG |
+                          (uint64_t)1 << TIRX_AXIS_TLANE | (uint64_t)1 << TIRX_AXIS_TCOL);
   INVARIANT(tirx_layout_size(v) == tirx_layout_size(l), "storage_view(%s, %s) changed the size",
             show(l), args);
   int64_t n = tirx_layout_size(l);
@@ -1002,7 +1015,7 @@ static void op_eval(fz *f) {
   if (in_range) multi_index(rank, shape, x, idx);
   else
     for (int k = 0; k < rank; k++) {
-      idx[k] = (mode & 0x80) ? interesting(&f->in) : (int64_t)(u8(&f->in) % (uint64_t)(shape[k] + 1));
+      idx[k] = (mode & 0x80) ? interesting(&f->in) : (int64_t)(u8(&f->in) % ((uint64_t)shape[k] + 1));
       nd_in_range = nd_in_range && idx[k] >= 0 && idx[k] < shape[k];
     }
   tirx_clear_error();
@@ -1537,6 +1550,364 @@ static void op_cute(fz *f) {
   }
 }
 
+/* ---- well-formedness, TMEM, extending composition, long runs ----------------------------- */
+
+/* The oracle's tables for tirx_layout_verify (independent of src/layout/verify.c). */
+static const tirx_axis thread_axes[] = {TIRX_AXIS_LANEID, TIRX_AXIS_WARPID, TIRX_AXIS_WID_IN_WG,
+                                        TIRX_AXIS_WGID,   TIRX_AXIS_TID_IN_WG, TIRX_AXIS_TID,
+                                        TIRX_AXIS_CBX,    TIRX_AXIS_CTA,  TIRX_AXIS_CLUSTER,
+                                        TIRX_AXIS_CBY,    TIRX_AXIS_CBZ,  TIRX_AXIS_PID};
+enum { N_TAXES = sizeof thread_axes / sizeof thread_axes[0] };
+
+static bool team_may(tirx_team k, tirx_axis ax) {
+  if (ax == TIRX_AXIS_LANEID) return k >= TIRX_TEAM_WARP;
+  if (ax == TIRX_AXIS_WID_IN_WG || ax == TIRX_AXIS_TID_IN_WG) return k >= TIRX_TEAM_WARPGROUP;
+  if (ax == TIRX_AXIS_WARPID || ax == TIRX_AXIS_WGID || ax == TIRX_AXIS_TID)
+    return k >= TIRX_TEAM_CTA;
+  return ax == TIRX_AXIS_CBX && k == TIRX_TEAM_CLUSTER;
+}
+
+static int64_t view_of(tirx_axis ax, int64_t lane, int64_t warp, int64_t cbx) {
+  int64_t t = warp * 32 + lane;
+  switch (ax) {
+  case TIRX_AXIS_LANEID: return lane;
+  case TIRX_AXIS_WARPID: return warp;
+  case TIRX_AXIS_WID_IN_WG: return warp % 4;
+  case TIRX_AXIS_WGID: return warp / 4;
+  case TIRX_AXIS_TID_IN_WG: return t % 128;
+  case TIRX_AXIS_TID: return t;
+  default: return cbx;
+  }
+}
+
+static int64_t TEAM[32 * 32 * 16][3];
+
+/* The active threads (lane, warp, cbx) of the team of the first active thread. */
+static int64_t team_members(const fscope *e) {
+  const tirx_scope *s = e->s;
+  tirx_team k = tirx_scope_team_kind(s);
+  int64_t nctas = e->csize * (e->nclusters < 4 ? e->nclusters : 4); /* a bounded search */
+  for (int64_t x = 0; x < nctas; x++)
+    for (int64_t w = 0; w < e->warps; w++)
+      for (int64_t l = 0; l < 32; l++) {
+        if (!tirx_scope_contains(s, l, w, x)) continue;
+        /* The team's box of CTAs, warps and lanes. */
+        int64_t x0 = x, x1 = x + 1, w0 = w, w1 = w + 1, l0 = l, l1 = l + 1, n = 0;
+        if (k >= TIRX_TEAM_WARP) l0 = 0, l1 = 32;
+        if (k == TIRX_TEAM_WARPGROUP) w0 = w / 4 * 4, w1 = w0 + 4;
+        if (k >= TIRX_TEAM_CTA) w0 = 0, w1 = e->warps;
+        if (k == TIRX_TEAM_CLUSTER) x0 = x / e->csize * e->csize, x1 = x0 + e->csize;
+        for (int64_t x2 = x0; x2 < x1; x2++)
+          for (int64_t w2 = w0; w2 < w1; w2++)
+            for (int64_t l2 = l0; l2 < l1; l2++)
+              if (tirx_scope_contains(s, l2, w2, x2)) {
+                TEAM[n][0] = l2, TEAM[n][1] = w2, TEAM[n][2] = x2 % e->csize;
+                n++;
+              }
+        return n;
+      }
+  return 0;
+}
+
+/* Brute force over every point of every element: whether l is well formed for e's scope. */
+static bool verify_oracle(const tirx_layout *l, const fscope *e) {
+  tirx_team k = tirx_scope_team_kind(e->s);
+  int64_t n = tirx_layout_size(l);
+  bool used[N_TAXES] = {false};
+  for (int64_t x = 0; x < n; x++) {
+    if (!eval_raw(l, x, &PS[0])) return false;
+    for (int64_t p = 0; p < PS[0].n; p++)
+      for (int a = 0; a < N_TAXES; a++) used[a] |= PS[0].p[p].v[thread_axes[a]] != 0;
+  }
+  for (int a = 0; a < N_TAXES; a++)
+    if (used[a] && !team_may(k, thread_axes[a])) return false;
+  int64_t nt = team_members(e);
+  if (nt == 0) return tirx_layout_verify(l, e->s) == TIRX_OK; /* no team in the CTAs searched */
+  for (int64_t x = 0; x < n; x++) {
+    eval_raw(l, x, &PS[0]);
+    for (int64_t p = 0; p < PS[0].n; p++) {
+      const int64_t *v = PS[0].p[p].v;
+      if (v[TIRX_AXIS_REG] < 0 || v[TIRX_AXIS_TLANE] < 0 || v[TIRX_AXIS_TLANE] >= 128 ||
+          v[TIRX_AXIS_TCOL] < 0 || v[TIRX_AXIS_TCOL] >= 512)
+        return false;
+      bool placed = false;
+      for (int64_t i = 0; i < nt && !placed; i++) {
+        bool same = true;
+        for (int a = 0; a < 7 && same; a++)
+          if (used[a])
+            same = v[thread_axes[a]] == view_of(thread_axes[a], TEAM[i][0], TEAM[i][1], TEAM[i][2]);
+        placed = same;
+      }
+      if (!placed) return false;
+    }
+  }
+  return true;
+}
+
+/* A layout mostly on the axes a team may name, small enough for the oracle. */
+static const tirx_layout *thread_layout(fz *f, tirx_team k) {
+  static const tirx_axis extra[] = {TIRX_AXIS_REG, TIRX_AXIS_M, TIRX_AXIS_TLANE, TIRX_AXIS_TCOL};
+  tirx_iter it[6];
+  tirx_axis_offset o[2];
+  int nd = 1 + u8(&f->in) % 4, nr = u8(&f->in) % 3, no = u8(&f->in) % 3;
+  for (int i = 0; i < nd + nr; i++) {
+    uint8_t b = u8(&f->in);
+    tirx_axis ax = b % 8 == 7 ? thread_axes[u8(&f->in) % N_TAXES]
+                   : b % 8 >= 4 ? extra[b % 4]
+                                : thread_axes[u8(&f->in) % 7];
+    if (b % 8 < 4 && !team_may(k, ax) && b & 0x80) ax = TIRX_AXIS_LANEID;
+    it[i] = (tirx_iter){1 + u8(&f->in) % 5, (int8_t)u8(&f->in) % 12, ax};
+  }
+  for (int i = 0; i < no; i++) {
+    uint8_t b = u8(&f->in);
+    o[i] = (tirx_axis_offset){b % 2 ? extra[b / 2 % 4] : thread_axes[b / 2 % 7],
+                              (int8_t)u8(&f->in) % 40};
+  }
+  if (no == 2 && o[0].axis == o[1].axis) no = 1;
+  tirx_clear_error();
+  tirx_layout *l = tirx_layout_new(f->a, nd, it, nr, it + nd, no, o);
+  if (!ok_obj(l, "tirx_layout_new", S_MAKE, "thread layout")) return NULL;
+  return l;
+}
+
+static void op_verify(fz *f) {
+  fscope *e = pick_scope(f);
+  tirx_team k = tirx_scope_team_kind(e->s);
+  const tirx_layout *l = u8(&f->in) % 3 ? thread_layout(f, k) : pick(f);
+  if (!l) return;
+  tirx_clear_error();
+  tirx_status st = tirx_layout_verify(l, e->s);
+  char args[96];
+  snprintf(args, sizeof args, "%s, team %s", show(l), tirx_team_name(k));
+  ok_status(st, "tirx_layout_verify", BIT(E_NULL_ARG) | BIT(E_SCOPE) | BIT(E_NO_MEMORY), args);
+  /* The answer depends on the placement only. */
+  tirx_layout *c = tirx_layout_canonicalize(f->a, l);
+  if (c) {
+    tirx_status sc = tirx_layout_verify(c, e->s);
+    INVARIANT(sc == st || sc == TIRX_E_NO_MEMORY || st == TIRX_E_NO_MEMORY,
+              "verify(%s) is %s, of its canonical form %s: %s", args, tirx_status_name(st),
+              show(c), tirx_status_name(sc));
+  }
+  /* Brute force where the layout and the launch are small. */
+  int64_t total = tirx_layout_size(l) * tirx_layout_replica_count(l);
+  if (strict && total <= 256 && tirx_layout_replica_count(l) <= MAXP &&
+      e->warps * e->csize <= 32 && st != TIRX_E_NO_MEMORY) {
+    bool want = verify_oracle(l, e);
+    INVARIANT(want == (st == TIRX_OK), "verify(%s) is %s, brute force says %s (%s)", args,
+              tirx_status_name(st), want ? "well formed" : "not", tirx_last_error());
+  }
+}
+
+static void op_tmem(fz *f) {
+  uint8_t k = u8(&f->in);
+  tirx_clear_error();
+  if (k % 2 == 0) {
+    static const int ms[] = {64, 128, 256, 64, 128, 0, 32, 192};
+    int m = (k & 0x80) ? (int)(int8_t)u8(&f->in) : ms[u8(&f->in) % 8];
+    int n = (k & 0x40) ? (int)(int16_t)(u8(&f->in) | u8(&f->in) << 8) : 8 * (1 + u8(&f->in) % 33);
+    int cg = (k & 0x20) ? (int)(int8_t)u8(&f->in) : 1 + u8(&f->in) % 2;
+    char args[64];
+    snprintf(args, sizeof args, "%d, %d, %d", m, n, cg);
+    tirx_layout *l = tirx_layout_tmem_acc(f->a, m, n, cg);
+    if (!ok_obj(l, "tirx_layout_tmem_acc", BIT(E_NULL_ARG) | BIT(E_INVALID_ARG) | BIT(E_NO_MEMORY),
+                args))
+      return;
+    INVARIANT((cg == 1 && (m == 64 || m == 128)) || (cg == 2 && (m == 128 || m == 256)),
+              "tmem_acc(%s) accepted", args);
+    INVARIANT(n >= 8 && n <= 256 && n % (m == 64 ? 8 : 16) == 0, "tmem_acc(%s) accepted n", args);
+    add_layout(f, l);
+    int64_t shape[MAXR];
+    INVARIANT(shape_of(l, shape) == 2 && shape[0] == m / cg && shape[1] == n,
+              "tmem_acc(%s) = %s: shape", args, show(l));
+    for (int i = 0; i < NSAMPLES; i++) { /* the PTX data path layouts */
+      int64_t x = sample(f, m / cg * n, i), r = x / n, c = x % n, lane = r, col = c;
+      if (m == 64) lane = 32 * (r / 16) + r % 16;
+      else if (m == 128 && cg == 2) lane = r + 64 * (c / (n / 2)), col = c % (n / 2);
+      if (!eval_raw(l, x, &PS[0])) continue;
+      INVARIANT(PS[0].n == 1 && PS[0].p[0].v[TIRX_AXIS_TLANE] == lane &&
+                    PS[0].p[0].v[TIRX_AXIS_TCOL] == col,
+                "tmem_acc(%s) = %s: element (%lld, %lld)", args, show(l), (long long)r,
+                (long long)c);
+    }
+  } else {
+    int shape = (k & 0x80) ? (int)(int8_t)u8(&f->in) : u8(&f->in) % 4;
+    int num = (k & 0x40) ? (int)(int8_t)u8(&f->in) : 1 << (u8(&f->in) % 8);
+    char args[64];
+    snprintf(args, sizeof args, "%d, %d", shape, num);
+    tirx_layout *l = tirx_layout_tmem_ld(f->a, (tirx_tmem_shape)shape, num);
+    if (!ok_obj(l, "tirx_layout_tmem_ld", BIT(E_NULL_ARG) | BIT(E_INVALID_ARG) | BIT(E_NO_MEMORY),
+                args))
+      return;
+    static const int most[] = {128, 128, 64, 32}, cols[] = {1, 2, 4, 8}, regs[] = {1, 1, 2, 4};
+    INVARIANT(shape >= 0 && shape < 4 && num >= 1 && num <= most[shape] && !(num & (num - 1)),
+              "tmem_ld(%s) accepted", args);
+    add_layout(f, l);
+    int64_t sh[MAXR];
+    INVARIANT(shape_of(l, sh) == 2 && sh[0] == (shape ? 16 : 32) && sh[1] == cols[shape] * num,
+              "tmem_ld(%s) = %s: shape", args, show(l));
+    for (int i = 0; i < NSAMPLES; i++) { /* register r of lane t holds the PTX element */
+      int64_t t = (int64_t)(rnd(f) % 32), r = (int64_t)(rnd(f) % (uint64_t)(regs[shape] * num));
+      int64_t row = t, col = r;
+      if (shape == 1) row = t / 4 + 8 * (t % 2), col = (t / 2) % 2 + 2 * r;
+      if (shape == 2) row = t / 4 + 8 * (r % 2), col = t % 4 + 4 * (r / 2);
+      if (shape == 3) row = t / 4 + 8 * ((r / 2) % 2), col = r % 2 + 2 * (t % 4) + 8 * (r / 4);
+      if (!eval_raw(l, row * sh[1] + col, &PS[0])) continue;
+      INVARIANT(PS[0].n == 1 && PS[0].p[0].v[TIRX_AXIS_LANEID] == t &&
+                    PS[0].p[0].v[TIRX_AXIS_REG] == r,
+                "tmem_ld(%s) = %s: lane %lld reg %lld", args, show(l), (long long)t, (long long)r);
+    }
+  }
+}
+
+/* l with its outermost iter grown to cover [0, n) (1:0 for a scalar): CuTe's extension. */
+static const tirx_layout *grown(fz *f, const tirx_layout *l, int64_t n) {
+  tirx_iter d[TIRX_LAYOUT_MAX_ITERS], r[TIRX_LAYOUT_MAX_ITERS];
+  tirx_axis_offset o[TIRX_AXIS_MAX];
+  int nd = tirx_layout_num_iters(l), nr = tirx_layout_num_replicas(l);
+  int no = tirx_layout_num_offsets(l);
+  for (int i = 0; i < nd; i++) tirx_layout_iter(l, i, &d[i]);
+  for (int i = 0; i < nr; i++) tirx_layout_replica(l, i, &r[i]);
+  for (int i = 0; i < no; i++) tirx_layout_offset_at(l, i, &o[i]);
+  if (nd == 0) d[nd++] = (tirx_iter){1, 0, TIRX_AXIS_M};
+  int64_t inner = 1;
+  for (int i = 1; i < nd; i++) inner *= d[i].extent;
+  int64_t need = n / inner + 1;
+  if (need > d[0].extent) d[0].extent = need;
+  tirx_layout *g = tirx_layout_new(f->a, nd, d, nr, r, no, o);
+  if (g && tirx_layout_swizzle_bytes(l))
+    g = tirx_layout_swizzle(f->a, g, tirx_layout_swizzle_bytes(l),
+                            tirx_layout_swizzle_elem_bytes(l));
+  return g; /* NULL when the grown layout overflows: no check */
+}
+
+static void op_compose_ext(fz *f) {
+  const tirx_layout *l = pick(f), *fm = NULL;
+  int64_t size = tirx_layout_size(l);
+  uint8_t mode = u8(&f->in) % 3;
+  if (mode == 0) {
+    fm = pick(f);
+  } else { /* strides that often reach past size(l) */
+    int64_t e[3], st[3];
+    int n = 1 + u8(&f->in) % 3;
+    for (int i = 0; i < n; i++) {
+      e[i] = 1 + u8(&f->in) % 9;
+      uint8_t b = u8(&f->in);
+      st[i] = b % 13;
+      if (mode == 2 && (__builtin_mul_overflow(b % 4 + 1, size / (1 + u8(&f->in) % 4), &st[i]) ||
+                        __builtin_add_overflow(st[i], b / 64, &st[i])))
+        return;
+    }
+    fm = tirx_layout_strided(f->a, n, e, st);
+  }
+  if (!fm) return;
+  tirx_clear_error();
+  tirx_layout *c = tirx_layout_compose_extended(f->a, l, fm);
+  char args[64];
+  snprintf(args, sizeof args, "recipe %d", (int)mode);
+  if (!ok_obj(c, "tirx_layout_compose_extended", S_COMPOSE, args)) {
+    tirx_status st = tirx_last_status();
+    tirx_clear_error();
+    tirx_layout *plain = tirx_layout_compose(f->a, l, fm);
+    INVARIANT(!plain || st == TIRX_E_NO_MEMORY || st == TIRX_E_LIMIT,
+              "compose(%s, %s) = %s but the extending composition fails with %s", show(l),
+              show(fm), show(plain), tirx_status_name(st));
+    return;
+  }
+  add_layout(f, c);
+  int64_t fs[MAXR], cs[MAXR];
+  int rf = shape_of(fm, fs), rc = shape_of(c, cs);
+  INVARIANT(rf == rc && memcmp(fs, cs, (size_t)rf * sizeof fs[0]) == 0,
+            "compose_extended(%s, %s) = %s does not have f's grouping", show(l), show(fm), show(c));
+  int64_t n = tirx_layout_size(c), hi = 0, xs[NSAMPLES], fx[NSAMPLES];
+  for (int i = 0; i < NSAMPLES; i++) {
+    xs[i] = sample(f, n, i);
+    INVARIANT(tirx_layout_eval_m(fm, xs[i], &fx[i]) == TIRX_OK && fx[i] >= 0,
+              "compose_extended(%s, %s) accepted f(%lld) = %lld", show(l), show(fm),
+              (long long)xs[i], (long long)fx[i]);
+    if (fx[i] > hi) hi = fx[i];
+  }
+  const tirx_layout *g = hi < size ? l : grown(f, l, hi);
+  tirx_clear_error();
+  for (int i = 0; g && i < NSAMPLES; i++)
+    same_points(c, xs[i], g, fx[i], "compose_extended: (l o f)(x) != l_ext(f(x))");
+}
+
+/* Long runs over iters whose carries coincide (the closed-form factoring of slice): the slice
+ * law at sampled elements, and brute force over the run's points when it is short enough. */
+enum { RUN_BRUTE = 256 };
+
+static bool run_points_layout(const tirx_coord *p, int64_t n, int depth) {
+  if (n == 1) return true;
+  int axes = 0;
+  for (int ax = 0; ax < TIRX_AXIS_MAX; ax++) axes += p[1].v[ax] != p[0].v[ax];
+  if (axes > 1 || depth > 12) return false;
+  for (int64_t fct = 2; fct <= n; fct++) {
+    if (n % fct) continue;
+    bool ok = true;
+    for (int64_t j = 0; j < n && ok; j++)
+      for (int ax = 0; ax < TIRX_AXIS_MAX && ok; ax++)
+        ok = (__int128)p[j].v[ax] - p[j - j % fct].v[ax] ==
+             (__int128)(j % fct) * ((__int128)p[1].v[ax] - p[0].v[ax]);
+    if (!ok) continue;
+    static tirx_coord q[13][RUN_BRUTE];
+    for (int64_t u = 0; u < n / fct; u++) q[depth][u] = p[u * fct];
+    if (run_points_layout(q[depth], n / fct, depth + 1)) return true;
+  }
+  return false;
+}
+
+static void op_slice_run(fz *f) {
+  tirx_iter d[5];
+  int nd = 2 + u8(&f->in) % 3;
+  int64_t reach = 0, size = 1;
+  bool big = u8(&f->in) % 4 == 0;
+  for (int i = nd - 1; i >= 0; i--) {
+    uint8_t b = u8(&f->in);
+    int64_t e = i == nd - 1 ? 2 + (big ? (int64_t)u8(&f->in) << (u8(&f->in) % 24) : b % 40)
+                            : 2 + b % 4;
+    int64_t s0 = i == nd - 1 ? 1 + b % 3 : d[nd - 1].stride, s = s0;
+    if (i != nd - 1 && __builtin_add_overflow(reach, b & 0x10 ? s0 : (int8_t)u8(&f->in) % 4, &s))
+      return;
+    if (b & 0x20) s = interesting(&f->in);
+    d[i] = (tirx_iter){e, s, (b & 0xc0) == 0xc0 ? TIRX_AXIS_LANEID : TIRX_AXIS_M};
+    if (__builtin_mul_overflow(size, e, &size)) return;
+    int64_t add;
+    if (__builtin_mul_overflow(e - 1, s, &add) || __builtin_add_overflow(reach, add, &reach))
+      return;
+  }
+  tirx_clear_error();
+  tirx_layout *l = tirx_layout_new(f->a, nd, d, 0, NULL, 0, NULL);
+  if (!ok_obj(l, "tirx_layout_new", S_MAKE, "run layout")) return;
+  int64_t e = 1 + (int64_t)(rnd(f) % (uint64_t)size), b = (int64_t)(rnd(f) % (uint64_t)(size - e + 1));
+  if (u8(&f->in) % 2 && size > 2) { /* a short run, for brute force */
+    e = 2 + (int64_t)(rnd(f) % (uint64_t)(size - 1 < RUN_BRUTE - 1 ? size - 1 : RUN_BRUTE - 1));
+    b = (int64_t)(rnd(f) % (uint64_t)(size - e + 1));
+  }
+  char args[256];
+  snprintf(args, sizeof args, "%s, [%lld, %lld)", show(l), (long long)b, (long long)(b + e));
+  tirx_clear_error();
+  tirx_layout *s = tirx_layout_slice(f->a, l, 1, &size, &b, &e);
+  if (!s) check_failure("tirx_layout_slice", S_SLICE, args);
+  else add_layout(f, s);
+  for (int i = 0; s && i < NSAMPLES; i++) {
+    int64_t y = sample(f, e, i);
+    same_points(s, y, l, b + y, "slice of a run: element y is not parent(begin + y)");
+  }
+  if (strict && e <= RUN_BRUTE) { /* exactly when the points are a layout */
+    static tirx_coord pts[RUN_BRUTE];
+    for (int64_t j = 0; j < e; j++) {
+      int64_t cnt;
+      INVARIANT(tirx_layout_eval(l, b + j, &pts[j], 1, &cnt) == TIRX_OK, "eval %s", args);
+      for (int ax = 0; ax < TIRX_AXIS_MAX; ax++) /* differences must fit, as strides */
+        if (pts[j].v[ax] > INT64_MAX / 4 || pts[j].v[ax] < -(INT64_MAX / 4)) return;
+    }
+    bool want = run_points_layout(pts, e, 0);
+    INVARIANT(want == (s != NULL) || (!s && tirx_last_status() != TIRX_E_NOT_REPRESENTABLE),
+              "slice(%s) %s, brute force says %s (%s)", args, s ? "accepted" : "refused",
+              want ? "a layout" : "no layout", tirx_last_error());
+  }
+}
+
 /* ---- driver ---------------------------------------------------------------------------------- */
 
 typedef void (*op_fn)(fz *f);
@@ -1546,15 +1917,39 @@ static const op_fn ops[] = {
     op_contiguous,   op_swizzle,    op_span,    op_eval,    op_str,      op_new,
     op_fragment,     op_scope_new,  op_scope_filter,        op_scope_team,
     op_coord,        op_tile_recover,              op_direct_sum,          op_pack,
-    op_cute,
+    op_cute,         op_verify,     op_tmem,    op_compose_ext,         op_slice_run,
 };
 enum { N_OPS = sizeof ops / sizeof ops[0] };
+
+/* TIRX_FUZZ_OPS=25,26 restricts the opcodes to a list (the opcode byte indexes the list);
+ * TIRX_FUZZ_COUNTS=1 prints how often each operation ran when the process exits. */
+static int op_sel[N_OPS], n_sel;
+static uint64_t op_runs[N_OPS];
+static bool print_counts;
+
+static void report_counts(void) {
+  fprintf(stderr, "fuzz_layout: operation counts:");
+  for (int i = 0; i < N_OPS; i++)
+    if (op_runs[i]) fprintf(stderr, " %d:%llu", i, (unsigned long long)op_runs[i]);
+  fprintf(stderr, "\n");
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   const char *lax = getenv("TIRX_FUZZ_LAX");
   strict = !(lax && *lax && strcmp(lax, "0") != 0);
+  const char *sel = getenv("TIRX_FUZZ_OPS");
+  for (const char *p = sel; p && *p && n_sel < N_OPS;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p) break;
+    if (v >= 0 && v < N_OPS) op_sel[n_sel++] = (int)v;
+    p = *end == ',' ? end + 1 : end;
+  }
+  const char *counts = getenv("TIRX_FUZZ_COUNTS");
+  print_counts = counts && *counts && strcmp(counts, "0") != 0;
+  if (print_counts) atexit(report_counts);
   /* Two backend axes (tensor memory), registered once so that inputs stay reproducible. */
   tirx_axis ax;
   tirx_axis_register("Lane", &ax);
@@ -1603,7 +1998,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     add_layout(&f, rm);
   }
 
-  for (int n = 0; n < MAX_OPS && f.in.n > 0; n++) ops[u8(&f.in) % N_OPS](&f);
+  for (int n = 0; n < MAX_OPS && f.in.n > 0; n++) {
+    int op = n_sel ? op_sel[u8(&f.in) % n_sel] : u8(&f.in) % N_OPS;
+    op_runs[op]++;
+    ops[op](&f);
+  }
 
   tirx_arena_destroy(f.a);
   free(text);

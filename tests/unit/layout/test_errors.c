@@ -359,3 +359,35 @@ Test(layout_errors, ready_made) {
   NUL(tirx_layout_smem_tile(A, INT64_C(1) << 62, 64, 2, 128), TIRX_E_OVERFLOW, fs);
   OOM(tirx_layout_smem_tile(A, 8, 64, 2, 128), fs);
 }
+
+/* Issue 19's last functions: well-formedness, TMEM factories, the extending composition. */
+Test(layout_errors, verify_tmem_compose_extended) {
+  static const char fv[] = "tirx_layout_verify";
+  tirx_scope *warp = tirx_scope_team(A, tirx_scope_new(A, 4, 1, 1), TIRX_TEAM_WARP);
+  cr_assert_not_null(warp);
+  ST(tirx_layout_verify(NULL, warp), TIRX_E_NULL_ARG, fv);
+  ST(tirx_layout_verify(P("(32):(1@laneid)"), NULL), TIRX_E_NULL_ARG, fv);
+  ST(tirx_layout_verify(P("(2):(1@warpid)"), warp), TIRX_E_SCOPE, fv);
+  tirx_layout *frag = P("(32,2):(1@laneid,1@reg)");
+  tirx__arena_fail_after(0);
+  ST(tirx_layout_verify(frag, warp), TIRX_E_NO_MEMORY, fv);
+  tirx__arena_fail_after(-1);
+
+  NUL(tirx_layout_tmem_acc(NULL, 128, 64, 1), TIRX_E_NULL_ARG, "tirx_layout_tmem_acc");
+  NUL(tirx_layout_tmem_acc(A, 96, 64, 1), TIRX_E_INVALID_ARG, "tirx_layout_tmem_acc");
+  OOM(tirx_layout_tmem_acc(A, 128, 64, 1), "tirx_layout_tmem_acc");
+  NUL(tirx_layout_tmem_ld(NULL, TIRX_TMEM_32X32B, 1), TIRX_E_NULL_ARG, "tirx_layout_tmem_ld");
+  NUL(tirx_layout_tmem_ld(A, TIRX_TMEM_16X256B, 64), TIRX_E_INVALID_ARG, "tirx_layout_tmem_ld");
+  OOM(tirx_layout_tmem_ld(A, TIRX_TMEM_16X64B, 4), "tirx_layout_tmem_ld");
+
+  static const char fc[] = "tirx_layout_compose_extended";
+  tirx_layout *l = P("(4,4):(1,4)");
+  NUL(tirx_layout_compose_extended(A, l, NULL), TIRX_E_NULL_ARG, fc);
+  NUL(tirx_layout_compose_extended(A, l, P("(4):(1@reg)")), TIRX_E_INVALID_ARG, fc);
+  NUL(tirx_layout_compose_extended(A, l, P("(4):(-8)")), TIRX_E_OUT_OF_RANGE, fc);
+  NUL(tirx_layout_compose_extended(A, l, P("(5):(3)")), TIRX_E_NOT_REPRESENTABLE, fc);
+  NUL(tirx_layout_compose_extended(A, P("(1):(4)"), P("(2):(2305843009213693952)")),
+      TIRX_E_OVERFLOW, fc);
+  tirx_layout *f = P("(4):(1)");
+  OOM(tirx_layout_compose_extended(A, l, f), fc);
+}

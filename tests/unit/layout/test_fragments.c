@@ -301,3 +301,159 @@ Test(fragments, bad_arguments_are_reported) {
   expect_null(tirx_layout_smem_tile(A, INT64_C(1) << 54, 512, 2, 128), TIRX_E_OVERFLOW,
               "tirx_layout_smem_tile: the product of the extents overflows int64");
 }
+
+/* tcgen05.ld/st: register r of lane l holds (row, col) of the instruction's TMEM tile, as the
+ * PTX ISA's matrix fragments for .32x32b, .16x64b, .16x128b and .16x256b draw them. */
+static void tmem_32x32b(int64_t l, int64_t r, int64_t n, int64_t *row, int64_t *col) {
+  (void)n;
+  *row = l;
+  *col = r;
+}
+static void tmem_16x64b(int64_t l, int64_t r, int64_t n, int64_t *row, int64_t *col) {
+  (void)n;
+  *row = l / 4 + 8 * (l % 2);
+  *col = (l / 2) % 2 + 2 * r;
+}
+static void tmem_16x128b(int64_t l, int64_t r, int64_t n, int64_t *row, int64_t *col) {
+  (void)n;
+  *row = l / 4 + 8 * (r % 2);
+  *col = l % 4 + 4 * (r / 2);
+}
+static void tmem_16x256b(int64_t l, int64_t r, int64_t n, int64_t *row, int64_t *col) {
+  (void)n;
+  *row = l / 4 + 8 * ((r / 2) % 2);
+  *col = r % 2 + 2 * (l % 4) + 8 * (r / 4);
+}
+
+Test(fragments, tmem_ld_every_shape_and_num) {
+  static const fragment_fn fns[] = {tmem_32x32b, tmem_16x64b, tmem_16x128b, tmem_16x256b};
+  static const int rows[] = {32, 16, 16, 16}, cols[] = {1, 2, 4, 8}, regs[] = {1, 1, 2, 4};
+  static const int most[] = {128, 128, 64, 32};
+  for (int s = 0; s < 4; s++)
+    for (int num = 1; num <= most[s]; num *= 2) {
+      tirx_layout *l = tirx_layout_tmem_ld(A, (tirx_tmem_shape)s, num);
+      cr_assert_not_null(l, "%s", tirx_last_error());
+      assert_shape(l, rows[s], cols[s] * num);
+      check_fragment(l, TIRX_AXIS_LANEID, 32, regs[s] * num, num, fns[s]);
+    }
+  assert_str(tirx_layout_tmem_ld(A, TIRX_TMEM_32X32B, 1), "((32),()):((1@laneid),())");
+  assert_str(tirx_layout_tmem_ld(A, TIRX_TMEM_16X64B, 4),
+             "((2,8),(4,2)):((1@laneid,4@laneid),(1@reg,2@laneid))");
+  assert_str(tirx_layout_tmem_ld(A, TIRX_TMEM_16X128B, 1),
+             "((2,8),(4)):((1@reg,4@laneid),(1@laneid))");
+  assert_str(tirx_layout_tmem_ld(A, TIRX_TMEM_16X256B, 2),
+             "((2,8),(2,4,2)):((2@reg,4@laneid),(4@reg,1@laneid,1@reg))");
+  /* A warp's fragment is well formed for a warp team. */
+  tirx_scope *warp = tirx_scope_team(A, tirx_scope_new(A, 4, 1, 1), TIRX_TEAM_WARP);
+  for (int s = 0; s < 4; s++)
+    cr_assert_eq(tirx_layout_verify(tirx_layout_tmem_ld(A, (tirx_tmem_shape)s, 8), warp), TIRX_OK,
+                 "%s", tirx_last_error());
+}
+
+/* The accumulator's lane and column of element (i, j), per PTX data path layout. */
+static void tmem_acc_ref(int m, int n, int cg, int64_t i, int64_t j, int64_t *lane, int64_t *col) {
+  if (m == 64) { /* F */
+    *lane = 32 * (i / 16) + i % 16;
+    *col = j;
+  } else if (m == 128 && cg == 2) { /* B */
+    *lane = i + 64 * (j / (n / 2));
+    *col = j % (n / 2);
+  } else { /* D, A */
+    *lane = i;
+    *col = j;
+  }
+}
+
+Test(fragments, tmem_acc_every_m_n_and_cta_group) {
+  static const int cases[][2] = {{64, 1}, {128, 1}, {128, 2}, {256, 2}};
+  for (int c = 0; c < 4; c++) {
+    int m = cases[c][0], cg = cases[c][1], step = m == 64 ? 8 : 16;
+    for (int n = step; n <= 256; n += step) {
+      tirx_layout *l = tirx_layout_tmem_acc(A, m, n, cg);
+      cr_assert_not_null(l, "%s", tirx_last_error());
+      int64_t rows = m / cg;
+      assert_shape(l, rows, n);
+      static bool seen[128][512];
+      memset(seen, 0, sizeof seen);
+      for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < n; j++) {
+          int64_t lane, col;
+          tmem_acc_ref(m, n, cg, i, j, &lane, &col);
+          tirx_coord p = at(l, i, j);
+          cr_assert_eq(p.v[TIRX_AXIS_TLANE], lane, "m %d n %d cta_group %d (%lld,%lld)", m, n, cg,
+                       (long long)i, (long long)j);
+          cr_assert_eq(p.v[TIRX_AXIS_TCOL], col);
+          for (int ax = 0; ax < TIRX_AXIS_MAX; ax++)
+            if (ax != TIRX_AXIS_TLANE && ax != TIRX_AXIS_TCOL) cr_assert_eq(p.v[ax], 0);
+          cr_assert(lane >= 0 && lane < 128 && col >= 0 && col < 512);
+          cr_assert(!seen[lane][col], "two elements in one cell");
+          seen[lane][col] = true;
+        }
+    }
+  }
+  assert_str(tirx_layout_tmem_acc(A, 128, 64, 1), "((128),(64)):((1@TLane),(1@TCol))");
+  assert_str(tirx_layout_tmem_acc(A, 64, 32, 1), "((4,16),(32)):((32@TLane,1@TLane),(1@TCol))");
+  assert_str(tirx_layout_tmem_acc(A, 128, 128, 2), "((64),(2,64)):((1@TLane),(64@TLane,1@TCol))");
+  /* A TMEM tile names no thread axis: any team may hold it. */
+  tirx_scope *cta = tirx_scope_new(A, 4, 1, 1);
+  cr_assert_eq(tirx_layout_verify(tirx_layout_tmem_acc(A, 128, 256, 1), cta), TIRX_OK);
+  expect_error(tirx_layout_verify(tirx_layout_parse(A, "((128),(1024)):((1@TLane),(1@TCol))"), cta),
+               TIRX_E_SCOPE,
+               "tirx_layout_verify: layout's TCol coordinates run from 0 to 1023, expected 0 to 511");
+  expect_error(tirx_layout_verify(tirx_layout_parse(A, "(4):(1@TLane)+126@TLane"), cta),
+               TIRX_E_SCOPE,
+               "tirx_layout_verify: layout's TLane coordinates run from 126 to 129, expected 0 to "
+               "127");
+}
+
+/* A warpgroup reading the m 128 accumulator with 32x32b.xn: warp w reads lanes 32w..32w+31 of
+ * TMEM, so element (i, j) lands in thread i, register j: tirx_layout_warpgroup_rows. */
+Test(fragments, tmem_acc_read_by_a_warpgroup) {
+  for (int n = 16; n <= 128; n *= 2) { /* .x128 at most */
+    tirx_layout *acc = tirx_layout_tmem_acc(A, 128, n, 1);
+    tirx_layout *ld = tirx_layout_tmem_ld(A, TIRX_TMEM_32X32B, n);
+    tirx_layout *wg = tirx_layout_warpgroup_rows(A, 128, n);
+    for (int64_t i = 0; i < 128; i++)
+      for (int64_t j = 0; j < n; j++) {
+        tirx_coord t = at(acc, i, j);
+        int64_t w = t.v[TIRX_AXIS_TLANE] / 32; /* the warp whose quarter holds the lane */
+        tirx_coord r = at(ld, t.v[TIRX_AXIS_TLANE] % 32, t.v[TIRX_AXIS_TCOL]);
+        tirx_coord g = at(wg, i, j);
+        cr_assert_eq(32 * w + r.v[TIRX_AXIS_LANEID], g.v[TIRX_AXIS_TID_IN_WG]);
+        cr_assert_eq(r.v[TIRX_AXIS_REG], g.v[TIRX_AXIS_REG]);
+      }
+  }
+}
+
+Test(fragments, tmem_bad_arguments_are_reported) {
+  expect_null(tirx_layout_tmem_acc(NULL, 128, 64, 1), TIRX_E_NULL_ARG,
+              "tirx_layout_tmem_acc: arena is NULL");
+  expect_null(tirx_layout_tmem_acc(A, 128, 64, 3), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_acc: cta_group is 3, expected 1 or 2");
+  expect_null(tirx_layout_tmem_acc(A, 64, 64, 2), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_acc: m is 64, expected 128 or 256 for cta_group 2");
+  expect_null(tirx_layout_tmem_acc(A, 256, 64, 1), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_acc: m is 256, expected 64 or 128 for cta_group 1");
+  expect_null(tirx_layout_tmem_acc(A, 128, 8, 1), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_acc: n is 8, expected a multiple of 16 in [16, 256]");
+  expect_null(tirx_layout_tmem_acc(A, 64, 12, 1), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_acc: n is 12, expected a multiple of 8 in [8, 256]");
+  expect_null(tirx_layout_tmem_acc(A, 64, 264, 1), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_acc: n is 264, expected a multiple of 8 in [8, 256]");
+  expect_null(tirx_layout_tmem_ld(NULL, TIRX_TMEM_32X32B, 1), TIRX_E_NULL_ARG,
+              "tirx_layout_tmem_ld: arena is NULL");
+  expect_null(tirx_layout_tmem_ld(A, (tirx_tmem_shape)4, 1), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_ld: shape is 4, expected TIRX_TMEM_32X32B, _16X64B, _16X128B or "
+              "_16X256B");
+  expect_null(tirx_layout_tmem_ld(A, (tirx_tmem_shape)-1, 1), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_ld: shape is -1, expected TIRX_TMEM_32X32B, _16X64B, _16X128B or "
+              "_16X256B");
+  expect_null(tirx_layout_tmem_ld(A, TIRX_TMEM_32X32B, 3), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_ld: num is 3, expected a power of two from 1 to 128");
+  expect_null(tirx_layout_tmem_ld(A, TIRX_TMEM_32X32B, 0), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_ld: num is 0, expected a power of two from 1 to 128");
+  expect_null(tirx_layout_tmem_ld(A, TIRX_TMEM_16X128B, 128), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_ld: num is 128, expected a power of two from 1 to 64");
+  expect_null(tirx_layout_tmem_ld(A, TIRX_TMEM_16X256B, 64), TIRX_E_INVALID_ARG,
+              "tirx_layout_tmem_ld: num is 64, expected a power of two from 1 to 32");
+}

@@ -27,6 +27,11 @@ Test(query, storage_view_of_the_paper_tile) {
   s = tirx_layout_str(tirx_layout_storage_view(A, g, 0));
   cr_assert_str_eq(s, "((2,8),(3)):((0@m,4@m),(1@m))+1@m^sw(32,2)");
   free(s);
+  /* Tensor memory is storage too: a warp's TMEM tile keeps its lanes and columns. */
+  tirx_layout *t = parse("(32,8):(1@TLane,1@TCol)+[4:32@TLane]+1@laneid");
+  s = tirx_layout_str(tirx_layout_storage_view(A, t, 0));
+  cr_assert_str_eq(s, "(32,8):(1@TLane,1@TCol)+[4:32@TLane]");
+  free(s);
 }
 
 /* view(x) is L(x) with the axes outside keep zeroed, as a set. */

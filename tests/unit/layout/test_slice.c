@@ -479,3 +479,128 @@ Test(slice, wrapping_regions_of_the_paper_example) {
               "tirx_layout_slice: region dim 0 [3, 5) wraps around iter (4):(1@laneid) and is "
               "not a layout");
 }
+
+/* Brute force for long runs: as run_is_layout, on heap arrays of any length. */
+static bool long_run_is_layout(const tirx_coord *p, int64_t n) {
+  if (n == 1) return true;
+  int axes = 0;
+  for (int ax = 0; ax < TIRX_AXIS_MAX; ax++) axes += p[1].v[ax] != p[0].v[ax];
+  if (axes > 1) return false;
+  for (int64_t f = 2; f <= n; f++) {
+    if (n % f) continue;
+    bool ok = true;
+    for (int64_t j = 0; j < n && ok; j++)
+      for (int ax = 0; ax < TIRX_AXIS_MAX && ok; ax++)
+        ok = p[j].v[ax] - p[j - j % f].v[ax] == (j % f) * (p[1].v[ax] - p[0].v[ax]);
+    if (!ok) continue;
+    tirx_coord *q = malloc((size_t)(n / f) * sizeof *q);
+    for (int64_t u = 0; u < n / f; u++) q[u] = p[u * f];
+    bool r = long_run_is_layout(q, n / f);
+    free(q);
+    if (r) return true;
+  }
+  return false;
+}
+
+/* Iters whose strides make carries coincide with the innermost stride (the runs the structured
+ * cases of the slice cannot see): each outer stride is the reach below it plus a step that is
+ * often the innermost stride (two carries land like one increment) and otherwise small. */
+static tirx_layout *coinciding_layout(uint64_t *seed, int64_t max_size, int64_t inner) {
+  for (;;) {
+    tirx_iter d[4];
+    int n = (int)test_rand_range(seed, 2, 4);
+    int64_t size = 1, reach = 0;
+    tirx_axis other = test_rand(seed) % 4 ? TIRX_AXIS_M : TIRX_AXIS_LANEID;
+    for (int i = n - 1; i >= 0; i--) {
+      int64_t e = test_rand_range(seed, 2, i == n - 1 ? inner : 4);
+      int64_t s0 = i == n - 1 ? test_rand_range(seed, 1, 3) : d[n - 1].stride;
+      int64_t s = i == n - 1 ? s0
+                  : test_rand(seed) % 2 ? reach + s0
+                                        : reach + test_rand_range(seed, -2, 3);
+      d[i] = (tirx_iter){e, s, i == 0 && test_rand(seed) % 3 == 0 ? other : TIRX_AXIS_M};
+      size *= e;
+      reach += (e - 1) * s;
+    }
+    if (size > max_size) continue;
+    tirx_layout *l = tirx_layout_new(A, n, d, 0, NULL, 0, NULL);
+    cr_assert_not_null(l, "%s", tirx_last_error());
+    return l;
+  }
+}
+
+/* Checks one run of a flat layout against brute force: sliced exactly when its points are a
+ * layout, and then by the slice law. */
+static bool check_run(const tirx_layout *l, int64_t b, int64_t e, tirx_coord *pts) {
+  int64_t size = tirx_layout_size(l);
+  for (int64_t j = 0; j < e; j++) pts[j] = first_point(l, b + j);
+  bool want = long_run_is_layout(pts, e);
+  tirx_clear_error();
+  tirx_layout *s = tirx_layout_slice(A, l, 1, &size, &b, &e);
+  char *str = tirx_layout_str(l);
+  if (!s) {
+    cr_assert_eq(tirx_last_status(), TIRX_E_NOT_REPRESENTABLE, "%s", tirx_last_error());
+    cr_assert(!want, "refused [%lld, %lld) of %s, a layout: %s", (long long)b, (long long)(b + e),
+              str, tirx_last_error());
+  } else {
+    cr_assert(want, "accepted [%lld, %lld) of %s, not a layout", (long long)b,
+              (long long)(b + e), str);
+    assert_slice_law(s, l, 1, &size, &b, &e);
+  }
+  free(str);
+  return s != NULL;
+}
+
+Test(slice, runs_whose_carries_coincide_match_brute_force) {
+  uint64_t seed = 0xc01c;
+  tirx_coord *pts = malloc(256 * sizeof *pts);
+  int ok = 0, refused = 0;
+  for (int t = 0; t < 120; t++) {
+    tirx_layout *l = coinciding_layout(&seed, 256, 12);
+    int64_t size = tirx_layout_size(l);
+    for (int64_t b = 0; b < size; b++)
+      for (int64_t e = 2; b + e <= size; e++) {
+        if (size > 96 && test_rand(&seed) % 6) continue;
+        if (check_run(l, b, e, pts)) ok++;
+        else refused++;
+      }
+  }
+  free(pts);
+  cr_assert_gt(ok, 20000);
+  cr_assert_gt(refused, 20000);
+}
+
+/* The known gap of the point factoring (runs over 1024 elements) is closed: the closed form
+ * has no length limit. (3,2,2,1024):(1124,1124,100,1): elements [1024, 2049) are 100, 101, ...,
+ * 1124 (the carry out of (2):(100) into (2):(1124) steps by 1 like the rest). */
+Test(slice, runs_past_1024_elements) {
+  tirx_iter d[] = {{3, 1124, TIRX_AXIS_M}, {2, 1124, TIRX_AXIS_M}, {2, 100, TIRX_AXIS_M},
+                   {1024, 1, TIRX_AXIS_M}};
+  tirx_layout *l = tirx_layout_new(A, 4, d, 0, NULL, 0, NULL);
+  int64_t size = 12288, b = 1024, e = 1025;
+  tirx_layout *s = tirx_layout_slice(A, l, 1, &size, &b, &e);
+  expect_str(s, "((1025)):((1@m))+100@m");
+  assert_slice_law(s, l, 1, &size, &b, &e);
+  /* A run of 2^40 elements on a layout of 2^62: the same coincidence, never enumerated. */
+  tirx_iter big[] = {{4, (INT64_C(1) << 40) + 7, TIRX_AXIS_M},
+                     {2, (INT64_C(1) << 40) + 7, TIRX_AXIS_M},
+                     {2, 7, TIRX_AXIS_M},
+                     {INT64_C(1) << 40, 1, TIRX_AXIS_M}};
+  tirx_layout *lb = tirx_layout_new(A, 4, big, 0, NULL, 0, NULL);
+  int64_t bsize = INT64_C(1) << 44, bb = INT64_C(1) << 40, be = (INT64_C(1) << 40) + 3;
+  expect_str(tirx_layout_slice(A, lb, 1, &bsize, &bb, &be), "((1099511627779)):((1@m))+7@m");
+  /* Random long runs of coinciding layouts against brute force. */
+  uint64_t seed = 0x10e4;
+  tirx_coord *pts = malloc(4096 * sizeof *pts);
+  int ok = 0, refused = 0;
+  for (int t = 0; ok + refused < 300 && t < 20000; t++) {
+    tirx_layout *c = coinciding_layout(&seed, 4096, 400);
+    int64_t n = tirx_layout_size(c);
+    if (n < 1100) continue;
+    int64_t eb = test_rand_range(&seed, 1025, n), bg = test_rand_range(&seed, 0, n - eb);
+    if (check_run(c, bg, eb, pts)) ok++;
+    else refused++;
+  }
+  free(pts);
+  cr_assert_gt(ok, 30);
+  cr_assert_gt(refused, 30);
+}

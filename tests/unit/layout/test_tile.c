@@ -361,3 +361,159 @@ Test(tile, compose_bad_input_is_reported) {
   expect_null(tirx_layout_compose(NULL, l, l), TIRX_E_NULL_ARG,
               "tirx_layout_compose: arena is NULL");
 }
+
+/* ---- CuTe's extending composition ---- */
+
+/* l extended to cover [0, n): its outermost iter (1:0 for a scalar) grown to reach n, the
+ * brute-force model of CuTe's unbounded last mode. */
+static tirx_layout *extended(const tirx_layout *l, int64_t n) {
+  tirx_iter d[TIRX_LAYOUT_MAX_ITERS], r[TIRX_LAYOUT_MAX_ITERS];
+  tirx_axis_offset o[TIRX_AXIS_MAX];
+  int nd = tirx_layout_num_iters(l), nr = tirx_layout_num_replicas(l);
+  int no = tirx_layout_num_offsets(l);
+  for (int i = 0; i < nd; i++) tirx_layout_iter(l, i, &d[i]);
+  for (int i = 0; i < nr; i++) tirx_layout_replica(l, i, &r[i]);
+  for (int i = 0; i < no; i++) tirx_layout_offset_at(l, i, &o[i]);
+  if (nd == 0) d[nd++] = (tirx_iter){1, 0, TIRX_AXIS_M};
+  int64_t inner = 1;
+  for (int i = 1; i < nd; i++) inner *= d[i].extent;
+  if (d[0].extent * inner < n) d[0].extent = (n + inner - 1) / inner;
+  tirx_layout *e = tirx_layout_new(A, nd, d, nr, r, no, o);
+  cr_assert_not_null(e, "%s", tirx_last_error());
+  if (tirx_layout_swizzle_bytes(l))
+    e = tirx_layout_swizzle(A, e, tirx_layout_swizzle_bytes(l), tirx_layout_swizzle_elem_bytes(l));
+  return e;
+}
+
+static void assert_extended_law(const tirx_layout *c, const tirx_layout *l, const tirx_layout *f) {
+  cr_assert_eq(tirx_layout_size(c), tirx_layout_size(f));
+  cr_assert_eq(tirx_layout_rank(c), tirx_layout_rank(f));
+  int64_t hi = 0;
+  for (int64_t x = 0; x < tirx_layout_size(f); x++) {
+    int64_t fx;
+    cr_assert_eq(tirx_layout_eval_m(f, x, &fx), TIRX_OK);
+    if (fx > hi) hi = fx;
+  }
+  tirx_layout *le = extended(l, hi + 1);
+  for (int64_t x = 0; x < tirx_layout_size(f); x++) {
+    int64_t fx;
+    tirx_layout_eval_m(f, x, &fx);
+    if (!test_same_points(c, x, le, fx)) {
+      char *a = tirx_layout_str(l), *b = tirx_layout_str(f), *r = tirx_layout_str(c);
+      cr_assert_fail("%s o %s = %s differs at x=%lld (f(x) = %lld)", a, b, r, (long long)x,
+                     (long long)fx);
+    }
+  }
+}
+
+/* CuTe's test vectors (test/unit/cute/core/composition.cpp, "cosize(b) > size(a)"), with the
+ * modes reversed into tirx order. */
+Test(tile, compose_extended_cute_vectors) {
+  static const struct {
+    int nl;
+    int64_t le[3], ls[3];
+    int nf;
+    int64_t fe[2], fs[2];
+    const char *want;
+  } v[] = {
+      {1, {1}, {0}, 1, {4}, {1}, "(4):(0@m)"},                              /* 1:0 o 4:1 */
+      {1, {1}, {1}, 1, {4}, {1}, "(4):(1@m)"},                              /* 1:1 o 4:1 */
+      {1, {4}, {1}, 1, {4}, {2}, "(4):(2@m)"},                              /* 4:1 o 4:2 */
+      {2, {3, 4}, {1, 3}, 1, {24}, {1}, "(6,4):(1@m,3@m)"},    /* (4,3):(3,1) o 24:1, last mode extended */
+      {2, {3, 4}, {1, 3}, 1, {8}, {1}, "(2,4):(1@m,3@m)"},     /* ... o 8:1, without divisibility */
+      {3, {1, 3, 4}, {0, 1, 3}, 1, {24}, {1}, "(2,3,4):(0@m,1@m,3@m)"}, /* capped with 1:0 */
+      {1, {3}, {1}, 1, {4}, {1}, "(4):(1@m)"},                              /* 3:1 o 4:1 */
+      {3, {5, 24, 48}, {3072, 128, 1}, 1, {32}, {1}, "(32):(1@m)"},         /* within the size */
+      {3, {5, 24, 128}, {3072, 128, 1}, 1, {480}, {32}, "(480):(32@m)"},
+  };
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+    tirx_layout *l = flat_m(v[i].nl, v[i].le, v[i].ls), *f = flat_m(v[i].nf, v[i].fe, v[i].fs);
+    tirx_layout *c = tirx_layout_compose_extended(A, l, f);
+    expect_str(c, v[i].want);
+    assert_extended_law(c, l, f);
+  }
+  /* The default composition still refuses values past size(l). */
+  tirx_layout *l = flat_m(2, (int64_t[]){3, 4}, (int64_t[]){1, 3});
+  expect_null(tirx_layout_compose(A, l, flat_m(1, (int64_t[]){24}, (int64_t[]){1})),
+              TIRX_E_OUT_OF_RANGE, "tirx_layout_compose: f's values span [0, 23], outside [0, 12)");
+}
+
+Test(tile, compose_extended_matches_brute_force_on_random_layouts) {
+  uint64_t seed = 0xe47e;
+  int ok = 0, refused = 0, past = 0, same = 0;
+  for (int t = 0; t < 1500; t++) {
+    tirx_layout *l = test_random_layout(A, &seed, 4, t % 2 == 0);
+    if (t % 7 == 0) l = tirx_layout_swizzle(A, l, 32, 2);
+    int64_t ext[3], str[3], hi = 0;
+    int n = (int)test_rand_range(&seed, 1, 3);
+    for (int i = 0; i < n; i++) {
+      ext[i] = test_rand_range(&seed, 1, 6);
+      str[i] = test_rand(&seed) % 3 ? test_rand_range(&seed, 0, 8)
+                                    : test_rand_range(&seed, 1, 3) * tirx_layout_size(l);
+      hi += str[i] * (ext[i] - 1);
+    }
+    tirx_layout *f = flat_m(n, ext, str);
+    tirx_clear_error();
+    tirx_layout *c = tirx_layout_compose_extended(A, l, f);
+    tirx_layout *plain = tirx_layout_compose(A, l, f);
+    if (plain) { /* in range: the same placement as the default composition */
+      cr_assert_not_null(c, "%s", tirx_last_error());
+      cr_assert(tirx_layout_equal(c, plain));
+      same++;
+    }
+    if (!c) {
+      tirx_clear_error();
+      cr_assert_null(tirx_layout_compose_extended(A, l, f));
+      cr_assert_eq(tirx_last_status(), TIRX_E_NOT_REPRESENTABLE, "%s", tirx_last_error());
+      refused++;
+      continue;
+    }
+    ok++;
+    past += hi >= tirx_layout_size(l);
+    assert_extended_law(c, l, f);
+  }
+  cr_assert_gt(ok, 600);
+  cr_assert_gt(past, 300);
+  cr_assert_gt(same, 200);
+  cr_assert_gt(refused, 100);
+}
+
+Test(tile, compose_extended_bad_input_is_reported) {
+  tirx_layout *l = flat_m(2, (int64_t[]){2, 3}, (int64_t[]){10, 1});
+  expect_null(tirx_layout_compose_extended(A, l, flat_m(1, (int64_t[]){2}, (int64_t[]){-1})),
+              TIRX_E_OUT_OF_RANGE,
+              "tirx_layout_compose_extended: f's values span [-1, 0], expected >= 0");
+  expect_null(tirx_layout_compose_extended(A, l, flat_m(1, (int64_t[]){3}, (int64_t[]){2})),
+              TIRX_E_NOT_REPRESENTABLE,
+              "tirx_layout_compose_extended: f's iter 0 (3):(2@m) does not divide l's iters (2,3)");
+  tirx_layout *l2 = flat_m(2, (int64_t[]){2, 2}, (int64_t[]){100, 1});
+  expect_null(tirx_layout_compose_extended(A, l2, flat_m(2, (int64_t[]){2, 2}, (int64_t[]){1, 1})),
+              TIRX_E_NOT_REPRESENTABLE,
+              "tirx_layout_compose_extended: f's iters overlap in l's iter (2):(1@m) (their sum "
+              "carries)");
+  tirx_layout *l4 = flat_m(1, (int64_t[]){1}, (int64_t[]){4});
+  expect_null(tirx_layout_compose_extended(
+                  A, l4, flat_m(1, (int64_t[]){2}, (int64_t[]){INT64_C(1) << 61})),
+              TIRX_E_OVERFLOW,
+              "tirx_layout_compose_extended: f's iter 0 (2):(2305843009213693952@m) takes l's "
+              "outermost stride past int64");
+  tirx_layout *l5 = flat_m(1, (int64_t[]){1}, (int64_t[]){INT64_C(1) << 40});
+  expect_null(tirx_layout_compose_extended(
+                  A, l5, flat_m(1, (int64_t[]){INT64_C(1) << 30}, (int64_t[]){1})),
+              TIRX_E_OVERFLOW,
+              "tirx_layout_compose_extended: a coordinate of the layout overflows int64");
+  tirx_iter lane[] = {{2, 1, TIRX_AXIS_LANEID}};
+  expect_null(tirx_layout_compose_extended(A, l, tirx_layout_new(A, 1, lane, 0, NULL, 0, NULL)),
+              TIRX_E_INVALID_ARG,
+              "tirx_layout_compose_extended: f is not an index map (iter 0 is on laneid)");
+  tirx_iter m2[] = {{2, 1, TIRX_AXIS_M}};
+  expect_null(tirx_layout_compose_extended(A, l, tirx_layout_new(A, 1, m2, 1, m2, 0, NULL)),
+              TIRX_E_INVALID_ARG,
+              "tirx_layout_compose_extended: f is not an index map (it has replicas)");
+  expect_null(tirx_layout_compose_extended(A, NULL, l), TIRX_E_NULL_ARG,
+              "tirx_layout_compose_extended: l is NULL");
+  expect_null(tirx_layout_compose_extended(A, l, NULL), TIRX_E_NULL_ARG,
+              "tirx_layout_compose_extended: f is NULL");
+  expect_null(tirx_layout_compose_extended(NULL, l, l), TIRX_E_NULL_ARG,
+              "tirx_layout_compose_extended: arena is NULL");
+}
