@@ -290,6 +290,22 @@ tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, in
   return st;
 }
 
+/* The epilogue of one f32 output held in the variable sum, column n: + bias[0, n] (bias NULL:
+ * none), then SiLU or GeLU (gemv's and the split-K reduction's scalar form of what the tile
+ * kernels do with tirx_binary/tirx_unary on their fragments). */
+static void epilogue_scalar(tirx_builder *b, tirx_epilogue ep, tirx_expr *sum, tirx_tensor *bias,
+                            tirx_expr *n) {
+  if (bias)
+    tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
+  if (ep == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
+    tirx_assign(b, sum, tirx_div(b, sum, tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                                  tirx_exp(b, tirx_neg(b, sum)))));
+  if (ep == TIRX_EPILOGUE_BIAS_GELU) /* 0.5 x (1 + erf(x / sqrt 2)) */
+    tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
+                                 tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                                          tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
+}
+
 /* Whether C's rows end inside a 16-byte piece (N * 2 bytes not a multiple of 16): then a TMA
  * store would also write the rest of that piece, past N (the hardware clips at 16 bytes), and
  * the epilogue stores element by element instead (store_plain). */
@@ -843,15 +859,7 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out) {
     tirx_expr *m = tirx_let(b, "m", tirx_div(b, tid, I(b, R)));
     tirx_expr *n = tirx_let(b, "n", tirx_add(b, n0, tirx_cast(b, tirx_mod(b, tid, I(b, R)), TIRX_I64)));
     tirx_if_begin(b, tirx_lt(b, n, N64));
-    if (has_bias)
-      tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
-    if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
-      tirx_assign(b, sum, tirx_div(b, sum, tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
-                                                    tirx_exp(b, tirx_neg(b, sum)))));
-    if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) /* 0.5 x (1 + erf(x / sqrt 2)) */
-      tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
-                                   tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
-                                            tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
+    epilogue_scalar(b, s->epilogue, sum, bias, n);
     tirx_store(b, C, TIRX_EXPRS(tirx_add(b, tirx_mul(b, tirx_cast(b, m, TIRX_I64), LDC), n)),
                tirx_cast(b, sum, dt));
     tirx_if_end(b);
@@ -889,15 +897,7 @@ static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out) {
   tirx_expr *sp = tirx_for_begin(b, "sp", I(b, 0), S, NULL, TIRX_LOOP_SERIAL);
   tirx_assign(b, sum, tirx_add(b, sum, tirx_load(b, W, TIRX_EXPRS(tirx_add(b, tirx_mul(b, sp, WS), m), n))));
   tirx_for_end(b);
-  if (has_bias)
-    tirx_assign(b, sum, tirx_add(b, sum, tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(I(b, 0), n)), TIRX_F32)));
-  if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) /* x / (1 + e^-x) */
-    tirx_assign(b, sum, tirx_div(b, sum, tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
-                                                  tirx_exp(b, tirx_neg(b, sum)))));
-  if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) /* 0.5 x (1 + erf(x / sqrt 2)) */
-    tirx_assign(b, sum, tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), sum),
-                                 tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
-                                          tirx_erf(b, tirx_mul(b, sum, tirx_float(b, 0.70710678118654752, TIRX_F32))))));
+  epilogue_scalar(b, s->epilogue, sum, bias, n);
   tirx_store(b, C, TIRX_EXPRS(m, n), tirx_cast(b, sum, dt));
   tirx_if_end(b);
   return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
