@@ -45,13 +45,19 @@ static tirx_region *box(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, int64_t 
                          (int64_t[]){1, rows, 1, d});
 }
 
-static tirx_region *col0(tirx_builder *b, tirx_tensor *t) { /* a row tensor's (64, 1) values */
+static tirx_region *col0(tirx_builder *b, tirx_tensor *t) { return tirx__attn_col0(b, t); }
+
+tirx_region *tirx__attn_col0(tirx_builder *b, tirx_tensor *t) {
   return rect(b, t, I(b, 0), I(b, 0), WM, 1);
 }
 
-/* A (rows, d) tile in shared memory, 128-byte swizzled, and its [1, rows, 1, d] view. */
 static tirx_tensor *tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows, int64_t d,
                          int swz, tirx_tensor **view) {
+  return tirx__attn_tile(b, name, dt, rows, d, swz, view);
+}
+
+tirx_tensor *tirx__attn_tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows,
+                             int64_t d, int swz, tirx_tensor **view) {
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_tensor *t = tirx_alloc_shared(b, name, dt, TIRX_DIMS(rows, d),
                                      tirx_layout_smem_tile(ar, rows, d, 2, swz));
@@ -127,7 +133,8 @@ static tile_info tile_of(const kctx *x, tirx_expr *t, tirx_expr *second) {
 
 /* The consumer's state across the KV blocks of a tile. */
 typedef struct cons {
-  tirx_tensor *S, *P, *O, *Mrun, *Mold, *Mx, *NegMs, *Alpha, *Lrun, *Lx, *Cs;
+  tirx_tensor *S, *P, *O;
+  tirx__attn_rows rows; /* the online softmax's row state */
   tirx_tensor *Qs, *Ks, *Vs;
   tirx_ring *kr, *vr; /* the K and V rings */
   tirx_expr *c, *it, *tid_wg;
@@ -184,28 +191,67 @@ static void softmax(const kctx *x, const cons *s, const tile_info *ti, tirx_expr
     tirx_select_region(b, S, tirx_broadcast(b, ok), S,
                        tirx_broadcast(b, tirx_float(b, -INFINITY, TIRX_F32)), NULL);
   }
-  tirx_copy(b, col0(b, s->Mold), col0(b, s->Mrun), NULL);
-  tirx_reduce(b, col0(b, s->Mrun), S, TIRX_OP_MAX, 0x2, true, NULL);
-  tirx_region *c = tirx_broadcast(b, x->c_log2);
-  tirx_binary(b, col0(b, s->Alpha), TIRX_OP_SUB, col0(b, s->Mold), col0(b, s->Mrun), NULL);
-  tirx_binary(b, col0(b, s->Alpha), TIRX_OP_MUL, col0(b, s->Alpha), c, NULL);
-  tirx_unary(b, col0(b, s->Alpha), TIRX_OP_EXP2_APPROX, col0(b, s->Alpha), NULL);
-  tirx_binary(b, col0(b, s->NegMs), TIRX_OP_MUL, col0(b, s->Mrun),
-              tirx_broadcast(b, tirx_neg(b, x->c_log2)), NULL);
-  tirx_ternary(b, S, TIRX_OP_FMA, S, c, tirx_whole(b, s->NegMs), NULL);
-  tirx_unary(b, S, TIRX_OP_EXP2_APPROX, S, NULL);
-  tirx_reduce(b, col0(b, s->Lx), S, TIRX_OP_SUM, 0x2, false, NULL);
-  tirx_ternary(b, col0(b, s->Lrun), TIRX_OP_FMA, col0(b, s->Lrun), col0(b, s->Alpha), col0(b, s->Lx), NULL);
+  tirx__attn_softmax_step(b, &s->rows, S, x->c_log2);
   tirx_team_end(b);
+}
+
+void tirx__attn_softmax_step(tirx_builder *b, const tirx__attn_rows *r, tirx_region *S,
+                             tirx_expr *c_log2) {
+  tirx_copy(b, col0(b, r->Mold), col0(b, r->Mrun), NULL);
+  tirx_reduce(b, col0(b, r->Mrun), S, TIRX_OP_MAX, 0x2, true, NULL);
+  tirx_region *c = tirx_broadcast(b, c_log2);
+  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_SUB, col0(b, r->Mold), col0(b, r->Mrun), NULL);
+  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_MUL, col0(b, r->Alpha), c, NULL);
+  tirx_unary(b, col0(b, r->Alpha), TIRX_OP_EXP2_APPROX, col0(b, r->Alpha), NULL);
+  tirx_binary(b, col0(b, r->NegMs), TIRX_OP_MUL, col0(b, r->Mrun),
+              tirx_broadcast(b, tirx_neg(b, c_log2)), NULL);
+  tirx_ternary(b, S, TIRX_OP_FMA, S, c, tirx_whole(b, r->NegMs), NULL);
+  tirx_unary(b, S, TIRX_OP_EXP2_APPROX, S, NULL);
+  tirx_reduce(b, col0(b, r->Lx), S, TIRX_OP_SUM, 0x2, false, NULL);
+  tirx_ternary(b, col0(b, r->Lrun), TIRX_OP_FMA, col0(b, r->Lrun), col0(b, r->Alpha), col0(b, r->Lx), NULL);
 }
 
 /* Before the block's P V GEMM: O = O a, P = S as 16 bits (the RS A fragment as it stands). */
 static void rescale_and_pack(const kctx *x, const cons *s) {
   tirx_builder *b = x->b;
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_binary(b, tirx_whole(b, s->O), TIRX_OP_MUL, tirx_whole(b, s->O), tirx_whole(b, s->Alpha), NULL);
-  tirx_cast_region(b, tirx_whole(b, s->P), tirx_whole(b, s->S), NULL);
+  tirx__attn_rescale_pack(b, &s->rows, s->O, s->P, s->S);
   tirx_team_end(b);
+}
+
+void tirx__attn_rescale_pack(tirx_builder *b, const tirx__attn_rows *r, tirx_tensor *O,
+                             tirx_tensor *P, tirx_tensor *S) {
+  tirx_binary(b, tirx_whole(b, O), TIRX_OP_MUL, tirx_whole(b, O), tirx_whole(b, r->Alpha), NULL);
+  tirx_cast_region(b, tirx_whole(b, P), tirx_whole(b, S), NULL);
+}
+
+/* O = O / l, 0 for a row that saw no key (l = 0). */
+void tirx__attn_normalize(tirx_builder *b, const tirx__attn_rows *r, tirx_tensor *O) {
+  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_MAX, col0(b, r->Lrun), tirx_broadcast(b, tirx_float(b, 1e-30, TIRX_F32)), NULL);
+  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_DIV, tirx_broadcast(b, tirx_float(b, 1.0, TIRX_F32)), col0(b, r->Alpha), NULL);
+  tirx_binary(b, tirx_whole(b, O), TIRX_OP_MUL, tirx_whole(b, O), tirx_whole(b, r->Alpha), NULL);
+}
+
+/* Lx = m scale + ln l, the natural log-sum-exp of the scaled scores (scale = c_log2 ln 2). */
+void tirx__attn_lse(tirx_builder *b, const tirx__attn_rows *r, tirx_expr *c_log2) {
+  tirx_unary(b, col0(b, r->Lx), TIRX_OP_LOG, col0(b, r->Lrun), NULL);
+  tirx_ternary(b, col0(b, r->Lx), TIRX_OP_FMA, col0(b, r->Mrun),
+               tirx_broadcast(b, tirx_mul(b, c_log2, tirx_float(b, M_LN2, TIRX_F32))), col0(b, r->Lx), NULL);
+}
+
+void tirx__attn_rows_new(tirx_builder *b, tirx__attn_rows *r, int bn, int d) {
+  tirx_arena *ar = tirx_builder_arena(b);
+  const tirx_layout *rows_n = tirx_layout_wgmma_rows(ar, bn), *rows_d = tirx_layout_wgmma_rows(ar, d);
+  r->Mrun = tirx_alloc_local(b, "Mrun", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
+  r->Mold = tirx_alloc_local(b, "Mold", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
+  r->NegMs = tirx_alloc_local(b, "NegMs", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
+  r->Lrun = tirx_alloc_local(b, "Lrun", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
+  r->Lx = tirx_alloc_local(b, "Lx", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
+  r->Alpha = tirx_alloc_local(b, "Alpha", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
+  /* m starts finite (-1e30): a row whose keys are all masked then gives exp2(-inf) = 0, not
+   * the NaN of -inf - -inf, with no check in the loop */
+  tirx_fill(b, col0(b, r->Mrun), tirx_float(b, -1e30, TIRX_F32), NULL);
+  tirx_fill(b, col0(b, r->Lrun), tirx_float(b, 0.0, TIRX_F32), NULL);
 }
 
 /*
@@ -355,17 +401,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   s.S = tirx_alloc_local(b, "S", TIRX_F32, TIRX_DIMS(WM, bn), tirx_layout_wgmma_acc(ar, WM, bn));
   s.P = tirx_alloc_local(b, "P", dt, TIRX_DIMS(WM, bn), tirx_layout_wgmma_a(ar, WM, bn));
   s.O = tirx_alloc_local(b, "O", TIRX_F32, TIRX_DIMS(WM, d), tirx_layout_wgmma_acc(ar, WM, d));
-  const tirx_layout *rows_n = tirx_layout_wgmma_rows(ar, bn), *rows_d = tirx_layout_wgmma_rows(ar, d);
-  s.Mrun = tirx_alloc_local(b, "Mrun", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
-  s.Mold = tirx_alloc_local(b, "Mold", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
-  s.NegMs = tirx_alloc_local(b, "NegMs", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
-  s.Lrun = tirx_alloc_local(b, "Lrun", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
-  s.Lx = tirx_alloc_local(b, "Lx", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
-  s.Alpha = tirx_alloc_local(b, "Alpha", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
-  /* m starts finite (-1e30): a row whose keys are all masked then gives exp2(-inf) = 0, not
-   * the NaN of -inf - -inf, with no check in the loop */
-  tirx_fill(b, col0(b, s.Mrun), tirx_float(b, -1e30, TIRX_F32), NULL);
-  tirx_fill(b, col0(b, s.Lrun), tirx_float(b, 0.0, TIRX_F32), NULL);
+  tirx__attn_rows_new(b, &s.rows, bn, d);
   tirx_fill(b, tirx_whole(b, s.O), tirx_float(b, 0.0, TIRX_F32), NULL);
   tirx_team_end(b);
   tirx_ring_wait(b, qr, I(b, 0), tirx_bit_and(b, qt, I(b, 1)));
@@ -377,14 +413,10 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
   /* Epilogue: O / l (0 for a row that saw no key), lse = m scale + ln l */
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_binary(b, col0(b, s.Alpha), TIRX_OP_MAX, col0(b, s.Lrun), tirx_broadcast(b, tirx_float(b, 1e-30, TIRX_F32)), NULL);
-  tirx_binary(b, col0(b, s.Alpha), TIRX_OP_DIV, tirx_broadcast(b, tirx_float(b, 1.0, TIRX_F32)), col0(b, s.Alpha), NULL);
-  tirx_binary(b, tirx_whole(b, s.O), TIRX_OP_MUL, tirx_whole(b, s.O), tirx_whole(b, s.Alpha), NULL);
+  tirx__attn_normalize(b, &s.rows, s.O);
   tirx_tensor *O16 = tirx_alloc_local(b, "O16", dt, TIRX_DIMS(WM, d), tirx_layout_wgmma_acc(ar, WM, d));
   tirx_cast_region(b, tirx_whole(b, O16), tirx_whole(b, s.O), NULL);
-  tirx_unary(b, col0(b, s.Lx), TIRX_OP_LOG, col0(b, s.Lrun), NULL);
-  tirx_ternary(b, col0(b, s.Lx), TIRX_OP_FMA, col0(b, s.Mrun),
-               tirx_broadcast(b, tirx_mul(b, x.c_log2, tirx_float(b, M_LN2, TIRX_F32))), col0(b, s.Lx), NULL);
+  tirx__attn_lse(b, &s.rows, x.c_log2);
   tirx_team_end(b);
   /* the previous tile's O store has read Os (its thread waited) before this tile writes it */
   for (int q = 0; q < 2; q++) {
@@ -394,7 +426,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   }
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_copy(b, rect(b, Os, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, d), tirx_whole(b, O16), NULL);
-  tirx_copy(b, rect(b, LseS, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, 1), col0(b, s.Lx), NULL);
+  tirx_copy(b, rect(b, LseS, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, 1), col0(b, s.rows.Lx), NULL);
   tirx_team_end(b);
   tirx_fence_proxy_async(b);
   for (int q = 0; q < 2; q++) {

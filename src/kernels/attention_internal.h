@@ -52,4 +52,41 @@ typedef struct tirx__attn_ref_args {
 tirx_status tirx__attention_ref_get(const tirx__attn_call *c, tirx_kernel **out);
 void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_ref_args *a);
 
+/* ---- pieces the attention kernels share (attention_fast.c; builder code) ---- */
+
+/* A (rows, d) 16-bit tile in shared memory, swz-byte swizzled (tirx_layout_smem_tile), and
+ * in *view its [1, rows, 1, d] view (the TMA box of a [batch, seq, heads, d] tensor). */
+tirx_tensor *tirx__attn_tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows,
+                             int64_t d, int swz, tirx_tensor **view);
+
+/* Column 0 of a per-row tensor of one warpgroup's 64 rows: its (64, 1) values. */
+tirx_region *tirx__attn_col0(tirx_builder *b, tirx_tensor *t);
+
+/* The online softmax's state of one warpgroup's 64 query rows (tirx_layout_wgmma_rows, one
+ * value a row): the running max m (Mrun; Mold its previous value, NegMs -m c), the running sum
+ * l (Lrun; Lx a block's row sum, then the log-sum-exp), the rescale factor a (Alpha). */
+typedef struct tirx__attn_rows {
+  tirx_tensor *Mrun, *Mold, *NegMs; /* [64, bn] */
+  tirx_tensor *Lrun, *Lx, *Alpha;   /* [64, d] */
+} tirx__attn_rows;
+
+/* Allocates the state (inside the consumer warpgroup's team) and sets m = -1e30, l = 0. */
+void tirx__attn_rows_new(tirx_builder *b, tirx__attn_rows *r, int bn, int d);
+
+/* One block's step on its (masked) scores S [64, bn] f32 (wgmma accumulator), inside the
+ * warpgroup's team: m' = max(m, rowmax S), a = exp2((m - m') c), S = exp2(S c - m' c),
+ * l = l a + rowsum S, m = m' (c = c_log2 = scale log2 e). */
+void tirx__attn_softmax_step(tirx_builder *b, const tirx__attn_rows *r, tirx_region *S,
+                             tirx_expr *c_log2);
+
+/* Before the block's P V GEMM: O = O a, and P = S as 16 bits (the RS A fragment). */
+void tirx__attn_rescale_pack(tirx_builder *b, const tirx__attn_rows *r, tirx_tensor *O,
+                             tirx_tensor *P, tirx_tensor *S);
+
+/* The epilogue's O = O / l (0 for a row without keys; Alpha is overwritten). */
+void tirx__attn_normalize(tirx_builder *b, const tirx__attn_rows *r, tirx_tensor *O);
+
+/* Lx = m c ln 2 + ln l: the rows' natural log-sum-exp of the scaled scores. */
+void tirx__attn_lse(tirx_builder *b, const tirx__attn_rows *r, tirx_expr *c_log2);
+
 #endif
