@@ -691,16 +691,23 @@ TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_op
  * A sequence of context length L holds its q_len new tokens last (L >= q_len): query i sees
  * keys j <= L - q_len + i (causal among the new tokens). Entries of block_table past the pages
  * a sequence needs (ceil(L / page_size)) are never read. Page ids are the caller's data and
- * are not checked: an id outside [0, num_pages) makes the kernel read outside the cache
- * (undefined results, or a fault that makes the runtime sticky).
+ * are not checked: an id outside [0, num_pages) (negative included) reads a page of zeros (the
+ * TMA load's bounds fill), so its keys score 0 and its values add nothing: wrong results for
+ * that sequence, never a read outside the cache or a fault.
  *
- * Kernel. One CTA of 128 threads per (KV split, KV head, sequence) reads each K and V page of
- * its range once for all H / H_kv query heads of its KV head (their q_len rows each): tiles of
- * TIRX_DECODE_TILE keys go by cp.async (16-byte vectors) into a two-stage shared ring, the next
- * tile in flight while the current one is used; the dot products and P V are f32 FMAs (no
- * tensor cores yet: from about 16 rows, (H / H_kv) * q_len, FMAs and not HBM bound the kernel).
- * Split-KV (flash-decoding): when B x H_kv CTAs are too few for the SMs, each (sequence, KV
- * head) is split into ranges of tiles (tirx_kernels_decode_plan); each CTA writes its
+ * Kernel (sm_90a, tensor cores; on another device the launch fails with tirx_launch's arch
+ * error). A persistent grid (tirx_decode_plan.ctas CTAs of 384 threads,
+ * one an SM) runs over the items (sequence, KV split, KV head); the KV heads of a sequence's
+ * pages go side by side. One thread issues, per block of TIRX_DECODE_TILE keys, the TMA loads
+ * of its K and V pages (page ids from the block table) into a ring of shared stages that
+ * streams across items; two consumer warpgroups take the CTA's items in turn (one's epilogue
+ * under the other's blocks), each reading every K and V page of its item once for all
+ * H / H_kv query heads of the KV head: their (H / H_kv) * q_len rows are a 64-row wgmma tile,
+ * S = Q K^T and O += P V on wgmma, the online softmax in f32 registers. Key slots past a
+ * sequence's length in its last page are masked, and their V rows zeroed before P V: those
+ * slots may hold anything, NaN included.
+ * Split-KV (flash-decoding): when the items B x H_kv would leave SMs idle, each (sequence, KV
+ * head) is split into ranges of tiles (tirx_kernels_decode_plan); each split writes its
  * unnormalised f32 partial O and its (max, sum) to a workspace, and a combine kernel merges
  * the splits of each row in split order (deterministic).
  *
@@ -734,21 +741,25 @@ typedef struct tirx_decode_options {
 
 /* The split of a launch: KV splits per (sequence, KV head) (1: unsplit, no workspace), the
  * tiles of TIRX_DECODE_TILE keys each split reads (the last split of the longest sequence may
- * read fewer; splits of shorter sequences may read none) and the workspace bytes. */
+ * read fewer; splits of shorter sequences may read none), the workspace bytes, and (version 2)
+ * the persistent grid. */
 typedef struct tirx_decode_plan {
-  size_t size; /* in: 0 or sizeof(tirx_decode_plan); out: bytes written */
+  size_t size; /* in: 0 (version 1: up to workspace_bytes) or sizeof(tirx_decode_plan); out:
+                  bytes written */
   int splits;              /* KV splits per (sequence, KV head); 1: unsplit */
   int tiles_per_split;     /* tiles of TIRX_DECODE_TILE keys each split reads */
   int64_t workspace_bytes; /* the split launches' workspace (0 unsplit) */
+  int ctas;                /* the persistent grid: min(B x h_kv x splits, sms) CTAs */
 } tirx_decode_plan;
 
 /*
  * The split tirx_op_decode_attention uses for B sequences of at most max_context tokens, H
  * query heads over h_kv KV heads, q_len new tokens and head dim d. opts->splits forced: that
- * many (at most the tiles of max_context). Automatic: unsplit when B x h_kv CTAs are at least
- * two per SM (2 opts->sms); else enough splits for that (ceil(2 sms / (B h_kv))), each of at
- * least 4 tiles (256 keys), at most TIRX_DECODE_MAX_SPLITS; then the splits the tiles of
- * max_context need at that many tiles each. opts may be NULL (context_lens_host is not read).
+ * many (at most the tiles of max_context). Automatic: the fewest splits whose B x h_kv x splits
+ * items fill at least 95% of the rounds of opts->sms persistent CTAs (items of equal length
+ * assumed), each split of at least 2 tiles (128 keys), at most TIRX_DECODE_MAX_SPLITS; failing
+ * 95%, the split that fills the most. Then the splits the tiles of max_context need at that
+ * many tiles each. opts may be NULL (context_lens_host is not read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (batch, heads, q_len, d, max_context < 1,
  * options out of range).
  */
@@ -758,8 +769,8 @@ TIRX_API tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, i
 
 /* The kernels of a decode call. */
 typedef enum tirx_decode_kernel {
-  TIRX_DECODE_UNSPLIT = 0, /* one CTA per (KV head, sequence) writes o (and lse) */
-  TIRX_DECODE_PARTIAL = 1, /* one CTA per (split, KV head, sequence) writes the workspace */
+  TIRX_DECODE_UNSPLIT = 0, /* each item (KV head, sequence) writes o (and lse) */
+  TIRX_DECODE_PARTIAL = 1, /* each item (split, KV head, sequence) writes the workspace */
   TIRX_DECODE_COMBINE = 2  /* merges the splits into o (and lse) */
 } tirx_decode_kernel;
 

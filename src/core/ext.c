@@ -29,7 +29,8 @@ EXT_V1(row_plan, tirx_row_plan)
 EXT_V1(rope_options, tirx_rope_options)
 EXT_V1(attention_options, tirx_attention_options)
 EXT_V1(decode_options, tirx_decode_options)
-EXT_V1(decode_plan, tirx_decode_plan)
+/* Version 2 (issue 15): ctas, the persistent grid of the tensor-core kernel. */
+EXT_V2(decode_plan, tirx_decode_plan, ctas)
 EXT_V1(tp_spec, tirx_tp_spec)
 
 const tirx__ext_type *const tirx__ext_types[] = {

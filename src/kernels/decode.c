@@ -1,6 +1,6 @@
 /* Decode attention over a paged KV cache (split-KV, flash-decoding) and reshape_and_cache,
  * written with the builder (tirx/kernels.h), and their ops. */
-#include "kernels_internal.h"
+#include "attention_internal.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -39,41 +39,145 @@ static tirx_tensor *strided(tirx_builder *b, const char *name, tirx_dtype dt, in
   return tirx_param_tensor_strided(b, name, dt, n, shape, none);
 }
 
-/* A cache page tile in shared memory: [2 * pages per tile, P, 1, D], rows pitch elements apart
- * (two stages of a tile each). */
-static tirx_tensor *page_ring(tirx_builder *b, const char *name, const dspec *s, int64_t pitch) {
-  int64_t np = N / s->p;
-  const tirx_layout *l =
-      tirx_layout_strided(tirx_builder_arena(b), 4, (int64_t[]){2 * np, s->p, 1, s->d},
-                          (int64_t[]){s->p * pitch, pitch, pitch, 1});
-  return tirx_alloc_shared(b, name, s->dt, TIRX_DIMS(2 * np, s->p, 1, s->d), l);
+/*
+ * UNSPLIT and PARTIAL on tensor cores (sm_90a): persistent CTAs of three warpgroups over the
+ * items (sequence bi, split sp, KV head kvh), item t = (bi * splits + sp) * H_kv + kvh (the KV
+ * heads of a page side by side), CTA c taking items c, c + grid, ...; the items' KV blocks of
+ * TC_BN keys stream through one ring (K and V of a block a stage), across items.
+ *   warpgroup 0, its first thread (the producer): per block, the page ids from the block table
+ *     and one TMA load of K and one of V per page the sequence has ([P, D] boxes of the
+ *     [num_pages, P, H_kv, D] caches); the stage's full barrier expects their bytes.
+ *   warpgroups 1 and 2 (the consumers) take the CTA's items in turn, so that one's item
+ *     epilogue and next Q load run under the other's blocks and the ring keeps streaming.
+ *     An item's R = G q_len query rows (row r: token r / G of head kvh G + r % G) sit in the
+ *     warpgroup's 64-row Q tile, rows R.. zero; per block S = Q K^T (SS wgmma, m64n64), the
+ *     online softmax in registers (the prefill kernel's pieces), O += P V (RS wgmma, V
+ *     MN-major). Blocks past the causal bound of some row (the last one or two of a sequence)
+ *     run in their own loop: scores masked by position, and V rows past L zeroed in the stage
+ *     first (their bytes are another sequence's tail or stale, and 0 * NaN is NaN).
+ * Epilogue per item through the warpgroup's shared tiles: UNSPLIT O / l in 16 bits to o (a warp
+ * a row) and lse; PARTIAL the unnormalised f32 O and (m log2-scaled, l) to the item's
+ * workspace rows ((bi * H_kv + kvh) * splits + sp) * R + r, the combine kernel's order.
+ */
+enum { TC_BN = TIRX_DECODE_TILE, TC_WM = 64, TC_THREADS = 384 };
+
+/* Ring stages: 4 (128 KiB at D = 128); 3 in the split kernel, whose f32 output tiles are
+ * twice as large (both then fit 227 KiB of shared memory with the two consumers' tiles). */
+static int tc_stages(const dspec *s) { return s->which == TIRX_DECODE_PARTIAL ? 3 : 4; }
+
+typedef struct tc_item {
+  tirx_expr *bi, *kvh, *sp, *L, *t0, *t1;
+} tc_item;
+
+/* Item t's coordinates and its blocks [t0, t1) (every warpgroup derives them alike). */
+static tc_item tc_item_of(tirx_builder *b, tirx_expr *t, tirx_expr *splits, tirx_expr *tps,
+                          tirx_tensor *cl, int hkv) {
+  tc_item it;
+  it.kvh = tirx_let(b, "kvh", tirx_mod(b, t, I(b, hkv)));
+  tirx_expr *bs = tirx_let(b, "bs", tirx_div(b, t, I(b, hkv)));
+  it.sp = tirx_let(b, "sp", tirx_mod(b, bs, splits));
+  it.bi = tirx_let(b, "bi", tirx_div(b, bs, splits));
+  it.L = tirx_let(b, "L", tirx_load(b, cl, TIRX_EXPRS(it.bi)));
+  it.t0 = tirx_let(b, "t0", tirx_mul(b, it.sp, tps));
+  it.t1 = tirx_let(b, "t1", tirx_min(b, tirx_ceildiv(b, it.L, I(b, TC_BN)), tirx_add(b, it.t0, tps)));
+  return it;
 }
 
-/*
- * UNSPLIT and PARTIAL: grid (splits, H_kv, B), 128 threads. Rows r = qi * G + g of the CTA are
- * query token qi of head kvh * G + g. Per tile of N keys: cp.async of its pages (K and V) into
- * stage it % 2 of the ring, the next tile's issued before this one is waited for; scores
- * S[r, j] (thread: key j = tid % N, rows tid / N + 2 i; K rows as 16-byte shared vectors, q
- * from shared f32); the online softmax per row (warp w: rows w + 4 i; lanes: keys lane and
- * lane + 32) leaving P in S and each row's rescale factor; P V (thread: column tid % D, rows
- * tid / D + (T / D) i; V from shared).
- */
-static tirx_status build_attention(const dspec *s, tirx_kernel **out) {
-  const int G = s->h / s->hkv, R = G * s->ql, D = s->d, P = s->p, NP = N / P;
+/* The blocks of item t (0 when its split starts past the sequence). */
+static tirx_expr *tc_blocks_of(tirx_builder *b, tirx_expr *t, tirx_expr *splits, tirx_expr *tps,
+                               tirx_tensor *cl, int hkv) {
+  tc_item o = tc_item_of(b, t, splits, tps, cl, hkv);
+  return tirx_max(b, tirx_sub(b, o.t1, o.t0), I(b, 0));
+}
+
+typedef struct tc_ctx {
+  const dspec *s;
+  tirx_tensor *Qs, *Kt, *Vs, *S, *P, *O;
+  tirx__attn_rows rows;
+  tirx_ring *kv;
+  tirx_expr *it, *tid, *c, *cw, *L; /* ring uses, thread in the warpgroup, scale, consumer */
+  tirx_expr *hand_j, *has_next;      /* the block after whose wait the other consumer may go on */
+} tc_ctx;
+
+static tirx_region *tc_rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
+                            int64_t rows, int64_t cols) {
+  return tirx_region_new(b, t, TIRX_EXPRS(r0, c0), (int64_t[]){rows, cols});
+}
+
+/* The consumer warpgroup's own named barrier (1 or 2, its 128 threads). */
+static void tc_bar(tirx_builder *b, const tc_ctx *x) {
+  for (int q = 0; q < 2; q++) {
+    tirx_if_begin(b, tirx_eq(b, x->cw, I(b, q)));
+    tirx_named_barrier_sync(b, 1 + q, 128);
+    tirx_if_end(b);
+  }
+}
+
+/* One KV block j of the item on the ring's next stage. */
+static void tc_block(tirx_builder *b, tc_ctx *x, tirx_expr *j, bool masked) {
+  const int D = x->s->d, G = x->s->h / x->s->hkv;
+  tirx_expr *st = tirx_ring_stage(b, x->kv, x->it), *ph = tirx_ring_phase(b, x->kv, x->it, false);
+  tirx_ring_wait(b, x->kv, st, ph);
+  tirx_if_begin(b, tirx_and(b, x->has_next, tirx_eq(b, j, x->hand_j)));
+  tirx_named_barrier_arrive(b, 3, 256); /* the hand-off (build_attention_tc) */
+  tirx_if_end(b);
+  if (masked) { /* V rows at or past L to zero */
+    tirx_expr *nv = tirx_let(b, "nv", tirx_sub(b, x->L, tirx_mul(b, j, I(b, TC_BN))));
+    tirx_if_begin(b, tirx_lt(b, nv, I(b, TC_BN)));
+    tirx_expr *e = tirx_for_begin(b, "e", tirx_add(b, tirx_mul(b, nv, I(b, D)), x->tid),
+                                  I(b, TC_BN * D), I(b, 128), TIRX_LOOP_SERIAL);
+    tirx_store(b, x->Vs, TIRX_EXPRS(tirx_add(b, tirx_mul(b, st, I(b, TC_BN)), tirx_div(b, e, I(b, D))),
+                                    tirx_mod(b, e, I(b, D))),
+               tirx_cast(b, F(b, 0.0), x->s->dt));
+    tirx_for_end(b);
+    tirx_fence_proxy_async(b);
+    tc_bar(b, x);
+    tirx_if_end(b);
+  }
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)};
+  tirx_gemm_async(b, tirx_whole(b, x->S), tc_rect(b, x->Qs, tirx_mul(b, x->cw, I(b, TC_WM)), I(b, 0), TC_WM, D),
+                  tc_rect(b, x->Kt, I(b, 0), tirx_mul(b, st, I(b, TC_BN)), D, TC_BN), &fresh);
+  tirx_wgmma_commit(b);
+  tirx_team_end(b);
+  tirx_wgmma_wait(b, 0);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_region *S = tirx_whole(b, x->S);
+  if (masked) { /* row r (token r / G) sees keys <= L - q_len + r / G */
+    tirx_expr *key = tirx_add(b, tirx_mul(b, j, I(b, TC_BN)), tirx_elem_index(b, 1));
+    tirx_expr *lim = tirx_add(b, tirx_sub(b, x->L, I(b, x->s->ql)), tirx_div(b, tirx_elem_index(b, 0), I(b, G)));
+    tirx_select_region(b, S, tirx_broadcast(b, tirx_le(b, key, lim)), S,
+                       tirx_broadcast(b, tirx_float(b, -INFINITY, TIRX_F32)), NULL);
+  }
+  tirx__attn_softmax_step(b, &x->rows, S, x->c);
+  tirx__attn_rescale_pack(b, &x->rows, x->O, x->P, x->S);
+  tirx_gemm_config acc = {.accumulate = tirx_bool(b, true)};
+  tirx_gemm_async(b, tirx_whole(b, x->O), tirx_whole(b, x->P),
+                  tc_rect(b, x->Vs, tirx_mul(b, st, I(b, TC_BN)), I(b, 0), TC_BN, D), &acc);
+  tirx_wgmma_commit(b);
+  tirx_team_end(b);
+  tirx_wgmma_wait(b, 0);
+  tirx_if_begin(b, tirx_eq(b, x->tid, I(b, 0)));
+  tirx_ring_release(b, x->kv, st);
+  tirx_if_end(b);
+  tirx_assign(b, x->it, tirx_add(b, x->it, I(b, 1)));
+}
+
+static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
+  const int G = s->h / s->hkv, R = G * s->ql, D = s->d, P = s->p, NP = TC_BN / P;
+  const int ST = tc_stages(s);
   const bool split = s->which == TIRX_DECODE_PARTIAL;
-  const int KP = D + 8; /* K rows padded by 16 bytes: 16-byte reads of 8 rows hit 32 banks */
-  const int RS = (R + 1) / 2;      /* score rows per thread (T / N = 2 row groups) */
-  const int CG = T / D;            /* row groups of P V (1 or 2) */
-  const int RT = (R + CG - 1) / CG; /* output rows per thread */
-  const int RW = (R + 3) / 4;       /* softmax rows per warp */
   tirx_dtype dt = s->dt;
   char name[64];
-  snprintf(name, sizeof name, "decode_%s_%s_d%d_p%d_g%d_q%d%s", split ? "partial" : "attn",
+  snprintf(name, sizeof name, "decode_tc_%s_%s_d%d_p%d_g%d_q%d%s", split ? "partial" : "attn",
            tirx_dtype_name(dt), D, P, G, s->ql, s->lse && !split ? "_lse" : "");
   tirx_builder *b = tirx_builder_create(name);
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_set_target(b, "sm_90a");
   tirx_expr *B = dyn_int(b, "batch"), *NPG = dyn_int(b, "num_pages");
   tirx_expr *MP = dyn_int(b, "max_pages");
   tirx_expr *splits = dyn_int(b, "splits"), *tps = dyn_int(b, "tiles_per_split");
+  tirx_expr *ctas = dyn_int(b, "ctas");
   tirx_expr *c = tirx_param_scalar(b, "scale_log2", TIRX_F32);
   tirx_tensor *q = strided(b, "q", dt, 4, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h), I(b, D)});
   tirx_tensor *kc = tirx_param_tensor(b, "k_cache", dt, TIRX_EXPRS(NPG, I(b, P), I(b, s->hkv), I(b, D)), NULL);
@@ -90,233 +194,179 @@ static tirx_status build_attention(const dspec *s, tirx_kernel **out) {
     if (s->lse)
       lse = strided(b, "lse", TIRX_F32, 3, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h)});
   }
-  tirx_set_block(b, T, 1, 1);
-  tirx_set_grid(b, splits, I(b, s->hkv), B);
+  tirx_set_block(b, TC_THREADS, 1, 1);
+  tirx_set_grid(b, ctas, NULL, NULL);
+  tirx_expr *nitems = tirx_let(b, "nitems", tirx_mul(b, tirx_mul(b, B, I(b, s->hkv)), splits));
 
-  tirx_tensor *Ks = page_ring(b, "ks", s, KP), *Vs = page_ring(b, "vs", s, D);
-  tirx_tensor *qs = tirx_alloc_shared(b, "qs", TIRX_F32, TIRX_DIMS(R, D), NULL);
-  tirx_tensor *Ss = tirx_alloc_shared(b, "ss", TIRX_F32, TIRX_DIMS(R, N), NULL);
-  tirx_tensor *ms = tirx_alloc_shared(b, "ms", TIRX_F32, TIRX_DIMS(3, R), NULL); /* m, l, alpha */
+  /* Shared memory: the K and V stages; per consumer its Q tile, O rows and row values. */
+  tirx_tensor *Kbox, *Vbox, *Qbox, *Obox = NULL;
+  tirx_tensor *Kring = tirx__attn_tile(b, "Ks", dt, ST * TC_BN, D, 128, &Kbox);
+  tirx_tensor *Vs = tirx__attn_tile(b, "Vs", dt, ST * TC_BN, D, 128, &Vbox);
+  tirx_tensor *Kt = tirx_alloc_shared_view(b, "Kt", Kring, 0, dt, 2, (int64_t[]){D, ST * TC_BN},
+      tirx_layout_permute(ar, tirx_layout_smem_tile(ar, ST * TC_BN, D, 2, 128), 2, (int64_t[]){1, 0}));
+  tirx_tensor *Qs = tirx__attn_tile(b, "Qs", dt, 2 * TC_WM, D, 128, &Qbox);
+  tirx_tensor *Os = split ? tirx_alloc_shared(b, "Of", TIRX_F32, TIRX_DIMS(2 * TC_WM, D), NULL)
+                          : tirx__attn_tile(b, "Os", dt, 2 * TC_WM, D, 0, &Obox);
+  tirx_tensor *MLs = tirx_alloc_shared(b, "MLs", TIRX_F32, TIRX_DIMS(2 * TC_WM, 2), NULL);
+  tirx_ring *kv = tirx_ring_new(b, "kv", ST, 1, 1);
 
-  tirx_expr *sp = tirx_let(b, "sp", tirx_block_idx(b, 0));
-  tirx_expr *kvh = tirx_let(b, "kvh", tirx_block_idx(b, 1));
-  tirx_expr *bi = tirx_let(b, "bi", tirx_block_idx(b, 2));
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
-  tirx_expr *L = tirx_let(b, "L", tirx_load(b, cl, TIRX_EXPRS(bi)));
-  tirx_expr *npages = tirx_let(b, "npages", tirx_ceildiv(b, L, I(b, P)));
-  tirx_expr *ntiles = tirx_let(b, "ntiles", tirx_ceildiv(b, L, I(b, N)));
-  tirx_expr *t0 = tirx_let(b, "t0", tirx_mul(b, sp, tps));
-  tirx_expr *t1 = tirx_let(b, "t1", tirx_min(b, ntiles, tirx_add(b, t0, tps)));
-  tirx_expr *last = tirx_let(b, "last", tirx_sub(b, L, I(b, s->ql))); /* row qi sees <= last + qi */
-
-  /* q rows in f32; m = NEG_BIG, l = 0 */
-  tirx_expr *i = tirx_for_begin(b, "i", tid, I(b, R * D), I(b, T), TIRX_LOOP_SERIAL);
-  {
-    tirx_expr *r = tirx_let(b, "r", tirx_div(b, i, I(b, D)));
-    tirx_expr *col = tirx_let(b, "col", tirx_mod(b, i, I(b, D)));
-    tirx_expr *h = tirx_add(b, tirx_mul(b, kvh, I(b, G)), tirx_mod(b, r, I(b, G)));
-    tirx_expr *v = tirx_load(b, q, TIRX_EXPRS(bi, tirx_div(b, r, I(b, G)), h, col));
-    tirx_store(b, qs, TIRX_EXPRS(r, col), tirx_cast(b, v, TIRX_F32));
-  }
-  tirx_for_end(b);
-  tirx_if_begin(b, tirx_lt(b, tid, I(b, R)));
-  tirx_store(b, ms, TIRX_EXPRS(I(b, 0), tid), F(b, NEG_BIG));
-  tirx_store(b, ms, TIRX_EXPRS(I(b, 1), tid), F(b, 0.0));
-  tirx_store(b, ms, TIRX_EXPRS(I(b, 2), tid), F(b, 1.0));
+  tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
+  tirx_rings_init(b, (tirx_ring *[]){kv}, 1);
   tirx_if_end(b);
-
-  /* the output accumulators: rows rg2 + CG * k of column col2 */
-  tirx_expr *col2 = tirx_let(b, "col2", tirx_mod(b, tid, I(b, D)));
-  tirx_expr *rg2 = tirx_let(b, "rg2", tirx_div(b, tid, I(b, D)));
-  tirx_expr *acc[TIRX_DECODE_MAX_ROWS];
-  tirx_expr *orow[TIRX_DECODE_MAX_ROWS];
-  for (int k = 0; k < RT; k++) {
-    char nm[16];
-    snprintf(nm, sizeof nm, "o%d", k);
-    acc[k] = tirx_var(b, nm, TIRX_F32, F(b, 0.0));
-    snprintf(nm, sizeof nm, "orow%d", k);
-    /* clamped to a real row for the reads; rows >= R are never written */
-    orow[k] = tirx_let(b, nm, tirx_min(b, tirx_add(b, rg2, I(b, CG * k)), I(b, R - 1)));
-  }
   tirx_sync_threads(b);
+  tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
 
-  /* The pages of tile t into stage st: those the sequence has (ids from the table). */
-  tirx_config cpa = {.family = "cp_async"};
-#define FETCH(t_, st_)                                                                          \
-  for (int pp = 0; pp < NP; pp++) {                                                             \
-    tirx_expr *slot = tirx_add(b, tirx_mul(b, (t_), I(b, NP)), I(b, pp));                      \
-    tirx_if_begin(b, tirx_lt(b, slot, npages));                                                 \
-    tirx_expr *pid = tirx_let(b, "pid", tirx_load(b, bt, TIRX_EXPRS(bi, slot)));                \
-    tirx_expr *row = tirx_add(b, tirx_mul(b, (st_), I(b, NP)), I(b, pp));                       \
-    tirx_copy_async(b, tirx_region_new(b, Ks, TIRX_EXPRS(row, I(b, 0), I(b, 0), I(b, 0)),       \
-                                       (int64_t[]){1, P, 1, D}),                                \
-                    tirx_region_new(b, kc, TIRX_EXPRS(pid, I(b, 0), kvh, I(b, 0)),              \
-                                    (int64_t[]){1, P, 1, D}), &cpa);                            \
-    tirx_copy_async(b, tirx_region_new(b, Vs, TIRX_EXPRS(row, I(b, 0), I(b, 0), I(b, 0)),       \
-                                       (int64_t[]){1, P, 1, D}),                                \
-                    tirx_region_new(b, vc, TIRX_EXPRS(pid, I(b, 0), kvh, I(b, 0)),              \
-                                    (int64_t[]){1, P, 1, D}), &cpa);                            \
-    tirx_if_end(b);                                                                             \
-  }
-
-  tirx_if_begin(b, tirx_lt(b, t0, t1));
-  FETCH(t0, I(b, 0));
-  tirx_if_end(b);
-  tirx_cp_async_commit(b);
-
-  tirx_expr *t = tirx_for_begin(b, "t", t0, t1, NULL, TIRX_LOOP_SERIAL);
+  /* ---- producer: thread 0 loads the pages of every block of the CTA's items ---- */
+  tirx_if_begin(b, tirx_eq(b, wg, I(b, 0)));
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
   {
-    tirx_expr *st = tirx_let(b, "st", tirx_bit_and(b, tirx_sub(b, t, t0), I(b, 1)));
-    tirx_expr *nt = tirx_let(b, "nt", tirx_add(b, t, I(b, 1)));
-    tirx_if_begin(b, tirx_lt(b, nt, t1));
-    FETCH(nt, tirx_bit_xor(b, st, I(b, 1)));
-    tirx_if_end(b);
-    tirx_cp_async_commit(b);
-    tirx_cp_async_wait(b, 1); /* tile t is in; tile t + 1 may still be loading */
-    tirx_sync_threads(b);
-
-    /* scores: key j of the tile, rows rg + 2 k */
-    tirx_expr *j = tirx_let(b, "j", tirx_mod(b, tid, I(b, N)));
-    tirx_expr *rg = tirx_let(b, "rg", tirx_div(b, tid, I(b, N)));
-    tirx_expr *krow = tirx_let(b, "krow", tirx_add(b, tirx_mul(b, st, I(b, NP)), tirx_div(b, j, I(b, P))));
-    tirx_expr *koff = tirx_let(b, "koff", tirx_mod(b, j, I(b, P)));
-    tirx_expr *sc[TIRX_DECODE_MAX_ROWS], *srow[TIRX_DECODE_MAX_ROWS];
-    for (int k = 0; k < RS; k++) {
-      char nm[16];
-      snprintf(nm, sizeof nm, "s%d", k);
-      sc[k] = tirx_var(b, nm, TIRX_F32, F(b, 0.0));
-      snprintf(nm, sizeof nm, "srow%d", k);
-      srow[k] = tirx_let(b, nm, tirx_min(b, tirx_add(b, rg, I(b, 2 * k)), I(b, R - 1)));
+    tirx_expr *it = tirx_var(b, "it", TIRX_I32, NULL);
+    tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), nitems, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+    tc_item im = tc_item_of(b, t, splits, tps, cl, s->hkv);
+    tirx_expr *npages = tirx_let(b, "npages", tirx_ceildiv(b, im.L, I(b, P)));
+    tirx_expr *j = tirx_for_begin(b, "j", im.t0, im.t1, NULL, TIRX_LOOP_SERIAL);
+    tirx_expr *st = tirx_ring_stage(b, kv, it), *ph = tirx_ring_phase(b, kv, it, true);
+    /* the block's pages the sequence has (>= 1: j * TC_BN < L) */
+    tirx_expr *nload = tirx_let(b, "nload", tirx_min(b, I(b, NP), tirx_sub(b, npages, tirx_mul(b, j, I(b, NP)))));
+    tirx_ring_acquire(b, kv, st, ph, tirx_mul(b, nload, I(b, 2 * P * D * 2)));
+    for (int pp = 0; pp < NP; pp++) {
+      if (pp) tirx_if_begin(b, tirx_lt(b, I(b, pp), nload));
+      tirx_expr *pid = tirx_let(b, "pid", tirx_load(b, bt, TIRX_EXPRS(im.bi, tirx_add(b, tirx_mul(b, j, I(b, NP)), I(b, pp)))));
+      tirx_expr *row = tirx_add(b, tirx_mul(b, st, I(b, TC_BN)), I(b, pp * P));
+      tirx_config lk = {.barrier = tirx_ring_full(b, kv, st)};
+      tirx_copy_async(b, tirx_region_new(b, Kbox, TIRX_EXPRS(I(b, 0), row, I(b, 0), I(b, 0)), (int64_t[]){1, P, 1, D}),
+                      tirx_region_new(b, kc, TIRX_EXPRS(pid, I(b, 0), im.kvh, I(b, 0)), (int64_t[]){1, P, 1, D}), &lk);
+      tirx_copy_async(b, tirx_region_new(b, Vbox, TIRX_EXPRS(I(b, 0), row, I(b, 0), I(b, 0)), (int64_t[]){1, P, 1, D}),
+                      tirx_region_new(b, vc, TIRX_EXPRS(pid, I(b, 0), im.kvh, I(b, 0)), (int64_t[]){1, P, 1, D}), &lk);
+      if (pp) tirx_if_end(b);
     }
-    /* unrolled for few rows; a loop for many (fully unrolled, nvcc split the 16-byte reads) */
-    tirx_expr *c8 = tirx_for_begin(b, "c8", I(b, 0), I(b, D / 8), NULL, RS <= 4 ? TIRX_LOOP_UNROLL : TIRX_LOOP_SERIAL);
-    {
-      tirx_tensor *kv = tirx_alloc_local(b, "kv", dt, TIRX_DIMS(1, 1, 1, 8), NULL);
-      tirx_team_begin(b, TIRX_TEAM_THREAD);
-      tirx_copy(b, tirx_whole(b, kv),
-                tirx_region_new(b, Ks, TIRX_EXPRS(krow, koff, I(b, 0), tirx_mul(b, c8, I(b, 8))),
-                                (int64_t[]){1, 1, 1, 8}), NULL);
-      tirx_expr *kf[8];
-      for (int e = 0; e < 8; e++)
-        kf[e] = tirx_let(b, "kf", tirx_cast(b, tirx_load(b, kv, TIRX_EXPRS(I(b, 0), I(b, 0), I(b, 0), I(b, e))), TIRX_F32));
-      for (int k = 0; k < RS; k++) { /* q[row, c8 * 8 ..] as two 16-byte shared vectors */
-        tirx_tensor *qv = tirx_alloc_local(b, "qv", TIRX_F32, TIRX_DIMS(1, 8), NULL);
-        tirx_copy(b, tirx_whole(b, qv),
-                  tirx_region_new(b, qs, TIRX_EXPRS(srow[k], tirx_mul(b, c8, I(b, 8))), (int64_t[]){1, 8}), NULL);
-        for (int e = 0; e < 8; e++)
-          tirx_assign(b, sc[k], tirx_add(b, sc[k], tirx_mul(b, kf[e], tirx_load(b, qv, TIRX_EXPRS(I(b, 0), I(b, e))))));
-      }
-      tirx_team_end(b);
-    }
+    tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
     tirx_for_end(b);
-    tirx_expr *pos = tirx_let(b, "pos", tirx_add(b, tirx_mul(b, t, I(b, N)), j));
-    for (int k = 0; k < RS; k++) {
-      tirx_expr *r = tirx_add(b, rg, I(b, 2 * k));
-      tirx_if_begin(b, tirx_lt(b, r, I(b, R)));
-      tirx_expr *ok = tirx_le(b, pos, tirx_add(b, last, tirx_div(b, srow[k], I(b, G))));
-      tirx_store(b, Ss, TIRX_EXPRS(srow[k], j), tirx_select(b, ok, tirx_mul(b, sc[k], c), F(b, NEG_BIG)));
-      tirx_if_end(b);
-    }
-    tirx_sync_threads(b);
-
-    /* online softmax: warp w has rows w + 4 k, lanes keys lane and lane + 32 */
-    tirx_expr *w = tirx_let(b, "w", tirx_warp_id(b)), *lane = tirx_let(b, "lane", tirx_lane_id(b));
-    for (int k = 0; k < RW; k++) {
-      tirx_expr *r = tirx_let(b, "sr", tirx_add(b, w, I(b, 4 * k)));
-      tirx_if_begin(b, tirx_lt(b, r, I(b, R))); /* uniform in the warp */
-      tirx_expr *a0 = tirx_let(b, "a0", tirx_load(b, Ss, TIRX_EXPRS(r, lane)));
-      tirx_expr *a1 = tirx_let(b, "a1", tirx_load(b, Ss, TIRX_EXPRS(r, tirx_add(b, lane, I(b, 32)))));
-      tirx_expr *mx = tirx_var(b, "mx", TIRX_F32, tirx_max(b, a0, a1));
-      for (int sh = 16; sh >= 1; sh /= 2)
-        tirx_assign(b, mx, tirx_max(b, mx, tirx_shfl_xor(b, mx, I(b, sh))));
-      tirx_expr *mold = tirx_let(b, "mold", tirx_load(b, ms, TIRX_EXPRS(I(b, 0), r)));
-      tirx_expr *mnew = tirx_let(b, "mnew", tirx_max(b, mold, mx));
-      tirx_expr *muse = tirx_let(b, "muse", tirx_select(b, tirx_lt(b, mnew, F(b, -1.0e38)), F(b, 0.0), mnew));
-      tirx_expr *p0 = tirx_let(b, "p0", tirx_exp2(b, tirx_sub(b, a0, muse)));
-      tirx_expr *p1 = tirx_let(b, "p1", tirx_exp2(b, tirx_sub(b, a1, muse)));
-      tirx_expr *sum = tirx_var(b, "sum", TIRX_F32, tirx_add(b, p0, p1));
-      for (int sh = 16; sh >= 1; sh /= 2)
-        tirx_assign(b, sum, tirx_add(b, sum, tirx_shfl_xor(b, sum, I(b, sh))));
-      tirx_sync_warp(b); /* every lane has read its scores before P overwrites them */
-      tirx_store(b, Ss, TIRX_EXPRS(r, lane), p0);
-      tirx_store(b, Ss, TIRX_EXPRS(r, tirx_add(b, lane, I(b, 32))), p1);
-      tirx_expr *alpha = tirx_let(b, "alpha", tirx_exp2(b, tirx_sub(b, mold, muse)));
-      tirx_if_begin(b, tirx_eq(b, lane, I(b, 0)));
-      tirx_store(b, ms, TIRX_EXPRS(I(b, 0), r), mnew);
-      tirx_store(b, ms, TIRX_EXPRS(I(b, 1), r),
-                 tirx_add(b, tirx_mul(b, tirx_load(b, ms, TIRX_EXPRS(I(b, 1), r)), alpha), sum));
-      tirx_store(b, ms, TIRX_EXPRS(I(b, 2), r), alpha);
-      tirx_if_end(b);
-      tirx_if_end(b);
-    }
-    tirx_sync_threads(b);
-
-    /* P V over the tile's keys below L */
-    for (int k = 0; k < RT; k++)
-      tirx_assign(b, acc[k], tirx_mul(b, acc[k], tirx_load(b, ms, TIRX_EXPRS(I(b, 2), orow[k]))));
-    tirx_expr *nv = tirx_let(b, "nv", tirx_min(b, I(b, N), tirx_sub(b, L, tirx_mul(b, t, I(b, N)))));
-    /* keys in fours (P of a row as one 16-byte shared vector), then the rest one by one; keys
-     * at or past L are never read (their V rows may hold anything) */
-    tirx_expr *j4 = tirx_for_begin(b, "j4", I(b, 0), tirx_div(b, nv, I(b, 4)), NULL, TIRX_LOOP_SERIAL);
-    {
-      tirx_expr *v[4];
-      for (int e = 0; e < 4; e++) {
-        tirx_expr *jj = tirx_add(b, tirx_mul(b, j4, I(b, 4)), I(b, e));
-        v[e] = tirx_let(b, "v", tirx_cast(b, tirx_load(b, Vs, TIRX_EXPRS(tirx_add(b, tirx_mul(b, st, I(b, NP)), tirx_div(b, jj, I(b, P))),
-                                                                        tirx_mod(b, jj, I(b, P)), I(b, 0), col2)),
-                                          TIRX_F32));
-      }
-      tirx_team_begin(b, TIRX_TEAM_THREAD);
-      for (int k = 0; k < RT; k++) {
-        tirx_tensor *pv = tirx_alloc_local(b, "pv", TIRX_F32, TIRX_DIMS(1, 4), NULL);
-        tirx_copy(b, tirx_whole(b, pv),
-                  tirx_region_new(b, Ss, TIRX_EXPRS(orow[k], tirx_mul(b, j4, I(b, 4))), (int64_t[]){1, 4}), NULL);
-        for (int e = 0; e < 4; e++)
-          tirx_assign(b, acc[k], tirx_add(b, acc[k], tirx_mul(b, tirx_load(b, pv, TIRX_EXPRS(I(b, 0), I(b, e))), v[e])));
-      }
-      tirx_team_end(b);
-    }
     tirx_for_end(b);
-    tirx_expr *jj = tirx_for_begin(b, "jj", tirx_mul(b, tirx_div(b, nv, I(b, 4)), I(b, 4)), nv, NULL, TIRX_LOOP_SERIAL);
-    {
-      tirx_expr *v = tirx_let(b, "v", tirx_cast(b, tirx_load(b, Vs, TIRX_EXPRS(tirx_add(b, tirx_mul(b, st, I(b, NP)),
-                                                                                        tirx_div(b, jj, I(b, P))),
-                                                                              tirx_mod(b, jj, I(b, P)), I(b, 0), col2)),
-                                             TIRX_F32));
-      for (int k = 0; k < RT; k++)
-        tirx_assign(b, acc[k], tirx_add(b, acc[k], tirx_mul(b, tirx_load(b, Ss, TIRX_EXPRS(orow[k], jj)), v)));
-    }
+  }
+  tirx_filter_end(b);
+
+  /* ---- consumers: warpgroup 1 + cw takes the CTA's items cw, cw + 2, ... ---- */
+  tirx_else(b);
+  tc_ctx x = {.s = s, .Qs = Qs, .Kt = Kt, .Vs = Vs, .kv = kv, .c = c};
+  x.cw = tirx_let(b, "cw", tirx_sub(b, wg, I(b, 1)));
+  x.tid = tirx_let(b, "tid_wg", tirx_mod(b, tid, I(b, 128)));
+  tirx_expr *q0 = tirx_let(b, "q0", tirx_mul(b, x.cw, I(b, TC_WM))); /* its rows of the tiles */
+  /* the ring's uses before the warpgroup's first item: consumer 1 after consumer 0's first */
+  x.it = tirx_var(b, "it", TIRX_I32, NULL);
+  tirx_if_begin(b, tirx_eq(b, x.cw, I(b, 1)));
+  tirx_assign(b, x.it, tc_blocks_of(b, tirx_block_idx(b, 0), splits, tps, cl, s->hkv));
+  tirx_if_end(b);
+  if (R < TC_WM) { /* Q's rows past R: zero once (no item writes them) */
+    tirx_expr *e = tirx_for_begin(b, "e", x.tid, I(b, (TC_WM - R) * D), I(b, 128), TIRX_LOOP_SERIAL);
+    tirx_store(b, Qs, TIRX_EXPRS(tirx_add(b, tirx_add(b, q0, I(b, R)), tirx_div(b, e, I(b, D))), tirx_mod(b, e, I(b, D))),
+               tirx_cast(b, F(b, 0.0), dt));
     tirx_for_end(b);
-    tirx_sync_threads(b); /* the stage and S are free for the next tile */
+  }
+  tirx_expr *w = tirx_let(b, "w", tirx_div(b, x.tid, I(b, 32)));
+  tirx_expr *step = tirx_let(b, "step", tirx_mul(b, tirx_grid_dim(b, 0), I(b, 2)));
+  tirx_expr *t = tirx_for_begin(b, "t", tirx_add(b, tirx_block_idx(b, 0), tirx_mul(b, x.cw, tirx_grid_dim(b, 0))),
+                                nitems, step, TIRX_LOOP_SERIAL);
+  tc_item im = tc_item_of(b, t, splits, tps, cl, s->hkv);
+  x.L = im.L;
+  /* blocks every row sees whole: keys <= L - q_len */
+  tirx_expr *tfull = tirx_let(b, "tfull", tirx_div(b, tirx_max(b, tirx_add(b, tirx_sub(b, im.L, I(b, s->ql)), I(b, 1)), I(b, 0)), I(b, TC_BN)));
+  /* The hand-off. A ring's waiter tells phases apart by parity, so it must never wait for a
+   * block two uses of its stage ahead of the last fill. Within an item it cannot (fills go in
+   * order and it has the previous block). Its first block, n0, is ST uses after block n0 - ST
+   * of the other consumer's item: that consumer arrives on barrier 3 once it has waited for that
+   * block (or its own first, or at once without blocks), and this one syncs on it first. */
+  tirx_expr *nb = tirx_let(b, "nb", tirx_max(b, tirx_sub(b, im.t1, im.t0), I(b, 0)));
+  x.hand_j = tirx_let(b, "hand_j", tirx_add(b, im.t0, tirx_max(b, tirx_sub(b, nb, I(b, ST)), I(b, 0))));
+  x.has_next = tirx_let(b, "has_next", tirx_lt(b, tirx_add(b, t, tirx_grid_dim(b, 0)), nitems));
+  tirx_if_begin(b, tirx_ne(b, t, tirx_block_idx(b, 0))); /* all but consumer 0's first item */
+  tirx_named_barrier_sync(b, 3, 256);
+  tirx_if_end(b);
+  tirx_if_begin(b, tirx_and(b, x.has_next, tirx_eq(b, nb, I(b, 0))));
+  tirx_named_barrier_arrive(b, 3, 256);
+  tirx_if_end(b);
+  tc_bar(b, &x); /* the last item's S GEMMs are done with the Q tile */
+  /* element by element: the swizzled tile's columns are two iters, which a vector region with
+   * a non-constant begin cannot address */
+  tirx_expr *e = tirx_for_begin(b, "e", x.tid, I(b, R * D), I(b, 128), TIRX_LOOP_SERIAL);
+  {
+    tirx_expr *r = tirx_let(b, "r", tirx_div(b, e, I(b, D)));
+    tirx_expr *col = tirx_let(b, "col", tirx_mod(b, e, I(b, D)));
+    tirx_expr *h = tirx_add(b, tirx_mul(b, im.kvh, I(b, G)), tirx_mod(b, r, I(b, G)));
+    tirx_store(b, Qs, TIRX_EXPRS(tirx_add(b, q0, r), col), tirx_load(b, q, TIRX_EXPRS(im.bi, tirx_div(b, r, I(b, G)), h, col)));
   }
   tirx_for_end(b);
+  tirx_fence_proxy_async(b);
+  tc_bar(b, &x);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  x.S = tirx_alloc_local(b, "S", TIRX_F32, TIRX_DIMS(TC_WM, TC_BN), tirx_layout_wgmma_acc(ar, TC_WM, TC_BN));
+  x.P = tirx_alloc_local(b, "P", dt, TIRX_DIMS(TC_WM, TC_BN), tirx_layout_wgmma_a(ar, TC_WM, TC_BN));
+  x.O = tirx_alloc_local(b, "O", TIRX_F32, TIRX_DIMS(TC_WM, D), tirx_layout_wgmma_acc(ar, TC_WM, D));
+  tirx__attn_rows_new(b, &x.rows, TC_BN, D);
+  tirx_fill(b, tirx_whole(b, x.O), F(b, 0.0), NULL);
+  tirx_team_end(b);
+  tirx_expr *j = tirx_for_begin(b, "j", im.t0, tirx_min(b, im.t1, tfull), NULL, TIRX_LOOP_SERIAL);
+  tc_block(b, &x, j, false);
+  tirx_for_end(b);
+  j = tirx_for_begin(b, "j", tirx_max(b, im.t0, tfull), im.t1, NULL, TIRX_LOOP_SERIAL);
+  tc_block(b, &x, j, true);
+  tirx_for_end(b);
 
-  /* outputs */
-  for (int k = 0; k < RT; k++) {
-    tirx_expr *r = tirx_add(b, rg2, I(b, CG * k));
-    tirx_if_begin(b, tirx_lt(b, r, I(b, R)));
-    tirx_expr *m = tirx_load(b, ms, TIRX_EXPRS(I(b, 0), orow[k]));
-    tirx_expr *l = tirx_let(b, "l", tirx_load(b, ms, TIRX_EXPRS(I(b, 1), orow[k])));
-    if (split) {
-      tirx_expr *prow = tirx_let(b, "prow", tirx_add(b, tirx_mul(b, tirx_add(b, tirx_mul(b, tirx_add(b, tirx_mul(b, bi, I(b, s->hkv)), kvh), splits), sp), I(b, R)), orow[k]));
-      tirx_store(b, po, TIRX_EXPRS(prow, col2), acc[k]);
-      tirx_if_begin(b, tirx_eq(b, col2, I(b, 0)));
-      tirx_store(b, pml, TIRX_EXPRS(prow, I(b, 0)), m);
-      tirx_store(b, pml, TIRX_EXPRS(prow, I(b, 1)), l);
-      tirx_if_end(b);
-    } else {
-      tirx_expr *qi = tirx_div(b, orow[k], I(b, G));
-      tirx_expr *h = tirx_let(b, "h", tirx_add(b, tirx_mul(b, kvh, I(b, G)), tirx_mod(b, orow[k], I(b, G))));
-      tirx_store(b, o, TIRX_EXPRS(bi, qi, h, col2), tirx_cast(b, tirx_div(b, acc[k], l), dt));
-      if (lse) {
-        tirx_if_begin(b, tirx_eq(b, col2, I(b, 0)));
-        tirx_store(b, lse, TIRX_EXPRS(bi, qi, h), tirx_mul(b, tirx_add(b, m, tirx_log2(b, l)), F(b, 0.6931471805599453)));
-        tirx_if_end(b);
-      }
-    }
-    tirx_if_end(b);
+  /* epilogue: shared memory, then rows r < R (warp w: rows w, w + 4, ...) */
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_tensor *O16 = NULL;
+  if (split) { /* m in the combine's log2 units */
+    tirx_binary(b, tirx__attn_col0(b, x.rows.Lx), TIRX_OP_MUL, tirx__attn_col0(b, x.rows.Mrun),
+                tirx_broadcast(b, c), NULL);
+  } else {
+    tirx__attn_normalize(b, &x.rows, x.O);
+    O16 = tirx_alloc_local(b, "O16", dt, TIRX_DIMS(TC_WM, D), tirx_layout_wgmma_acc(ar, TC_WM, D));
+    tirx_cast_region(b, tirx_whole(b, O16), tirx_whole(b, x.O), NULL);
+    if (lse) tirx__attn_lse(b, &x.rows, c);
   }
-#undef FETCH
+  tirx_team_end(b);
+  tc_bar(b, &x); /* the last item's rows are out of the O and row tiles */
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_copy(b, tc_rect(b, Os, q0, I(b, 0), TC_WM, D), tirx_whole(b, split ? x.O : O16), NULL);
+  tirx_copy(b, tc_rect(b, MLs, q0, I(b, 0), TC_WM, 1), tirx__attn_col0(b, x.rows.Lx), NULL);
+  if (split)
+    tirx_copy(b, tc_rect(b, MLs, q0, I(b, 1), TC_WM, 1), tirx__attn_col0(b, x.rows.Lrun), NULL);
+  tirx_team_end(b);
+  tc_bar(b, &x);
+  tirx_expr *prow0 = NULL;
+  if (split)
+    prow0 = tirx_let(b, "prow0", tirx_mul(b, tirx_add(b, tirx_mul(b, tirx_add(b, tirx_mul(b, im.bi, I(b, s->hkv)), im.kvh), splits), im.sp), I(b, R)));
+  tirx_expr *rr = tirx_for_begin(b, "rr", w, I(b, R), I(b, 4), TIRX_LOOP_SERIAL);
+  {
+    tirx_expr *h = tirx_add(b, tirx_mul(b, im.kvh, I(b, G)), tirx_mod(b, rr, I(b, G)));
+    tirx_team_begin(b, TIRX_TEAM_WARP);
+    if (split)
+      tirx_copy(b, tc_rect(b, po, tirx_add(b, prow0, rr), I(b, 0), 1, D), tc_rect(b, Os, tirx_add(b, q0, rr), I(b, 0), 1, D), NULL);
+    else
+      tirx_copy(b, tirx_region_new(b, o, TIRX_EXPRS(im.bi, tirx_div(b, rr, I(b, G)), h, I(b, 0)), (int64_t[]){1, 1, 1, D}),
+                tirx_region_new(b, Obox, TIRX_EXPRS(I(b, 0), tirx_add(b, q0, rr), I(b, 0), I(b, 0)), (int64_t[]){1, 1, 1, D}), NULL);
+    tirx_team_end(b);
+  }
+  tirx_for_end(b);
+  tirx_if_begin(b, tirx_lt(b, x.tid, I(b, R)));
+  tirx_expr *mr = tirx_add(b, q0, x.tid);
+  if (split) {
+    tirx_expr *prow = tirx_add(b, prow0, x.tid);
+    tirx_store(b, pml, TIRX_EXPRS(prow, I(b, 0)), tirx_load(b, MLs, TIRX_EXPRS(mr, I(b, 0))));
+    tirx_store(b, pml, TIRX_EXPRS(prow, I(b, 1)), tirx_load(b, MLs, TIRX_EXPRS(mr, I(b, 1))));
+  } else if (lse) {
+    tirx_expr *h = tirx_add(b, tirx_mul(b, im.kvh, I(b, G)), tirx_mod(b, x.tid, I(b, G)));
+    tirx_store(b, lse, TIRX_EXPRS(im.bi, tirx_div(b, x.tid, I(b, G)), h), tirx_load(b, MLs, TIRX_EXPRS(mr, I(b, 0))));
+  }
+  tirx_if_end(b);
+  /* the other consumer's next item: its blocks go by before this one's next */
+  tirx_expr *tn = tirx_let(b, "tn", tirx_add(b, t, tirx_grid_dim(b, 0)));
+  tirx_if_begin(b, tirx_lt(b, tn, nitems));
+  tirx_assign(b, x.it, tirx_add(b, x.it, tc_blocks_of(b, tn, splits, tps, cl, s->hkv)));
+  tirx_if_end(b);
+  tirx_for_end(b); /* items */
+  tirx_if_end(b);
   return tirx__kernels_finish(b, "tirx_kernels_decode_build", out);
 }
 
@@ -403,7 +453,8 @@ enum { KIND_CACHE = 3 };
 
 static tirx_status dbuild(const dspec *s, tirx_kernel **out) {
   if ((int)s->which == KIND_CACHE) return build_cache(s, out);
-  return s->which == TIRX_DECODE_COMBINE ? build_combine(s, out) : build_attention(s, out);
+  if (s->which == TIRX_DECODE_COMBINE) return build_combine(s, out);
+  return build_attention_tc(s, out);
 }
 
 /* ---- checks of the shapes ---- */
@@ -481,25 +532,38 @@ static tirx_status check_options(const char *fn, const tirx_decode_options *in,
   return TIRX_OK;
 }
 
+/* Items (sequence, KV head, split) against the persistent grid of sms CTAs: the fraction of
+ * the CTAs' rounds that do work, items of equal length assumed. */
+static double round_use(int64_t items, int sms) {
+  int64_t rounds = (items + sms - 1) / sms;
+  return (double)items / (double)(rounds * sms);
+}
+
 static tirx_decode_plan plan_of(const tirx_decode_options *o, int batch, int h, int hkv, int ql,
                                 int d, int64_t maxl) {
   int sms = o && o->sms ? o->sms : 132;
   int64_t tiles = (maxl + N - 1) / N, ctas = (int64_t)batch * hkv, splits;
   if (o && o->splits)
     splits = o->splits;
-  else if (ctas >= 2 * (int64_t)sms) /* two CTAs an SM keep two tiles each in flight */
-    splits = 1;
   else {
-    splits = (2 * sms + ctas - 1) / ctas;
-    int64_t by_len = tiles / 4; /* at least 4 tiles a split */
-    if (splits > by_len) splits = by_len;
-    if (splits > TIRX_DECODE_MAX_SPLITS) splits = TIRX_DECODE_MAX_SPLITS;
-    if (splits < 1) splits = 1;
+    /* the fewest splits whose items use 95% of the CTAs' rounds (splits of at least 2 tiles,
+     * at most TIRX_DECODE_MAX_SPLITS); failing that, the best use */
+    int64_t cap = tiles / 2;
+    if (cap > TIRX_DECODE_MAX_SPLITS) cap = TIRX_DECODE_MAX_SPLITS;
+    if (cap < 1) cap = 1;
+    splits = 1;
+    double best = round_use(ctas, sms);
+    for (int64_t sp = 2; sp <= cap && best < 0.95; sp++) {
+      double u = round_use(ctas * sp, sms);
+      if (u > best + 1e-9) best = u, splits = sp;
+    }
   }
   if (splits > tiles) splits = tiles;
   int64_t tps = (tiles + splits - 1) / splits;
   splits = (tiles + tps - 1) / tps;
-  tirx_decode_plan p = {.size = sizeof p, .splits = (int)splits, .tiles_per_split = (int)tps};
+  int64_t items = ctas * splits;
+  tirx_decode_plan p = {.size = sizeof p, .splits = (int)splits, .tiles_per_split = (int)tps,
+                        .ctas = (int)(items < sms ? items : sms)};
   if (splits > 1)
     p.workspace_bytes = (int64_t)batch * hkv * splits * (h / hkv) * ql * (d + 2) * 4;
   return p;
@@ -688,24 +752,25 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
              (int)H, (int)HKV, (int)QL, lse != NULL};
   int64_t bt_st[2] = {MP, 1};
   const int64_t *bts = block_table->strides ? block_table->strides : bt_st;
-  tirx_arg head[10] = {
+  tirx_arg head[11] = {
       tirx_arg_i32((int32_t)B),
       tirx_arg_i32((int32_t)NPG),
       tirx_arg_i32((int32_t)MP),
       tirx_arg_i32(pl.splits),
       tirx_arg_i32(pl.tiles_per_split),
+      tirx_arg_i32(pl.ctas),
       tirx_arg_f32(c),
       tirx_arg_tensor(q->data, dt, 4, q->shape, strides_of(q)),
       tirx_arg_tensor(k_cache->data, dt, 4, k_cache->shape, NULL),
       tirx_arg_tensor(v_cache->data, dt, 4, v_cache->shape, NULL),
       tirx_arg_tensor(block_table->data, TIRX_I32, 2, block_table->shape, bts),
   };
-  tirx_arg args[14];
+  tirx_arg args[15];
   memcpy(args, head, sizeof head);
-  args[10] = tirx_arg_tensor(context_lens->data, TIRX_I32, 1, context_lens->shape, NULL);
+  args[11] = tirx_arg_tensor(context_lens->data, TIRX_I32, 1, context_lens->shape, NULL);
   if (pl.splits == 1) {
-    args[11] = tirx_arg_tensor(o->data, dt, 4, o->shape, strides_of(o));
-    int n = 12;
+    args[12] = tirx_arg_tensor(o->data, dt, 4, o->shape, strides_of(o));
+    int n = 13;
     if (lse) args[n++] = tirx_arg_tensor(lse->data, TIRX_F32, 3, lse->shape, strides_of(lse));
     return launch(fn, rt, &s, args, n, stream);
   }
@@ -736,9 +801,9 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
     int64_t po_shape[2] = {prows, D}, pml_shape[2] = {prows, 2};
     tirx_arg pa = tirx_arg_tensor(part_o, TIRX_F32, 2, po_shape, NULL);
     tirx_arg pm = tirx_arg_tensor(part_ml, TIRX_F32, 2, pml_shape, NULL);
-    args[11] = tirx_arg_i32((int32_t)prows);
-    args[12] = pa, args[13] = pm;
-    st = tirx__kernels_launch(fn, rt, k1, args, 14, stream);
+    args[12] = tirx_arg_i32((int32_t)prows);
+    args[13] = pa, args[14] = pm;
+    st = tirx__kernels_launch(fn, rt, k1, args, 15, stream);
     if (st == TIRX_OK) {
       tirx_arg ca[7] = {tirx_arg_i32((int32_t)B), tirx_arg_i32(pl.splits),
                         tirx_arg_i32((int32_t)prows), pa, pm,

@@ -160,6 +160,52 @@ Test(gpu_decode, one_long_sequence_split_matches_float64, .timeout = 600) {
   tirx_runtime_destroy(rt);
 }
 
+/* Page ids out of range (the header: a page of zeros, never a fault): one sequence's table
+ * holds num_pages + 5 and -1; the call completes, the runtime stays healthy, the other
+ * sequence's rows match the reference and every output is finite. */
+Test(gpu_decode, page_ids_out_of_range_read_zeros, .timeout = 300) {
+  tirx_runtime *rt = gpu();
+  int32_t lens[2] = {200, 300};
+  decode_ref_case c = {.dt = TIRX_BF16, .b = 2, .ql = 1, .h = 8, .hkv = 2, .d = 128, .p = 16,
+                       .lens = lens};
+  decode_ref_fill(&c, 0, &rng);
+  size_t nq = (size_t)2 * 8 * 128, ncache = (size_t)c.num_pages * 16 * 2 * 128;
+  double *want = malloc(nq * sizeof *want);
+  decode_ref_attention(&c, 0.0, want, NULL);
+  c.bt[3] = c.num_pages + 5, c.bt[7] = -1; /* sequence 0's pages 3 and 7 */
+  void *dq = upload(rt, c.q, nq * 2), *dk = upload(rt, c.kc, ncache * 2);
+  void *dv = upload(rt, c.vc, ncache * 2), *dbt = upload(rt, c.bt, (size_t)2 * c.bt_stride * 4);
+  void *dl = upload(rt, lens, sizeof lens), *dout = NULL;
+  OK(tirx_runtime_alloc(rt, nq * 2, &dout));
+  OK(tirx_runtime_fill32(rt, dout, 0xffffffffu, nq / 2));
+  int64_t qs[4] = {2, 1, 8, 128}, cs[4] = {c.num_pages, 16, 2, 128}, bts[2] = {2, c.max_pages};
+  int64_t btst[2] = {c.bt_stride, 1}, lns[1] = {2};
+  tirx_tensor_arg q = {dq, TIRX_BF16, 4, qs, NULL}, kc = {dk, TIRX_BF16, 4, cs, NULL};
+  tirx_tensor_arg vc = {dv, TIRX_BF16, 4, cs, NULL}, bt = {dbt, TIRX_I32, 2, bts, btst};
+  tirx_tensor_arg cl = {dl, TIRX_I32, 1, lns, NULL}, o = {dout, TIRX_BF16, 4, qs, NULL};
+  for (int splits = 1; splits <= 3; splits += 2) {
+    tirx_decode_options opts = {.splits = splits, .context_lens_host = lens};
+    OK(tirx_op_decode_attention(rt, &opts, &q, &kc, &vc, &bt, &cl, &o, NULL, NULL));
+    sync_or_fail(rt);
+    OK(tirx_runtime_health(rt));
+    uint16_t *got = malloc(nq * 2);
+    OK(tirx_runtime_copy(rt, got, dout, nq * 2, TIRX_COPY_DEVICE_TO_HOST));
+    for (size_t i = 0; i < nq; i++) {
+      float v = decode_ref_from_half(got[i], TIRX_BF16);
+      cr_assert(isfinite(v), "splits %d: o[%zu] is %g", splits, i, v);
+      if (i >= nq / 2) /* sequence 1 */
+        cr_assert(fabs(v - want[i]) <= 4e-3 + 8e-3 * fabs(want[i]), "splits %d: o[%zu] is %g, "
+                  "expected %g", splits, i, v, want[i]);
+    }
+    free(got);
+  }
+  void *bufs[6] = {dq, dk, dv, dbt, dl, dout};
+  for (int i = 0; i < 6; i++) OK(tirx_runtime_free(rt, bufs[i]));
+  free(want);
+  decode_ref_free(&c);
+  tirx_runtime_destroy(rt);
+}
+
 /* reshape_and_cache: tokens into random distinct slots of shuffled pages, some slots negative
  * (skipped), k and v strided views (a padded token row); every other cache element unchanged. */
 Test(gpu_decode, reshape_and_cache_writes_exactly_its_slots, .timeout = 300) {

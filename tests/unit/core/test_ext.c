@@ -225,14 +225,23 @@ Test(ext, rope_attention_decode_options) {
                TIRX_E_INVALID_ARG,
                bad("tirx_op_decode_attention", "opts", 7, sizeof d, "tirx_decode_options"));
   tirx_runtime_destroy(rt);
+  /* tirx_decode_plan has two versions: ctas came with issue 15 */
+  const size_t v1 = offsetof(tirx_decode_plan, ctas);
   dp.size = 1;
   expect_error(tirx_kernels_decode_plan(NULL, 1, 8, 8, 1, 64, 64, &dp), TIRX_E_INVALID_ARG,
-               bad_out("tirx_kernels_decode_plan", 1, sizeof dp, "tirx_decode_plan"));
-  dp.size = 0;
+               bad2("tirx_kernels_decode_plan", "out", 1, v1, sizeof dp, "tirx_decode_plan",
+                    ": zero the struct or set its size before the call"));
+  dp.size = 0, dp.ctas = -7; /* version 1: written up to workspace_bytes, ctas left alone */
+  cr_assert_eq(tirx_kernels_decode_plan(NULL, 1, 8, 8, 1, 64, 64, &dp), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_assert_eq(dp.size, v1);
+  cr_assert_eq(dp.splits, 1);
+  cr_assert_eq(dp.ctas, -7);
+  dp.size = sizeof dp;
   cr_assert_eq(tirx_kernels_decode_plan(NULL, 1, 8, 8, 1, 64, 64, &dp), TIRX_OK, "%s",
                tirx_last_error());
   cr_assert_eq(dp.size, sizeof dp);
-  cr_assert_eq(dp.splits, 1);
+  cr_assert_eq(dp.ctas, 8); /* 8 items (B 1 x H_kv 8, unsplit) */
   cr_assert_null(k);
 }
 

@@ -2,7 +2,7 @@
  * CPU: the split choice (tirx_kernels_decode_plan) for the shapes the brief names, every
  * documented error of the build, plan and op functions (status and exact message), that valid
  * calls get past the checks to the device, and that every variant compiles with NVRTC for
- * sm_90a with 16-byte cp.async and shared vector loads (the GPU suite runs them:
+ * sm_90a with TMA page loads and wgmma (the GPU suite runs them:
  * tests/gpu/test_decode.c). */
 #include <string.h>
 
@@ -13,36 +13,41 @@
 
 static tirx_decode_plan plan(const tirx_decode_options *o, int b, int h, int hkv, int ql, int d,
                              int64_t maxl) {
-  tirx_decode_plan p = {0};
+  tirx_decode_plan p = {.size = sizeof p};
   cr_assert_eq(tirx_kernels_decode_plan(o, b, h, hkv, ql, d, maxl, &p), TIRX_OK, "%s",
                tirx_last_error());
   return p;
 }
 
 Test(kernels_decode, the_split_fills_the_gpu_for_one_long_and_many_short_sequences) {
-  /* B = 1, 128k tokens, 8 KV heads: 8 CTAs unsplit; 33 splits of 63 tiles: 264 CTAs, two an SM */
+  /* B = 1, 128k tokens, 8 KV heads: 8 items unsplit; 16 splits of 128 tiles: 128 items, one
+   * round of the 132 persistent CTAs at 97% */
   tirx_decode_plan p = plan(NULL, 1, 32, 8, 1, 128, 131072);
-  cr_assert_eq(p.splits, 33);
-  cr_assert_eq(p.tiles_per_split, 63);
+  cr_assert_eq(p.splits, 16);
+  cr_assert_eq(p.tiles_per_split, 128);
+  cr_assert_eq(p.ctas, 128);
   cr_assert_geq((int64_t)p.splits * p.tiles_per_split * TIRX_DECODE_TILE, 131072);
-  cr_assert_eq(p.workspace_bytes, (int64_t)8 * 33 * 4 * (128 + 2) * 4);
-  /* B = 256, 512 tokens: 2048 CTAs unsplit fill 132 SMs (two or more each); no workspace */
+  cr_assert_eq(p.workspace_bytes, (int64_t)8 * 16 * 4 * (128 + 2) * 4);
+  /* B = 256, 512 tokens: 2048 items unsplit, 16 rounds of 132 CTAs at 97%; no workspace */
   p = plan(NULL, 256, 32, 8, 1, 128, 512);
   cr_assert_eq(p.splits, 1);
   cr_assert_eq(p.tiles_per_split, 8);
+  cr_assert_eq(p.ctas, 132);
   cr_assert_eq(p.workspace_bytes, 0);
-  /* the bench's shapes: B x H_kv = 8, 64, 256, 1024 CTAs */
-  cr_assert_eq(plan(NULL, 8, 32, 8, 1, 128, 16384).splits, 5); /* 64 CTAs: ceil(264 / 64) */
-  cr_assert_eq(plan(NULL, 32, 32, 8, 1, 128, 1024).splits, 2); /* 256 CTAs: under two an SM */
-  cr_assert_eq(plan(NULL, 33, 32, 8, 1, 128, 1024).splits, 1); /* 264 */
-  cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 1024).splits, 4);  /* 16 tiles: 4 a split */
-  cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 512).splits, 2);
+  /* the bench's shapes: B x H_kv = 8, 64, 256, 1024 items unsplit */
+  cr_assert_eq(plan(NULL, 8, 32, 8, 1, 128, 16384).splits, 2); /* 128 of 132 */
+  cr_assert_eq(plan(NULL, 32, 32, 8, 1, 128, 1024).splits, 1); /* 256 of 264: 97% */
+  cr_assert_eq(plan(NULL, 33, 32, 8, 1, 128, 1024).splits, 1); /* 264: two whole rounds */
+  cr_assert_eq(plan(NULL, 17, 32, 8, 1, 128, 65536).splits, 12); /* 136 x 12 of 13 rounds */
+  cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 1024).splits, 8);  /* 16 tiles: 2 a split */
+  cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 512).splits, 4);
   cr_assert_eq(plan(NULL, 1, 32, 8, 1, 128, 64).splits, 1);    /* one tile */
-  cr_assert_eq(plan(NULL, 1, 8, 1, 8, 128, 131072).splits, 256); /* at most 256 */
+  /* one KV head: 126 splits of 17 tiles asked, 121 cover the 2048 */
+  cr_assert_eq(plan(NULL, 1, 8, 1, 8, 128, 131072).splits, 121);
   /* the SM count */
-  cr_assert_eq(plan(&(tirx_decode_options){.sms = 16}, 2, 32, 8, 1, 128, 131072).splits, 2);
-  cr_assert_eq(plan(&(tirx_decode_options){.sms = 8}, 2, 32, 8, 1, 128, 131072).splits, 1);
-  cr_assert_eq(plan(&(tirx_decode_options){.sms = 64}, 1, 32, 8, 1, 128, 131072).splits, 16);
+  cr_assert_eq(plan(&(tirx_decode_options){.sms = 16}, 2, 32, 8, 1, 128, 131072).splits, 1);
+  cr_assert_eq(plan(&(tirx_decode_options){.sms = 8}, 2, 32, 8, 1, 128, 131072).ctas, 8);
+  cr_assert_eq(plan(&(tirx_decode_options){.sms = 64}, 1, 32, 8, 1, 128, 131072).splits, 8);
   /* forced: as asked, at most the tiles of the longest context */
   cr_assert_eq(plan(&(tirx_decode_options){.splits = 1}, 1, 32, 8, 1, 128, 131072).splits, 1);
   cr_assert_eq(plan(&(tirx_decode_options){.splits = 7}, 256, 32, 8, 1, 128, 32768).splits, 7);
@@ -50,6 +55,7 @@ Test(kernels_decode, the_split_fills_the_gpu_for_one_long_and_many_short_sequenc
   /* 7 forced over 512 tiles: 74 each, the last split 68 */
   p = plan(&(tirx_decode_options){.splits = 7}, 6, 8, 2, 4, 64, 32768);
   cr_assert(p.splits == 7 && p.tiles_per_split == 74, "%d x %d", p.splits, p.tiles_per_split);
+  cr_assert_eq(p.ctas, 84);
   cr_assert_eq(p.workspace_bytes, (int64_t)6 * 2 * 7 * 16 * (64 + 2) * 4);
 }
 
@@ -267,9 +273,9 @@ static void compile_ok(tirx_runtime *rt, tirx_kernel *k, bool attention) {
   cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", tirx_kernel_name(k),
                tirx_last_error());
   const char *ptx = tirx_compiled_ptx(c);
-  if (attention) { /* 16-byte cp.async into the ring, 16-byte shared reads of K rows */
-    cr_assert_not_null(strstr(ptx, "cp.async.cg.shared.global"), "%s", tirx_kernel_name(k));
-    cr_assert_not_null(strstr(ptx, "ld.shared.v4"), "%s", tirx_kernel_name(k));
+  if (attention) { /* TMA page loads into the ring, S and P V on wgmma */
+    cr_assert_not_null(strstr(ptx, "cp.async.bulk.tensor.4d"), "%s", tirx_kernel_name(k));
+    cr_assert_not_null(strstr(ptx, "wgmma.mma_async"), "%s", tirx_kernel_name(k));
   }
   tirx_compiled_destroy(c);
   tirx_kernel_release(k);
