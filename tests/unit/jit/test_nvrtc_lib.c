@@ -96,14 +96,14 @@ Test(nvrtc_lib, without_nvrtc_every_compile_says_why) {
     expect_error(tirx_compile(rt, k, NULL, &c), TIRX_E_NO_NVRTC, want);
     cr_assert_null(c);
   }
-  tirx__nvrtc_output out;
+  tirx__nvrtc_output out = {0};
   snprintf(want, sizeof want, "tirx_prepare: %s", tried);
   expect_error(tirx__nvrtc_compile("tirx_prepare", "k", "extern \"C\" __global__ void k() {}",
                                    "sm_90a", false, &out),
                TIRX_E_NO_NVRTC, want);
   cr_assert_null(out.cubin);
 
-  tirx__nvrtc_raw raw;
+  tirx__nvrtc_raw raw = {0};
   const char *opts[1] = {"--gpu-architecture=sm_90a"};
   tirx__nvrtc_raw_compile("extern \"C\" __global__ void k() {}", 1, opts, false, &raw);
   cr_assert_eq(raw.stage, TIRX__RAW_NO_NVRTC);
