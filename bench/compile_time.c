@@ -30,7 +30,6 @@
  * --fdevice-time-trace JSON per case (its phases are wall times).
  */
 #define _GNU_SOURCE
-#include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,7 @@
 #include "bench_util.h"
 #include "gemm_ref.h"
 #include "jit/jit.h"
+#include "jit/nvrtc_lib.h"
 
 enum { MAX_CONFIGS = 8, MAX_REPS = 64, MAX_EXTRA = 16 };
 
@@ -119,29 +119,34 @@ static bool compile(const char *src, const char *arch, const config *cfg, const 
   if (cfg && cfg->replace) n = 1; /* the arch option comes first */
   for (int i = 0; cfg && i < cfg->nextra; i++) opts[n++] = cfg->extra[i];
   if (more) opts[n++] = more;
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  if (!nv) {
+    fprintf(stderr, "compile_time: %s\n", tirx__nvrtc_lib_error());
+    return false;
+  }
   nvrtcProgram prog = NULL;
   double c0 = cpu_ms(), w0 = now_us();
-  nvrtcResult r = nvrtcCreateProgram(&prog, src, TIRX__NVRTC_FILE, 0, NULL, NULL);
-  if (r == NVRTC_SUCCESS) r = nvrtcCompileProgram(prog, n, opts);
+  nvrtcResult r = nv->CreateProgram(&prog, src, TIRX__NVRTC_FILE, 0, NULL, NULL);
+  if (r == NVRTC_SUCCESS) r = nv->CompileProgram(prog, n, opts);
   *cpu = cpu_ms() - c0;
   *wall = (now_us() - w0) / 1e3;
   size_t log_size = 0;
   char *log = NULL;
-  if (prog && nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
+  if (prog && nv->GetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS &&
       (log = calloc(log_size + 1, 1)))
-    nvrtcGetProgramLog(prog, log);
+    nv->GetProgramLog(prog, log);
   if (r != NVRTC_SUCCESS) {
     fprintf(stderr, "compile_time: NVRTC (%s%s%s): %s\n%s\n", arch, cfg && cfg->text ? " " : "",
-            cfg && cfg->text ? cfg->text : "", nvrtcGetErrorString(r), log ? log : "");
+            cfg && cfg->text ? cfg->text : "", nv->GetErrorString(r), log ? log : "");
     free(log);
-    nvrtcDestroyProgram(&prog);
+    nv->DestroyProgram(&prog);
     return false;
   }
   size_t size = 0;
   void *cubin = NULL;
   double g0 = now_us();
-  if (nvrtcGetCUBINSize(prog, &size) == NVRTC_SUCCESS && size && (cubin = malloc(size)))
-    nvrtcGetCUBIN(prog, cubin);
+  if (nv->GetCUBINSize(prog, &size) == NVRTC_SUCCESS && size && (cubin = malloc(size)))
+    nv->GetCUBIN(prog, cubin);
   *get = (now_us() - g0) / 1e3;
   if (out) {
     size_t ptx_size = 0;
@@ -149,13 +154,13 @@ static bool compile(const char *src, const char *arch, const config *cfg, const 
     out->cubin_size = size;
     out->log = log;
     out->ptx = NULL;
-    if (nvrtcGetPTXSize(prog, &ptx_size) == NVRTC_SUCCESS && (out->ptx = calloc(ptx_size + 1, 1)))
-      nvrtcGetPTX(prog, out->ptx);
+    if (nv->GetPTXSize(prog, &ptx_size) == NVRTC_SUCCESS && (out->ptx = calloc(ptx_size + 1, 1)))
+      nv->GetPTX(prog, out->ptx);
   } else {
     free(cubin);
     free(log);
   }
-  nvrtcDestroyProgram(&prog);
+  nv->DestroyProgram(&prog);
   return true;
 }
 

@@ -13,7 +13,8 @@
  *   tirx dump --example E         an example kernel, built in-process (no GPU)
  *   tirx warmup [FILE|-] [-e LINE] the kernel library's ops compiled into the disk cache for
  *                                 a list of shapes, no GPU needed (warmup.c has the format)
- *   tirx --version                tirx's version and the NVRTC it compiles with
+ *   tirx --version                tirx's version and the NVRTC it compiles with (version and
+ *                                 the library loaded), or why no NVRTC loads
  *
  * The directory is D, else $TIRX_CACHE_DIR, else $XDG_CACHE_HOME/tirx, else ~/.cache/tirx,
  * exactly as a runtime resolves it; a cache command never creates it (a missing directory is an
@@ -33,6 +34,7 @@
 #include "dump.h"
 #include "warmup.h"
 #include "jit/jit.h"
+#include "jit/nvrtc_lib.h"
 #include "tirx.h"
 
 static const char usage_head[] =
@@ -365,8 +367,12 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
-    int nv = tirx__nvrtc_version();
-    printf("tirx %s (NVRTC %d.%d)\n", tirx_version(), nv / 1000, nv % 1000 / 10);
+    const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+    if (nv)
+      printf("tirx %s (NVRTC %d.%d, %s)\n", tirx_version(), nv->version / 1000,
+             nv->version % 1000 / 10, nv->path);
+    else
+      printf("tirx %s (no NVRTC: %s)\n", tirx_version(), tirx__nvrtc_lib_error());
     return 0;
   }
   if (!strcmp(cmd, "cache"))

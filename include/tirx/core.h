@@ -60,7 +60,8 @@ extern "C" {
   X(E_STICKY, 25, "runtime is in a failed state after a fatal device error")                   \
   X(E_INTERNAL, 26, "internal error (a bug in tirx)")                                         \
   X(E_FORKED, 27, "object was created in another process (before a fork)")                    \
-  X(E_CAPTURE, 28, "the stream is capturing a CUDA graph and the kernel is not ready")
+  X(E_CAPTURE, 28, "the stream is capturing a CUDA graph and the kernel is not ready")         \
+  X(E_NO_NVRTC, 29, "NVRTC library not available (libnvrtc could not be loaded)")
 
 /* A status code: TIRX_OK, or one of the errors of TIRX_STATUS_MAP (TIRX_E_INVALID_ARG, ...). */
 typedef enum tirx_status {

@@ -11,8 +11,22 @@
  * reason the device is missing. The CUDA driver (libcuda.so.1) is loaded with dlopen when the
  * runtime is created, never at library load and never linked.
  *
+ * NVRTC is not linked either: it is loaded with dlopen once per process, at the first call that
+ * needs it (a compile, or an arch check), from the first of libnvrtc.so.13, libnvrtc.so.12,
+ * libnvrtc.so and the build's toolkit directory (<cuda-root>/lib64/libnvrtc.so) that opens and
+ * is NVRTC 12.0 or newer, so one build serves the CUDA 12.x and 13.x toolkits. The version
+ * found is part of every cache key. Without NVRTC a runtime is still created, and every compile
+ * (tirx_compile, and a launch, prepare or warm-up that needs one) fails with TIRX_E_NO_NVRTC and a message naming the function and each library tried with the dynamic
+ * linker's reason:
+ *
+ *     tirx_compile: cannot load NVRTC; tried libnvrtc.so.13 (libnvrtc.so.13: cannot open
+ *     shared object file: No such file or directory), libnvrtc.so.12 (...), ...
+ *
  * Environment:
  *   TIRX_DRIVER_LIBRARY  the driver library to dlopen instead of "libcuda.so.1" (tests)
+ *   TIRX_NVRTC_LIBRARY   the NVRTC library to dlopen (a path or a soname) instead of the list
+ *                        above, and the only one tried; read once, at NVRTC's first use in
+ *                        the process (compile workers inherit it)
  *   TIRX_DUMP_DIR        when set, every compiled kernel writes .ir, .cu, .ptx and, for
  *                        kernels with tile primitives, .dispatch (the dispatch report) into
  *                        this directory (created if missing): tirx_compile as
@@ -221,7 +235,8 @@ typedef struct tirx_runtime_options {
  * tirx_runtime_device_error() why not. The caller destroys it with tirx_runtime_destroy().
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (negative device, malformed arch, device
  * ordinal beyond the devices present), TIRX_E_NOT_SUPPORTED (an arch NVRTC cannot target),
- * TIRX_E_DRIVER (the driver failed after it reported a device), TIRX_E_NO_MEMORY.
+ * TIRX_E_DRIVER (the driver failed after it reported a device), TIRX_E_NO_MEMORY. Without
+ * NVRTC the runtime is created and options->arch is checked for its form only.
  */
 TIRX_API tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtime **out);
 
@@ -279,8 +294,10 @@ typedef struct tirx_compiled tirx_compiled;
  * Launches (tirx_launch, tirx_prepare_async, tirx_runtime_warmup) check the runtime's arch the
  * same way before they compile ("tirx_launch: the runtime's arch is sm_80, expected ...").
  * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (malformed arch), TIRX_E_NOT_SUPPORTED (arch
- * unknown to this NVRTC, or older than the kernel needs), TIRX_E_COMPILE (the message holds the
- * NVRTC log with the offending lines of the generated source quoted), TIRX_E_NO_MEMORY.
+ * unknown to this NVRTC, or older than the kernel needs), TIRX_E_NO_NVRTC (no NVRTC library
+ * could be loaded: the message lists each one tried and why it failed), TIRX_E_COMPILE (the
+ * message holds the NVRTC log with the offending lines of the generated source quoted),
+ * TIRX_E_NO_MEMORY.
  */
 TIRX_API tirx_status tirx_compile(tirx_runtime *rt, const tirx_kernel *kernel, const char *arch,
                                   tirx_compiled **out);

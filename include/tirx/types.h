@@ -38,14 +38,16 @@ TIRX_API const char *tirx_dtype_name(tirx_dtype t);
 TIRX_API int tirx_dtype_size(tirx_dtype t);
 
 /* One launch argument: a scalar, a tensor given by pointer + shape + strides, or a DLPack
- * DLTensor. Tensor shapes and strides are in elements and borrowed for the call only. */
+ * tensor (an unversioned DLTensor, or DLPack 1.x's DLManagedTensorVersioned). Tensor shapes and
+ * strides are in elements and borrowed for the call only. */
 typedef enum tirx_arg_kind {
   TIRX_ARG_I32 = 0,
   TIRX_ARG_I64 = 1,
   TIRX_ARG_F32 = 2,
   TIRX_ARG_F64 = 3,
   TIRX_ARG_TENSOR = 4,
-  TIRX_ARG_DLPACK = 5
+  TIRX_ARG_DLPACK = 5,          /* u.dlpack is a const DLTensor * */
+  TIRX_ARG_DLPACK_VERSIONED = 6 /* u.dlpack is a const DLManagedTensorVersioned * (DLPack 1.x) */
 } tirx_arg_kind;
 
 /* A tensor argument: a device pointer with its element type, shape and strides. */
@@ -66,7 +68,8 @@ typedef struct tirx_arg {
     float f32;
     double f64;
     tirx_tensor_arg tensor;
-    const void *dlpack; /* a const DLTensor * (dlpack.h), borrowed for the call */
+    const void *dlpack; /* a const DLTensor * or DLManagedTensorVersioned * (dlpack.h), as
+                           kind says, borrowed for the call */
   } u;                  /* the value */
 } tirx_arg;
 
@@ -111,11 +114,38 @@ static inline tirx_arg tirx_arg_tensor(void *data, tirx_dtype dtype, int rank,
   a.u.tensor.strides = strides;
   return a;
 }
-/* A DLPack argument: a const DLTensor *, borrowed for the call. */
+/*
+ * A DLPack argument: a const DLTensor * (dlpack.h, any version), borrowed for the call. Its
+ * device type must be kDLCUDA (device_id the runtime's device) or kDLCUDAManaged, its dtype one
+ * of tirx's with one lane; data + byte_offset is the base. tirx_launch checks it as a tensor
+ * argument and names the argument in its errors ("tirx_launch: argument 0 (x): DLPack device
+ * type is 1, expected kDLCUDA (2)").
+ */
 static inline tirx_arg tirx_arg_dlpack(const void *dltensor) {
   tirx_arg a;
   a.kind = TIRX_ARG_DLPACK;
   a.u.dlpack = dltensor;
+  return a;
+}
+
+/*
+ * A DLPack 1.x argument: a const DLManagedTensorVersioned * (what a producer's __dlpack__ gives
+ * under max_version (1, x)), borrowed for the call: tirx never calls its deleter and keeps no
+ * pointer into it after the call returns; the caller still owns it. Checked as
+ * tirx_arg_dlpack's DLTensor (its dl_tensor), and before that:
+ *   - version.major must be 1 (any minor); with another major version no other field is read
+ *     ("tirx_launch: argument 0 (x): DLPack version is 2.0, expected major version 1");
+ *   - a tensor whose flags have DLPACK_FLAG_BITMASK_READ_ONLY is refused for a parameter the
+ *     kernel stores to (tirx_store, tirx_atomic_add, a tile primitive's destination, a TMA
+ *     store), and for every tensor of a kernel with caller-written source (tirx_set_source),
+ *     which tirx cannot see into; read-only tensors are fine for parameters it only reads.
+ * Errors (from tirx_launch and the calls that plan a launch: TIRX_E_NULL_ARG for a NULL pointer,
+ * TIRX_E_LAUNCH_ARG otherwise) name the function, the argument and what was expected.
+ */
+static inline tirx_arg tirx_arg_dlpack_versioned(const void *managed) {
+  tirx_arg a;
+  a.kind = TIRX_ARG_DLPACK_VERSIONED;
+  a.u.dlpack = managed;
   return a;
 }
 

@@ -228,6 +228,9 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       /* Dispatch took the base to be 16-byte aligned; the launch checks what the vector
        * accesses of the chosen rules need of it. */
       if (t->vec_bytes > p->align) p->align = t->vec_bytes;
+      p->writes = b->raw_source ? TIRX__KP_WRITES_MAYBE
+                  : t->written  ? TIRX__KP_WRITES_YES
+                                : TIRX__KP_WRITES_NO;
       for (int kk = 0; kk < t->rank; kk++) {
         p->shape[kk] = flatten(&hb, t->shape[kk]);
         p->stride[kk] = t->stride[kk] ? flatten(&hb, t->stride[kk]) : -1;
@@ -260,7 +263,12 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
   k->ntmaps = b->ntmaps;
   k->tmaps = tirx__arena_array(k->arena, (size_t)(b->ntmaps ? b->ntmaps : 1), sizeof *k->tmaps, fn);
   if (!k->tmaps) goto oom;
-  for (int i = 0; i < b->ntmaps; i++) k->tmaps[i] = b->tmap[i];
+  for (int i = 0; i < b->ntmaps; i++) {
+    k->tmaps[i] = b->tmap[i];
+    int tp = b->tmap[i].param; /* a TMA store writes through the map, not the pointer */
+    if (b->tmap[i].store && tp >= 0 && tp < k->nparams && !b->raw_source)
+      k->params[tp].writes = TIRX__KP_WRITES_YES;
+  }
   for (int i = 0; i < 3; i++) k->cluster[i] = (uint32_t)b->cluster[i];
   k->target = k_strdup(k, b->target_name);
   if (!k->target) goto oom;

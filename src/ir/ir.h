@@ -310,7 +310,12 @@ typedef struct tirx__kparam {
   bool dense;                            /* strides are row-major of the shape */
   bool opaque;                           /* laid out: strides cannot express the layout */
   int32_t align;                         /* required pointer alignment in bytes */
+  uint8_t writes;                        /* tensor: TIRX__KP_WRITES_* (read-only DLPack) */
 } tirx__kparam;
+
+/* Whether a kernel stores to a tensor parameter: a read-only DLPack tensor is refused for one
+ * it may store to. A kernel of caller-written source may store to every tensor. */
+enum { TIRX__KP_WRITES_NO = 0, TIRX__KP_WRITES_YES = 1, TIRX__KP_WRITES_MAYBE = 2 };
 
 typedef enum {
   TIRX__SLOT_VALUE = 0, TIRX__SLOT_POINTER, TIRX__SLOT_STRIDE,

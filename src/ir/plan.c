@@ -4,10 +4,10 @@
  *
  * Arguments are numbered from 0 as positions in the caller's array: "argument 1 (x)".
  */
-#include <dlpack/dlpack.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "dlpack_abi.h"
 #include "ir.h"
 #include "kernel_abi.h"
 
@@ -20,8 +20,10 @@ typedef struct view {
 } view;
 
 static const char *kind_name(int kind) {
-  static const char *const names[] = {"i32", "i64", "f32", "f64", "tensor", "dlpack"};
-  return kind >= 0 && kind <= TIRX_ARG_DLPACK ? names[kind] : "unknown";
+  static const char *const names[] = {"i32",    "i64",    "f32",
+                                      "f64",    "tensor", "dlpack",
+                                      "dlpack_versioned"};
+  return kind >= 0 && kind <= TIRX_ARG_DLPACK_VERSIONED ? names[kind] : "unknown";
 }
 
 static const char *dn(int t) {
@@ -37,6 +39,10 @@ static int dl_dtype(DLDataType t) {
   case kDLInt: return t.bits == 8 ? TIRX_I8 : t.bits == 32 ? TIRX_I32 : t.bits == 64 ? TIRX_I64 : -1;
   case kDLUInt: return t.bits == 8 ? TIRX_U8 : t.bits == 32 ? TIRX_U32 : t.bits == 1 ? TIRX_BOOL : -1;
   case 6: /* kDLBool in DLPack >= 0.8 */ return t.bits == 8 ? TIRX_BOOL : -1;
+  case 10: /* kDLFloat8_e4m3fn in DLPack >= 1.1: CUDA's __nv_fp8_e4m3 */
+    return t.bits == 8 ? TIRX_FP8_E4M3 : -1;
+  case 12: /* kDLFloat8_e5m2 in DLPack >= 1.1: CUDA's __nv_fp8_e5m2 */
+    return t.bits == 8 ? TIRX_FP8_E5M2 : -1;
   default: return -1;
   }
 }
@@ -67,8 +73,25 @@ static tirx_status read_tensor(const char *fn, int i, int ai, const tirx__kparam
     v->rank = t->rank;
     shape = t->shape;
     strides = t->strides;
-  } else if (a->kind == TIRX_ARG_DLPACK) {
-    const DLTensor *t = a->u.dlpack;
+  } else if (a->kind == TIRX_ARG_DLPACK || a->kind == TIRX_ARG_DLPACK_VERSIONED) {
+    if (a->kind == TIRX_ARG_DLPACK_VERSIONED) {
+      const DLManagedTensorVersioned *m = a->u.dlpack;
+      if (!m) return ARG_FAIL(TIRX_E_NULL_ARG, "DLManagedTensorVersioned is NULL");
+      /* Another major version has another layout past the flags: read nothing else. */
+      if (m->version.major != TIRX__DLPACK_MAJOR)
+        return ARG_FAIL(TIRX_E_LAUNCH_ARG, "DLPack version is %u.%u, expected major version %d",
+                        (unsigned)m->version.major, (unsigned)m->version.minor,
+                        TIRX__DLPACK_MAJOR);
+      if ((m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) && p->writes != TIRX__KP_WRITES_NO)
+        return ARG_FAIL(TIRX_E_LAUNCH_ARG,
+                        "the DLPack tensor is read-only (DLPACK_FLAG_BITMASK_READ_ONLY), "
+                        "expected a writable one: %s",
+                        p->writes == TIRX__KP_WRITES_YES
+                            ? "the kernel stores to it"
+                            : "the kernel's source is the caller's (tirx_set_source), so it "
+                              "may store to it");
+    }
+    const DLTensor *t = tirx__arg_dltensor(a);
     if (!t) return ARG_FAIL(TIRX_E_NULL_ARG, "DLTensor is NULL");
     if (t->device.device_type != kDLCUDA && t->device.device_type != kDLCUDAManaged)
       return ARG_FAIL(TIRX_E_LAUNCH_ARG, "DLPack device type is %d, expected kDLCUDA (%d)",

@@ -33,7 +33,7 @@ typedef struct tirx__nvrtc_output {
  * thread's stack is smaller than 4 MiB. The options are fixed and ordered, so the same source
  * and arch give the same bytes. fn names the public function in messages.
  * Errors: TIRX_E_INVALID_ARG / TIRX_E_NOT_SUPPORTED (arch, see tirx__nvrtc_check_arch),
- * TIRX_E_COMPILE ("<fn>: NVRTC could not compile '<name>' for <arch>: ..." with each error
+ * TIRX_E_NO_NVRTC (no NVRTC could be loaded: tirx__nvrtc_require's message), TIRX_E_COMPILE ("<fn>: NVRTC could not compile '<name>' for <arch>: ..." with each error
  * line of the log followed by the source line it names), TIRX_E_NO_MEMORY.
  */
 tirx_status tirx__nvrtc_compile(const char *fn, const char *name, const char *source,
@@ -52,10 +52,20 @@ tirx_status tirx__nvrtc_finish(const char *fn, const char *name, const char *sou
                                double millis, tirx__nvrtc_output *out);
 
 /* Checks arch is "sm_<digits>" with an optional "a" or "f" suffix and that this NVRTC can
- * target it. Errors: TIRX_E_INVALID_ARG, TIRX_E_NOT_SUPPORTED. */
+ * target it. Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG, TIRX_E_NO_NVRTC (as
+ * tirx__nvrtc_require), TIRX_E_NOT_SUPPORTED. */
 tirx_status tirx__nvrtc_check_arch(const char *fn, const char *arch);
 
-/* The NVRTC version as major * 1000 + minor * 10 (13000 for 13.0). */
+/* The form check of tirx__nvrtc_check_arch alone, which needs no NVRTC.
+ * Errors: TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG. */
+tirx_status tirx__nvrtc_check_arch_form(const char *fn, const char *arch);
+
+/* TIRX_OK when the process's NVRTC is loaded (nvrtc_lib.h: loaded on the first call), else
+ * TIRX_E_NO_NVRTC with "<fn>: cannot load NVRTC; tried libnvrtc.so.13 (<dlerror>), ...". */
+tirx_status tirx__nvrtc_require(const char *fn);
+
+/* The loaded NVRTC's version as major * 1000 + minor * 10 (13000 for 13.0); 0 when none
+ * loads. */
 int tirx__nvrtc_version(void);
 
 /* The options every compile passes to NVRTC for arch, in order; they are part of the cache

@@ -5,8 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <dlpack/dlpack.h>
-
+#include "../ir/dlpack_abi.h"
 #include "jit.h"
 
 static CUtensorMapDataType tmap_dtype(int t) {
@@ -83,8 +82,9 @@ static tirx_status launch(tirx_runtime *rt, const tirx_kernel *kernel, const tir
   /* The plan checked each DLTensor's device type; its ordinal needs the runtime. Managed
    * memory is reachable from every device. */
   for (int i = 0; i < nargs; i++)
-    if (TIRX_UNLIKELY(args[i].kind == TIRX_ARG_DLPACK)) {
-      const DLTensor *t = args[i].u.dlpack;
+    if (TIRX_UNLIKELY(args[i].kind == TIRX_ARG_DLPACK ||
+                      args[i].kind == TIRX_ARG_DLPACK_VERSIONED)) {
+      const DLTensor *t = tirx__arg_dltensor(&args[i]);
       if (t->device.device_type == kDLCUDA && t->device.device_id != rt->ordinal)
         return tirx__error(TIRX_E_LAUNCH_ARG,
                            "%s: argument %d: DLPack device_id is %d, expected %d (the runtime's "

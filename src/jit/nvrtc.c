@@ -1,6 +1,5 @@
 /* NVRTC: CUDA C++ to cubin (and PTX) for a named architecture. Needs no GPU. */
 #define _GNU_SOURCE /* pthread_getattr_np */
-#include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 #include <time.h>
 
 #include "jit.h"
+#include "nvrtc_lib.h"
 #include "worker_proto.h"
 
 enum {
@@ -17,25 +17,37 @@ enum {
 };
 
 int tirx__nvrtc_version(void) {
-  int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
-    return 0;
-  return major * 1000 + minor * 10;
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  return nv ? nv->version : 0;
 }
 
-tirx_status tirx__nvrtc_check_arch(const char *fn, const char *arch) {
+tirx_status tirx__nvrtc_require(const char *fn) {
+  if (tirx__nvrtc_lib_get())
+    return TIRX_OK;
+  return tirx__error(TIRX_E_NO_NVRTC, "%s: %s", fn, tirx__nvrtc_lib_error());
+}
+
+tirx_status tirx__nvrtc_check_arch_form(const char *fn, const char *arch) {
   if (!arch)
     return tirx__error(TIRX_E_NULL_ARG, "%s: arch is NULL", fn);
-  int number = tirx__arch_parse(arch, NULL);
-  if (number < 0)
+  if (tirx__arch_parse(arch, NULL) < 0)
     return tirx__error(TIRX_E_INVALID_ARG,
                        "%s: arch '%.32s' is not of the form sm_<major><minor>[a|f] (sm_90a, sm_80)",
                        fn, arch);
+  return TIRX_OK;
+}
+
+tirx_status tirx__nvrtc_check_arch(const char *fn, const char *arch) {
+  tirx_status st = tirx__nvrtc_check_arch_form(fn, arch);
+  if (st != TIRX_OK || (st = tirx__nvrtc_require(fn)) != TIRX_OK)
+    return st;
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  int number = tirx__arch_parse(arch, NULL);
   int n = 0;
-  if (nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
+  if (nv->GetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
     return tirx__error(TIRX_E_INTERNAL, "%s: nvrtcGetNumSupportedArchs failed", fn);
   int archs[256];
-  if (nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+  if (nv->GetSupportedArchs(archs) != NVRTC_SUCCESS)
     return tirx__error(TIRX_E_INTERNAL, "%s: nvrtcGetSupportedArchs failed", fn);
   for (int i = 0; i < n; i++)
     if (archs[i] == number)
@@ -115,7 +127,11 @@ static char *annotate_log(const char *log, const char *source) {
   return tirx__sb_finish(&sb);
 }
 
-static const char *result_text(int r) { return nvrtcGetErrorString((nvrtcResult)r); }
+static const char *result_text(int r) {
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  const char *text = nv ? nv->GetErrorString((nvrtcResult)r) : NULL;
+  return text ? text : "an unknown NVRTC result";
+}
 
 tirx_status tirx__nvrtc_finish(const char *fn, const char *name, const char *source,
                                const char *arch, bool want_ptx, tirx__nvrtc_raw *raw,
@@ -166,6 +182,10 @@ tirx_status tirx__nvrtc_finish(const char *fn, const char *name, const char *sou
     break;
   case TIRX__RAW_OUTPUT_OOM:
     st = tirx__error(TIRX_E_NO_MEMORY, "%s: out of memory copying the cubin of '%s'", fn, name);
+    break;
+  case TIRX__RAW_NO_NVRTC: /* the compile worker's NVRTC; this process's is checked before */
+    st = tirx__error(TIRX_E_NO_NVRTC, "%s: the compile of '%s' found no NVRTC: %s", fn, name,
+                     raw->log && *raw->log ? raw->log : "cannot load NVRTC");
     break;
   default:
     st = tirx__error(TIRX_E_INTERNAL, "%s: NVRTC's result for '%s' has an unknown stage %d", fn,

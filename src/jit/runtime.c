@@ -441,7 +441,9 @@ tirx_status tirx_runtime_create(const tirx_runtime_options *options, tirx_runtim
                        "TIRX_CAPTURE_REFUSE (1)",
                        fn, (int)o->capture_policy);
   if (o->arch) {
-    tirx_status st = tirx__nvrtc_check_arch(fn, o->arch);
+    /* Without NVRTC only the form: the runtime exists, its compiles say why they fail. */
+    tirx_status st = tirx__nvrtc_version() ? tirx__nvrtc_check_arch(fn, o->arch)
+                                           : tirx__nvrtc_check_arch_form(fn, o->arch);
     if (st != TIRX_OK)
       return st;
   }

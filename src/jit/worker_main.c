@@ -2,13 +2,13 @@
  * tirx-compile-worker: runs NVRTC for the tirx library (src/jit/workers.c starts it), one
  * request at a time, over the socket it gets as stdin and stdout (worker_proto.h has the
  * frames). Its stdout is kept for replies only: anything else printing to fd 1 goes to stderr.
- * It holds no CUDA context and needs no GPU. Not meant to be run by hand.
+ * It holds no CUDA context and needs no GPU; it loads NVRTC with dlopen, as the library does
+ * (nvrtc_lib.h, $TIRX_NVRTC_LIBRARY inherited). Not meant to be run by hand.
  *
  * Exit status: 0 at the end of input, 2 after a malformed request (answered with ERROR), 3 when
  * a reply cannot be written (the library went away), 64 when started on a terminal.
  */
 #define _GNU_SOURCE
-#include <nvrtc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nvrtc_lib.h"
 #include "worker_proto.h"
 
 enum { STACK = 8 << 20, MAX_OPTIONS = TIRX__WFRAME_MAX_FIELDS - 4 };
@@ -62,9 +63,12 @@ int main(int argc, char **argv) {
   int in = 0, out = dup(1);
   if (out < 0 || dup2(2, 1) < 0)
     return 3;
-  int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
-  tirx__whello hello = {TIRX__WPROTOCOL, major * 1000 + minor * 10, (int32_t)getpid(), 0};
+  /* NVRTC through dlopen (nvrtc_lib.h), as the library loads it. Without it the greeting says
+   * version 0 and the library compiles in its own process. */
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  if (!nv)
+    fprintf(stderr, "tirx-compile-worker: %s\n", tirx__nvrtc_lib_error());
+  tirx__whello hello = {TIRX__WPROTOCOL, nv ? nv->version : 0, (int32_t)getpid(), 0};
   static const char name[] = "tirx-compile-worker";
   tirx__wfield hf[2] = {{name, sizeof name - 1}, {&hello, sizeof hello}};
   if (tirx__wframe_write(out, TIRX__WFRAME_HELLO, hf, 2) != 0)

@@ -2,20 +2,21 @@
 #include "worker_proto.h"
 
 #include <errno.h>
-#include <nvrtc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "nvrtc_lib.h"
+
 /* ---- the raw NVRTC call ---- */
 
-static char *program_log(nvrtcProgram prog) {
+static char *program_log(const tirx__nvrtc_lib *nv, nvrtcProgram prog) {
   size_t size = 0;
-  if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0)
+  if (nv->GetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0)
     size = 1;
   char *log = calloc(size + 1, 1);
-  if (log && size > 1 && nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+  if (log && size > 1 && nv->GetProgramLog(prog, log) != NVRTC_SUCCESS)
     log[0] = '\0';
   return log;
 }
@@ -23,22 +24,28 @@ static char *program_log(nvrtcProgram prog) {
 void tirx__nvrtc_raw_compile(const char *source, int nopts, const char *const *opts,
                              bool want_ptx, tirx__nvrtc_raw *out) {
   memset(out, 0, sizeof *out);
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  if (!nv) {
+    out->stage = TIRX__RAW_NO_NVRTC;
+    out->log = strdup(tirx__nvrtc_lib_error());
+    return;
+  }
   nvrtcProgram prog = NULL;
-  nvrtcResult r = nvrtcCreateProgram(&prog, source, "kernel.cu", 0, NULL, NULL);
+  nvrtcResult r = nv->CreateProgram(&prog, source, "kernel.cu", 0, NULL, NULL);
   if (r != NVRTC_SUCCESS) {
     out->stage = TIRX__RAW_CREATE;
     out->result = (int)r;
     return;
   }
-  r = nvrtcCompileProgram(prog, nopts, opts);
-  out->log = program_log(prog);
+  r = nv->CompileProgram(prog, nopts, opts);
+  out->log = program_log(nv, prog);
   if (!out->log) {
-    nvrtcDestroyProgram(&prog);
+    nv->DestroyProgram(&prog);
     out->stage = TIRX__RAW_LOG_OOM;
     return;
   }
   if (r != NVRTC_SUCCESS) {
-    nvrtcDestroyProgram(&prog);
+    nv->DestroyProgram(&prog);
     out->stage = TIRX__RAW_COMPILE;
     out->result = (int)r;
     return;
@@ -46,21 +53,21 @@ void tirx__nvrtc_raw_compile(const char *source, int nopts, const char *const *o
   size_t cubin_size = 0, ptx_size = 0;
   void *cubin = NULL;
   char *ptx = NULL;
-  r = nvrtcGetCUBINSize(prog, &cubin_size);
+  r = nv->GetCUBINSize(prog, &cubin_size);
   if (r == NVRTC_SUCCESS && cubin_size > 0) {
     cubin = malloc(cubin_size);
     if (cubin)
-      r = nvrtcGetCUBIN(prog, cubin);
+      r = nv->GetCUBIN(prog, cubin);
   }
   if (r == NVRTC_SUCCESS && cubin && want_ptx) {
-    r = nvrtcGetPTXSize(prog, &ptx_size);
+    r = nv->GetPTXSize(prog, &ptx_size);
     if (r == NVRTC_SUCCESS) {
       ptx = calloc(ptx_size + 1, 1);
       if (ptx)
-        r = nvrtcGetPTX(prog, ptx);
+        r = nv->GetPTX(prog, ptx);
     }
   }
-  nvrtcDestroyProgram(&prog);
+  nv->DestroyProgram(&prog);
   if (r != NVRTC_SUCCESS || !cubin || cubin_size == 0 || (want_ptx && !ptx)) {
     out->stage = r != NVRTC_SUCCESS ? TIRX__RAW_OUTPUT : TIRX__RAW_OUTPUT_OOM;
     out->result = (int)r;

@@ -1,8 +1,8 @@
 /*
  * What the library and its compile worker (tirx-compile-worker, src/jit/worker_main.c) share:
  * the raw NVRTC call and the framed protocol over the worker's socket. This file and
- * worker_proto.c use libc and NVRTC only (no tirx__error): the worker links them without
- * libtirx.
+ * worker_proto.c use libc and NVRTC (through nvrtc_lib.h, loaded with dlopen) only, no
+ * tirx__error: the worker links them without libtirx.
  *
  * The raw call runs NVRTC and records what happened (which stage failed, NVRTC's result code,
  * the log and the outputs) without wording a message: nvrtc.c turns a raw result into the
@@ -42,7 +42,8 @@ enum {
   TIRX__RAW_COMPILE = 3,    /* nvrtcCompileProgram failed (result, log) */
   TIRX__RAW_OUTPUT = 4,     /* getting the cubin or PTX failed (result) */
   TIRX__RAW_OUTPUT_OOM = 5, /* no memory for the cubin or PTX */
-  TIRX__RAW_STAGES = 6
+  TIRX__RAW_NO_NVRTC = 6,   /* NVRTC could not be loaded (log: what was tried, nvrtc_lib.h) */
+  TIRX__RAW_STAGES = 7
 };
 
 typedef struct tirx__nvrtc_raw {
@@ -55,7 +56,8 @@ typedef struct tirx__nvrtc_raw {
 } tirx__nvrtc_raw;
 
 /* Runs NVRTC on source (file name "kernel.cu", as TIRX__NVRTC_FILE) with the options in
- * order, on the calling thread (which needs a stack of 1.5 MiB or more). Always fills *out. */
+ * order, on the calling thread (which needs a stack of 1.5 MiB or more). Always fills *out;
+ * when NVRTC cannot be loaded, stage TIRX__RAW_NO_NVRTC with the reason as the log. */
 void tirx__nvrtc_raw_compile(const char *source, int nopts, const char *const *opts,
                              bool want_ptx, tirx__nvrtc_raw *out);
 void tirx__nvrtc_raw_free(tirx__nvrtc_raw *r);

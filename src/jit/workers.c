@@ -357,6 +357,8 @@ static bool read_hello(tirx__workers *w, slot *s, char *why, size_t why_len) {
     if (h.protocol != TIRX__WPROTOCOL)
       snprintf(why, why_len, "it speaks protocol %d, expected %d", (int)h.protocol,
                TIRX__WPROTOCOL);
+    else if (h.nvrtc_version == 0 && w->nvrtc_version != 0)
+      snprintf(why, why_len, "it cannot load NVRTC (its environment or run path differs)");
     else if (h.nvrtc_version != w->nvrtc_version)
       snprintf(why, why_len, "it runs NVRTC %d.%d, this process NVRTC %d.%d (the cache key "
                              "names the version)",

@@ -9,6 +9,7 @@
 
 #include <cuda.h>
 #include <dlpack/dlpack.h>
+#include "ir/dlpack_abi.h"
 
 #define GPU_HANG "a captured graph that never finished"
 #include "gpu_util.h"
@@ -324,6 +325,22 @@ Test(gpu_host, dlpack_tensors_of_another_device_are_refused) {
                    "tirx_launch: argument 0: DLPack device_id is 1, expected 0 (the runtime's "
                    "device)");
   t.device.device_id = 0;
+  OK(tirx_launch(rt, k, a, 1, NULL));
+  sync_or_fail(rt);
+  /* DLPack 1.x: the same device check on its DLTensor; x is stored to, so not read-only. */
+  DLManagedTensorVersioned m = {0};
+  m.version.major = 1;
+  m.dl_tensor = t;
+  m.dl_tensor.device.device_id = 1;
+  a[0] = tirx_arg_dlpack_versioned(&m);
+  cr_assert_eq(tirx_launch(rt, k, a, 1, NULL), TIRX_E_LAUNCH_ARG, "%s", tirx_last_error());
+  cr_assert_str_eq(tirx_last_error(),
+                   "tirx_launch: argument 0: DLPack device_id is 1, expected 0 (the runtime's "
+                   "device)");
+  m.dl_tensor.device.device_id = 0;
+  m.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  cr_assert_eq(tirx_launch(rt, k, a, 1, NULL), TIRX_E_LAUNCH_ARG, "%s", tirx_last_error());
+  m.flags = 0;
   OK(tirx_launch(rt, k, a, 1, NULL));
   sync_or_fail(rt);
   OK(tirx_runtime_free(rt, x));

@@ -1,7 +1,7 @@
 /* src/ir/plan.c: binding and checking launch arguments, every error with its exact message. */
-#include <dlpack/dlpack.h>
-
 #include "../helpers.h"
+#include "ir/dlpack_abi.h"
+#include "ir/ir.h"
 #include "ir/kernel_abi.h"
 
 /* Fake device pointers: never dereferenced on the CPU. */
@@ -410,4 +410,142 @@ Test(plan, dlpack_errors) {
   args[0] = tirx_arg_dlpack(&x);
   expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
                "tirx_launch: argument 0 (x): stride[0] is 2, expected 1 (dense row-major)");
+}
+
+/* ---- DLPack 1.x: DLManagedTensorVersioned ---- */
+
+static DLManagedTensorVersioned dlv(uint32_t major, uint32_t minor, uint64_t flags, DLTensor t) {
+  DLManagedTensorVersioned m = {0};
+  m.version.major = major;
+  m.version.minor = minor;
+  m.flags = flags;
+  m.dl_tensor = t;
+  return m;
+}
+
+/* The struct is DLPack 1.0's, field for field (the ABI a producer hands over). */
+Test(plan, dlpack_versioned_layout_is_dlpacks) {
+  cr_assert_eq(offsetof(DLManagedTensorVersioned, version), 0);
+  cr_assert_eq(offsetof(DLManagedTensorVersioned, manager_ctx), 8);
+  cr_assert_eq(offsetof(DLManagedTensorVersioned, deleter), 8 + sizeof(void *));
+  cr_assert_eq(offsetof(DLManagedTensorVersioned, flags), 8 + 2 * sizeof(void *));
+  cr_assert_eq(offsetof(DLManagedTensorVersioned, dl_tensor), 16 + 2 * sizeof(void *));
+  cr_assert_eq(DLPACK_FLAG_BITMASK_READ_ONLY, 1);
+  cr_assert_eq(DLPACK_FLAG_BITMASK_IS_COPIED, 2);
+}
+
+Test(plan, dlpack_versioned_ok) {
+  int64_t shape[] = {1000};
+  /* x is only read, so a read-only tensor is fine; any minor version of 1 is read. */
+  DLManagedTensorVersioned x = dlv(1, 0, DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED,
+                                   dl(PTR(0x1000), kDLFloat, 32, 1, shape, NULL));
+  x.dl_tensor.byte_offset = 64;
+  DLManagedTensorVersioned y = dlv(1, 3, 0, dl(PTR(0x2000), kDLFloat, 32, 1, shape, NULL));
+  tirx_arg args[] = {tirx_arg_dlpack_versioned(&x), tirx_arg_dlpack_versioned(&y)};
+  cr_assert_eq(args[0].kind, TIRX_ARG_DLPACK_VERSIONED);
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(i64_at(0), 1000);
+  cr_assert_eq(ptr_at(1), PTR(0x1040));
+  cr_assert_eq(ptr_at(2), PTR(0x2000));
+  /* Mixed with the unversioned form and a plain tensor. */
+  DLTensor yt = dl(PTR(0x3000), kDLFloat, 32, 1, shape, NULL);
+  args[1] = tirx_arg_dlpack(&yt);
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(ptr_at(2), PTR(0x3000));
+  cr_assert_eq(K->params[1].writes, TIRX__KP_WRITES_NO);
+  cr_assert_eq(K->params[2].writes, TIRX__KP_WRITES_YES);
+}
+
+Test(plan, dlpack_versioned_errors) {
+  int64_t shape[] = {1000};
+  DLManagedTensorVersioned x = dlv(1, 0, 0, dl(PTR(0x1000), kDLFloat, 32, 1, shape, NULL));
+  DLManagedTensorVersioned y = dlv(1, 0, 0, dl(PTR(0x2000), kDLFloat, 32, 1, shape, NULL));
+  tirx_arg args[] = {tirx_arg_dlpack_versioned(&x), tirx_arg_dlpack_versioned(&y)};
+
+  /* y is stored to: read-only is refused, whatever else the flags say. */
+  y.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED | (UINT64_C(1) << 40);
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 1 (y): the DLPack tensor is read-only "
+               "(DLPACK_FLAG_BITMASK_READ_ONLY), expected a writable one: the kernel stores to it");
+  y.flags = DLPACK_FLAG_BITMASK_IS_COPIED;
+  cr_assert_eq(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_OK, "%s", tirx_last_error());
+
+  /* Another major version: refused before any other field is read. */
+  x.version.major = 2;
+  x.dl_tensor.device.device_type = kDLCPU;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack version is 2.0, expected major version 1");
+  x.version.major = 0;
+  x.version.minor = 8;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack version is 0.8, expected major version 1");
+
+  /* Version 1: the DLTensor inside is checked as the unversioned form is. */
+  x.version.major = 1;
+  x.version.minor = 0;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack device type is 1, expected kDLCUDA (2)");
+  x.dl_tensor.device.device_type = kDLCUDA;
+  x.dl_tensor.dtype.lanes = 2;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack dtype has 2 lanes, expected 1");
+  x.dl_tensor.dtype.lanes = 1;
+  x.dl_tensor.data = NULL;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: argument 0 (x): data is NULL");
+  x.dl_tensor.data = PTR(0x1000);
+  x.dl_tensor.shape = NULL;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: argument 0 (x): shape is NULL");
+  x.dl_tensor.shape = shape;
+
+  args[0] = tirx_arg_dlpack_versioned(NULL);
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_NULL_ARG,
+               "tirx_launch: argument 0 (x): DLManagedTensorVersioned is NULL");
+
+  /* A DLPack tensor where a scalar is declared. */
+  tirx_arg args3[] = {tirx_arg_dlpack_versioned(&x), tirx_arg_dlpack_versioned(&x),
+                      tirx_arg_dlpack_versioned(&y)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args3, 3, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (n): kind is dlpack_versioned, expected i64 (or i32)");
+}
+
+/* DLPack 1.1's float8 codes: kDLFloat8_e4m3fn (10) and kDLFloat8_e5m2 (12), CUDA's e4m3 and
+ * e5m2; the other float8 variants are not tirx's types. */
+Test(plan, dlpack_float8_codes) {
+  int64_t shape[] = {1000};
+  DLTensor x = dl(PTR(0x1000), (DLDataTypeCode)10, 8, 1, shape, NULL);
+  DLTensor y = dl(PTR(0x2000), kDLFloat, 32, 1, shape, NULL);
+  tirx_arg args[] = {tirx_arg_dlpack(&x), tirx_arg_dlpack(&y)};
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): dtype is fp8_e4m3, expected f32");
+  x.dtype.code = 12;
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): dtype is fp8_e5m2, expected f32");
+  x.dtype.code = 8; /* kDLFloat8_e4m3: not the fn variant */
+  expect_error(tirx__kernel_plan(K, "tirx_launch", args, 2, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): DLPack dtype (code 8, bits 8) is not supported");
+}
+
+/* A kernel of caller-written source may store to any tensor: read-only is refused for each. */
+Test(plan, dlpack_read_only_and_raw_source) {
+  tirx_builder *b = tirx_builder_create("raw_copy");
+  tirx_expr *n = tirx_param_int(b, "n", TIRX_I64);
+  tirx_param_tensor(b, "x", TIRX_F32, TIRX_EXPRS(n), NULL);
+  tirx_set_block(b, 64, 1, 1);
+  tirx_set_grid(b, tirx_ceildiv(b, n, tirx_int(b, 64)), NULL, NULL);
+  tirx_set_source(b, "extern \"C\" __global__ void raw_copy(long long n, const float *x) {}\n");
+  tirx_kernel *k = build(b);
+  cr_assert_eq(k->params[1].writes, TIRX__KP_WRITES_MAYBE);
+  int64_t shape[] = {1000};
+  DLManagedTensorVersioned x = dlv(1, 0, DLPACK_FLAG_BITMASK_READ_ONLY,
+                                   dl(PTR(0x1000), kDLFloat, 32, 1, shape, NULL));
+  tirx_arg args[] = {tirx_arg_dlpack_versioned(&x)};
+  expect_error(tirx__kernel_plan(k, "tirx_launch", args, 1, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 0 (x): the DLPack tensor is read-only "
+               "(DLPACK_FLAG_BITMASK_READ_ONLY), expected a writable one: the kernel's source is "
+               "the caller's (tirx_set_source), so it may store to it");
+  x.flags = 0;
+  cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", args, 1, &P), TIRX_OK, "%s", tirx_last_error());
+  tirx_kernel_release(k);
 }

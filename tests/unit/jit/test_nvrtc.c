@@ -1,11 +1,11 @@
 /* NVRTC (src/jit/nvrtc.c) and tirx_compile: every example kernel compiles for sm_90a and
  * sm_80 without a GPU, deterministically; compile errors carry the log and the offending
  * source lines; architectures are checked. */
-#include <nvrtc.h>
 #include <pthread.h>
 
 #include "../helpers.h"
 #include "jit/jit.h"
+#include "jit/nvrtc_lib.h"
 #include "demo_kernels.h"
 
 static tirx_runtime *compile_only_runtime(void) {
@@ -154,10 +154,12 @@ Test(nvrtc, arch_checks) {
   cr_assert_eq(tirx__nvrtc_check_arch("f", "sm_100a"), TIRX_OK);
 
   /* An arch this NVRTC does not know: the message names its version and range. */
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  cr_assert_not_null(nv, "%s", tirx__nvrtc_lib_error());
   int n = 0;
-  nvrtcGetNumSupportedArchs(&n);
+  nv->GetNumSupportedArchs(&n);
   int archs[256];
-  nvrtcGetSupportedArchs(archs);
+  nv->GetSupportedArchs(archs);
   char want[256];
   snprintf(want, sizeof want,
            "tirx_compile: arch 'sm_35' is not supported by NVRTC %d.%d (sm_%d to sm_%d)",

@@ -287,6 +287,20 @@ Test(workers, a_program_that_is_not_a_worker_turns_the_pool_off) {
   tirx_runtime_destroy(rt);
 }
 
+/* A worker that cannot load NVRTC (its environment names a missing library; this process had
+ * loaded its own before) greets with version 0: the pool turns off, compiles run here. */
+Test(workers, a_worker_without_nvrtc_turns_the_pool_off) {
+  cr_assert_neq(tirx__nvrtc_version(), 0);
+  setenv("TIRX_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13", 1);
+  tirx_runtime *rt = runtime(true, 1);
+  compiles_in_process(rt);
+  const char *why = tirx__workers_off_reason(tirx__runtime_workers(rt));
+  cr_assert(strstr(why, ") is not a usable compile worker: it cannot load NVRTC (its "
+                        "environment or run path differs)") != NULL,
+            "%s", why);
+  tirx_runtime_destroy(rt);
+}
+
 Test(workers, the_environment_turns_workers_off_and_sizes_the_pool) {
   setenv("TIRX_COMPILE_WORKER", TIRX_TEST_WORKER, 1);
   tirx_runtime *rt = NULL;

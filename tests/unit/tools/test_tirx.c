@@ -11,6 +11,7 @@
 #include "../helpers.h"
 #include "demo_kernels.h"
 #include "jit/jit.h"
+#include "jit/nvrtc_lib.h"
 
 /* build/tools/tirx: $TIRX_TOOL, else beside this binary's build directory. */
 static void tool(char *buf, size_t cap) {
@@ -59,11 +60,26 @@ static int run(const char *args, char **out) {
 Test(tool, version) {
   char *out = NULL;
   cr_assert_eq(run("--version", &out), 0, "%s", out);
-  int nv = tirx__nvrtc_version();
-  char tail[64];
-  snprintf(tail, sizeof tail, " (NVRTC %d.%d)\n", nv / 1000, nv % 1000 / 10);
+  const tirx__nvrtc_lib *nv = tirx__nvrtc_lib_get();
+  cr_assert_not_null(nv, "%s", tirx__nvrtc_lib_error());
+  char tail[512];
+  snprintf(tail, sizeof tail, " (NVRTC %d.%d, %s)\n", nv->version / 1000, nv->version % 1000 / 10,
+           nv->path);
   cr_assert(strncmp(out, "tirx ", 5) == 0, "%s", out);
   cr_assert(strstr(out, tail) && strlen(strstr(out, tail)) == strlen(tail), "%s", out);
+  free(out);
+}
+
+Test(tool, version_without_nvrtc_says_why) {
+  char *out = NULL;
+  setenv("TIRX_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so", 1);
+  cr_assert_eq(run("--version", &out), 0, "%s", out);
+  cr_assert(strncmp(out, "tirx ", 5) == 0, "%s", out);
+  cr_assert(strstr(out, " (no NVRTC: cannot load NVRTC; tried "
+                        "TIRX_NVRTC_LIBRARY=/nonexistent/libnvrtc.so (/nonexistent/libnvrtc.so: "
+                        "cannot open shared object file: No such file or directory); the "
+                        "variable names the only file tried: fix or unset it)\n") != NULL,
+            "%s", out);
   free(out);
 }
 

@@ -103,6 +103,10 @@ Test(tma_prim, source_declares_tensor_maps_and_issues_tma) {
   cr_assert_eq(k->tmaps[0].d[1].dim, 0);
   cr_assert_eq(k->tmaps[0].param, 2);
   cr_assert_eq(k->tmaps[1].param, 3);
+  /* The TMA store's tensor is written (a read-only DLPack tensor is refused for it), the
+   * load's only read. */
+  cr_assert_eq(k->params[2].writes, TIRX__KP_WRITES_NO);
+  cr_assert_eq(k->params[3].writes, TIRX__KP_WRITES_YES);
   tirx_kernel_release(k);
   tirx_builder_destroy(b);
 }
