@@ -679,8 +679,10 @@ TIRX_API void tirx_reduce(tirx_builder *b, tirx_region *dst, tirx_region *src, t
  *     complete_tx: the caller arrives with expect_tx(box bytes) and waits on its phase. A
  *     cfg->multicast mask (a load with a barrier only) delivers the tile to the same shared
  *     offset (and barrier) of every CTA of the cluster in the mask (needs tirx_set_cluster).
+ *     cfg->hint TIRX_HINT_STREAM (data read once, a KV cache) gives the load an L2
+ *     evict_first policy (.L2::cache_hint); a load with a mask takes no hint.
  *   shared -> global: a store, tracked by bulk groups (tirx_bulk_commit, tirx_bulk_wait);
- *     cfg->barrier and cfg->multicast must be NULL.
+ *     cfg->barrier, cfg->multicast and cfg->hint must be NULL / none.
  *   One thread issues it: the active threads at the call must be exactly one
  *   (tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1)); the dispatch report says otherwise.
  *   The tensor map is derived from the layouts (the shared layout's dense part is the box,

@@ -234,7 +234,8 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
       if (pp) tirx_if_begin(b, tirx_lt(b, I(b, pp), nload));
       tirx_expr *pid = tirx_let(b, "pid", tirx_load(b, bt, TIRX_EXPRS(im.bi, tirx_add(b, tirx_mul(b, j, I(b, NP)), I(b, pp)))));
       tirx_expr *row = tirx_add(b, tirx_mul(b, st, I(b, TC_BN)), I(b, pp * P));
-      tirx_config lk = {.barrier = tirx_ring_full(b, kv, st)};
+      /* K and V are read once a step: L2 evict-first */
+      tirx_config lk = {.hint = TIRX_HINT_STREAM, .barrier = tirx_ring_full(b, kv, st)};
       tirx_copy_async(b, tirx_region_new(b, Kbox, TIRX_EXPRS(I(b, 0), row, I(b, 0), I(b, 0)), (int64_t[]){1, P, 1, D}),
                       tirx_region_new(b, kc, TIRX_EXPRS(pid, I(b, 0), im.kvh, I(b, 0)), (int64_t[]){1, P, 1, D}), &lk);
       tirx_copy_async(b, tirx_region_new(b, Vbox, TIRX_EXPRS(I(b, 0), row, I(b, 0), I(b, 0)), (int64_t[]){1, P, 1, D}),

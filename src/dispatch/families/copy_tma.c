@@ -14,6 +14,11 @@
  * Protocol: a load needs cfg->barrier (config.barrier); a load without one is cp.async's
  * (copy_cp_async.c, this rule's fallback), and the reason says so.
  *
+ * Hint: a load with cfg->hint TIRX_HINT_STREAM (data read once) carries an L2 evict_first
+ * policy (.L2::cache_hint with createpolicy.fractional.L2::evict_first, 1.0): the helpers
+ * tirx_tma_load_ef_Nd, emitted only in kernels that use them. Other hints, and hints on
+ * stores, are refused.
+ *
  * Scope: one thread issues the copy. The rule requires exactly one active thread in the CTA,
  * as a filter makes it: tirx_filter_begin(b, TIRX_AXIS_TID, t, t + 1) (an elect-one or any
  * run-time condition is not visible to the scope model, so it does not satisfy the rule: put
@@ -50,11 +55,11 @@ typedef struct tma_payload {
   tirx_expr *bar, *multicast;
 } tma_payload;
 
-static const tirx__native_op nv_tma_load;
+static const tirx__native_op nv_tma_load, nv_tma_store;
 
 static void print_tma(tirx__writer *w, const tirx__stmt *s) {
   const tma_payload *p = s->native.p;
-  bool ld = s->native.op == &nv_tma_load;
+  bool ld = s->native.op != &nv_tma_store;
   tirx__sb_append(w->sb, ld ? "tma_load " : "tma_store ");
   w->elem(w, p->smem.tensor, p->smem.index);
   tirx__sb_printf(w->sb, " %s tmap%d(", ld ? "<-" : "->", (int)p->map);
@@ -110,6 +115,56 @@ static const tirx__native_op nv_tma_load = {
     .ops = {TIRX__ELEM(tma_payload, smem), TIRX__LOADS(tma_payload, coords, rank),
             TIRX__LOAD(tma_payload, bar), TIRX__EXPR(tma_payload, multicast)},
     .print = print_tma, .emit = emit_tma_load};
+
+/* The evict-first loads: emitted only where used, so other kernels' code is unchanged. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverlength-strings"
+static const tirx__prelude_frag tma_ef_frag = {.order = 560, .when = 0, .text =
+    "/* TMA loads of data read once (cfg->hint TIRX_HINT_STREAM): an L2 evict_first policy. */\n"
+    "__device__ __forceinline__ unsigned long long tirx_l2_evict_first() {\n"
+    "  unsigned long long p;\n"
+    "  asm(\"createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\" : \"=l\"(p));\n"
+    "  return p;\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_tma_load_ef_1d(void *d, const tirx_tmap *m, void *bar, int c0) {\n"
+    "  asm volatile(\"cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3}], [%2], %4;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"l\"(tirx_l2_evict_first()) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_tma_load_ef_2d(void *d, const tirx_tmap *m, void *bar, int c0, int c1) {\n"
+    "  asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1), \"l\"(tirx_l2_evict_first()) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_tma_load_ef_3d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2) {\n"
+    "  asm volatile(\"cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4, %5}], [%2], %6;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"l\"(tirx_l2_evict_first()) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_tma_load_ef_4d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2, int c3) {\n"
+    "  asm volatile(\"cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4, %5, %6}], [%2], %7;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3), \"l\"(tirx_l2_evict_first()) : \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_tma_load_ef_5d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2, int c3, int c4) {\n"
+    "  asm volatile(\"cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4, %5, %6, %7}], [%2], %8;\" :: \"r\"(tirx_smem_addr(d)), \"l\"(m), \"r\"(tirx_smem_addr(bar)), \"r\"(c0), \"r\"(c1), \"r\"(c2), \"r\"(c3), \"r\"(c4), \"l\"(tirx_l2_evict_first()) : \"memory\");\n"
+    "}\n"};
+#pragma GCC diagnostic pop
+static const tirx__prelude_frag *const ef_frags[] = {&tma_ef_frag, NULL};
+
+static void emit_tma_load_ef(tirx__writer *w, const tirx__stmt *s) {
+  const tma_payload *p = s->native.p;
+  tirx__sb_printf(w->sb, "tirx_tma_load_ef_%dd(", (int)p->rank);
+  w->elem(w, p->smem.tensor, p->smem.index);
+  tirx__sb_printf(w->sb, ", &%s, ", w->tmap(w, NULL, p->map, 0));
+  w->elem(w, p->bar->tensor, p->bar->index);
+  coords(w, p);
+}
+
+static void print_tma_ef(tirx__writer *w, const tirx__stmt *s) {
+  print_tma(w, s);
+  tirx__sb_append(w->sb, " evict_first");
+}
+
+static const tirx__native_op nv_tma_load_ef = {
+    .name = "tma_load_ef", .helper = "tirx_tma_load_ef",
+    .need = TIRX__NEED(TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)),
+    .section = TIRX__PRE_BULK, .size = sizeof(tma_payload),
+    .ops = {TIRX__ELEM(tma_payload, smem), TIRX__LOADS(tma_payload, coords, rank),
+            TIRX__LOAD(tma_payload, bar)},
+    .print = print_tma_ef, .emit = emit_tma_load_ef, .prelude = ef_frags};
 
 static const tirx__native_op nv_tma_store = {
     .name = "tma_store", .helper = "tirx_tma_store", .need = TIRX__NEED(TIRX__FEAT(TMA)),
@@ -263,6 +318,10 @@ static void check(tirx__rule_ctx *ctx) {
                       "load without one is a cp.async load)");
     return;
   }
+  if (c->config.hint != TIRX__HINT_NONE &&
+      (c->config.hint != TIRX__HINT_STREAM || c->operands[1].role != TIRX__ROLE_GLOBAL))
+    tirx__reason(ctx, "a TMA copy takes cache hint .cs (TIRX_HINT_STREAM) on loads only (an "
+                      "L2 evict_first policy)");
   int64_t threads = tirx_scope_num_threads(c->scope);
   if (threads != 1)
     tirx__reason(ctx,
@@ -377,7 +436,10 @@ static tirx_status emit(const tirx__rule *rule, const tirx__call *call, const ti
     bar = tirx_load(b, br->tensor, br->tensor->rank, br->begin);
   }
   if (b->status != TIRX_OK) return b->status;
-  tirx__stmt *s = tirx__emit_native(em, load ? &nv_tma_load : &nv_tma_store);
+  bool ef = load && call->config.hint == TIRX__HINT_STREAM;
+  if (ef && p->multicast)
+    return fail(lw, "a multicast TMA load takes no cache hint (no instruction has both)");
+  tirx__stmt *s = tirx__emit_native(em, ef ? &nv_tma_load_ef : load ? &nv_tma_load : &nv_tma_store);
   if (!s) return b->status;
   tma_payload *q = s->native.p;
   q->map = map;
@@ -400,7 +462,8 @@ const tirx__rule tirx__rule_copy_tma = {
     .flows = TIRX__FLOW(TIRX__ROLE_GLOBAL, TIRX__ROLE_SHARED) |
              TIRX__FLOW(TIRX__ROLE_SHARED, TIRX__ROLE_GLOBAL),
     .teams = TIRX__TEAMS_ALL,
-    .needs = {.dtypes = TIRX__DTYPES_ALL, .features = TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)},
+    .needs = {.dtypes = TIRX__DTYPES_ALL, .hints = true,
+              .features = TIRX__FEAT(TMA) | TIRX__FEAT(MBARRIER)},
     .shape_dims = {"box"},
     .check = check,
     .shapes = shapes,

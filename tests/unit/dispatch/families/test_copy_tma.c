@@ -386,3 +386,78 @@ Test(tma_prim, a_split_form_is_chosen_where_the_loop_form_is_misaligned) {
                              "build time)");
   tirx_builder_destroy(b);
 }
+
+/* A 64x64 TMA load with cache hint `hint` (and a multicast mask when asked), then the tile
+ * back to out by TMA with hint `store_hint`. */
+static tirx_builder *hinted_copy(tirx_hint hint, tirx_hint store_hint, bool multicast) {
+  tirx_builder *b = tirx_builder_create("hinted");
+  tirx_tensor *a = tirx_param_tensor(b, "A", TIRX_BF16, TIRX_EXPRS(tirx_int(b, 64), tirx_int(b, 64)), NULL);
+  tirx_tensor *o = tirx_param_tensor(b, "out", TIRX_BF16, TIRX_EXPRS(tirx_int(b, 64), tirx_int(b, 64)), NULL);
+  tirx_set_block(b, 128, 1, 1);
+  if (multicast) tirx_set_cluster(b, 2, 1, 1);
+  tirx_tensor *s = tirx_alloc_shared(b, "tile", TIRX_BF16, TIRX_DIMS(64, 64),
+                                     tirx_layout_smem_tile(tirx_builder_arena(b), 64, 64, 2, 128));
+  tirx_tensor *bar = tirx_alloc_mbarrier(b, "bar", 1);
+  tirx_region *bar0 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){1});
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_mbarrier_init(b, bar0, 1);
+  tirx_fence_mbarrier_init(b);
+  tirx_mbarrier_expect_tx(b, bar0, tirx_int(b, 8192));
+  tirx_copy_async(b, tirx_whole(b, s), tirx_whole(b, a),
+                  &(tirx_config){.hint = hint, .barrier = bar0,
+                                 .multicast = multicast ? tirx_int(b, 3) : NULL});
+  tirx_filter_end(b);
+  tirx_mbarrier_wait(b, bar0, tirx_int(b, 0));
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_copy_async(b, tirx_whole(b, o), tirx_whole(b, s), &(tirx_config){.hint = store_hint});
+  tirx_bulk_commit(b);
+  tirx_bulk_wait(b, 0, false);
+  tirx_filter_end(b);
+  return b;
+}
+
+/* cfg->hint TIRX_HINT_STREAM on a TMA load: an L2 evict_first policy on the instruction, whose
+ * helpers only such kernels carry; other hints, hints on stores and with multicast refused. */
+Test(tma_prim, a_stream_hint_gives_loads_an_l2_evict_first_policy) {
+  tirx_builder *b = hinted_copy(TIRX_HINT_STREAM, TIRX_HINT_NONE, false);
+  tirx_kernel *k = build(b);
+  const char *src = tirx_kernel_source(k);
+  has(src, "tirx_tma_load_ef_2d(&tile[tirx_swizzle(0, 3, 2)], &A_tmap, &bar[0], 0, 0);");
+  has(src, "createpolicy.fractional.L2::evict_first.b64 %0, 1.0;");
+  has(tirx_kernel_ir_str(k), "tma_load tile[0, 0] <- tmap0(0, 0) bar bar[0] evict_first");
+  tirx_runtime *rt = NULL;
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true}, &rt), TIRX_OK,
+               "%s", tirx_last_error());
+  tirx_compiled *c = NULL;
+  cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
+  has(tirx_compiled_ptx(c), "mbarrier::complete_tx::bytes.L2::cache_hint");
+  tirx_compiled_destroy(c);
+  tirx_runtime_destroy(rt);
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+  /* without the hint: neither the helpers nor the policy */
+  b = hinted_copy(TIRX_HINT_NONE, TIRX_HINT_NONE, false);
+  k = build(b);
+  cr_assert_null(strstr(tirx_kernel_source(k), "evict_first"));
+  tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+  static const char *const want[3] = {
+      "tirx_kernel_build: [hinted:2] no legal rule for copy_async(arch=sm_90, roles=shared->global, "
+      "team=cta): copy_async.tma: a TMA copy takes cache hint .cs (TIRX_HINT_STREAM) on loads "
+      "only (an L2 evict_first policy)",
+      "tirx_kernel_build: [hinted:1] no legal rule for copy_async(arch=sm_90, roles=global->shared, "
+      "team=cta): copy_async.tma: a TMA copy takes cache hint .cs (TIRX_HINT_STREAM) on loads "
+      "only (an L2 evict_first policy); copy_async.cp_async: cache hint .lu is not supported",
+      "tirx_kernel_build: [hinted:1] copy_async.tma: a multicast TMA load takes no cache hint (no "
+      "instruction has both)"};
+  for (int i = 0; i < 3; i++) {
+    b = i == 0   ? hinted_copy(TIRX_HINT_NONE, TIRX_HINT_STREAM, false)
+        : i == 1 ? hinted_copy(TIRX_HINT_LAST_USE, TIRX_HINT_NONE, false)
+                 : hinted_copy(TIRX_HINT_STREAM, TIRX_HINT_NONE, true);
+    k = NULL;
+    cr_assert_neq(tirx_kernel_build(b, &k), TIRX_OK);
+    cr_assert_null(k);
+    cr_assert_str_eq(tirx_builder_error(b), want[i]);
+    tirx_builder_destroy(b);
+  }
+}

@@ -315,6 +315,27 @@ __device__ __forceinline__ void tirx_mbar_wait(void *bar, unsigned parity) {
     asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(tirx_smem_addr(bar)), "r"(parity) : "memory");
 }
 #endif
+/* TMA loads of data read once (cfg->hint TIRX_HINT_STREAM): an L2 evict_first policy. */
+__device__ __forceinline__ unsigned long long tirx_l2_evict_first() {
+  unsigned long long p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ void tirx_tma_load_ef_1d(void *d, const tirx_tmap *m, void *bar, int c0) {
+  asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3}], [%2], %4;" :: "r"(tirx_smem_addr(d)), "l"(m), "r"(tirx_smem_addr(bar)), "r"(c0), "l"(tirx_l2_evict_first()) : "memory");
+}
+__device__ __forceinline__ void tirx_tma_load_ef_2d(void *d, const tirx_tmap *m, void *bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5;" :: "r"(tirx_smem_addr(d)), "l"(m), "r"(tirx_smem_addr(bar)), "r"(c0), "r"(c1), "l"(tirx_l2_evict_first()) : "memory");
+}
+__device__ __forceinline__ void tirx_tma_load_ef_3d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4, %5}], [%2], %6;" :: "r"(tirx_smem_addr(d)), "l"(m), "r"(tirx_smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "l"(tirx_l2_evict_first()) : "memory");
+}
+__device__ __forceinline__ void tirx_tma_load_ef_4d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4, %5, %6}], [%2], %7;" :: "r"(tirx_smem_addr(d)), "l"(m), "r"(tirx_smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "l"(tirx_l2_evict_first()) : "memory");
+}
+__device__ __forceinline__ void tirx_tma_load_ef_5d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2, int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4, %5, %6, %7}], [%2], %8;" :: "r"(tirx_smem_addr(d)), "l"(m), "r"(tirx_smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "l"(tirx_l2_evict_first()) : "memory");
+}
 /* Synchronisation and tensor cores (tirx: builder/sync.c, gemm families). mbarriers are
  * shared 64-bit words; addresses go to PTX as 32-bit shared addresses. */
 #if __CUDA_ARCH__ >= 900
