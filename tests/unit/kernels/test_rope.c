@@ -296,6 +296,8 @@ Test(kernels_rope, the_gpu_suites_variants_compile, .timeout = 300) {
       {TIRX_BF16, TIRX_F32, 128, 32, 8, 0},  {TIRX_BF16, TIRX_F32, 128, 8, 8, 64},
       {TIRX_F16, TIRX_F32, 64, 12, 4, 32},   {TIRX_BF16, TIRX_BF16, 80, 5, 1, 0},
       {TIRX_F16, TIRX_F16, 128, 4, 0, 96},   {TIRX_BF16, TIRX_F32, 2, 3, 1, 0},
+      {TIRX_F16, TIRX_F16, 64, 8, 2, 48},    {TIRX_F16, TIRX_F32, 128, 64, 8, 0},
+      {TIRX_BF16, TIRX_F32, 128, 64, 8, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int style = 0; style < 2; style++)
