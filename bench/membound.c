@@ -39,7 +39,8 @@
  * Then (modes all and server) the kernels a server runs per layer, at its shapes: rmsnorm,
  * rmsnorm_fp8 and add_rmsnorm_fp8 (tirx_kernels_rmsnorm_fp8_build: e4m3 out, f32 scale per
  * row) over bf16 rows of 2048, 3072, 4096, 5120, 6144 and 7168 at batch sizes (rows) 1, 16,
- * 256 and 16384, and rope (tirx_kernels_rope_build, neox and gptj, in place) on q [T, 32, 128]
+ * 256 and 16384, and rope (tirx_kernels_rope_build, neox and gptj, in place, built for the
+ * buffer's strides as tirx_op_rope builds it) on q [T, 32, 128]
  * and k [T, 8, 128] slices of a fused qkv buffer ([T, 48 * 128]) with f32 caches of 4096
  * positions at T = 1, 16, 256, 16384 (rows T, width (32 + 8) * 128 = 5120). Timed as above,
  * each against a copy of its own bytes in the same run. Bytes: rmsnorm 2 R W 2; rmsnorm_fp8
@@ -294,7 +295,9 @@ static void server_rows(tirx_runtime *rt, FILE *f, bool plan, int reps, const ch
     const char *name = style ? "rope_gptj" : "rope";
     if (only && strcmp(only, name) != 0) continue;
     if (width_only && width_only != (H + HKV) * D) continue;
-    tirx_rope_options o = {.style = (tirx_rope_style)style};
+    /* built for the buffer's strides, as tirx_op_rope builds it (16-byte vector moves) */
+    tirx_rope_options o = {.size = sizeof o, .style = (tirx_rope_style)style,
+                           .q_strides = {48 * 128, D}, .k_strides = {48 * 128, D}};
     tirx_kernel *k = NULL;
     if (tirx_kernels_rope_build(&o, dt, TIRX_F32, D, H, HKV, &k) != TIRX_OK) {
       fprintf(stderr, "%s: %s\n", name, tirx_last_error());

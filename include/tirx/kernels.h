@@ -462,17 +462,27 @@ typedef struct tirx_rope_options {
   size_t size;           /* 0 or sizeof(tirx_rope_options) */
   tirx_rope_style style; /* 0: neox */
   int rot_dim;           /* R: 0 means D; else even, 2..D */
+  /* Version 2: the token and head strides of q and of k (elements) the kernel is built for;
+   * [0, 0]: any, passed at launch. The launch checks given ones against the arguments.
+   * tirx_op_rope sets them itself (from q and k), over the caller's. */
+  int64_t q_strides[2];
+  int64_t k_strides[2];
 } tirx_rope_options;
 
 /*
  * Builds the RoPE kernel for the options, dtype (f16, bf16), the caches' dtype (f32 or dtype),
  * head dim d (1..1024), h query heads and h_kv key heads (each 1..1024; h_kv 0: no k). One CTA
- * of 128 threads per token loops over the (head, pair) items of q and k (where R/2 divides 128,
- * each thread keeps one pair and its cos, sin over heads). *out: a new kernel.
- * Launch parameters: tokens (i32), q [tokens, h, d] (strides: hidden parameters, the last 1),
- * k [tokens, h_kv, d] (absent when h_kv is 0), pos (i32 [tokens]), max_pos (i32), cos, sin
- * [max_pos, R/2]. Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (a dtype, d, h, h_kv,
- * opts->style, opts->rot_dim), the builder's ("tirx_kernels_rope_build: <message>").
+ * per token. Where R/2 is a multiple of 8, a thread rotates a chunk of 8 pairs of one head
+ * (neox: x[8c .. 8c + 8) with x[R/2 + 8c ..], gptj: x[16c .. 16c + 16)) with the cache's
+ * [p, 8c .. 8c + 8), one chunk per thread (the token's chunks rounded up to a warp; at most 512
+ * threads, looping); its moves of q and k are 16-byte vectors when opts gives their strides and
+ * they are multiples of 8, element moves otherwise. Other R: 128 threads loop over the (head,
+ * pair) items (where R/2 divides 128, each thread keeps one pair and its cos, sin over heads).
+ * *out: a new kernel. Launch parameters: tokens (i32), q [tokens, h, d] (strides: opts's, or
+ * hidden parameters; the last 1), k [tokens, h_kv, d] (absent when h_kv is 0), pos (i32
+ * [tokens]), max_pos (i32), cos, sin [max_pos, R/2]. Errors: TIRX_E_NULL_ARG (out),
+ * TIRX_E_INVALID_ARG (a dtype, d, h, h_kv, opts->style, opts->rot_dim, opts->q_strides or
+ * k_strides neither [0, 0] nor positive), the builder's ("tirx_kernels_rope_build: <message>").
  */
 TIRX_API tirx_status tirx_kernels_rope_build(const tirx_rope_options *opts, tirx_dtype dtype,
                                              tirx_dtype cache_dtype, int d, int h, int h_kv,
@@ -482,7 +492,10 @@ TIRX_API tirx_status tirx_kernels_rope_build(const tirx_rope_options *opts, tirx
  * RoPE on stream, in place. q: [T, H, D], k: [T, H_kv, D] or NULL (q only), of one dtype (f16,
  * bf16), innermost stride 1 (NULL strides: dense), heads not overlapping (stride[1] >= D,
  * stride[0] >= heads * stride[1]); pos: int32 [T] dense; cos, sin: [max_pos, R/2] dense, f32 or
- * q's dtype, both alike; T and max_pos at most 2^31 - 1; data 16-byte aligned.
+ * q's dtype, both alike; T and max_pos at most 2^31 - 1; data 16-byte aligned. Strides of q and
+ * k that are all multiples of 8 (those of extent-1 dimensions aside) are built into the kernel
+ * (opts->q_strides, k_strides: a kernel per stride set, with 16-byte moves where R/2 is a
+ * multiple of 8); any others are passed at launch, to one kernel with element moves.
  * Errors: TIRX_E_NULL_ARG (rt, q, pos, cos, sin, a data pointer), TIRX_E_INVALID_ARG (options
  * as tirx_kernels_rope_build; ranks, shapes and strides breaking these rules), TIRX_E_TYPE
  * (dtypes), the build's errors and tirx_launch's, prefixed with "tirx_op_rope: ".

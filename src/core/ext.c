@@ -26,7 +26,8 @@ EXT_V1(gemm_options, tirx_gemm_options)
 EXT_V1(gemm_plan, tirx_gemm_plan)
 EXT_V1(row_options, tirx_row_options)
 EXT_V1(row_plan, tirx_row_plan)
-EXT_V1(rope_options, tirx_rope_options)
+/* Version 2 (issue 20): q_strides, k_strides. */
+EXT_V2(rope_options, tirx_rope_options, q_strides)
 EXT_V1(attention_options, tirx_attention_options)
 EXT_V1(decode_options, tirx_decode_options)
 /* Version 2 (issue 15): ctas, the persistent grid of the tensor-core kernel. */

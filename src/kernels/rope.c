@@ -1,4 +1,5 @@
-/* Rotary position embedding in place on q and k (tirx/kernels.h), and its op. */
+/* Rotary position embedding in place on q and k (tirx/kernels.h), and its op. Two paths,
+ * chosen by R: 8 pairs a thread in 16-byte moves (rotate_chunk), or a pair at a time (rotate). */
 #include "kernels_internal.h"
 
 #include <stdio.h>
@@ -35,6 +36,13 @@ static tirx_status check_request(const char *fn, const tirx_rope_options *in, ti
   if (in->style != TIRX_ROPE_NEOX && in->style != TIRX_ROPE_GPTJ)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->style is %d, expected TIRX_ROPE_NEOX (0) "
                        "or TIRX_ROPE_GPTJ (1)", fn, (int)in->style);
+  for (int x = 0; x < 2; x++) {
+    const int64_t *s = x ? in->k_strides : in->q_strides;
+    if ((s[0] != 0 || s[1] != 0) && (s[0] < 1 || s[1] < 1))
+      return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->%s_strides is [%lld, %lld], expected [0, "
+                         "0] (passed at launch) or two positive strides", fn, x ? "k" : "q",
+                         (long long)s[0], (long long)s[1]);
+  }
   int rot = in->rot_dim ? in->rot_dim : d;
   if (rot < 2 || rot > d || rot % 2)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->rot_dim is %d, expected 0 (d) or an even "
@@ -57,26 +65,117 @@ static void rotate(tirx_builder *b, tirx_tensor *x, tirx_expr *t, tirx_expr *hea
              tirx_cast(b, tirx_add(b, tirx_mul(b, z, c), tirx_mul(b, a, s)), dt));
 }
 
+/* The chunked path (R/2 a multiple of 8): 8 pairs a thread, in 16-byte moves. A chunk c of a
+ * head is pairs 8c .. 8c + 7: neox reads x[8c .. 8c + 8) and x[R/2 + 8c .. R/2 + 8c + 8) (two
+ * vectors), gptj x[16c .. 16c + 16) (two vectors of four pairs each), and both read cos, sin
+ * [p, 8c .. 8c + 8). The moves are tirx_copy between the global rows and per-thread arrays;
+ * they are vectors where the build knows the rows' starts 16-byte aligned (constant strides
+ * that are multiples of 8), scalar moves otherwise (hidden strides). */
+enum { ROPE_CHUNK = 8, ROPE_MAX_THREADS = 512 };
+
+/* Chunk c of x[t, head] rotated by the chunk's cos and sin (cs[e], sn[e]: f32). */
+static void rotate_chunk(tirx_builder *b, tirx_tensor *x, tirx_expr *t, tirx_expr *head,
+                         tirx_expr *c, tirx_expr *const *cs, tirx_expr *const *sn, bool neox,
+                         int64_t half, tirx_dtype dt) {
+  int64_t n = neox ? ROPE_CHUNK : 2 * ROPE_CHUNK; /* elements a region holds */
+  tirx_region *g[2];
+  tirx_tensor *l[2];
+  int nr = neox ? 2 : 1;
+  for (int r = 0; r < nr; r++) {
+    tirx_expr *col = tirx_mul(b, c, I(b, n));
+    if (r) col = tirx_add(b, col, I(b, half));
+    g[r] = tirx_region_new(b, x, TIRX_EXPRS(t, head, col), (int64_t[]){1, 1, n});
+    l[r] = tirx_alloc_local(b, r ? "xb" : "xa", dt, TIRX_DIMS(1, 1, n), NULL);
+    tirx_copy(b, tirx_whole(b, l[r]), g[r], NULL);
+  }
+  for (int e = 0; e < ROPE_CHUNK; e++) {
+    tirx_tensor *ta = l[0], *tz = neox ? l[1] : l[0];
+    tirx_expr *ia = I(b, neox ? e : 2 * e), *iz = I(b, neox ? e : 2 * e + 1);
+    tirx_expr *a = tirx_let(b, "a", tirx_cast(b, tirx_load(b, ta, TIRX_EXPRS(I(b, 0), I(b, 0), ia)), TIRX_F32));
+    tirx_expr *z = tirx_let(b, "z", tirx_cast(b, tirx_load(b, tz, TIRX_EXPRS(I(b, 0), I(b, 0), iz)), TIRX_F32));
+    tirx_store(b, ta, TIRX_EXPRS(I(b, 0), I(b, 0), ia),
+               tirx_cast(b, tirx_sub(b, tirx_mul(b, a, cs[e]), tirx_mul(b, z, sn[e])), dt));
+    tirx_store(b, tz, TIRX_EXPRS(I(b, 0), I(b, 0), iz),
+               tirx_cast(b, tirx_add(b, tirx_mul(b, z, cs[e]), tirx_mul(b, a, sn[e])), dt));
+  }
+  for (int r = 0; r < nr; r++) tirx_copy(b, g[r], tirx_whole(b, l[r]), NULL);
+}
+
+/* The chunked path's threads a CTA: one per chunk of the token's (head, chunk) items where they
+ * fit (a multiple of 32), else ROPE_MAX_THREADS looping over them. */
+static int64_t chunk_threads(int64_t items) {
+  return items <= ROPE_MAX_THREADS ? (items + 31) / 32 * 32 : ROPE_MAX_THREADS;
+}
+
+/* Whether the kernel takes the chunked path: R/2 whole chunks (what keeps every move 16-byte
+ * aligned); whether its moves are vectors is the lowering's, from the strides. */
+static bool rope_chunked(const tirx_rope_options *o) { return o->rot_dim / 2 % ROPE_CHUNK == 0; }
+
+/* A head or token stride: the option's constant, or NULL (hidden: passed at launch). */
+static tirx_expr *stride_of(tirx_builder *b, int64_t s) { return s ? I(b, s) : NULL; }
+
 static tirx_status rope_build(const tirx_rope_options *o, tirx_dtype dt, tirx_dtype cdt, int d,
                               int h, int h_kv, tirx_kernel **out) {
   tirx_builder *b = tirx_builder_create("rope");
   int64_t half = o->rot_dim / 2, items = (int64_t)(h + h_kv) * half;
   tirx_expr *T = tirx_param_int(b, "tokens", TIRX_I32);
   tirx_tensor *q = tirx_param_tensor_strided(b, "q", dt, TIRX_EXPRS(T, I(b, h), I(b, d)),
-                                             (tirx_expr *[]){NULL, NULL, I(b, 1)});
+                                             (tirx_expr *[]){stride_of(b, o->q_strides[0]),
+                                                             stride_of(b, o->q_strides[1]), I(b, 1)});
   tirx_tensor *k = h_kv ? tirx_param_tensor_strided(b, "k", dt, TIRX_EXPRS(T, I(b, h_kv), I(b, d)),
-                                                    (tirx_expr *[]){NULL, NULL, I(b, 1)})
+                                                    (tirx_expr *[]){stride_of(b, o->k_strides[0]),
+                                                                    stride_of(b, o->k_strides[1]), I(b, 1)})
                         : NULL;
   tirx_tensor *pos = tirx_param_tensor(b, "pos", TIRX_I32, TIRX_EXPRS(T), NULL);
   tirx_expr *max_pos = tirx_param_int(b, "max_pos", TIRX_I32);
   tirx_tensor *cs = tirx_param_tensor(b, "cos", cdt, TIRX_EXPRS(max_pos, I(b, half)), NULL);
   tirx_tensor *sn = tirx_param_tensor(b, "sin", cdt, TIRX_EXPRS(max_pos, I(b, half)), NULL);
+  bool neox = o->style == TIRX_ROPE_NEOX;
+  if (rope_chunked(o)) {
+    int64_t nc = half / ROPE_CHUNK, vitems = (int64_t)(h + h_kv) * nc, nt = chunk_threads(vitems);
+    tirx_set_block(b, nt, 1, 1);
+    tirx_set_grid(b, T, NULL, NULL);
+    tirx_expr *t = tirx_let(b, "t", tirx_block_idx(b, 0));
+    tirx_expr *p = tirx_let(b, "p", tirx_load(b, pos, TIRX_EXPRS(t)));
+    tirx_if_begin(b, tirx_and(b, tirx_ge(b, p, I(b, 0)), tirx_lt(b, p, max_pos)));
+    tirx_expr *tid = tirx_thread_idx(b, 0), *it;
+    if (vitems <= nt) {
+      it = tid;
+      if (vitems < nt) tirx_if_begin(b, tirx_lt(b, it, I(b, vitems)));
+    } else {
+      it = tirx_for_begin(b, "it", tid, I(b, vitems), I(b, nt), TIRX_LOOP_SERIAL);
+    }
+    tirx_expr *head = tirx_let(b, "head", tirx_div(b, it, I(b, nc)));
+    tirx_expr *c = tirx_let(b, "c", tirx_mod(b, it, I(b, nc)));
+    tirx_team_begin(b, TIRX_TEAM_THREAD);
+    tirx_tensor *cl = tirx_alloc_local(b, "cl", cdt, TIRX_DIMS(1, ROPE_CHUNK), NULL);
+    tirx_tensor *sl = tirx_alloc_local(b, "sl", cdt, TIRX_DIMS(1, ROPE_CHUNK), NULL);
+    tirx_expr *col = tirx_mul(b, c, I(b, ROPE_CHUNK));
+    tirx_copy(b, tirx_whole(b, cl), tirx_region_new(b, cs, TIRX_EXPRS(p, col), (int64_t[]){1, ROPE_CHUNK}), NULL);
+    tirx_copy(b, tirx_whole(b, sl), tirx_region_new(b, sn, TIRX_EXPRS(p, col), (int64_t[]){1, ROPE_CHUNK}), NULL);
+    tirx_expr *cf[ROPE_CHUNK], *sf[ROPE_CHUNK];
+    for (int e = 0; e < ROPE_CHUNK; e++) {
+      cf[e] = tirx_let(b, "c", tirx_cast(b, tirx_load(b, cl, TIRX_EXPRS(I(b, 0), I(b, e))), TIRX_F32));
+      sf[e] = tirx_let(b, "s", tirx_cast(b, tirx_load(b, sl, TIRX_EXPRS(I(b, 0), I(b, e))), TIRX_F32));
+    }
+    if (k) tirx_if_begin(b, tirx_lt(b, head, I(b, h)));
+    rotate_chunk(b, q, t, head, c, cf, sf, neox, half, dt);
+    if (k) {
+      tirx_else(b);
+      rotate_chunk(b, k, t, tirx_sub(b, head, I(b, h)), c, cf, sf, neox, half, dt);
+      tirx_if_end(b);
+    }
+    tirx_team_end(b);
+    if (vitems > nt) tirx_for_end(b);
+    else if (vitems < nt) tirx_if_end(b);
+    tirx_if_end(b);
+    return tirx__kernels_finish(b, "tirx_kernels_rope_build", out);
+  }
   tirx_set_block(b, ROPE_THREADS, 1, 1);
   tirx_set_grid(b, T, NULL, NULL);
   tirx_expr *t = tirx_let(b, "t", tirx_block_idx(b, 0));
   tirx_expr *p = tirx_let(b, "p", tirx_load(b, pos, TIRX_EXPRS(t)));
   tirx_if_begin(b, tirx_and(b, tirx_ge(b, p, I(b, 0)), tirx_lt(b, p, max_pos)));
-  bool neox = o->style == TIRX_ROPE_NEOX;
   tirx_expr *tid = tirx_thread_idx(b, 0), *head, *i;
   if (ROPE_THREADS % half == 0) {
     /* each thread keeps one pair index i (and its cos, sin) over heads tid / half + j * step */
@@ -124,7 +223,7 @@ tirx_status tirx_kernels_rope_build(const tirx_rope_options *opts, tirx_dtype dt
 /* What decides the kernel; the tag keeps it apart from other ops' keys of the same size. */
 typedef struct rope_key {
   char tag[8];
-  int32_t dtype, cdt, d, h, h_kv, style, rot, pad;
+  int32_t dtype, cdt, d, h, h_kv, style, rot, strides[4], pad;
 } rope_key;
 
 typedef struct rope_request {
@@ -197,6 +296,16 @@ tirx_status tirx_op_rope(tirx_runtime *rt, const tirx_rope_options *opts,
   if ((st = check_request(fn, opts, dt, TIRX_F32, r.d, r.h, r.h_kv, &r.o)) != TIRX_OK)
     return st;
   int64_t half = r.o.rot_dim / 2;
+  /* Strides the build can prove 16-byte aligned become the kernel's constants (its moves then
+   * vectors); any other leaves them all hidden. A dimension of extent 1 never moves. */
+  int64_t cst[4] = {qs[0], qs[1], ks[0], ks[1]}, ext[4] = {T, H, T, k ? k->shape[1] : 1};
+  bool fixed = rope_chunked(&r.o);
+  for (int i = 0; i < (k ? 4 : 2); i++) {
+    if (ext[i] == 1 && (cst[i] % ROPE_CHUNK || cst[i] < ROPE_CHUNK)) cst[i] = ROPE_CHUNK;
+    fixed &= cst[i] % ROPE_CHUNK == 0 && cst[i] >= ROPE_CHUNK && cst[i] <= INT32_MAX;
+  }
+  if (!k) cst[2] = cst[3] = 0;
+  for (int i = 0; i < 4; i++) (i < 2 ? r.o.q_strides : r.o.k_strides)[i % 2] = fixed ? cst[i] : 0;
   if ((st = tirx__check_tensor(fn, "pos", pos, pos && pos->rank == 2 ? 2 : 1)) != TIRX_OK)
     return st;
   if ((st = tirx__check_shape(fn, "pos", pos, (int64_t[]){T, 1}, pos->rank == 2 ? "[T, 1]" : "[T]")) != TIRX_OK ||
@@ -225,6 +334,7 @@ tirx_status tirx_op_rope(tirx_runtime *rt, const tirx_rope_options *opts,
   memcpy(key.tag, "rope", 4);
   key.dtype = (int32_t)dt, key.cdt = (int32_t)r.cdt, key.d = r.d, key.h = r.h, key.h_kv = r.h_kv;
   key.style = (int32_t)r.o.style, key.rot = r.o.rot_dim;
+  for (int i = 0; i < 4; i++) key.strides[i] = (int32_t)(i < 2 ? r.o.q_strides : r.o.k_strides)[i % 2];
   tirx_kernel *kern;
   if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &r, &kern)) != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());

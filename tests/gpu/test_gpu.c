@@ -1393,6 +1393,7 @@ typedef struct rope_case {
   tirx_dtype dt, cdt;
   int64_t T, H, Hkv, D, rot; /* rot 0: D */
   bool fused;                /* q, k (and an untouched v) in one [T, (H + 2 Hkv) D] buffer */
+  int64_t pad;               /* elements added to q's and k's token strides (left untouched) */
 } rope_case;
 
 /* In place on q and k; every element checked: the rotated pairs against float64, everything
@@ -1403,7 +1404,8 @@ static void check_rope(tirx_runtime *rt, const rope_case *c) {
   tirx_dtype dt = c->dt;
   size_t es = (size_t)tirx_dtype_size(dt);
   /* the buffer: fused, a row holds q, k, v; else q's rows then k's rows */
-  int64_t qrow = c->fused ? (H + 2 * Hkv) * D : H * D, krow = c->fused ? qrow : Hkv * D;
+  int64_t qrow = (c->fused ? (H + 2 * Hkv) * D : H * D) + c->pad;
+  int64_t krow = c->fused ? qrow : Hkv * D + c->pad;
   size_t kat = c->fused ? (size_t)(H * D) : (size_t)(T * qrow); /* k's first element */
   if (!c->fused) kat = (kat + 7) / 8 * 8; /* 16-byte aligned (fused: H D is a multiple of 8) */
   size_t n = c->fused ? (size_t)(T * qrow) : kat + (size_t)(T * krow);
@@ -1474,10 +1476,10 @@ static void check_rope(tirx_runtime *rt, const rope_case *c) {
     else gu[nu] = got[i], wu[nu++] = want[i];
   }
   char what[200];
-  snprintf(what, sizeof what, "rope %s %s cache %s T=%lld H=%lld H_kv=%lld D=%lld R=%lld%s",
-           c->style == TIRX_ROPE_NEOX ? "neox" : "gptj", tirx_dtype_name(dt),
+  snprintf(what, sizeof what, "rope %s %s cache %s T=%lld H=%lld H_kv=%lld D=%lld R=%lld%s "
+           "pad %lld", c->style == TIRX_ROPE_NEOX ? "neox" : "gptj", tirx_dtype_name(dt),
            tirx_dtype_name(c->cdt), (long long)T, (long long)H, (long long)Hkv, (long long)D,
-           (long long)R, c->fused ? " fused qkv" : "");
+           (long long)R, c->fused ? " fused qkv" : "", (long long)c->pad);
   cr_assert_gt(nr, 0, "%s: nothing rotated", what);
   double tol = dt == TIRX_F16 ? 2e-3 : 1.6e-2;
   char w2[240];
@@ -1493,24 +1495,32 @@ static void check_rope(tirx_runtime *rt, const rope_case *c) {
 
 /* Both styles; full and partial rotary dims; GQA (H != H_kv), MHA, MQA and q alone; a decode
  * step (T = 1), odd token counts and a prefill; q and k as slices of one fused qkv buffer;
- * caches in f32 and in the dtype; random positions with one out of range. */
+ * token strides that are multiples of 8 (built into the kernel: 16-byte moves where R/2 is a
+ * multiple of 8) and others (passed at launch); caches in f32 and in the dtype; random
+ * positions with one out of range. */
 Test(gpu, rope, .timeout = 600) {
   tirx_runtime *rt = gpu_runtime();
   static const rope_case cases[] = {
-      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 37, 32, 8, 128, 0, false},
-      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 37, 32, 8, 128, 0, false},
-      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 1, 32, 8, 128, 0, true},
-      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 1, 32, 8, 128, 0, true},
-      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 513, 8, 8, 128, 64, true},
-      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 513, 8, 8, 128, 64, true},
-      {TIRX_ROPE_NEOX, TIRX_F16, TIRX_F32, 19, 12, 4, 64, 32, false},
-      {TIRX_ROPE_GPTJ, TIRX_F16, TIRX_F32, 19, 12, 4, 64, 32, true},
-      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_BF16, 7, 5, 1, 80, 0, true},
-      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_BF16, 7, 5, 1, 80, 0, false},
-      {TIRX_ROPE_NEOX, TIRX_F16, TIRX_F16, 33, 4, 0, 128, 96, false},
-      {TIRX_ROPE_GPTJ, TIRX_F16, TIRX_F16, 33, 4, 0, 128, 96, false},
-      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 4096, 32, 8, 128, 0, true},
-      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 3, 3, 1, 2, 0, false},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 37, 32, 8, 128, 0, false, 0},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 37, 32, 8, 128, 0, false, 0},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 1, 32, 8, 128, 0, true, 0},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 1, 32, 8, 128, 0, true, 0},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 513, 8, 8, 128, 64, true, 0},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 513, 8, 8, 128, 64, true, 0},
+      {TIRX_ROPE_NEOX, TIRX_F16, TIRX_F32, 19, 12, 4, 64, 32, false, 0},
+      {TIRX_ROPE_GPTJ, TIRX_F16, TIRX_F32, 19, 12, 4, 64, 32, true, 0},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_BF16, 7, 5, 1, 80, 0, true, 0},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_BF16, 7, 5, 1, 80, 0, false, 0},
+      {TIRX_ROPE_NEOX, TIRX_F16, TIRX_F16, 33, 4, 0, 128, 96, false, 0},
+      {TIRX_ROPE_GPTJ, TIRX_F16, TIRX_F16, 33, 4, 0, 128, 96, false, 0},
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 4096, 32, 8, 128, 0, true, 0},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 3, 3, 1, 2, 0, false, 0},
+      /* token strides that are not multiples of 8: the chunked kernel with element moves */
+      {TIRX_ROPE_NEOX, TIRX_BF16, TIRX_F32, 37, 32, 8, 128, 0, false, 1},
+      {TIRX_ROPE_GPTJ, TIRX_F16, TIRX_F16, 21, 8, 2, 64, 48, true, 3},
+      /* 72 heads x 8 chunks: 512 threads looping over 576 */
+      {TIRX_ROPE_NEOX, TIRX_F16, TIRX_F32, 5, 64, 8, 128, 0, true, 0},
+      {TIRX_ROPE_GPTJ, TIRX_BF16, TIRX_F32, 5, 64, 8, 128, 0, false, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_rope(rt, &cases[i]);
   tirx_runtime_destroy(rt);

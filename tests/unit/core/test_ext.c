@@ -204,10 +204,23 @@ Test(ext, row_options_and_plan) {
 
 Test(ext, rope_attention_decode_options) {
   tirx_kernel *k = NULL;
+  const size_t rv1 = offsetof(tirx_rope_options, q_strides); /* before issue 20 */
+  cr_assert_eq(tirx__ext_rope_options.count, 2);
+  cr_assert_eq(tirx__ext_rope_options.sizes[0], rv1);
   tirx_rope_options ro = {.size = 7};
   expect_error(tirx_kernels_rope_build(&ro, TIRX_BF16, TIRX_F32, 64, 8, 8, &k),
                TIRX_E_INVALID_ARG,
-               bad("tirx_kernels_rope_build", "opts", 7, sizeof ro, "tirx_rope_options"));
+               bad2("tirx_kernels_rope_build", "opts", 7, rv1, sizeof ro, "tirx_rope_options", ""));
+  /* A version-1 caller: the strides after its struct are not read (here a pair version 2
+   * refuses). */
+  ro = (tirx_rope_options){.size = rv1, .q_strides = {-1, 0}};
+  cr_assert_eq(tirx_kernels_rope_build(&ro, TIRX_BF16, TIRX_F32, 64, 8, 8, &k), TIRX_OK, "%s",
+               tirx_last_error());
+  tirx_kernel_release(k);
+  ro.size = sizeof ro;
+  expect_error(tirx_kernels_rope_build(&ro, TIRX_BF16, TIRX_F32, 64, 8, 8, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_rope_build: opts->q_strides is [-1, 0], expected "
+               "[0, 0] (passed at launch) or two positive strides");
   tirx_attention_options ao = {.size = 7};
   expect_error(tirx_kernels_attention_build(&ao, TIRX_BF16, 64, 8, 8, false, &k),
                TIRX_E_INVALID_ARG,

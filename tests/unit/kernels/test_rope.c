@@ -51,40 +51,125 @@ Test(kernels_rope, build_checks_its_arguments) {
                                          32, 8, &k), TIRX_E_INVALID_ARG, want);
     cr_assert_null(k);
   }
+  expect_error(tirx_kernels_rope_build(&(tirx_rope_options){.size = sizeof(tirx_rope_options),
+                                                            .k_strides = {6144, -128}},
+                                       B, F, 128, 32, 8, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_rope_build: opts->k_strides is [6144, -128], "
+               "expected [0, 0] (passed at launch) or two positive strides");
+  cr_assert_null(k);
   expect_error(tirx_kernels_rope_build(NULL, B, F, 1, 1, 1, &k), TIRX_E_INVALID_ARG,
                "tirx_kernels_rope_build: opts->rot_dim is 0, expected 0 (d) or an even number in "
                "2..d = 1");
 }
 
-/* The pairs: neox (i, i + R/2), gptj (2i, 2i + 1); R/2 pairs a head; k after q's heads. */
+/* The pairs: neox (i, i + R/2), gptj (2i, 2i + 1); R/2 pairs a head; k after q's heads. Where
+ * R/2 is a multiple of 8, a thread rotates a chunk of 8 pairs (below); else one pair at a time,
+ * as here. */
 Test(kernels_rope, each_style_rotates_its_pairs) {
   tirx_kernel *k = NULL;
-  cr_assert_eq(tirx_kernels_rope_build(NULL, TIRX_BF16, TIRX_F32, 128, 32, 8, &k), TIRX_OK);
-  const char *src = tirx_kernel_source(k);
-  /* 64 pairs: a thread keeps its pair (and cos, sin) over every other head of 40 */
-  assert_has(src, "const int i = ((int)threadIdx.x % 64);");
-  assert_has(src, "for (int head = ((int)threadIdx.x / 64); head < 40; head += 2) {");
-  assert_has(src, "const int i1 = i;");
-  assert_has(src, "const int i2 = (i1 + 64);");
-  assert_has(src, "if ((head < 32)) {");
-  assert_has(src, "(long long)(head - 32) * k_stride1");
-  assert_has(src, "if (((p >= 0) && (p < max_pos))) {");
-  tirx_kernel_release(k);
-  tirx_rope_options o = {.style = TIRX_ROPE_GPTJ, .rot_dim = 64};
+  /* R 20 of D 128: 10 pairs a head, 16 heads, no k */
+  tirx_rope_options o = {.style = TIRX_ROPE_GPTJ, .rot_dim = 20};
   cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_F16, TIRX_F16, 128, 16, 0, &k), TIRX_OK);
-  src = tirx_kernel_source(k);
-  assert_has(src, "head < 16; head += 4) {"); /* 16 heads x 32 pairs, no k */
+  const char *src = tirx_kernel_source(k);
+  /* 10 pairs do not divide 128 threads: the (head, pair) items round-robin */
+  assert_has(src, "for (int it = (int)threadIdx.x; it < 160; it += 128) {");
+  assert_has(src, "const int head = (it / 10);");
   assert_has(src, "const int i1 = (i * 2);");
   assert_has(src, "const int i2 = (i1 + 1);");
   assert_has(src, "tirx_f16_to_f32(cos_1[");
   cr_assert_null(strstr(src, "k_stride"));
   tirx_kernel_release(k);
-  /* 40 pairs (D 80) do not divide 128 threads: the (head, pair) items round-robin */
-  cr_assert_eq(tirx_kernels_rope_build(NULL, TIRX_BF16, TIRX_BF16, 80, 5, 1, &k), TIRX_OK);
+  /* R/2 = 2 divides 128: a thread keeps one pair (and its cos, sin) over heads */
+  o = (tirx_rope_options){.rot_dim = 4};
+  cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_BF16, TIRX_F32, 128, 32, 8, &k), TIRX_OK);
   src = tirx_kernel_source(k);
-  assert_has(src, "for (int it = (int)threadIdx.x; it < 240; it += 128) {");
-  assert_has(src, "const int head = (it / 40);");
-  assert_has(src, "const int i2 = (i1 + 40);");
+  assert_has(src, "const int i = ((int)threadIdx.x % 2);");
+  assert_has(src, "for (int head = ((int)threadIdx.x / 2); head < 40; head += 64) {");
+  assert_has(src, "const int i1 = i;");
+  assert_has(src, "const int i2 = (i1 + 2);");
+  assert_has(src, "if ((head < 32)) {");
+  assert_has(src, "(long long)(head - 32) * k_stride1");
+  assert_has(src, "if (((p >= 0) && (p < max_pos))) {");
+  tirx_kernel_release(k);
+}
+
+/* R/2 a multiple of 8: a thread rotates chunk c of a head, pairs 8c .. 8c + 7, one chunk per
+ * thread (CTA: the token's chunks rounded up to a warp, at most 512 threads looping). */
+Test(kernels_rope, a_thread_rotates_eight_pairs) {
+  tirx_kernel *k = NULL;
+  /* 40 heads x 8 chunks: 320 threads, one chunk each */
+  cr_assert_eq(tirx_kernels_rope_build(NULL, TIRX_BF16, TIRX_F32, 128, 32, 8, &k), TIRX_OK);
+  const char *src = tirx_kernel_source(k);
+  assert_has(src, "__launch_bounds__(320)");
+  assert_has(src, "const int head = ((int)threadIdx.x / 8);");
+  assert_has(src, "const int c = ((int)threadIdx.x % 8);");
+  assert_has(src, "if ((head < 32)) {");
+  /* neox: x[8c ..] and x[R/2 + 8c ..], cos and sin [p, 8c ..] */
+  assert_has(src, "q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)((c * 8) + i)]");
+  assert_has(src, "q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)(((c * 8) + 64) + i)]");
+  assert_has(src, "(long long)(head - 32) * k_stride1");
+  assert_has(src, "&cos_1[(long long)p * 64LL + (long long)((c * 8) + (i * 4))]");
+  assert_has(src, "xa[7] = tirx_bf16_from_f32(((a_7 * c_8) - (z_7 * s_7)));");
+  assert_has(src, "xb[7] = tirx_bf16_from_f32(((z_7 * c_8) + (a_7 * s_7)));");
+  tirx_kernel_release(k);
+  /* gptj: x[16c .. 16c + 16), pairs (2e, 2e + 1); 30 chunks: a warp, 2 threads idle */
+  tirx_rope_options o = {.style = TIRX_ROPE_GPTJ};
+  cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_BF16, TIRX_BF16, 80, 5, 1, &k), TIRX_OK);
+  src = tirx_kernel_source(k);
+  assert_has(src, "__launch_bounds__(32)");
+  assert_has(src, "if (((int)threadIdx.x < 30)) {");
+  assert_has(src, "(long long)((c * 16) + i)]");
+  assert_has(src, "const float a_7 = tirx_bf16_to_f32(xa[14]);");
+  assert_has(src, "const float z_7 = tirx_bf16_to_f32(xa[15]);");
+  tirx_kernel_release(k);
+  /* 72 heads x 8 chunks: 512 threads looping */
+  cr_assert_eq(tirx_kernels_rope_build(NULL, TIRX_F16, TIRX_F32, 128, 64, 8, &k), TIRX_OK);
+  src = tirx_kernel_source(k);
+  assert_has(src, "__launch_bounds__(512)");
+  assert_has(src, "for (int it = (int)threadIdx.x; it < 576; it += 512) {");
+  tirx_kernel_release(k);
+}
+
+/* Which kernels move q and k in 16-byte vectors: R/2 a multiple of 8 and strides the build
+ * knows (opts->q_strides, k_strides) that are multiples of 8. Hidden strides, or constant ones
+ * that are not multiples of 8, give the same kernel with element moves; the cache's rows
+ * (R/2 apart) are vectors either way. */
+Test(kernels_rope, which_shapes_get_vectors) {
+  static const struct {
+    tirx_rope_style style;
+    int d, h, h_kv, rot;
+    int64_t qs[2], ks[2];
+    const char *want; /* in the q moves */
+  } cases[] = {
+      {TIRX_ROPE_NEOX, 128, 32, 8, 0, {6144, 128}, {6144, 128}, "copy.vec vec=8: copy(arch=sm_90, roles=global->local"},
+      {TIRX_ROPE_GPTJ, 128, 32, 8, 0, {6144, 128}, {6144, 128}, "copy.vec vec=8: copy(arch=sm_90, roles=local->global"},
+      {TIRX_ROPE_NEOX, 128, 32, 8, 0, {0, 0}, {0, 0}, "copy.scalar vec=1: copy(arch=sm_90, roles=global->local"},
+      {TIRX_ROPE_NEOX, 128, 32, 8, 0, {6145, 128}, {6144, 128}, "copy.scalar vec=1: copy(arch=sm_90, roles=global->local"},
+      {TIRX_ROPE_NEOX, 128, 32, 0, 96, {4096, 128}, {0, 0}, "copy.vec vec=8: copy(arch=sm_90, roles=global->local"},
+      {TIRX_ROPE_NEOX, 80, 5, 1, 0, {400, 80}, {80, 80}, "copy.vec vec=8: copy(arch=sm_90, roles=global->local"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tirx_rope_options o = {.size = sizeof o, .style = cases[i].style, .rot_dim = cases[i].rot,
+                           .q_strides = {cases[i].qs[0], cases[i].qs[1]},
+                           .k_strides = {cases[i].ks[0], cases[i].ks[1]}};
+    tirx_kernel *k = NULL;
+    cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_BF16, TIRX_F32, cases[i].d, cases[i].h,
+                                         cases[i].h_kv, &k), TIRX_OK, "%s", tirx_last_error());
+    const char *src = tirx_kernel_source(k);
+    assert_has(src, cases[i].want);
+    assert_has(src, "tirx_vcopy<float, 4, 8>(&cl[(i * 4)], &cos_1[");
+    bool hidden = cases[i].qs[0] == 0;
+    cr_assert_eq(strstr(src, "long long q_stride0") != NULL, hidden, "case %zu", i);
+    tirx_kernel_release(k);
+  }
+  /* R/2 = 4 (not a multiple of 8): one pair a thread, element accesses, no moves */
+  tirx_rope_options o = {.size = sizeof o, .rot_dim = 8, .q_strides = {6144, 128}, .k_strides = {6144, 128}};
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_BF16, TIRX_F32, 128, 32, 8, &k), TIRX_OK);
+  const char *src = tirx_kernel_source(k);
+  cr_assert_null(strstr(src, "tirx: copy"), "%s", src);
+  assert_has(src, "const int i2 = (i1 + 4);");
+  assert_has(src, "q[(long long)t * 6144LL + (long long)head * 128LL + (long long)i1]");
   tirx_kernel_release(k);
 }
 
@@ -184,32 +269,64 @@ Test(kernels_rope, op_checks_its_tensors_before_anything_else) {
   const tirx_tensor_arg *ks = &(tirx_tensor_arg){PTR(0x12000), B, 3, (int64_t[]){16, 8, 128},
                                                  (int64_t[]){6144, 128, 1}};
   expect_error(tirx_op_rope(rt, NULL, qs, ks, pos, c, s, NULL), TIRX_E_NO_DEVICE, want);
-  cr_assert_eq(tirx_kernels_cached(), 1); /* the same kernel: strides are launch arguments */
-  expect_error(tirx_op_rope(rt, NULL, qs, NULL, pos, c, s, NULL), TIRX_E_NO_DEVICE, want);
+  /* strides that are multiples of 8 are the kernel's (its moves vectors): another kernel */
   cr_assert_eq(tirx_kernels_cached(), 2);
+  expect_error(tirx_op_rope(rt, NULL, qs, NULL, pos, c, s, NULL), TIRX_E_NO_DEVICE, want);
+  cr_assert_eq(tirx_kernels_cached(), 3);
+  /* other strides are launch arguments: one kernel for all of them */
+  const tirx_tensor_arg *qo = &(tirx_tensor_arg){PTR(0x10000), B, 3, (int64_t[]){16, 32, 128},
+                                                 (int64_t[]){6145, 128, 1}};
+  const tirx_tensor_arg *ko = &(tirx_tensor_arg){PTR(0x12000), B, 3, (int64_t[]){16, 8, 128},
+                                                 (int64_t[]){1040, 130, 1}};
+  expect_error(tirx_op_rope(rt, NULL, qo, k, pos, c, s, NULL), TIRX_E_NO_DEVICE, want);
+  cr_assert_eq(tirx_kernels_cached(), 4);
+  expect_error(tirx_op_rope(rt, NULL, qs, ko, pos, c, s, NULL), TIRX_E_NO_DEVICE, want);
+  cr_assert_eq(tirx_kernels_cached(), 4);
   tirx_kernels_clear();
   tirx_runtime_destroy(rt);
 }
 
-/* Every variant of the GPU suite's rope tests compiles for sm_90a without local memory. */
+/* Every variant of the GPU suite's rope tests compiles for sm_90a without local memory: with
+ * hidden strides (tirx_kernels_rope_build's default) and with the strides tirx_op_rope builds
+ * the suite's q and k for (fused qkv rows, and q's rows then k's), whose q and k moves are
+ * 16-byte vectors where R/2 is a multiple of 8. */
 Test(kernels_rope, the_gpu_suites_variants_compile, .timeout = 300) {
   tirx_runtime *rt = no_device();
   static const struct { tirx_dtype dt, cdt; int d, h, h_kv, rot; } cases[] = {
       {TIRX_BF16, TIRX_F32, 128, 32, 8, 0},  {TIRX_BF16, TIRX_F32, 128, 8, 8, 64},
       {TIRX_F16, TIRX_F32, 64, 12, 4, 32},   {TIRX_BF16, TIRX_BF16, 80, 5, 1, 0},
       {TIRX_F16, TIRX_F16, 128, 4, 0, 96},   {TIRX_BF16, TIRX_F32, 2, 3, 1, 0},
+      {TIRX_F16, TIRX_F16, 64, 8, 2, 48},    {TIRX_F16, TIRX_F32, 128, 64, 8, 0},
+      {TIRX_BF16, TIRX_F32, 128, 64, 8, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    for (int style = 0; style < 2; style++) {
-      tirx_rope_options o = {.style = (tirx_rope_style)style, .rot_dim = cases[i].rot};
-      tirx_kernel *k = NULL;
-      cr_assert_eq(tirx_kernels_rope_build(&o, cases[i].dt, cases[i].cdt, cases[i].d, cases[i].h,
-                                           cases[i].h_kv, &k), TIRX_OK, "%s", tirx_last_error());
-      tirx_compiled *c = NULL;
-      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
-      cr_assert_null(strstr(tirx_compiled_ptx(c), ".local"), "rope uses local memory");
-      tirx_compiled_destroy(c);
-      tirx_kernel_release(k);
-    }
+    for (int style = 0; style < 2; style++)
+      for (int form = 0; form < 3; form++) { /* hidden strides, fused, q's rows then k's */
+        int64_t d = cases[i].d, h = cases[i].h, hkv = cases[i].h_kv;
+        int64_t row = form == 1 ? (h + 2 * hkv) * d : h * d, krow = form == 1 ? row : hkv * d;
+        int rot = cases[i].rot ? cases[i].rot : cases[i].d;
+        bool vec = form > 0 && rot / 2 % 8 == 0 && row % 8 == 0 && krow % 8 == 0 && d % 8 == 0;
+        if (form > 0 && !vec) continue; /* tirx_op_rope keeps such strides hidden */
+        tirx_rope_options o = {.size = sizeof o, .style = (tirx_rope_style)style,
+                               .rot_dim = cases[i].rot};
+        if (form > 0) {
+          o.q_strides[0] = row, o.q_strides[1] = d;
+          if (hkv) o.k_strides[0] = krow, o.k_strides[1] = d;
+        }
+        tirx_kernel *k = NULL;
+        cr_assert_eq(tirx_kernels_rope_build(&o, cases[i].dt, cases[i].cdt, cases[i].d,
+                                             cases[i].h, cases[i].h_kv, &k), TIRX_OK, "%s",
+                     tirx_last_error());
+        tirx_compiled *c = NULL;
+        cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
+        const char *ptx = tirx_compiled_ptx(c);
+        cr_assert_null(strstr(ptx, ".local"), "rope uses local memory");
+        if (vec) {
+          cr_assert_not_null(strstr(ptx, "ld.global.v4"), "case %zu style %d: no vector load", i, style);
+          cr_assert_not_null(strstr(ptx, "st.global.v4"), "case %zu style %d: no vector store", i, style);
+        }
+        tirx_compiled_destroy(c);
+        tirx_kernel_release(k);
+      }
   tirx_runtime_destroy(rt);
 }
