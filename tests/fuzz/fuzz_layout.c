@@ -1689,8 +1689,8 @@ static void op_verify(fz *f) {
               show(c), tirx_status_name(sc));
   }
   /* Brute force where the layout and the launch are small. */
-  int64_t total = tirx_layout_size(l) * tirx_layout_replica_count(l);
-  if (strict && total <= 256 && tirx_layout_replica_count(l) <= MAXP &&
+  int64_t size = tirx_layout_size(l), reps = tirx_layout_replica_count(l);
+  if (strict && size <= 256 && reps <= MAXP && size * reps <= 256 &&
       e->warps * e->csize <= 32 && st != TIRX_E_NO_MEMORY) {
     bool want = verify_oracle(l, e);
     INVARIANT(want == (st == TIRX_OK), "verify(%s) is %s, brute force says %s (%s)", args,
