@@ -1510,13 +1510,15 @@ static void op_cute(fz *f) {
     tirx_layout *c = tirx_layout_complement(f->a, l, m);
     if (!ok_obj(c, "tirx_layout_complement", S_RELATE, show(l))) return;
     add_layout(f, c);
-    /* b + a is injective: sampled pairs of distinct (a, b) never coincide. */
+    /* b + a is injective: sampled pairs of distinct (a, b) never coincide. size(l) * size(B)
+     * may exceed INT64_MAX (the last iter rounds cosize up), so the sums are formed in 128 bits. */
     int64_t na = tirx_layout_size(l), nb = tirx_layout_size(c);
     INVARIANT(nb >= 1 && (na > INT64_MAX / nb || na * nb >= m), "complement too small");
     for (int i = 0; i + 1 < NSAMPLES; i += 2) {
       int64_t a1 = sample(f, na, i), b1 = sample(f, nb, i + 1);
       int64_t a2 = sample(f, na, i + 1), b2 = sample(f, nb, i);
-      int64_t v1 = eval_m_or(l, a1) + eval_m_or(c, b1), v2 = eval_m_or(l, a2) + eval_m_or(c, b2);
+      __int128 v1 = (__int128)eval_m_or(l, a1) + eval_m_or(c, b1),
+               v2 = (__int128)eval_m_or(l, a2) + eval_m_or(c, b2);
       INVARIANT((a1 == a2 && b1 == b2) || v1 != v2 || tirx_layout_size(l) == 1 ||
                     eval_m_or(l, a1) == eval_m_or(l, a2),
                 "complement(%s) = %s is not injective", show(l), show(c));
@@ -1689,8 +1691,8 @@ static void op_verify(fz *f) {
               show(c), tirx_status_name(sc));
   }
   /* Brute force where the layout and the launch are small. */
-  int64_t total = tirx_layout_size(l) * tirx_layout_replica_count(l);
-  if (strict && total <= 256 && tirx_layout_replica_count(l) <= MAXP &&
+  int64_t size = tirx_layout_size(l), reps = tirx_layout_replica_count(l);
+  if (strict && size <= 256 && reps <= MAXP && size * reps <= 256 &&
       e->warps * e->csize <= 32 && st != TIRX_E_NO_MEMORY) {
     bool want = verify_oracle(l, e);
     INVARIANT(want == (st == TIRX_OK), "verify(%s) is %s, brute force says %s (%s)", args,
