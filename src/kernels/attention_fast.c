@@ -47,6 +47,19 @@ static tirx_region *box(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, int64_t 
 
 static tirx_region *col0(tirx_builder *b, tirx_tensor *t) { return tirx__attn_col0(b, t); }
 
+void tirx__attn_wg_barrier(tirx_builder *b, tirx_expr *c) {
+  for (int q = 0; q < 2; q++) {
+    tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
+    tirx_named_barrier_sync(b, 1 + q, 128);
+    tirx_if_end(b);
+  }
+}
+
+tirx_region *tirx__attn_rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
+                             int64_t rows, int64_t cols) {
+  return rect(b, t, r0, c0, rows, cols);
+}
+
 tirx_region *tirx__attn_col0(tirx_builder *b, tirx_tensor *t) {
   return rect(b, t, I(b, 0), I(b, 0), WM, 1);
 }
@@ -419,21 +432,13 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx__attn_lse(b, &s.rows, x.c_log2);
   tirx_team_end(b);
   /* the previous tile's O store has read Os (its thread waited) before this tile writes it */
-  for (int q = 0; q < 2; q++) {
-    tirx_if_begin(b, tirx_eq(b, s.c, I(b, q)));
-    tirx_named_barrier_sync(b, 1 + q, 128);
-    tirx_if_end(b);
-  }
+  tirx__attn_wg_barrier(b, s.c);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_copy(b, rect(b, Os, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, d), tirx_whole(b, O16), NULL);
   tirx_copy(b, rect(b, LseS, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, 1), col0(b, s.rows.Lx), NULL);
   tirx_team_end(b);
   tirx_fence_proxy_async(b);
-  for (int q = 0; q < 2; q++) {
-    tirx_if_begin(b, tirx_eq(b, s.c, I(b, q)));
-    tirx_named_barrier_sync(b, 1 + q, 128);
-    tirx_if_end(b);
-  }
+  tirx__attn_wg_barrier(b, s.c);
   tirx_expr *row0 = tirx_let(b, "row0", tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), tirx_mul(b, s.c, I(b, WM))));
   /* lse: thread r < 64 of the warpgroup writes row row0 + r */
   tirx_expr *r = s.tid_wg;

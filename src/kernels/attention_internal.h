@@ -59,6 +59,13 @@ void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_ref_args *a);
 tirx_tensor *tirx__attn_tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows,
                              int64_t d, int swz, tirx_tensor **view);
 
+/* The (rows, cols) region of a 2-D tensor at (r0, c0). */
+tirx_region *tirx__attn_rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
+                             int64_t rows, int64_t cols);
+
+/* Consumer warpgroup c's own named barrier (c 0 or 1: barrier 1 + c, its 128 threads). */
+void tirx__attn_wg_barrier(tirx_builder *b, tirx_expr *c);
+
 /* Column 0 of a per-row tensor of one warpgroup's 64 rows: its (64, 1) values. */
 tirx_region *tirx__attn_col0(tirx_builder *b, tirx_tensor *t);
 

@@ -99,19 +99,8 @@ typedef struct tc_ctx {
   tirx_expr *hand_j, *has_next;      /* the block after whose wait the other consumer may go on */
 } tc_ctx;
 
-static tirx_region *tc_rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
-                            int64_t rows, int64_t cols) {
-  return tirx_region_new(b, t, TIRX_EXPRS(r0, c0), (int64_t[]){rows, cols});
-}
-
 /* The consumer warpgroup's own named barrier (1 or 2, its 128 threads). */
-static void tc_bar(tirx_builder *b, const tc_ctx *x) {
-  for (int q = 0; q < 2; q++) {
-    tirx_if_begin(b, tirx_eq(b, x->cw, I(b, q)));
-    tirx_named_barrier_sync(b, 1 + q, 128);
-    tirx_if_end(b);
-  }
-}
+static void tc_bar(tirx_builder *b, const tc_ctx *x) { tirx__attn_wg_barrier(b, x->cw); }
 
 /* One KV block j of the item on the ring's next stage. */
 static void tc_block(tirx_builder *b, tc_ctx *x, tirx_expr *j, bool masked) {
@@ -136,8 +125,8 @@ static void tc_block(tirx_builder *b, tc_ctx *x, tirx_expr *j, bool masked) {
   }
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)};
-  tirx_gemm_async(b, tirx_whole(b, x->S), tc_rect(b, x->Qs, tirx_mul(b, x->cw, I(b, TC_WM)), I(b, 0), TC_WM, D),
-                  tc_rect(b, x->Kt, I(b, 0), tirx_mul(b, st, I(b, TC_BN)), D, TC_BN), &fresh);
+  tirx_gemm_async(b, tirx_whole(b, x->S), tirx__attn_rect(b, x->Qs, tirx_mul(b, x->cw, I(b, TC_WM)), I(b, 0), TC_WM, D),
+                  tirx__attn_rect(b, x->Kt, I(b, 0), tirx_mul(b, st, I(b, TC_BN)), D, TC_BN), &fresh);
   tirx_wgmma_commit(b);
   tirx_team_end(b);
   tirx_wgmma_wait(b, 0);
@@ -153,7 +142,7 @@ static void tc_block(tirx_builder *b, tc_ctx *x, tirx_expr *j, bool masked) {
   tirx__attn_rescale_pack(b, &x->rows, x->O, x->P, x->S);
   tirx_gemm_config acc = {.accumulate = tirx_bool(b, true)};
   tirx_gemm_async(b, tirx_whole(b, x->O), tirx_whole(b, x->P),
-                  tc_rect(b, x->Vs, tirx_mul(b, st, I(b, TC_BN)), I(b, 0), TC_BN, D), &acc);
+                  tirx__attn_rect(b, x->Vs, tirx_mul(b, st, I(b, TC_BN)), I(b, 0), TC_BN, D), &acc);
   tirx_wgmma_commit(b);
   tirx_team_end(b);
   tirx_wgmma_wait(b, 0);
@@ -329,10 +318,10 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
   tirx_team_end(b);
   tc_bar(b, &x); /* the last item's rows are out of the O and row tiles */
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_copy(b, tc_rect(b, Os, q0, I(b, 0), TC_WM, D), tirx_whole(b, split ? x.O : O16), NULL);
-  tirx_copy(b, tc_rect(b, MLs, q0, I(b, 0), TC_WM, 1), tirx__attn_col0(b, x.rows.Lx), NULL);
+  tirx_copy(b, tirx__attn_rect(b, Os, q0, I(b, 0), TC_WM, D), tirx_whole(b, split ? x.O : O16), NULL);
+  tirx_copy(b, tirx__attn_rect(b, MLs, q0, I(b, 0), TC_WM, 1), tirx__attn_col0(b, x.rows.Lx), NULL);
   if (split)
-    tirx_copy(b, tc_rect(b, MLs, q0, I(b, 1), TC_WM, 1), tirx__attn_col0(b, x.rows.Lrun), NULL);
+    tirx_copy(b, tirx__attn_rect(b, MLs, q0, I(b, 1), TC_WM, 1), tirx__attn_col0(b, x.rows.Lrun), NULL);
   tirx_team_end(b);
   tc_bar(b, &x);
   tirx_expr *prow0 = NULL;
@@ -343,7 +332,7 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
     tirx_expr *h = tirx_add(b, tirx_mul(b, im.kvh, I(b, G)), tirx_mod(b, rr, I(b, G)));
     tirx_team_begin(b, TIRX_TEAM_WARP);
     if (split)
-      tirx_copy(b, tc_rect(b, po, tirx_add(b, prow0, rr), I(b, 0), 1, D), tc_rect(b, Os, tirx_add(b, q0, rr), I(b, 0), 1, D), NULL);
+      tirx_copy(b, tirx__attn_rect(b, po, tirx_add(b, prow0, rr), I(b, 0), 1, D), tirx__attn_rect(b, Os, tirx_add(b, q0, rr), I(b, 0), 1, D), NULL);
     else
       tirx_copy(b, tirx_region_new(b, o, TIRX_EXPRS(im.bi, tirx_div(b, rr, I(b, G)), h, I(b, 0)), (int64_t[]){1, 1, 1, D}),
                 tirx_region_new(b, Obox, TIRX_EXPRS(I(b, 0), tirx_add(b, q0, rr), I(b, 0), I(b, 0)), (int64_t[]){1, 1, 1, D}), NULL);
