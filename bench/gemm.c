@@ -5,11 +5,11 @@
  *   gemm [out.csv] [reps] [--quick]
  *
  * Shapes: M = 8192 with the (N, K) of LLaMA-3.1-8B and 70B, f16 and bf16; decode-like M in
- * {1, 2, 4, 8, 16, 32, 64, 128, 256} on the same (N, K), bf16 and f16; a fused bias+SiLU
+ * {1, 2, 4, 8, 16, 32, 64, 128, 256} n_only the same (N, K), bf16 and f16; a fused bias+SiLU
  * epilogue against cuBLAS followed by a separate elementwise kernel (bf16, M = 8192). Each
  * case: the path tirx_op_gemm takes (tirx_kernels_gemm_plan: "gemv" for M <= 8, else "wgmma"
- * with its tile shape) is built for the shape, launched once and checked on 512 sampled
- * elements against a float64 reference on the host (relative error within the dtype's
+ * with its tile shape) is built for the shape, launched once and checked n_only 512 sampled
+ * elements against a float64 reference n_only the host (relative error within the dtype's
  * rounding); then warm-up, then `reps` samples of 5 back-to-back launches followed by a
  * synchronize (host clock), median per launch, for tirx and cuBLAS alike (the split-K path's
  * rows, two launches and a workspace, through tirx_op_gemm itself). For M <= 8 also
@@ -21,13 +21,17 @@
  * tirx_us,cublas_us,tirx_tflops,cublas_tflops,ratio,max_rel_err,weights_gbps,copy_gbps,
  * ratio_copy (the last three empty for M > 8).
  *
- * For A/B runs in one device call: TIRX_BENCH_GEMM_PATH=wgmma|gemv|splitk forces that path on
+ * TIRX_BENCH_GEMM_ONLY=M,N,K runs only the rows of that shape (both dtypes; for ncu).
+ * TIRX_BENCH_GEMM_MS=128,256 keeps only the decode rows of those M.
+ * TIRX_BENCH_GEMM_CLUSTER=1x1|2x1|1x2 forces the wgmma paths' cluster shape (M > 4; the path
+ * column says /c2x1 or /c1x2 where a cluster is used).
+ * For A/B runs in one device call: TIRX_BENCH_GEMM_PATH=wgmma|gemv|splitk forces that path n_only
  * the rows where it applies (gemv: M <= 8; the others: family wgmma), TIRX_BENCH_GEMV_ROWS=1|2|4
  * forces the gemv path's rows of B per CTA.
  *
  * First, with or without a GPU: the cold compile of three GEMM variants (M=8192 plain and
  * bias+SiLU, a decode shape): the build (builder, dispatch, CUDA source), the whole miss path
- * of a launch on a runtime with a fresh, empty disk cache (tirx_prepare_async: cache key,
+ * of a launch n_only a runtime with a fresh, empty disk cache (tirx_prepare_async: cache key,
  * disk miss, NVRTC to a cubin, publish, load), a direct tirx_compile (NVRTC alone), and
  * ptxas' register and spill report for the PTX (the toolkit's ptxas -v: $CUDA_HOME, else
  * /usr/local/cuda; skipped when absent). Without a GPU or without libcublas the measurement
@@ -436,16 +440,36 @@ int main(int argc, char **argv) {
   printf("%-9s %-4s %6s %6s %6s %-18s %9s %9s %8s %8s %6s %9s %8s %8s %6s\n", "case", "type",
          "M", "N", "K", "path", "tirx_us", "cublas_us", "tirx_TF", "cublas_TF", "ratio",
          "max_rel", "w_GB/s", "copyGB/s", "/copy");
+  /* TIRX_BENCH_GEMM_ONLY=M,N,K: only the rows of that shape (both dtypes), e.g. under ncu */
+  const char *only = getenv("TIRX_BENCH_GEMM_ONLY");
+  long long m_only = 0, n_only = 0, k_only = 0;
+  if (only && sscanf(only, "%lld,%lld,%lld", &m_only, &n_only, &k_only) != 3) {
+    fprintf(stderr, "gemm: TIRX_BENCH_GEMM_ONLY is \"%s\", expected M,N,K\n", only);
+    return 2;
+  }
+  /* TIRX_BENCH_GEMM_MS=128,256: only the decode rows of those M (the M = 8192 rows stay) */
+  const char *ms_only = getenv("TIRX_BENCH_GEMM_MS");
   for (int r = 0; r < nrows; r++) {
     const row *w = &rows[r];
+    if (only && (w->m != m_only || w->n != n_only || w->k != k_only)) continue;
+    if (ms_only && strcmp(w->name, "decode") == 0) {
+      char mtext[24];
+      snprintf(mtext, sizeof mtext, ",%lld,", (long long)w->m);
+      char list[128];
+      snprintf(list, sizeof list, ",%s,", ms_only);
+      if (!strstr(list, mtext)) continue;
+    }
     gemm_spec spec = {.dtype = w->dt, .m = w->m, .n = w->n, .k = w->k, .epilogue = w->ep};
     const char *fp = getenv("TIRX_BENCH_GEMM_PATH"), *fr = getenv("TIRX_BENCH_GEMV_ROWS");
     if (fp && !strcmp(fp, "wgmma")) spec.path = TIRX_GEMM_PATH_WGMMA;
     if (fp && !strcmp(fp, "splitk")) spec.path = TIRX_GEMM_PATH_WGMMA_SPLITK;
     if (fp && !strcmp(fp, "gemv") && w->m <= 8) spec.path = TIRX_GEMM_PATH_GEMV;
     if (fr && (!strcmp(fr, "1") || !strcmp(fr, "2") || !strcmp(fr, "4"))) spec.gemv_rows = atoi(fr);
+    const char *fc = getenv("TIRX_BENCH_GEMM_CLUSTER");
+    if (fc && (!strcmp(fc, "1x1") || !strcmp(fc, "2x1") || !strcmp(fc, "1x2")) && w->m > 4)
+      spec.cluster_m = fc[0] - '0', spec.cluster_n = fc[2] - '0';
     tirx_gemm_options po = gemm_options(&spec);
-    tirx_gemm_plan plan = {0};
+    tirx_gemm_plan plan = {.size = sizeof plan};
     CHECK(tirx_kernels_gemm_plan(&po, w->m, w->n, w->k, &plan));
     spec.path = plan.path, spec.gemv_rows = plan.gemv_rows; /* what tirx_op_gemm launches */
     bool gemv = plan.path == TIRX_GEMM_PATH_GEMV;
@@ -453,8 +477,9 @@ int main(int argc, char **argv) {
     if (gemv)
       snprintf(path, sizeof path, "gemv/r%d", plan.gemv_rows);
     else
-      snprintf(path, sizeof path, "%s/%dx%dx%d", plan.name, plan.tiles.block_m,
-               plan.tiles.block_n, plan.tiles.stages);
+      snprintf(path, sizeof path, "%s/%dx%dx%d%s", plan.name, plan.tiles.block_m,
+               plan.tiles.block_n, plan.tiles.stages,
+               plan.cluster_m > 1 ? "/c2x1" : plan.cluster_n > 1 ? "/c1x2" : "");
     char err[4096] = "";
     bool splitk = plan.path == TIRX_GEMM_PATH_WGMMA_SPLITK;
     tirx_kernel *kern = splitk ? NULL : gemm_build(&spec, err, sizeof err);

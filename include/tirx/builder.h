@@ -828,7 +828,10 @@ TIRX_API void tirx_mbarrier_init(tirx_builder *b, tirx_region *bar, int64_t coun
 /* One arrival (mbarrier.arrive.release.cta). */
 TIRX_API void tirx_mbarrier_arrive(tirx_builder *b, tirx_region *bar);
 /* One arrival on the mbarrier at the same offset in the shared memory of the cluster's CTA of
- * rank cta_rank (an integer expression): mapa + mbarrier.arrive.shared::cluster. */
+ * rank cta_rank (an integer expression): mapa + mbarrier.arrive.shared::cluster, with the
+ * default release semantics at CTA scope (CUTLASS's ClusterBarrier::arrive): what a consumer
+ * needs to give a stage it has read back to a producer in another CTA of the cluster. (A
+ * release at cluster scope stalled the GEMM's consumers on every stage: PERF-NOTES.) */
 TIRX_API void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar,
                                            tirx_expr *cta_rank);
 /* One arrival that also expects bytes more transaction bytes in the current phase

@@ -28,7 +28,7 @@
  * extensible (README.md, "ABI policy"): their first field, size, is 0 (version 1) or the
  * struct's sizeof; any other value is TIRX_E_INVALID_ARG naming the argument:
  *
- *     tirx_op_gemm: opts->size is 12, expected 0 or 40 (sizeof(tirx_gemm_options))
+ *     tirx_op_gemm: opts->size is 12, expected 0, 40 or 48 (sizeof(tirx_gemm_options))
  *
  * A plan (an output) must have its size set, or be zeroed, before the call; on return size
  * holds the bytes written.
@@ -141,6 +141,17 @@ typedef struct tirx_gemm_options {
   /* K splits of TIRX_GEMM_PATH_WGMMA_SPLITK: 0 (the plan's) or 2..64 (fewer when K has fewer
    * 64-column blocks, so that no split is empty); must be 0 with the other paths. */
   int splits;
+  /* Version 2 (set size = sizeof(tirx_gemm_options)). The wgmma paths' thread-block clusters,
+   * in tiles: cluster_m x cluster_n CTAs whose tiles are neighbours along M (2 x 1: they share
+   * the tile of B) or along N (1 x 2: they share the tile of A); each CTA loads its part of
+   * the shared tile with a TMA multicast into every CTA of the cluster, so the L2 reads that
+   * operand once for the two. Both 0: the plan's choice, which is 1 x 1 (measured on the
+   * H200: clusters were faster on few shapes, slower on most; PERF-NOTES, session 8); 1 x 1:
+   * no cluster; 2 x 1 or 1 x 2: asked for (1 x 2 falls back to 1 x 1 where A's tile cannot be
+   * halved on 8-row boundaries: fewer than 16 rows of A). Families "mma" and "scalar" and the
+   * gemv path take no cluster (0 or 1 x 1 only). */
+  int cluster_m;
+  int cluster_n;
 } tirx_gemm_options;
 
 /* The tile shape of the wgmma kernel: block_m x block_n x block_k (64), the stages of the TMA
@@ -180,6 +191,11 @@ typedef struct tirx_gemm_plan {
   int splits;              /* K splits (1 but for split-K) */
   int64_t ctas;            /* CTAs launched (split-K: its first kernel) */
   int64_t workspace_bytes; /* split-K's workspace (0 otherwise) */
+  /* Version 2 (set size = sizeof(tirx_gemm_plan)): the cluster shape in tiles (see
+   * tirx_gemm_options.cluster_m): 1 x 1 (none; the gemv path, families "mma" and "scalar"),
+   * 2 x 1 (B shared) or 1 x 2 (A shared). ctas is then a multiple of 2. */
+  int cluster_m;
+  int cluster_n;
 } tirx_gemm_plan;
 
 /*

@@ -22,8 +22,9 @@ EXT_V2(runtime_options, tirx_runtime_options, compile_workers)
 /* Version 2 (issue 18): worker_compiles, worker_deaths. */
 EXT_V2(cache_stats, tirx_cache_stats, worker_compiles)
 EXT_V1(comm_options, tirx_comm_options)
-EXT_V1(gemm_options, tirx_gemm_options)
-EXT_V1(gemm_plan, tirx_gemm_plan)
+/* Version 2 (issue 16): cluster_m, cluster_n (thread-block clusters with TMA multicast). */
+EXT_V2(gemm_options, tirx_gemm_options, cluster_m)
+EXT_V2(gemm_plan, tirx_gemm_plan, cluster_m)
 EXT_V1(row_options, tirx_row_options)
 EXT_V1(row_plan, tirx_row_plan)
 /* Version 2 (issue 20): q_strides, k_strides. */

@@ -3,7 +3,7 @@
  * with `size_t size`. 0 means version 1 (the struct as tirx 0.1 declared it); any other value
  * must be the sizeof of a version this library knows, and anything else is TIRX_E_INVALID_ARG:
  *
- *   tirx_op_gemm: opts->size is 12, expected 0 or 40 (sizeof(tirx_gemm_options))
+ *   tirx_op_gemm: opts->size is 12, expected 0, 40 or 48 (sizeof(tirx_gemm_options))
  *
  * A struct grows only by appending fields; its table in ext.c gains the new size (the older
  * sizes stay, written as offsetof(T, first new field)), so that a caller compiled against an

@@ -20,6 +20,7 @@ typedef struct gemm_spec {
   int splits;          /* the wgmma kernel's K splits: 0 or 1, or > 1 for the split-K variant;
                         * as asked by opts->splits until planned */
   bool reduce;         /* build the split-K reduction (build_reduce) instead */
+  int cm, cn;          /* the cluster shape asked for (opts->cluster_m/_n; 0, 0: the plan's) */
 } gemm_spec;
 
 typedef tirx_gemm_tiles gemm_tiles;
@@ -93,6 +94,24 @@ static int64_t a_rows_of(const gemm_spec *s, const gemm_tiles *t) {
   return s->m < t->block_m ? (s->m + 7) / 8 * 8 : t->block_m;
 }
 
+/*
+ * The cluster shape, in tiles, of the wgmma kernel with tiles t: *cm x *cn CTAs whose tiles
+ * are neighbours along M (2 x 1: one tile of B for both) or along N (1 x 2: one tile of A),
+ * each CTA loading half of the shared tile with a TMA multicast into both. Only where asked
+ * for (s->cm, s->cn): measured on the H200 (PERF-NOTES, session 8) against the same kernels
+ * without, clusters were 5% faster on 8192 x 57344 x 8192 only and 1-12% slower on most other
+ * shapes (the decode tiles' L2 reads are not what limits them; each stage then waits for the
+ * slower CTA of the two), so the plan's own choice is 1 x 1. A halves only on 8-row
+ * boundaries (the swizzle atom): a tile of fewer than 16 rows of A (M < 16 on the decode
+ * tiles) is never shared and 1 x 2 falls back to 1 x 1 there.
+ */
+static void cluster_pick(const gemm_spec *s, const gemm_tiles *t, int *cm, int *cn) {
+  *cm = *cn = 1;
+  if (strcmp(s->family, "wgmma") || s->path == TIRX_GEMM_PATH_GEMV) return;
+  if (s->cn == 2 && a_rows_of(s, t) % 16 == 0) *cn = 2;
+  if (s->cm == 2 && t->block_n % 16 == 0) *cm = 2;
+}
+
 static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
                          int64_t rows, int64_t cols) {
   return tirx_region_new(b, t, TIRX_EXPRS(r0, c0), (int64_t[]){rows, cols});
@@ -155,6 +174,7 @@ static int gemv_rows_for(const gemm_spec *s) {
 /* The plan (tirx_kernels_gemm_plan) for a checked spec. */
 static tirx_gemm_plan plan_of(const gemm_spec *s) {
   tirx_gemm_plan p = {0};
+  p.cluster_m = p.cluster_n = 1;
   bool wgmma = strcmp(s->family, "wgmma") == 0;
   tirx_gemm_path path = s->path;
   if (path == TIRX_GEMM_PATH_AUTO) {
@@ -186,7 +206,17 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
                         p.tiles.block_m * ((s->n + p.tiles.block_n - 1) / p.tiles.block_n) *
                         p.tiles.block_n * 4;
   }
-  p.ctas = wgmma ? (tiles < s->sms ? tiles : s->sms) : (s->m + 63) / 64 * ((s->n + 63) / 64);
+  cluster_pick(s, &p.tiles, &p.cluster_m, &p.cluster_n);
+  if (wgmma) { /* the persistent grid: whole clusters, at most sms CTAs */
+    int64_t cs = p.cluster_m * p.cluster_n;
+    int64_t tm = (s->m + p.tiles.block_m - 1) / p.tiles.block_m;
+    int64_t tn = (s->n + p.tiles.block_n - 1) / p.tiles.block_n;
+    int64_t units = (tm + p.cluster_m - 1) / p.cluster_m * ((tn + p.cluster_n - 1) / p.cluster_n) *
+                    p.splits * cs;
+    p.ctas = units < s->sms / cs * cs ? units : s->sms / cs * cs;
+  } else {
+    p.ctas = (s->m + 63) / 64 * ((s->n + 63) / 64);
+  }
   return p;
 }
 
@@ -227,6 +257,19 @@ static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gem
   if (o->gemv_rows != 0 && o->gemv_rows != 1 && o->gemv_rows != 2 && o->gemv_rows != 4)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->gemv_rows is %d, expected 0, 1, 2 or 4",
                        fn, o->gemv_rows);
+  bool cl_set = o->cluster_m || o->cluster_n;
+  bool cl_ok = (o->cluster_m == 1 || o->cluster_m == 2) && (o->cluster_n == 1 || o->cluster_n == 2) &&
+               o->cluster_m * o->cluster_n <= 2;
+  if (cl_set && !cl_ok)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->cluster_m x cluster_n is %d x %d, expected "
+                       "0 x 0 (the plan's), 1 x 1, 2 x 1 or 1 x 2", fn, o->cluster_m, o->cluster_n);
+  bool wgmma_family = !o->family || !strcmp(o->family, "wgmma");
+  if (cl_set && o->cluster_m * o->cluster_n > 1 &&
+      (!wgmma_family || o->path == TIRX_GEMM_PATH_GEMV))
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->cluster_m x cluster_n is %d x %d, expected "
+                       "0 x 0 or 1 x 1 for %s (clusters are the wgmma paths')", fn, o->cluster_m,
+                       o->cluster_n, wgmma_family ? "the gemv path" : "this family");
+  s->cm = o->cluster_m, s->cn = o->cluster_n;
   s->epilogue = o->epilogue;
   s->path = o->path;
   s->gemv_rows = o->gemv_rows;
@@ -464,24 +507,57 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out) {
 typedef struct unit_loop {
   bool sk;
   tirx_expr *ntiles, *nunits, *kbs, *kblocks, *tiles_m, *tiles_n;
+  /* Clusters (cm * cn > 1): the loop runs over the cluster's tiles (tiles_m, tiles_n and
+   * ntiles count them: tiles of cm x cn tiles), cluster blockIdx.x / cs of gridDim.x / cs,
+   * and this CTA takes the tile of its rank within them. */
+  int cm, cn;
+  tirx_expr *rank;
 } unit_loop;
 
 static void unit_begin(tirx_builder *b, const unit_loop *u, tirx_expr **tm, tirx_expr **tn,
                        tirx_expr **split, tirx_expr **kb_lo, tirx_expr **kb_hi) {
+  int cs = u->cm * u->cn;
+  tirx_expr *first = tirx_block_idx(b, 0), *step = tirx_grid_dim(b, 0);
+  if (cs > 1)
+    first = tirx_div(b, first, I(b, cs)), step = tirx_div(b, step, I(b, cs));
   if (!u->sk) {
-    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), u->ntiles,
-                                     tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
+    tirx_expr *tile = tirx_for_begin(b, "tile", first, u->ntiles, step, TIRX_LOOP_SERIAL);
     tile_coords(b, tile, u->tiles_m, u->tiles_n, tm, tn);
     *split = NULL, *kb_lo = I(b, 0), *kb_hi = u->kblocks;
+  } else {
+    tirx_expr *unit = tirx_for_begin(b, "unit", first, u->nunits, step, TIRX_LOOP_SERIAL);
+    tirx_expr *tile = tirx_let(b, "tile", tirx_mod(b, unit, u->ntiles));
+    *split = tirx_let(b, "split", tirx_div(b, unit, u->ntiles));
+    tile_coords(b, tile, u->tiles_m, u->tiles_n, tm, tn);
+    *kb_lo = tirx_let(b, "kb_lo", tirx_mul(b, *split, u->kbs));
+    *kb_hi = tirx_let(b, "kb_hi", tirx_min(b, tirx_add(b, *kb_lo, u->kbs), u->kblocks));
+  }
+  if (u->cm > 1) *tm = tirx_let(b, "tm_c", tirx_add(b, tirx_mul(b, *tm, I(b, u->cm)), u->rank));
+  if (u->cn > 1) *tn = tirx_let(b, "tn_c", tirx_add(b, tirx_mul(b, *tn, I(b, u->cn)), u->rank));
+}
+
+/* A consumer's release of a stage: one arrival on its empty barrier in every CTA of the
+ * cluster (cs 1: this CTA's only). */
+static void release(tirx_builder *b, tirx_region *bar, int cs) {
+  if (cs == 1) {
+    tirx_mbarrier_arrive(b, bar);
     return;
   }
-  tirx_expr *unit = tirx_for_begin(b, "unit", tirx_block_idx(b, 0), u->nunits,
-                                   tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
-  tirx_expr *tile = tirx_let(b, "tile", tirx_mod(b, unit, u->ntiles));
-  *split = tirx_let(b, "split", tirx_div(b, unit, u->ntiles));
-  tile_coords(b, tile, u->tiles_m, u->tiles_n, tm, tn);
-  *kb_lo = tirx_let(b, "kb_lo", tirx_mul(b, *split, u->kbs));
-  *kb_hi = tirx_let(b, "kb_hi", tirx_min(b, tirx_add(b, *kb_lo, u->kbs), u->kblocks));
+  for (int q = 0; q < cs; q++) tirx_mbarrier_arrive_cluster(b, bar, I(b, q));
+}
+
+/* Whether a cluster's tile (tm, tn) lies inside C: the cluster's second tile is past the edge
+ * where the tiles along its dimension are odd (it still loads its half of the shared tile). */
+static tirx_expr *edge_ok(tirx_builder *b, tirx_expr *tm, tirx_expr *tn, tirx_expr *tiles_m,
+                          tirx_expr *tiles_n) {
+  return tirx_and(b, tirx_lt(b, tm, tiles_m), tirx_lt(b, tn, tiles_n));
+}
+
+/* The kernel's end: with clusters, no CTA leaves while its partner may still multicast into
+ * its shared memory or arrive on its barriers. */
+static tirx_status finish_wgmma(tirx_builder *b, int cs, tirx_kernel **out) {
+  if (cs > 1) tirx_cluster_sync(b);
+  return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
 }
 
 static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
@@ -496,9 +572,19 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   /* The split-K variant (S > 1): work units (tile, split) of KBS K blocks each, f32 partial
    * tiles into the workspace, no epilogue (gemm_reduce's); S == 1 is the kernel as it was. */
   const bool SK = s->splits > 1, ragged = !SK && ragged_n(s);
+  /* Clusters (cluster_pick): CN = 2 shares A's tile between the tiles (tm, 2j) and (tm, 2j+1),
+   * CM = 2 B's between (2i, tn) and (2i+1, tn); each CTA loads half of it (AR / 2 rows of A or
+   * BN / 2 columns of B) with a multicast to both. Each stage is then written by both CTAs'
+   * producers, so it is free only once the consumers of both have released it: each consumer
+   * arrives on the empty barrier of every CTA of the cluster (CS * consumers arrivals). */
+  int CM, CN;
+  cluster_pick(s, &T, &CM, &CN);
+  const int CS = CM * CN;
   tirx_dtype dt = s->dtype;
   char name[96], arows[24] = "";
   if (AR < BM) snprintf(arows, sizeof arows, "_a%lld", (long long)AR);
+  if (CS > 1)
+    snprintf(arows + strlen(arows), sizeof arows - strlen(arows), "_c%d%s", CS, CM > 1 ? "m" : "n");
   if (SK)
     snprintf(name, sizeof name, "gemm_%s_%lldx%lldx%lld%s_splitk", tirx_dtype_name(dt),
              (long long)BM, (long long)BN, (long long)ST, arows);
@@ -527,14 +613,22 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
 
   tirx_expr *tiles_m = tirx_ceildiv(b, M, I(b, BM)), *tiles_n = tirx_ceildiv(b, N, I(b, BN));
-  tirx_expr *ntiles = tirx_mul(b, tiles_m, tiles_n);
+  /* With clusters the persistent loop counts the clusters' tiles of CM x CN tiles */
+  tirx_expr *tiles_mc = CM > 1 ? tirx_ceildiv(b, tiles_m, I(b, CM)) : tiles_m;
+  tirx_expr *tiles_nc = CN > 1 ? tirx_ceildiv(b, tiles_n, I(b, CN)) : tiles_n;
+  tirx_expr *ntiles = tirx_mul(b, tiles_mc, tiles_nc);
   /* Split-K: unit u is tile u % ntiles of split u / ntiles, K blocks [split * KBS, min(+KBS,
    * kblocks)); nunits = ntiles * ceil(kblocks / KBS) (every split has a K block). */
   tirx_expr *nunits = ntiles;
   if (SK)
     nunits = tirx_mul(b, ntiles, tirx_ceildiv(b, tirx_ceildiv(b, K, I(b, BK)), KBS));
   tirx_set_block(b, 128 * (1 + T.consumers), 1, 1);
-  tirx_set_grid(b, tirx_min(b, nunits, I(b, sms)), NULL, NULL);
+  if (CS > 1) { /* whole clusters, at most sms CTAs */
+    tirx_set_cluster(b, CS, 1, 1);
+    tirx_set_grid(b, tirx_min(b, tirx_mul(b, nunits, I(b, CS)), I(b, sms / CS * CS)), NULL, NULL);
+  } else {
+    tirx_set_grid(b, tirx_min(b, nunits, I(b, sms)), NULL, NULL);
+  }
 
   /* Shared memory: a ring of ST stages of A (BM x 64) and B (64 x BN as (K, N)), both
    * 128-byte swizzled K-major, and the C tile of the epilogue (128-byte swizzled for TMA). */
@@ -564,7 +658,8 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
   for (int64_t i = 0; i < ST; i++) {
     tirx_mbarrier_init(b, elem(b, full, I(b, i)), 1);
-    tirx_mbarrier_init(b, elem(b, empty, I(b, i)), T.consumers); /* one arrive per consumer */
+    /* one arrive per consumer (of every CTA of the cluster) */
+    tirx_mbarrier_init(b, elem(b, empty, I(b, i)), T.consumers * CS);
   }
   if (has_bias) {
     tirx_mbarrier_init(b, elem(b, bias_full, I(b, 0)), 32);
@@ -572,11 +667,15 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   }
   tirx_fence_mbarrier_init(b);
   tirx_if_end(b);
-  tirx_sync_threads(b);
+  if (CS > 1)
+    tirx_cluster_sync(b); /* both CTAs' barriers exist before a multicast targets them */
+  else
+    tirx_sync_threads(b);
 
   tirx_expr *kblocks = tirx_let(b, "kblocks", tirx_ceildiv(b, K, I(b, BK)));
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
-  unit_loop ul = {SK, ntiles, nunits, KBS, kblocks, tiles_m, tiles_n};
+  tirx_expr *rank = CS > 1 ? tirx_let(b, "rank", tirx_cluster_ctarank(b)) : NULL;
+  unit_loop ul = {SK, ntiles, nunits, KBS, kblocks, tiles_mc, tiles_nc, CM, CN, rank};
   tirx_expr *split, *kb_lo, *kb_hi;
 
   /* ---- producer: one thread issues the TMA loads of every stage ---- */
@@ -593,10 +692,27 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_mbarrier_wait(b, elem(b, empty, st), tirx_bit_xor(b, ph, I(b, 1)));
     tirx_mbarrier_expect_tx(b, elem(b, full, st), I(b, (AR + BN) * BK * 2));
     tirx_config ld = {.barrier = elem(b, full, st)};
-    tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), AR, BK),
-                    rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), AR, BK), &ld);
-    tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN),
-                    rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, BN)), BK, BN), &ld);
+    tirx_config mc = {.barrier = elem(b, full, st), .multicast = I(b, (1 << CS) - 1)};
+    if (CN > 1) { /* this CTA's half of A's tile, into both CTAs */
+      const int64_t H = AR / 2;
+      tirx_expr *r0 = tirx_mul(b, rank, I(b, H));
+      tirx_copy_async(b, rect(b, As, tirx_add(b, tirx_mul(b, st, I(b, BM)), r0), I(b, 0), H, BK),
+                      rect(b, A, tirx_add(b, tirx_mul(b, tm, I(b, BM)), r0), tirx_mul(b, kb, I(b, BK)), H, BK),
+                      &mc);
+    } else {
+      tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), AR, BK),
+                      rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), AR, BK), &ld);
+    }
+    if (CM > 1) { /* this CTA's half of B's tile (columns), into both CTAs */
+      const int64_t H = BN / 2;
+      tirx_expr *c0 = tirx_mul(b, rank, I(b, H));
+      tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_add(b, tirx_mul(b, st, I(b, BN)), c0), BK, H),
+                      rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_add(b, tirx_mul(b, tn, I(b, BN)), c0), BK, H),
+                      &mc);
+    } else {
+      tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN),
+                      rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, BN)), BK, BN), &ld);
+    }
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
     tirx_for_end(b);
     tirx_for_end(b);
@@ -605,10 +721,8 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
   if (has_bias) { /* warp 1: bias[0, tn*BN + j] as f32, zero past N, one tile at a time */
     tirx_filter_begin(b, TIRX_AXIS_TID, 32, 64);
     tirx_expr *lt = tirx_var(b, "lt", TIRX_I32, NULL);
-    tirx_expr *tile = tirx_for_begin(b, "tile", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0),
-                                     TIRX_LOOP_SERIAL);
     tirx_expr *tm, *tn;
-    tile_coords(b, tile, tiles_m, tiles_n, &tm, &tn);
+    unit_begin(b, &ul, &tm, &tn, &split, &kb_lo, &kb_hi); /* the consumers' tiles */
     (void)tm;
     tirx_mbarrier_wait(b, elem(b, bias_empty, I(b, 0)), tirx_bit_xor(b, tirx_bit_and(b, lt, I(b, 1)), I(b, 1)));
     tirx_expr *j = tirx_for_begin(b, "j", tirx_lane_id(b), I(b, BN), I(b, 32), TIRX_LOOP_SERIAL);
@@ -651,24 +765,26 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
      * (Two or four in flight measured no faster on the decode tiles: PERF-NOTES.) */
     tirx_wgmma_wait(b, 1);
     tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
-    tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
+    release(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))), CS);
     tirx_if_end(b);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
   }
   tirx_for_end(b);
   tirx_wgmma_wait(b, 0); /* the tile's last batch, then its stage */
   tirx_if_begin(b, tirx_and(b, tirx_gt(b, kb_hi, kb_lo), tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0))));
-  tirx_mbarrier_arrive(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))));
+  release(b, elem(b, empty, tirx_mod(b, tirx_add(b, it, I(b, ST - 1)), I(b, ST))), CS);
   tirx_if_end(b);
   if (SK) { /* the f32 partial tile into slab `split` of the workspace; gemm_reduce does the rest */
     tirx_expr *row = tirx_add(b, tirx_add(b, tirx_mul(b, tirx_mul(b, split, tiles_m), I(b, BM)),
                                           tirx_mul(b, tm, I(b, BM))),
                               tirx_mul(b, c, I(b, WM)));
+    if (CS > 1) tirx_if_begin(b, edge_ok(b, tm, tn, tiles_m, tiles_n));
     tirx_copy(b, rect(b, Wk, row, tirx_mul(b, tn, I(b, BN)), WM, BN), tirx_whole(b, acc), NULL);
+    if (CS > 1) tirx_if_end(b);
     tirx_team_end(b);
     tirx_for_end(b);
     tirx_if_end(b);
-    return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
+    return finish_wgmma(b, CS, out);
   }
   /* Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
    * the swizzled C tile, TMA store. The storing thread waited for its previous store to have
@@ -714,8 +830,9 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
                 tirx_mod(b, tid, I(b, 128)), 128, M, N);
     tirx_for_end(b);
     tirx_if_end(b);
-    return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
+    return finish_wgmma(b, CS, out);
   }
+  if (CS > 1) tirx_if_begin(b, edge_ok(b, tm, tn, tiles_m, tiles_n));
   for (int q = 0; q < T.consumers; q++) { /* one TMA store per consumer, from its thread 0 */
     tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
     tirx_copy_async(b, rect(b, C, tirx_add(b, tirx_mul(b, tm, I(b, BM)), I(b, q * WM)),
@@ -725,6 +842,7 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_bulk_wait(b, 0, true);
     tirx_filter_end(b);
   }
+  if (CS > 1) tirx_if_end(b);
   tirx_for_end(b);
   for (int q = 0; q < T.consumers; q++) { /* stores complete before the CTA exits */
     tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
@@ -732,8 +850,7 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_filter_end(b);
   }
   tirx_if_end(b);
-
-  return tirx__kernels_finish(b, "tirx_kernels_gemm_build", out);
+  return finish_wgmma(b, CS, out);
 }
 
 /*
@@ -925,7 +1042,9 @@ typedef struct gemm_key {
   int32_t path, gemv_m, gemv_rows, reduce;
   int32_t ragged; /* ragged_n: C stored element by element */
   int32_t a_rows; /* a_rows_of: the rows of A per TMA load */
+  int32_t cluster_m, cluster_n; /* cluster_pick's */
 } gemm_key;
+_Static_assert(sizeof(gemm_key) <= TIRX__KERNELS_KEY_MAX, "gemm_key fits the kernel table");
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) {
   return gemm_build(ctx, out);
@@ -959,6 +1078,7 @@ static tirx_status op_splitk(tirx_runtime *rt, const gemm_spec *s, const tirx_ge
   key.path = rkey.path = (int32_t)TIRX_GEMM_PATH_WGMMA_SPLITK;
   key.sms = s->sms, key.tiles = plan->tiles; /* no epilogue: the reduction's */
   key.a_rows = (int32_t)a_rows_of(s, &plan->tiles);
+  key.cluster_m = plan->cluster_m, key.cluster_n = plan->cluster_n;
   rkey.epilogue = (int32_t)s->epilogue, rkey.reduce = 1;
   gemm_spec rs = *s;
   rs.reduce = true;
@@ -1083,7 +1203,8 @@ tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opts,
   if (gemv)
     key.gemv_m = (int32_t)M, key.gemv_rows = plan.gemv_rows;
   else if (key.family == 0)
-    key.sms = s.sms, key.tiles = gemm_pick(&s), key.a_rows = (int32_t)a_rows_of(&s, &key.tiles);
+    key.sms = s.sms, key.tiles = gemm_pick(&s), key.a_rows = (int32_t)a_rows_of(&s, &key.tiles),
+    cluster_pick(&s, &key.tiles, &key.cluster_m, &key.cluster_n); /* what build_wgmma takes */
   if (!gemv)
     key.ragged = ragged_n(&s);
   tirx_kernel *k;

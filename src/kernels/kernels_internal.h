@@ -13,7 +13,7 @@
 
 /* A key: the bytes that decide which kernel an op needs (zero-filled structs, so that padding
  * compares equal). */
-enum { TIRX__KERNELS_KEY_MAX = 64 };
+enum { TIRX__KERNELS_KEY_MAX = 96 };
 
 /* Builds the kernel for key (ctx: the caller's description of it); on failure records the
  * error with tirx__error and returns its status. */

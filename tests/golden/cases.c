@@ -203,21 +203,28 @@ static void server_cases(golden_set *g) {
 
 static const char *const EPILOGUES[] = {"plain", "bias", "bias_silu", "bias_gelu"};
 
+/* ".c2x1" or ".c1x2" for a kernel in clusters of two CTAs (its name ends so), else "". */
+static const char *cluster_suffix(const tirx_kernel *k) {
+  const char *n = k ? tirx_kernel_name(k) : "";
+  return strstr(n, "_c2m") ? ".c2x1" : strstr(n, "_c2n") ? ".c1x2" : "";
+}
+
 static void gemm_case(golden_set *g, gemm_spec s) {
   char err[4096] = "";
   tirx_gemm_tiles t = gemm_pick(&s);
   const char *fam = s.family ? s.family : "wgmma";
   tirx_kernel *k = gemm_build(&s, err, sizeof err);
-  /* The kernel depends on the tiles the shape picks, not on the shape: name it by them. */
+  /* The kernel depends on the tiles the shape picks and its cluster, not on the shape: name it
+   * by them. */
   golden_add_kernel(g,
-                    golden_name(g, "gemm.%s.%s.%s.%dx%dx%d.s%d.c%d%s%s%s", dt_name(s.dtype),
+                    golden_name(g, "gemm.%s.%s.%s.%dx%dx%d.s%d.c%d%s%s%s%s", dt_name(s.dtype),
                                 EPILOGUES[s.epilogue], fam, t.block_m, t.block_n, t.block_k,
                                 t.stages, t.consumers,
                                 fam[0] == 'w' && s.m < t.block_m
                                     ? golden_name(g, ".a%d", (int)((s.m + 7) / 8 * 8))
                                     : "",
                                 s.sms ? golden_name(g, ".sms%d", s.sms) : "",
-                                s.n % 8 ? ".ragged" : ""),
+                                s.n % 8 ? ".ragged" : "", cluster_suffix(k)),
                     k, err);
 }
 
@@ -232,6 +239,17 @@ static void gemm_cases(golden_set *g) {
         for (size_t i = 0; i < sizeof nk / sizeof nk[0]; i++)
           gemm_case(g, (gemm_spec){.dtype = DTYPES16[d], .m = ms[m], .n = nk[i][0],
                                    .k = nk[i][1], .epilogue = (tirx_epilogue)e});
+  /* Clusters of two CTAs, asked for (the plan takes none): B shared (2 x 1) on the M = 8192
+   * tiles and a decode tile, A shared (1 x 2) on decode tiles; a ragged N; an epilogue. */
+  static const int64_t cl[][5] = {{8192, 8192, 8192, 2, 1}, {256, 28672, 4096, 2, 1},
+                                  {128, 4096, 4096, 1, 2},  {256, 4096, 14336, 1, 2},
+                                  {16, 8192, 8192, 1, 2},   {300, 1001, 256, 2, 1}};
+  for (size_t d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof cl / sizeof cl[0]; i++)
+      for (int e = 0; e < 4; e += 2)
+        gemm_case(g, (gemm_spec){.dtype = DTYPES16[d], .m = cl[i][0], .n = cl[i][1],
+                                 .k = cl[i][2], .epilogue = (tirx_epilogue)e,
+                                 .cluster_m = (int)cl[i][3], .cluster_n = (int)cl[i][4]});
   gemm_case(g, (gemm_spec){.dtype = TIRX_BF16, .m = 1, .n = 4096, .k = 4096, .sms = 64});
   /* The test families, one CTA per 64x64 tile. */
   static const char *const fams[] = {"mma", "scalar"};
@@ -263,12 +281,18 @@ static void gemm_cases(golden_set *g) {
       gemm_spec s = {.dtype = DTYPES16[d], .m = sk[i][0], .n = sk[i][1], .k = sk[i][2],
                      .path = TIRX_GEMM_PATH_WGMMA_SPLITK};
       tirx_gemm_tiles t = gemm_pick(&s);
-      golden_add_kernel(g, golden_name(g, "gemm.%s.splitk.%dx%dx%d.s%d.c%d%s", dt_name(s.dtype),
-                                       t.block_m, t.block_n, t.block_k, t.stages, t.consumers,
-                                       s.m < t.block_m ? golden_name(g, ".a%d",
-                                                                     (int)((s.m + 7) / 8 * 8))
-                                                       : ""),
-                        gemm_build(&s, err, sizeof err), err);
+      for (int c = 0; c < 2; c++) { /* the plan's (none), then A shared */
+        s.cluster_m = c ? 1 : 0, s.cluster_n = c ? 2 : 0;
+        tirx_kernel *k = gemm_build(&s, err, sizeof err);
+        golden_add_kernel(g, golden_name(g, "gemm.%s.splitk.%dx%dx%d.s%d.c%d%s%s",
+                                         dt_name(s.dtype), t.block_m, t.block_n, t.block_k,
+                                         t.stages, t.consumers,
+                                         s.m < t.block_m ? golden_name(g, ".a%d",
+                                                                       (int)((s.m + 7) / 8 * 8))
+                                                         : "",
+                                         cluster_suffix(k)),
+                          k, err);
+      }
     }
   golden_add_kernel(g, "gemm.refused.gemv_m9",
                     gemm_build(&(gemm_spec){.dtype = TIRX_BF16, .m = 9, .n = 64, .k = 64,

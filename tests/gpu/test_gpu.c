@@ -1627,9 +1627,11 @@ typedef struct gp_path {
 /*
  * One shape, one dtype, one epilogue: the float64 reference, then every path that applies
  * (the default, wgmma forced, split-K forced with the plan's splits and with 3, gemv forced
- * with 1, 2 and 4 rows per CTA for M <= 8, family mma for small shapes) against it; every
- * answer against the wgmma one; and the default and split-K paths ten times more, bit for
- * bit the same as their first run (memcmp). Operands with padded rows (lda, ldb, ldc past K
+ * with 1, 2 and 4 rows per CTA for M <= 8, family mma for small shapes, the wgmma path in
+ * clusters of 1 x 1, 2 x 1 and 1 x 2 tiles: TMA multicast of B or A) against it; every
+ * answer against the wgmma one; the clustered runs bit for bit the same as the 1 x 1 one (the
+ * same tiles summed in the same order); and the default and split-K paths ten times more, bit
+ * for bit the same as their first run (memcmp). Operands with padded rows (lda, ldb, ldc past K
  * and N: multiples of 8 elements, ldb 8 more), fresh random values, C poisoned before every
  * launch.
  */
@@ -1650,7 +1652,7 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
       want[i * N + j] = gemm_epilogue_ref(ep, acc);
     }
   double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2, atol = rel * sqrt((double)K) * 0.5;
-  gp_path runs[8];
+  gp_path runs[12];
   int nr = 0;
   runs[nr++] = (gp_path){{.epilogue = ep}, "default"};
   runs[nr++] = (gp_path){{.epilogue = ep, .path = TIRX_GEMM_PATH_WGMMA}, "wgmma"};
@@ -1663,9 +1665,19 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
                                      r == 1 ? "gemv rows 1" : r == 2 ? "gemv rows 2" : "gemv rows 4"};
   if (M * N * K <= 4096 * 4096)
     runs[nr++] = (gp_path){{.epilogue = ep, .family = "mma"}, "mma"};
-  float *outs[8] = {NULL};
+  int first_cluster = nr;
+  static const int shapes[3][2] = {{1, 1}, {2, 1}, {1, 2}};
+  static const char *const cnames[3] = {"wgmma cluster 1x1", "wgmma cluster 2x1",
+                                        "wgmma cluster 1x2"};
+  for (int q = 0; q < 3; q++)
+    runs[nr++] = (gp_path){{.size = sizeof(tirx_gemm_options), .epilogue = ep,
+                            .path = TIRX_GEMM_PATH_WGMMA, .cluster_m = shapes[q][0],
+                            .cluster_n = shapes[q][1]},
+                           cnames[q]};
+  float *outs[12] = {NULL};
+  uint16_t *unclustered = NULL;
   for (int r = 0; r < nr; r++) {
-    tirx_gemm_plan p = {0};
+    tirx_gemm_plan p = {.size = sizeof p}; /* version 2: the cluster */
     OK(tirx_kernels_gemm_plan(&runs[r].o, M, N, K, &p));
     char what[192];
     snprintf(what, sizeof what, "gemm paths %s %lldx%lldx%lld epilogue %d, %s (plan %s)",
@@ -1673,9 +1685,28 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
              runs[r].name, p.name);
     if (r == 0 && M <= 4) cr_assert_str_eq(p.name, "gemv", "%s", what); /* GEMV_AUTO_MAX_M */
     if (r == 2) cr_assert_str_eq(p.name, "wgmma_splitk", "%s", what);
+    if (r >= first_cluster) { /* the plan reports the cluster asked for where it can be had */
+      const int *q = shapes[r - first_cluster];
+      /* A is shared only in halves of 8-row multiples: the rows of A a tile loads (M rounded
+       * up to 8 below the tile's 64 or 128 rows) a multiple of 16 */
+      int64_t bm = M <= 64 ? 64 : 128, ar = M < bm ? (M + 7) / 8 * 8 : bm;
+      bool can = q[1] == 1 || ar % 16 == 0;
+      if (can) cr_assert(p.cluster_m == q[0] && p.cluster_n == q[1], "%s: plan cluster %dx%d",
+                         what, p.cluster_m, p.cluster_n);
+      cr_assert_eq(p.ctas % (p.cluster_m * p.cluster_n), 0, "%s: %lld CTAs", what,
+                   (long long)p.ctas);
+    }
     uint16_t *h = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
     outs[r] = gp_values(h, dt, M, N, ldc);
     compare(what, outs[r], want, (size_t)(M * N), atol, rel);
+    if (r == first_cluster) {
+      unclustered = h;
+      continue;
+    }
+    if (r > first_cluster)
+      cr_assert(memcmp(h, unclustered, (size_t)(M * ldc) * 2) == 0,
+                "%s: not bit for bit the unclustered kernel's C (TIRX_SEED=%llu)", what,
+                (unsigned long long)seed_initial);
     if (r == 0 || r == 2) { /* deterministic: ten more runs, the same bits */
       for (int rep = 0; rep < 10; rep++) {
         uint16_t *h2 = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
@@ -1687,6 +1718,7 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
     }
     free(h);
   }
+  free(unclustered);
   /* The paths agree with one another (the wgmma answer as the reference of the others). */
   double *w2 = malloc((size_t)(M * N) * sizeof *w2);
   cr_assert_not_null(w2);
@@ -1706,7 +1738,8 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
 }
 
 /* Odd shapes (M 1, 3, 7, 9, 17, 255; N and K not multiples of the tiles, K not of 8; some
- * with K long enough for split-K to be the default: 9 x 77 x 4096, 64 x 256 x 2056), decode
+ * with K long enough for split-K to be the default: 9 x 77 x 4096, 64 x 256 x 2056; an odd
+ * number of tile rows and columns for the clusters' edge tiles: 300 x 520, 128 x 1000), decode
  * shapes of LLaMA (M = 1 and 8, N = 4096, K = 14336; M = 16, N = 1024, K = 14336: split-K by
  * default), both dtypes, every epilogue on the odd ones. */
 Test(gpu, gemm_paths, .timeout = 900) {
@@ -1714,7 +1747,7 @@ Test(gpu, gemm_paths, .timeout = 900) {
   static const int64_t odd[][3] = {{1, 77, 40},   {3, 136, 9},    {7, 255, 300},  {8, 5, 24},
                                    {9, 77, 40},   {17, 130, 65},  {255, 200, 72}, {1, 1000, 4097},
                                    {9, 77, 4096}, {17, 130, 1000}, {255, 200, 1100},
-                                   {64, 256, 2056}};
+                                   {64, 256, 2056}, {300, 520, 256}, {128, 1000, 1024}};
   for (size_t s = 0; s < sizeof odd / sizeof odd[0]; s++)
     for (int d = 0; d < 2; d++)
       for (int e = 0; e < 4; e++)

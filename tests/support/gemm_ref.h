@@ -20,11 +20,14 @@ typedef struct gemm_spec {
   tirx_gemm_path path;    /* 0: TIRX_GEMM_PATH_AUTO (tirx_kernels_gemm_build: the wgmma kernel) */
   int gemv_rows;          /* 0: the plan's */
   int splits;             /* 0: the plan's (split-K path only) */
+  int cluster_m, cluster_n; /* 0, 0: the plan's; 1, 1: none; 2, 1 or 1, 2 */
 } gemm_spec;
 
 static inline tirx_gemm_options gemm_options(const gemm_spec *s) {
-  tirx_gemm_options o = {.epilogue = s->epilogue, .family = s->family, .sms = s->sms,
-                         .path = s->path, .gemv_rows = s->gemv_rows, .splits = s->splits};
+  tirx_gemm_options o = {.size = sizeof o, .epilogue = s->epilogue, .family = s->family,
+                         .sms = s->sms, .path = s->path, .gemv_rows = s->gemv_rows,
+                         .splits = s->splits, .cluster_m = s->cluster_m,
+                         .cluster_n = s->cluster_n};
   return o;
 }
 

@@ -43,7 +43,8 @@ Test(ext, every_struct_starts_with_its_size_and_lists_its_version) {
     cr_assert(t->count >= 1 && t->sizes[0] > sizeof(size_t), "%s", t->name);
     cr_assert(!strncmp(t->name, "tirx_", 5), "%s", t->name);
   }
-  cr_assert_eq(tirx__ext_gemm_options.sizes[0], sizeof(tirx_gemm_options));
+  cr_assert_eq(tirx__ext_gemm_options.sizes[0], offsetof(tirx_gemm_options, cluster_m));
+  cr_assert_eq(tirx__ext_gemm_options.sizes[1], sizeof(tirx_gemm_options));
   cr_assert_str_eq(tirx__ext_gemm_options.name, "tirx_gemm_options");
 }
 
@@ -135,34 +136,50 @@ Test(ext, comm_options) {
 }
 
 Test(ext, gemm_options_and_plan) {
-  const size_t want = sizeof(tirx_gemm_options);
+  /* Both have two versions: cluster_m and cluster_n came with issue 16 */
+  const size_t want = sizeof(tirx_gemm_options), v1 = offsetof(tirx_gemm_options, cluster_m);
   tirx_gemm_options o = {.size = 12};
   tirx_kernel *k = NULL;
   tirx_gemm_plan p = {0};
   tirx_gemm_tiles t;
   expect_error(tirx_kernels_gemm_build(&o, TIRX_BF16, 64, 64, 64, &k), TIRX_E_INVALID_ARG,
-               bad("tirx_kernels_gemm_build", "opts", 12, want, "tirx_gemm_options"));
+               bad2("tirx_kernels_gemm_build", "opts", 12, v1, want, "tirx_gemm_options", ""));
   expect_error(tirx_kernels_gemm_plan(&o, 64, 64, 64, &p), TIRX_E_INVALID_ARG,
-               bad("tirx_kernels_gemm_plan", "opts", 12, want, "tirx_gemm_options"));
+               bad2("tirx_kernels_gemm_plan", "opts", 12, v1, want, "tirx_gemm_options", ""));
   expect_error(tirx_kernels_gemm_tiles(&o, 64, 64, 64, &t), TIRX_E_INVALID_ARG,
-               bad("tirx_kernels_gemm_tiles", "opts", 12, want, "tirx_gemm_options"));
+               bad2("tirx_kernels_gemm_tiles", "opts", 12, v1, want, "tirx_gemm_options", ""));
   tirx_runtime *rt = compile_only();
   tirx_tensor_arg a = {PTR(0x10000), TIRX_BF16, 2, (int64_t[]){64, 64}, NULL};
   expect_error(tirx_op_gemm(rt, &o, &a, &a, NULL, &a, NULL), TIRX_E_INVALID_ARG,
-               bad("tirx_op_gemm", "opts", 12, want, "tirx_gemm_options"));
+               bad2("tirx_op_gemm", "opts", 12, v1, want, "tirx_gemm_options", ""));
   tirx_runtime_destroy(rt);
   cr_assert_null(k);
 
-  /* The plan: an output. */
+  /* The plan: an output. Version 1 gets no cluster fields. */
+  const size_t pv1 = offsetof(tirx_gemm_plan, cluster_m);
   p.size = 5;
   expect_error(tirx_kernels_gemm_plan(NULL, 64, 64, 64, &p), TIRX_E_INVALID_ARG,
-               bad_out("tirx_kernels_gemm_plan", 5, sizeof p, "tirx_gemm_plan"));
-  p.size = 0;
+               bad2("tirx_kernels_gemm_plan", "out", 5, pv1, sizeof p, "tirx_gemm_plan",
+                    ": zero the struct or set its size before the call"));
+  p.size = 0, p.cluster_m = -3;
+  cr_assert_eq(tirx_kernels_gemm_plan(NULL, 64, 64, 64, &p), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(p.size, pv1);
+  cr_assert_str_eq(p.name, "wgmma");
+  cr_assert_eq(p.cluster_m, -3, "left untouched");
+  p.size = sizeof p;
   cr_assert_eq(tirx_kernels_gemm_plan(NULL, 64, 64, 64, &p), TIRX_OK, "%s", tirx_last_error());
   cr_assert_eq(p.size, sizeof p);
-  cr_assert_str_eq(p.name, "wgmma");
-  o.size = want;
-  cr_assert_eq(tirx_kernels_gemm_plan(&o, 64, 64, 64, &p), TIRX_OK, "%s", tirx_last_error());
+  cr_assert(p.cluster_m == 1 && p.cluster_n == 1, "one tile: no cluster, %dx%d", p.cluster_m,
+            p.cluster_n);
+  /* A version 1 caller's options (size v1): the cluster fields past it are not read */
+  tirx_gemm_options o2 = {.size = v1, .cluster_m = 2, .cluster_n = 1}; /* past v1: not read */
+  cr_assert_eq(tirx_kernels_gemm_plan(&o2, 256, 4096, 14336, &p), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_assert(p.cluster_m == 1 && p.cluster_n == 1, "%dx%d", p.cluster_m, p.cluster_n);
+  o.size = want, o.cluster_m = 1, o.cluster_n = 2;
+  cr_assert_eq(tirx_kernels_gemm_plan(&o, 256, 4096, 14336, &p), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_assert(p.cluster_m == 1 && p.cluster_n == 2, "%dx%d", p.cluster_m, p.cluster_n);
 }
 
 Test(ext, row_options_and_plan) {
@@ -267,8 +284,8 @@ Test(ext, tp_spec_and_its_gemm_options) {
   s.gemm.size = 9;
   char want[256];
   snprintf(want, sizeof want,
-           "tirx_kernels_tp_linear_create: spec->gemm.size is 9, expected 0 or %zu "
-           "(sizeof(tirx_gemm_options))", sizeof s.gemm);
+           "tirx_kernels_tp_linear_create: spec->gemm.size is 9, expected 0, %zu or %zu "
+           "(sizeof(tirx_gemm_options))", offsetof(tirx_gemm_options, cluster_m), sizeof s.gemm);
   expect_error(tirx_kernels_tp_linear_create(&s, &t), TIRX_E_INVALID_ARG, want);
 }
 

@@ -527,3 +527,113 @@ Test(gemm_paths, ragged_n_stores_element_by_element, .timeout = 600) {
     }
   tirx_runtime_destroy(rt);
 }
+
+/* Clusters of two CTAs with a TMA multicast of the shared tile (issue 16): the plan takes none
+ * by itself (measured slower on most shapes); asked for, 2 x 1 (B shared) and 1 x 2 (A
+ * shared) are taken, 1 x 2 falls back to 1 x 1 where A cannot be halved on 8-row boundaries,
+ * the grid is whole clusters; the gemv path and the other families take none. */
+Test(gemm_paths, the_cluster_plan) {
+  static const int64_t shapes[][3] = {{8192, 8192, 28672}, {8192, 57344, 8192},
+                                      {256, 4096, 14336},  {128, 4096, 4096},
+                                      {64, 4096, 4096},    {16, 1024, 14336},
+                                      {9, 77, 40},         {300, 520, 256}};
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (int q = 0; q < 3; q++) {
+      int64_t m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
+      tirx_gemm_options o = {.size = sizeof o, .cluster_m = q == 1 ? 2 : q ? 1 : 0,
+                             .cluster_n = q == 2 ? 2 : q ? 1 : 0};
+      tirx_gemm_plan p = plan(&o, m, n, k);
+      int wm = q == 1 ? 2 : 1, wn = q == 2 ? 2 : 1; /* q 0: the plan's (none) */
+      cr_expect(p.cluster_m == wm && p.cluster_n == wn,
+                "%lldx%lldx%lld asked %dx%d: cluster %dx%d, expected %dx%d", (long long)m,
+                (long long)n, (long long)k, o.cluster_m, o.cluster_n, p.cluster_m, p.cluster_n,
+                wm, wn);
+      cr_expect_eq(p.ctas % (p.cluster_m * p.cluster_n), 0, "%lld CTAs", (long long)p.ctas);
+      cr_expect(p.ctas <= 132, "%lld CTAs", (long long)p.ctas);
+    }
+  tirx_gemm_options o = {.size = sizeof o, .path = TIRX_GEMM_PATH_WGMMA, .cluster_m = 1,
+                         .cluster_n = 2};
+  tirx_gemm_plan p = plan(&o, 8, 4096, 4096); /* 8 rows of A: not halved */
+  cr_expect(p.cluster_m == 1 && p.cluster_n == 1, "%dx%d", p.cluster_m, p.cluster_n);
+  o.cluster_m = 2, o.cluster_n = 1;
+  p = plan(&o, 8, 4096, 4096); /* one row of tiles: the partner's tile is past M, still valid */
+  cr_expect(p.cluster_m == 2 && p.cluster_n == 1, "%dx%d", p.cluster_m, p.cluster_n);
+  cr_expect_eq(p.ctas % 2, 0);
+  o.cluster_m = 0, o.cluster_n = 0, o.path = TIRX_GEMM_PATH_AUTO;
+  p = plan(&o, 1, 4096, 4096); /* gemv */
+  cr_expect(p.cluster_m == 1 && p.cluster_n == 1);
+  o.family = "mma";
+  p = plan(&o, 8192, 8192, 8192);
+  cr_expect(p.cluster_m == 1 && p.cluster_n == 1);
+}
+
+Test(gemm_paths, cluster_options_are_checked) {
+  tirx_gemm_plan p = {0};
+  static const int bad[][2] = {{3, 1}, {2, 2}, {0, 1}, {1, 0}, {-1, 1}, {1, 4}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char want[256];
+    snprintf(want, sizeof want, "tirx_kernels_gemm_plan: opts->cluster_m x cluster_n is %d x %d, "
+             "expected 0 x 0 (the plan's), 1 x 1, 2 x 1 or 1 x 2", bad[i][0], bad[i][1]);
+    tirx_gemm_options o = {.size = sizeof o, .cluster_m = bad[i][0], .cluster_n = bad[i][1]};
+    expect_error(tirx_kernels_gemm_plan(&o, 64, 64, 64, &p), TIRX_E_INVALID_ARG, want);
+  }
+  tirx_gemm_options o = {.size = sizeof o, .family = "scalar", .cluster_m = 2, .cluster_n = 1};
+  expect_error(tirx_kernels_gemm_plan(&o, 64, 64, 64, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_gemm_plan: opts->cluster_m x cluster_n is 2 x 1, expected 0 x 0 or "
+               "1 x 1 for this family (clusters are the wgmma paths')");
+  o = (tirx_gemm_options){.size = sizeof o, .path = TIRX_GEMM_PATH_GEMV, .cluster_m = 1,
+                          .cluster_n = 2};
+  tirx_kernel *k = NULL;
+  expect_error(tirx_kernels_gemm_build(&o, TIRX_BF16, 4, 64, 64, &k), TIRX_E_INVALID_ARG,
+               "tirx_kernels_gemm_build: opts->cluster_m x cluster_n is 1 x 2, expected 0 x 0 or "
+               "1 x 1 for the gemv path (clusters are the wgmma paths')");
+  cr_assert_null(k);
+  o.cluster_n = 1; /* 1 x 1 is "no cluster": accepted everywhere */
+  cr_assert_eq(tirx_kernels_gemm_plan(&o, 4, 64, 64, &p), TIRX_OK, "%s", tirx_last_error());
+}
+
+/* The clustered kernels (A shared, B shared, plain and split-K, a bias epilogue, a ragged N),
+ * both dtypes: named for their cluster, compiled for sm_90a with the multicast loads, the
+ * remote arrivals (mapa) and the cluster barriers in the PTX, no local memory. */
+Test(gemm_paths, cluster_kernels_compile_for_sm90a, .timeout = 600) {
+  tirx_runtime *rt = compile_only_runtime();
+  static const struct {
+    int64_t m, n, k;
+    tirx_gemm_path path;
+    tirx_epilogue ep;
+    const char *suffix;
+  } cases[] = {
+      {128, 4096, 4096, TIRX_GEMM_PATH_WGMMA, TIRX_EPILOGUE_NONE, "_c2n"},
+      {8192, 8192, 8192, TIRX_GEMM_PATH_WGMMA, TIRX_EPILOGUE_BIAS_SILU, "_c2m"},
+      {128, 4096, 14336, TIRX_GEMM_PATH_WGMMA_SPLITK, TIRX_EPILOGUE_NONE, "_c2n_splitk"},
+      {300, 1001, 256, TIRX_GEMM_PATH_WGMMA, TIRX_EPILOGUE_BIAS, "_ragged"},
+  };
+  for (int d = 0; d < 2; d++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      tirx_dtype dt = d ? TIRX_F16 : TIRX_BF16;
+      bool b_shared = strstr(cases[i].suffix, "c2m") || i == 3;
+      tirx_gemm_options o = {.size = sizeof o, .path = cases[i].path, .epilogue = cases[i].ep,
+                             .cluster_m = b_shared ? 2 : 1, .cluster_n = b_shared ? 1 : 2};
+      tirx_kernel *k = NULL;
+      cr_assert_eq(tirx_kernels_gemm_build(&o, dt, cases[i].m, cases[i].n, cases[i].k, &k),
+                   TIRX_OK, "%s", tirx_last_error());
+      char what[128];
+      snprintf(what, sizeof what, "%s %lldx%lldx%lld (%s)", tirx_dtype_name(dt),
+               (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
+               tirx_kernel_name(k));
+      cr_expect_not_null(strstr(tirx_kernel_name(k), cases[i].suffix), "%s", what);
+      cr_expect_not_null(strstr(tirx_kernel_name(k), "_c2"), "%s", what);
+      tirx_compiled *c = NULL;
+      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", what, tirx_last_error());
+      const char *ptx = tirx_compiled_ptx(c);
+      assert_has(ptx, ".multicast::cluster", what);
+      assert_has(ptx, "mapa.shared::cluster", what);
+      assert_has(ptx, "mbarrier.arrive.shared::cluster.b64", what);
+      assert_has(ptx, "barrier.cluster.arrive", what);
+      assert_has(ptx, "wgmma.mma_async.sync.aligned", what);
+      cr_expect_null(strstr(ptx, ".local"), "%s: local memory", what);
+      tirx_compiled_destroy(c);
+      tirx_kernel_release(k);
+    }
+  tirx_runtime_destroy(rt);
+}
