@@ -406,8 +406,9 @@ TIRX_API tirx_status tirx_op_row_max(tirx_runtime *rt, const tirx_row_options *o
  * so that out * scale ~ y. A row whose y is all zeros has scale 0 and out 0. With a residual
  * (tirx_op_add_rmsnorm_fp8) h = x + res in f32, res_out = h rounded to x's dtype, and the norm
  * is of the f32 h (as tirx_op_add_rmsnorm); without one h = x.
- * The kernel is a row kernel as above (a warp or a CTA per row, never staged nor clustered;
- * threads per row as rmsnorm's), built for (options, dtype, width, residual). The e4m3 values
+ * The kernel is a row kernel as above (a warp or a CTA per row, never clustered; threads per
+ * row as rmsnorm's; without a residual its rows are staged where rmsnorm's would be for the
+ * same options, with one never), built for (options, dtype, width, residual). The e4m3 values
  * are converted with cvt.rn.satfinite.e4m3x2.f32 (sm_89 or newer) and stored four bytes at a
  * time where W is a multiple of 4 (one byte otherwise).
  * Launch parameters: rows (i32), x [rows, W], [res [rows, W]], w [1, W], out (u8 [rows, W]: the

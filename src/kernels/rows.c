@@ -121,7 +121,8 @@ static int row_threads(const opts *o, tirx_dtype dtype, int64_t width) {
 }
 
 /* The kernels with an FP8 output (tirx_kernels_rmsnorm_fp8_build): kinds past the public ones,
- * never staged nor clustered (row_stages, row_cluster), threads as rmsnorm's. */
+ * threads as rmsnorm's, never clustered (row_cluster); rmsnorm_fp8 is staged as rmsnorm is
+ * (row_stages, its weight row in shared memory), add_rmsnorm_fp8 never (two inputs). */
 enum { ROW_RMSNORM_FP8 = TIRX_ROW_OP_COUNT, ROW_ADD_RMSNORM_FP8 };
 
 static const char *row_kind_name(int kind) {
@@ -148,16 +149,19 @@ static int64_t stage_ctas(const opts *o, tirx_row_op kind, tirx_dtype dtype, int
   return n < 1 ? 1 : n;
 }
 
-/* The weight rows kind reads (rmsnorm w; layernorm w and bias). */
+/* The weight rows kind reads where it is staged (rmsnorm and rmsnorm_fp8 w; layernorm w and
+ * bias). */
 static int weight_rows(tirx_row_op kind) {
-  return kind == TIRX_ROW_OP_LAYERNORM ? 2 : kind == TIRX_ROW_OP_RMSNORM ? 1 : 0;
+  if (kind == TIRX_ROW_OP_LAYERNORM) return 2;
+  return kind == TIRX_ROW_OP_RMSNORM || (int)kind == ROW_RMSNORM_FP8 ? 1 : 0;
 }
 
 static int row_cluster(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width);
 
 static int row_stages(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width) {
   if (o->variant & TIRX_ROW_VARIANT_UNSTAGED) return 0;
-  if (kind != TIRX_ROW_OP_RMSNORM && kind != TIRX_ROW_OP_LAYERNORM && kind != TIRX_ROW_OP_SOFTMAX)
+  if (kind != TIRX_ROW_OP_RMSNORM && kind != TIRX_ROW_OP_LAYERNORM && kind != TIRX_ROW_OP_SOFTMAX &&
+      (int)kind != ROW_RMSNORM_FP8)
     return 0;
   if (width <= TIRX_ROW_WARP_MAX_WIDTH || row_cluster(o, kind, dtype, width) > 1) return 0;
   int64_t size = tirx_dtype_size(dtype), bytes = width * size;
@@ -662,8 +666,9 @@ static tirx_expr *reg(rk *k, const tile *t, int i, int64_t idx) {
 }
 
 /* The row `row` of out (u8 holding e4m3) from the f32 tile t, piece by piece as rk_pieces laid
- * it out (one CTA per row or a warp per row; never a cluster): each thread stores the elements
- * it holds, four at a time where the row and its vectors allow. */
+ * it out (a warp per row, or a CTA per row, staged or not: then k->row is the row loop's
+ * variable; never a cluster): each thread stores the elements it holds, four at a time where
+ * the row and its vectors allow. */
 static void rk_store_e4m3(rk *k, tirx_tensor *out, const tile *t) {
   tirx_builder *b = k->b;
   int64_t vec = 16 / tirx_dtype_size(k->dt), T = k->T, chunk = T * vec;
