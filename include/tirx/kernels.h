@@ -409,8 +409,9 @@ TIRX_API tirx_status tirx_op_row_max(tirx_runtime *rt, const tirx_row_options *o
  * The kernel is a row kernel as above (a warp or a CTA per row, never clustered; threads per
  * row as rmsnorm's; without a residual its rows are staged where rmsnorm's would be for the
  * same options, with one never), built for (options, dtype, width, residual). The e4m3 values
- * are converted with cvt.rn.satfinite.e4m3x2.f32 (sm_89 or newer) and stored four bytes at a
- * time where W is a multiple of 4 (one byte otherwise).
+ * are converted with cvt.rn.satfinite.e4m3x2.f32 (sm_89 or newer) and stored eight bytes at a
+ * time where W is a multiple of 8 and x is f16 or bf16, four where W is a multiple of 4, one
+ * byte otherwise.
  * Launch parameters: rows (i32), x [rows, W], [res [rows, W]], w [1, W], out (u8 [rows, W]: the
  * e4m3 bits), [res_out [rows, W]], scale (f32 [rows, 1]), eps (f32).
  * Errors of the build: those of tirx_kernels_row_build (options checked as rmsnorm's).

@@ -406,8 +406,10 @@ Test(kernels_rows, fp8_ops_check_their_tensors_before_anything_else) {
 }
 
 /* Every width and dtype the GPU suite runs (tests/gpu/test_gpu.c, fp8_*) builds, with e4m3
- * stores of four bytes exactly where W is a multiple of 4 (and the dtype's vectors hold 4 or
- * more), and compiles for sm_90a without local memory; the conversion is the PTX cvt. */
+ * stores of eight bytes exactly where W is a multiple of 8 and the dtype's vectors hold 8
+ * (f16, bf16), else of four where W is a multiple of 4 (f32's vectors hold 4), and compiles for
+ * sm_90a without local memory; the conversion is the PTX cvt, the 8-byte store one
+ * st.global.v2 of two words. */
 Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout = 600) {
   tirx_runtime *rt = no_device();
   static const int64_t widths[] = {1, 3, 100, 1000, 2048, 3072, 4096, 5000, 5120, 6144, 7168, 7000, 8191};
@@ -424,8 +426,14 @@ Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout 
           const char *src = tirx_kernel_source(k);
           cr_assert_str_eq(tirx_kernel_name(k), add ? "add_rmsnorm_fp8" : "rmsnorm_fp8");
           bool x4 = strstr(src, "  tirx_st_e4m3x4(&out[") != NULL;
-          /* whole 16-byte vectors on every lane (a warp's 32 or a CTA's) and rows of 4 bytes */
-          bool want4 = widths[w] % 4 == 0 && widths[w] >= 16 / tirx_dtype_size(dts[d]) * 32;
+          bool x8 = strstr(src, "  tirx_st_e4m3x8(&out[") != NULL;
+          /* whole 16-byte vectors on every lane (a warp's 32 or a CTA's) and rows of 8 (4) bytes */
+          int64_t vec = 16 / tirx_dtype_size(dts[d]);
+          bool vectors = widths[w] >= vec * 32;
+          bool want8 = vectors && vec == 8 && widths[w] % 8 == 0;
+          bool want4 = vectors && !want8 && widths[w] % 4 == 0;
+          cr_assert_eq(x8, want8, "%s %lld: 8-byte stores %d, expected %d", tirx_dtype_name(dts[d]),
+                       (long long)widths[w], x8, want8);
           cr_assert_eq(x4, want4, "%s %lld: 4-byte stores %d, expected %d", tirx_dtype_name(dts[d]),
                        (long long)widths[w], x4, want4);
           assert_has(src, "asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\"");
@@ -438,6 +446,9 @@ Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout 
                          tirx_dtype_name(dts[d]), (long long)widths[w], tirx_last_error());
             const char *ptx = tirx_compiled_ptx(c);
             assert_has(ptx, "cvt.rn.satfinite.e4m3x2.f32");
+            if (want8)
+              cr_assert(strstr(ptx, "st.global.v2.u32") || strstr(ptx, "st.global.v2.b32"),
+                        "%s %lld: no 8-byte store", tirx_dtype_name(dts[d]), (long long)widths[w]);
             cr_assert_null(strstr(ptx, ".local"), "%s %lld uses local memory",
                            tirx_dtype_name(dts[d]), (long long)widths[w]);
             tirx_compiled_destroy(c);
