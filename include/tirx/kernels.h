@@ -422,10 +422,12 @@ TIRX_API tirx_status tirx_op_row_max(tirx_runtime *rt, const tirx_row_options *o
  * so that out * scale ~ y. A row whose y is all zeros has scale 0 and out 0. With a residual
  * (tirx_op_add_rmsnorm_fp8) h = x + res in f32, res_out = h rounded to x's dtype, and the norm
  * is of the f32 h (as tirx_op_add_rmsnorm); without one h = x.
- * The kernel is a row kernel as above (a warp or a CTA per row, never staged nor clustered;
- * threads per row as rmsnorm's), built for (options, dtype, width, residual). The e4m3 values
- * are converted with cvt.rn.satfinite.e4m3x2.f32 (sm_89 or newer) and stored four bytes at a
- * time where W is a multiple of 4 (one byte otherwise).
+ * The kernel is a row kernel as above (a warp or a CTA per row, never clustered; threads per
+ * row as rmsnorm's; without a residual its rows are staged where rmsnorm's would be for the
+ * same options, with one never), built for (options, dtype, width, residual). The e4m3 values
+ * are converted with cvt.rn.satfinite.e4m3x2.f32 (sm_89 or newer) and stored eight bytes at a
+ * time where W is a multiple of 8 and x is f16 or bf16, four where W is a multiple of 4, one
+ * byte otherwise.
  * Launch parameters: rows (i32), x [rows, W], [res [rows, W]], w [1, W], out (u8 [rows, W]: the
  * e4m3 bits), [res_out [rows, W]], scale (f32 [rows, 1]), eps (f32).
  * Errors of the build: those of tirx_kernels_row_build (options checked as rmsnorm's).
@@ -489,10 +491,12 @@ typedef struct tirx_rope_options {
  * Builds the RoPE kernel for the options, dtype (f16, bf16), the caches' dtype (f32 or dtype),
  * head dim d (1..1024), h query heads and h_kv key heads (each 1..1024; h_kv 0: no k). One CTA
  * per token. Where R/2 is a multiple of 8, a thread rotates a chunk of 8 pairs of one head
- * (neox: x[8c .. 8c + 8) with x[R/2 + 8c ..], gptj: x[16c .. 16c + 16)) with the cache's
- * [p, 8c .. 8c + 8), one chunk per thread (the token's chunks rounded up to a warp; at most 512
- * threads, looping); its moves of q and k are 16-byte vectors when opts gives their strides and
- * they are multiples of 8, element moves otherwise. Other R: 128 threads loop over the (head,
+ * held in x[8c .. 8c + 8) and x[R/2 + 8c .. R/2 + 8c + 8) (neox: element e of one with element
+ * e of the other, the cache's [p, 8c .. 8c + 8); gptj: adjacent elements within each, pairs
+ * 4c .. 4c + 3 and R/4 + 4c .., the cache's [p, 4c .. 4c + 4) and [p, R/4 + 4c ..]), one
+ * chunk per thread (the token's chunks rounded up to a warp; at most 512 threads, looping);
+ * its moves of q and k are 16-byte vectors when opts gives their strides and they are
+ * multiples of 8, element moves otherwise. Other R: 128 threads loop over the (head,
  * pair) items (where R/2 divides 128, each thread keeps one pair and its cos, sin over heads).
  * *out: a new kernel. Launch parameters: tokens (i32), q [tokens, h, d] (strides: opts's, or
  * hidden parameters; the last 1), k [tokens, h_kv, d] (absent when h_kv is 0), pos (i32

@@ -65,32 +65,36 @@ static void rotate(tirx_builder *b, tirx_tensor *x, tirx_expr *t, tirx_expr *hea
              tirx_cast(b, tirx_add(b, tirx_mul(b, z, c), tirx_mul(b, a, s)), dt));
 }
 
-/* The chunked path (R/2 a multiple of 8): 8 pairs a thread, in 16-byte moves. A chunk c of a
- * head is pairs 8c .. 8c + 7: neox reads x[8c .. 8c + 8) and x[R/2 + 8c .. R/2 + 8c + 8) (two
- * vectors), gptj x[16c .. 16c + 16) (two vectors of four pairs each), and both read cos, sin
- * [p, 8c .. 8c + 8). The moves are tirx_copy between the global rows and per-thread arrays;
- * they are vectors where the build knows the rows' starts 16-byte aligned (constant strides
- * that are multiples of 8), scalar moves otherwise (hidden strides). */
+/* The chunked path (R/2 a multiple of 8): 8 pairs a thread, in 16-byte moves. A thread's chunk
+ * c of a head is two 8-element runs R/2 apart, x[8c .. 8c + 8) and x[R/2 + 8c .. R/2 + 8c + 8),
+ * in both styles, so that a warp's threads read consecutive 16-byte vectors: neox rotates
+ * element e of one run with element e of the other (pairs 8c + e, cos, sin [p, 8c .. 8c + 8)),
+ * gptj the adjacent elements within each run (run 1 pairs 4c .. 4c + 3, run 2 pairs R/4 + 4c ..
+ * R/4 + 4c + 3; cos, sin [p, 4c .. 4c + 4) and [p, R/4 + 4c .. R/4 + 4c + 4)). The moves are
+ * tirx_copy between the global rows and per-thread arrays; they are vectors where the build
+ * knows the rows' starts 16-byte aligned (constant strides that are multiples of 8), scalar
+ * moves otherwise (hidden strides). */
 enum { ROPE_CHUNK = 8, ROPE_MAX_THREADS = 512 };
 
-/* Chunk c of x[t, head] rotated by the chunk's cos and sin (cs[e], sn[e]: f32). */
+/* Chunk c of x[t, head] rotated by the chunk's cos and sin (cs[e], sn[e]: f32, pair e of the
+ * chunk as rope_build reads them). */
 static void rotate_chunk(tirx_builder *b, tirx_tensor *x, tirx_expr *t, tirx_expr *head,
                          tirx_expr *c, tirx_expr *const *cs, tirx_expr *const *sn, bool neox,
                          int64_t half, tirx_dtype dt) {
-  int64_t n = neox ? ROPE_CHUNK : 2 * ROPE_CHUNK; /* elements a region holds */
   tirx_region *g[2];
   tirx_tensor *l[2];
-  int nr = neox ? 2 : 1;
-  for (int r = 0; r < nr; r++) {
-    tirx_expr *col = tirx_mul(b, c, I(b, n));
+  for (int r = 0; r < 2; r++) {
+    tirx_expr *col = tirx_mul(b, c, I(b, ROPE_CHUNK));
     if (r) col = tirx_add(b, col, I(b, half));
-    g[r] = tirx_region_new(b, x, TIRX_EXPRS(t, head, col), (int64_t[]){1, 1, n});
-    l[r] = tirx_alloc_local(b, r ? "xb" : "xa", dt, TIRX_DIMS(1, 1, n), NULL);
+    g[r] = tirx_region_new(b, x, TIRX_EXPRS(t, head, col), (int64_t[]){1, 1, ROPE_CHUNK});
+    l[r] = tirx_alloc_local(b, r ? "xb" : "xa", dt, TIRX_DIMS(1, 1, ROPE_CHUNK), NULL);
     tirx_copy(b, tirx_whole(b, l[r]), g[r], NULL);
   }
   for (int e = 0; e < ROPE_CHUNK; e++) {
-    tirx_tensor *ta = l[0], *tz = neox ? l[1] : l[0];
-    tirx_expr *ia = I(b, neox ? e : 2 * e), *iz = I(b, neox ? e : 2 * e + 1);
+    /* neox: (xa[e], xb[e]); gptj: (run[2j], run[2j + 1]) of run e / 4, j = e % 4 */
+    int run = e / (ROPE_CHUNK / 2), j = e % (ROPE_CHUNK / 2);
+    tirx_tensor *ta = neox ? l[0] : l[run], *tz = neox ? l[1] : l[run];
+    tirx_expr *ia = I(b, neox ? e : 2 * j), *iz = I(b, neox ? e : 2 * j + 1);
     tirx_expr *a = tirx_let(b, "a", tirx_cast(b, tirx_load(b, ta, TIRX_EXPRS(I(b, 0), I(b, 0), ia)), TIRX_F32));
     tirx_expr *z = tirx_let(b, "z", tirx_cast(b, tirx_load(b, tz, TIRX_EXPRS(I(b, 0), I(b, 0), iz)), TIRX_F32));
     tirx_store(b, ta, TIRX_EXPRS(I(b, 0), I(b, 0), ia),
@@ -98,7 +102,25 @@ static void rotate_chunk(tirx_builder *b, tirx_tensor *x, tirx_expr *t, tirx_exp
     tirx_store(b, tz, TIRX_EXPRS(I(b, 0), I(b, 0), iz),
                tirx_cast(b, tirx_add(b, tirx_mul(b, z, cs[e]), tirx_mul(b, a, sn[e])), dt));
   }
-  for (int r = 0; r < nr; r++) tirx_copy(b, g[r], tirx_whole(b, l[r]), NULL);
+  for (int r = 0; r < 2; r++) tirx_copy(b, g[r], tirx_whole(b, l[r]), NULL);
+}
+
+/* The chunk's cos (or sin) values of row p of cache into the per-thread array l [1, 8]: neox
+ * [p, 8c .. 8c + 8), gptj [p, 4c .. 4c + 4) then [p, R/4 + 4c .. R/4 + 4c + 4). */
+static void chunk_cache(tirx_builder *b, tirx_tensor *l, tirx_tensor *cache, tirx_expr *p,
+                        tirx_expr *c, bool neox, int64_t half) {
+  if (neox) {
+    tirx_expr *col = tirx_mul(b, c, I(b, ROPE_CHUNK));
+    tirx_copy(b, tirx_whole(b, l), tirx_region_new(b, cache, TIRX_EXPRS(p, col), (int64_t[]){1, ROPE_CHUNK}), NULL);
+    return;
+  }
+  const int64_t n = ROPE_CHUNK / 2;
+  for (int r = 0; r < 2; r++) {
+    tirx_expr *col = tirx_mul(b, c, I(b, n));
+    if (r) col = tirx_add(b, col, I(b, half / 2));
+    tirx_copy(b, tirx_region_new(b, l, TIRX_EXPRS(I(b, 0), I(b, r * n)), (int64_t[]){1, n}),
+              tirx_region_new(b, cache, TIRX_EXPRS(p, col), (int64_t[]){1, n}), NULL);
+  }
 }
 
 /* The chunked path's threads a CTA: one per chunk of the token's (head, chunk) items where they
@@ -150,9 +172,8 @@ static tirx_status rope_build(const tirx_rope_options *o, tirx_dtype dt, tirx_dt
     tirx_team_begin(b, TIRX_TEAM_THREAD);
     tirx_tensor *cl = tirx_alloc_local(b, "cl", cdt, TIRX_DIMS(1, ROPE_CHUNK), NULL);
     tirx_tensor *sl = tirx_alloc_local(b, "sl", cdt, TIRX_DIMS(1, ROPE_CHUNK), NULL);
-    tirx_expr *col = tirx_mul(b, c, I(b, ROPE_CHUNK));
-    tirx_copy(b, tirx_whole(b, cl), tirx_region_new(b, cs, TIRX_EXPRS(p, col), (int64_t[]){1, ROPE_CHUNK}), NULL);
-    tirx_copy(b, tirx_whole(b, sl), tirx_region_new(b, sn, TIRX_EXPRS(p, col), (int64_t[]){1, ROPE_CHUNK}), NULL);
+    chunk_cache(b, cl, cs, p, c, neox, half);
+    chunk_cache(b, sl, sn, p, c, neox, half);
     tirx_expr *cf[ROPE_CHUNK], *sf[ROPE_CHUNK];
     for (int e = 0; e < ROPE_CHUNK; e++) {
       cf[e] = tirx_let(b, "c", tirx_cast(b, tirx_load(b, cl, TIRX_EXPRS(I(b, 0), I(b, e))), TIRX_F32));

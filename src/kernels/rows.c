@@ -121,7 +121,8 @@ static int row_threads(const opts *o, tirx_dtype dtype, int64_t width) {
 }
 
 /* The kernels with an FP8 output (tirx_kernels_rmsnorm_fp8_build): kinds past the public ones,
- * never staged nor clustered (row_stages, row_cluster), threads as rmsnorm's. */
+ * threads as rmsnorm's, never clustered (row_cluster); rmsnorm_fp8 is staged as rmsnorm is
+ * (row_stages, its weight row in shared memory), add_rmsnorm_fp8 never (two inputs). */
 enum { ROW_RMSNORM_FP8 = TIRX_ROW_OP_COUNT, ROW_ADD_RMSNORM_FP8 };
 
 static const char *row_kind_name(int kind) {
@@ -148,16 +149,19 @@ static int64_t stage_ctas(const opts *o, tirx_row_op kind, tirx_dtype dtype, int
   return n < 1 ? 1 : n;
 }
 
-/* The weight rows kind reads (rmsnorm w; layernorm w and bias). */
+/* The weight rows kind reads where it is staged (rmsnorm and rmsnorm_fp8 w; layernorm w and
+ * bias). */
 static int weight_rows(tirx_row_op kind) {
-  return kind == TIRX_ROW_OP_LAYERNORM ? 2 : kind == TIRX_ROW_OP_RMSNORM ? 1 : 0;
+  if (kind == TIRX_ROW_OP_LAYERNORM) return 2;
+  return kind == TIRX_ROW_OP_RMSNORM || (int)kind == ROW_RMSNORM_FP8 ? 1 : 0;
 }
 
 static int row_cluster(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width);
 
 static int row_stages(const opts *o, tirx_row_op kind, tirx_dtype dtype, int64_t width) {
   if (o->variant & TIRX_ROW_VARIANT_UNSTAGED) return 0;
-  if (kind != TIRX_ROW_OP_RMSNORM && kind != TIRX_ROW_OP_LAYERNORM && kind != TIRX_ROW_OP_SOFTMAX)
+  if (kind != TIRX_ROW_OP_RMSNORM && kind != TIRX_ROW_OP_LAYERNORM && kind != TIRX_ROW_OP_SOFTMAX &&
+      (int)kind != ROW_RMSNORM_FP8)
     return 0;
   if (width <= TIRX_ROW_WARP_MAX_WIDTH || row_cluster(o, kind, dtype, width) > 1) return 0;
   int64_t size = tirx_dtype_size(dtype), bytes = width * size;
@@ -595,13 +599,21 @@ static tirx_status build_chain(rk *k, tirx_kernel **kout) {
 
 /* ---- RMSNorm with an FP8 (e4m3) output and a per-row scale ---- */
 
-/* The e4m3 stores: a native statement of one, or four consecutive, f32 values converted to
- * e4m3 (cvt.rn.satfinite: round to nearest even, saturated to +-448, NaN kept) and stored as
- * bytes at an element of a u8 tensor. The helper is emitted only in kernels that use it. */
+/* The e4m3 stores: a native statement of one, four or eight consecutive f32 values converted
+ * to e4m3 (cvt.rn.satfinite: round to nearest even, saturated to +-448, NaN kept) and stored as
+ * bytes at an element of a u8 tensor. The helper is emitted only in kernels that use it. Eight
+ * values are more operands than a format names: that op's payload holds them as a list (the
+ * thread's registers) and it prints and emits itself. */
 typedef struct e4m3_payload {
   tirx__elem dst;
   tirx_expr *v[4];
 } e4m3_payload;
+
+typedef struct e4m3x8_payload {
+  tirx__elem dst;
+  tirx_expr **v; /* 8 loads of the thread's registers */
+  int32_t n;
+} e4m3x8_payload;
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
@@ -622,6 +634,14 @@ static const tirx__prelude_frag e4m3_frag = {.order = 950, .when = 0, .text =
     "/* four bytes at p (4-byte aligned) */\n"
     "__device__ __forceinline__ void tirx_st_e4m3x4(void *p, float a, float b, float c, float d) {\n"
     "  *(unsigned *)p = (unsigned)tirx_e4m3x2(a, b) | ((unsigned)tirx_e4m3x2(c, d) << 16);\n"
+    "}\n"
+    "/* eight bytes at p (8-byte aligned): one 8-byte store of two packed words */\n"
+    "__device__ __forceinline__ void tirx_st_e4m3x8(void *p, float a, float b, float c, float d,\n"
+    "                                               float e, float f, float g, float h) {\n"
+    "  uint2 v;\n"
+    "  v.x = (unsigned)tirx_e4m3x2(a, b) | ((unsigned)tirx_e4m3x2(c, d) << 16);\n"
+    "  v.y = (unsigned)tirx_e4m3x2(e, f) | ((unsigned)tirx_e4m3x2(g, h) << 16);\n"
+    "  *(uint2 *)p = v;\n"
     "}\n"};
 #pragma GCC diagnostic pop
 
@@ -639,13 +659,52 @@ static const tirx__native_op nv_st_e4m3x4 = {
     .print_fmt = "$n $0 <- $1, $2, $3, $4", .emit_fmt = "$h($0, $1, $2, $3, $4);",
     .prelude = e4m3_frags};
 
-/* out[row, col .. col + n) = e4m3(v[0..n)), n 1 or 4 (then col a multiple of 4 and the row
- * pitch too). */
+/* st_e4m3x8 out[...] <- v0, ..., v7 (IR); tirx_st_e4m3x8(&out[...], v0, ..., v7); (CUDA) */
+static void e4m3x8_write(tirx__writer *w, const tirx__stmt *s, bool emit) {
+  const e4m3x8_payload *p = s->native.p;
+  tirx__sb_append(w->sb, emit ? s->native.op->helper : s->native.op->name);
+  tirx__sb_append(w->sb, emit ? "(" : " ");
+  w->elem(w, p->dst.tensor, p->dst.index);
+  tirx__sb_append(w->sb, emit ? ", " : " <- ");
+  for (int i = 0; i < p->n; i++) {
+    if (i) tirx__sb_append(w->sb, ", ");
+    w->expr(w, p->v[i]);
+  }
+  if (emit) tirx__sb_append(w->sb, ");");
+}
+
+static void print_e4m3x8(tirx__writer *w, const tirx__stmt *s) { e4m3x8_write(w, s, false); }
+static void emit_e4m3x8(tirx__writer *w, const tirx__stmt *s) { e4m3x8_write(w, s, true); }
+
+static const tirx__native_op nv_st_e4m3x8 = {
+    .name = "st_e4m3x8", .helper = "tirx_st_e4m3x8", .size = sizeof(e4m3x8_payload),
+    .ops = {TIRX__ELEM(e4m3x8_payload, dst), TIRX__LOADS(e4m3x8_payload, v, n)},
+    .print = print_e4m3x8, .emit = emit_e4m3x8, .prelude = e4m3_frags};
+
+/* out[row, col .. col + n) = e4m3(v[0..n)), n 1, 4 or 8 (then col a multiple of n and the row
+ * pitch too; v loads of the thread's registers). */
 static void st_e4m3(rk *k, tirx_tensor *out, tirx_expr *col, int n, tirx_expr *const *v) {
   static const char fn[] = "tirx_kernels_rmsnorm_fp8_build";
   tirx_builder *b = k->b;
   tirx_expr **ix = tirx__b_index_list(b, fn, out, 2, (tirx_expr *[]){k->row, col});
   if (!ix || b->status != TIRX_OK) return;
+  if (n == 8) {
+    tirx_expr **list = tirx__arena_array(tirx_builder_arena(b), 8, sizeof *list, fn);
+    if (!list) {
+      tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
+      return;
+    }
+    tirx__stmt *s = tirx__b_native(b, fn, &nv_st_e4m3x8);
+    if (!s) return;
+    e4m3x8_payload *p = s->native.p;
+    p->dst.tensor = out;
+    p->dst.index = ix;
+    for (int i = 0; i < 8; i++) list[i] = v[i];
+    p->v = list;
+    p->n = 8;
+    out->written = true; /* a non-const pointer */
+    return;
+  }
   tirx__stmt *s = tirx__b_native(b, fn, n == 4 ? &nv_st_e4m3x4 : &nv_st_e4m3x1);
   if (!s) return;
   e4m3_payload *p = s->native.p;
@@ -662,14 +721,17 @@ static tirx_expr *reg(rk *k, const tile *t, int i, int64_t idx) {
 }
 
 /* The row `row` of out (u8 holding e4m3) from the f32 tile t, piece by piece as rk_pieces laid
- * it out (one CTA per row or a warp per row; never a cluster): each thread stores the elements
- * it holds, four at a time where the row and its vectors allow. */
+ * it out (a warp per row, or a CTA per row, staged or not: then k->row is the row loop's
+ * variable; never a cluster): each thread stores the elements it holds, eight (one 8-byte
+ * store) or four at a time where the row and its vectors allow. */
 static void rk_store_e4m3(rk *k, tirx_tensor *out, const tile *t) {
   tirx_builder *b = k->b;
   int64_t vec = 16 / tirx_dtype_size(k->dt), T = k->T, chunk = T * vec;
   int64_t n = k->cols / chunk, rest = k->cols - n * chunk;
   int64_t q = k->cta ? rest / vec : rest / T, r = rest - q * (k->cta ? vec : T);
-  int g = k->width % 4 == 0 && vec % 4 == 0 ? 4 : 1; /* 4-byte stores stay aligned */
+  /* stores of g bytes stay g-byte aligned: the row pitch and every vector's start (a multiple
+   * of vec) are multiples of g */
+  int g = k->width % 8 == 0 && vec % 8 == 0 ? 8 : k->width % 4 == 0 && vec % 4 == 0 ? 4 : 1;
   tirx_expr *tid = tirx_let(b, "qt", k->cta ? tirx_thread_linear(b) : tirx_lane_id(b));
   int i = 0;
   if (n) { /* (n,T,V):(V@reg,1@tid,1@reg): column c * chunk + tid * V + v */
@@ -678,7 +740,7 @@ static void rk_store_e4m3(rk *k, tirx_tensor *out, const tile *t) {
     tirx_expr *base = tirx_let(b, "qc", tirx_mul(b, tid, I(k, vec)));
     for (int64_t c = 0; c < n; c++)
       for (int64_t v = 0; v < vec; v += g) {
-        tirx_expr *vals[4];
+        tirx_expr *vals[8];
         for (int j = 0; j < g; j++) vals[j] = reg(k, t, i, c * chunk + v + j);
         st_e4m3(k, out, tirx_add(b, base, I(k, c * chunk + v)), g, vals);
       }
@@ -691,7 +753,7 @@ static void rk_store_e4m3(rk *k, tirx_tensor *out, const tile *t) {
       tirx_if_begin(b, tirx_lt(b, tid, I(k, q)));
       tirx_expr *base = tirx_let(b, "qv", tirx_add(b, tirx_mul(b, tid, I(k, vec)), I(k, begin)));
       for (int64_t v = 0; v < vec; v += g) {
-        tirx_expr *vals[4];
+        tirx_expr *vals[8];
         for (int j = 0; j < g; j++) vals[j] = reg(k, t, i, v + j);
         st_e4m3(k, out, tirx_add(b, base, I(k, v)), g, vals);
       }

@@ -149,10 +149,15 @@ static void membound_cases(golden_set *g) {
 
 /* ---- the server kernels: rmsnorm_fp8, add_rmsnorm_fp8 (rows.c), rope (rope.c) ---- */
 
+static tirx_kernel *fp8_kernel_with(const tirx_row_options *o, tirx_dtype dt, int64_t width,
+                                    bool residual) {
+  tirx_kernel *k = NULL;
+  return tirx_kernels_rmsnorm_fp8_build(o, dt, width, residual, &k) == TIRX_OK ? k : NULL;
+}
+
 static tirx_kernel *fp8_kernel(tirx_dtype dt, int64_t width, bool residual, bool scalar) {
   tirx_row_options o = {.scalar = scalar};
-  tirx_kernel *k = NULL;
-  return tirx_kernels_rmsnorm_fp8_build(&o, dt, width, residual, &k) == TIRX_OK ? k : NULL;
+  return fp8_kernel_with(&o, dt, width, residual);
 }
 
 static void server_cases(golden_set *g) {
@@ -165,6 +170,35 @@ static void server_cases(golden_set *g) {
         golden_add_kernel(g, golden_name(g, "server.%srmsnorm_fp8.%s.w%lld", add ? "add_" : "",
                                          dt_name(DTYPES[d]), (long long)widths[w]),
                           fp8_kernel(DTYPES[d], widths[w], add, false), "build failed");
+  /* staged rows (rmsnorm_fp8 as rmsnorm): by default from 32 KiB rows, forced at the bench's
+   * widths and the GPU suite's (fp8_staged_*), each variant where it changes the kernel */
+  static const int64_t staged_widths[] = {16384, 20000, 32768};
+  for (int add = 0; add < 2; add++)
+    for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++)
+      for (size_t w = 0; w < sizeof staged_widths / sizeof staged_widths[0]; w++)
+        golden_add_kernel(g, golden_name(g, "server.%srmsnorm_fp8.%s.w%lld", add ? "add_" : "",
+                                         dt_name(DTYPES[d]), (long long)staged_widths[w]),
+                          fp8_kernel(DTYPES[d], staged_widths[w], add, false), "build failed");
+  static const struct { const char *name; int flags, stages; } fp8_variants[] = {
+      {"staged", TIRX_ROW_VARIANT_STAGED, 0}, {"S1", 0, 1}, {"unstaged", TIRX_ROW_VARIANT_UNSTAGED, 0},
+      {"wglobal", TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, 0},
+      {"staged-wglobal", TIRX_ROW_VARIANT_STAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, 0}};
+  static const int64_t variant_widths[] = {2048, 3072, 4096, 5000, 5120, 6144, 7168, 16384};
+  for (size_t w = 0; w < sizeof variant_widths / sizeof variant_widths[0]; w++) {
+    tirx_row_options none = {0};
+    tirx_kernel *base = fp8_kernel_with(&none, TIRX_BF16, variant_widths[w], false);
+    for (size_t v = 0; v < sizeof fp8_variants / sizeof fp8_variants[0]; v++) {
+      tirx_row_options o = {.variant = fp8_variants[v].flags, .stages = fp8_variants[v].stages};
+      tirx_kernel *k = fp8_kernel_with(&o, TIRX_BF16, variant_widths[w], false);
+      if (k && base && strcmp(tirx_kernel_source(k), tirx_kernel_source(base)) != 0)
+        golden_add_kernel(g, golden_name(g, "server.rmsnorm_fp8.bf16.w%lld.%s",
+                                         (long long)variant_widths[w], fp8_variants[v].name),
+                          k, "build failed");
+      else if (k)
+        tirx_kernel_release(k);
+    }
+    if (base) tirx_kernel_release(base);
+  }
   static const int64_t scalar_widths[] = {3, 100, 4096, 5000, 7168};
   for (int add = 0; add < 2; add++)
     for (size_t w = 0; w < sizeof scalar_widths / sizeof scalar_widths[0]; w++)

@@ -1269,10 +1269,11 @@ static double e4m3_ulp(double v) {
   return ldexp(1.0, e - 1 - 3);
 }
 
-/* rows x W through tirx_op_rmsnorm_fp8 (add: tirx_op_add_rmsnorm_fp8), outputs poisoned (16
- * bytes past each end too, which must stay so); zero_row: row 0 all zeros (scale 0, out 0). */
+/* rows x W through tirx_op_rmsnorm_fp8 (add: tirx_op_add_rmsnorm_fp8) with options o, outputs
+ * poisoned (16 bytes past each end too, which must stay so); zero_row: row 0 all zeros (scale
+ * 0, out 0). */
 static void check_fp8(tirx_runtime *rt, bool add, tirx_dtype dt, int64_t W, int64_t rows,
-                      bool zero_row, bool scalar) {
+                      bool zero_row, const tirx_row_options *o) {
   size_t n = (size_t)rows * (size_t)W, es = (size_t)tirx_dtype_size(dt);
   float *hx, *hr, *hw;
   void *dx = mb_input(rt, dt, n, -2, 2, &hx), *dr = mb_input(rt, dt, n, -1, 1, &hr);
@@ -1296,18 +1297,18 @@ static void check_fp8(tirx_runtime *rt, bool add, tirx_dtype dt, int64_t W, int6
   tirx_tensor_arg x = {dx, dt, 2, xs, NULL}, res = {dr, dt, 2, xs, NULL}, w = {dw, dt, 1, ws, NULL};
   tirx_tensor_arg out = {dout, TIRX_FP8_E4M3, 2, xs, NULL}, sc = {dsc, TIRX_F32, 1, ss, NULL};
   tirx_tensor_arg res_out = {dres, dt, 2, xs, NULL};
-  tirx_row_options o = {.scalar = scalar};
-  if (add) OK(tirx_op_add_rmsnorm_fp8(rt, &o, &x, &res, &w, &out, &res_out, &sc, 1e-5f, NULL));
-  else OK(tirx_op_rmsnorm_fp8(rt, &o, &x, &w, &out, &sc, 1e-5f, NULL));
+  if (add) OK(tirx_op_add_rmsnorm_fp8(rt, o, &x, &res, &w, &out, &res_out, &sc, 1e-5f, NULL));
+  else OK(tirx_op_rmsnorm_fp8(rt, o, &x, &w, &out, &sc, 1e-5f, NULL));
   OK(tirx_runtime_synchronize(rt, NULL));
   uint8_t *got = malloc(n + 16);
   float *gsc = malloc((size_t)rows * 4 + 16);
   OK(tirx_runtime_copy(rt, got, dout, n + 16, TIRX_COPY_DEVICE_TO_HOST));
   OK(tirx_runtime_copy(rt, gsc, dsc, (size_t)rows * 4 + 16, TIRX_COPY_DEVICE_TO_HOST));
-  char what[160];
-  snprintf(what, sizeof what, "tirx_op_%srmsnorm_fp8 %s %lldx%lld%s%s", add ? "add_" : "",
-           tirx_dtype_name(dt), (long long)rows, (long long)W, zero_row ? " (row 0 zeros)" : "",
-           scalar ? " (scalar forced)" : "");
+  char what[200];
+  snprintf(what, sizeof what, "tirx_op_%srmsnorm_fp8 %s %lldx%lld%s%s (variant %d, stages %d, "
+           "sms %d)", add ? "add_" : "", tirx_dtype_name(dt), (long long)rows, (long long)W,
+           zero_row ? " (row 0 zeros)" : "", o->scalar ? " (scalar forced)" : "", o->variant,
+           o->stages, o->sms);
   /* mb_output poisons whole words of bytes + 16: byte p holds the poison's byte p % 4 */
   uint32_t poison = POISON;
   const uint8_t *pb = (const uint8_t *)&poison;
@@ -1372,19 +1373,53 @@ static void check_fp8_kind(bool add) {
   static const int64_t widths[] = {2048, 3072, 4096, 5120, 6144, 7168, 1, 3, 100, 1000, 5000,
                                    7000, 8191};
   static const int64_t rows[] = {1, 37, 300};
+  const tirx_row_options plain = {0}, scalar = {.scalar = true};
   for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
-    for (size_t r = 0; r < 3; r++) check_fp8(rt, add, TIRX_BF16, widths[w], rows[r], r == 1, false);
+    for (size_t r = 0; r < 3; r++) check_fp8(rt, add, TIRX_BF16, widths[w], rows[r], r == 1, &plain);
   static const int64_t few[] = {4096, 7168, 5000, 100, 3};
   for (size_t w = 0; w < 5; w++) {
-    check_fp8(rt, add, TIRX_F16, few[w], 37, false, false);
-    check_fp8(rt, add, TIRX_F32, few[w], 37, true, false);
-    check_fp8(rt, add, TIRX_BF16, few[w], 19, false, true);
+    check_fp8(rt, add, TIRX_F16, few[w], 37, false, &plain);
+    check_fp8(rt, add, TIRX_F32, few[w], 37, true, &plain);
+    check_fp8(rt, add, TIRX_BF16, few[w], 19, false, &scalar);
   }
+  tirx_runtime_destroy(rt);
+}
+
+/* rmsnorm_fp8's staged rows (tests/unit/kernels/test_rows.c, rmsnorm_fp8_is_staged_as_rmsnorm_is)
+ * as check_membound_staged runs rmsnorm's: 132, 2 and 1 SMs' worth of CTAs for 19 rows (the
+ * ring wraps, the phases flip), 300 rows with a zero row on 132; staged by default at 16384,
+ * 20000 and 32768, forced at 2048, 5000, 5120 and 7168 (and one stage at 7168), forced off at
+ * 16384, the weight row from global memory at 16384 and 5000. add_rmsnorm_fp8 takes the same
+ * options and stays unstaged. */
+static void check_fp8_staged(bool add) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const struct { int64_t width; int flags, stages; } cases[] = {
+      {16384, 0, 0}, {20000, 0, 0}, {32768, 0, 0}, {2048, TIRX_ROW_VARIANT_STAGED, 0},
+      {5000, TIRX_ROW_VARIANT_STAGED, 0}, {5120, TIRX_ROW_VARIANT_STAGED, 0},
+      {7168, TIRX_ROW_VARIANT_STAGED, 0}, {7168, 0, 1}, {16384, TIRX_ROW_VARIANT_UNSTAGED, 0},
+      {16384, TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, 0},
+      {5000, TIRX_ROW_VARIANT_STAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, 0}};
+  static const int sms[] = {132, 2, 1};
+  int staged = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (int d = 0; d < 3; d++) {
+      for (int m = 0; m < 3; m++) {
+        tirx_row_options o = {.variant = cases[c].flags, .stages = cases[c].stages, .sms = sms[m]};
+        staged += !add && row_plan(TIRX_ROW_OP_RMSNORM, &o, dts[d], cases[c].width).stages > 0;
+        check_fp8(rt, add, dts[d], cases[c].width, 19, false, &o);
+      }
+      tirx_row_options o = {.variant = cases[c].flags, .stages = cases[c].stages};
+      check_fp8(rt, add, dts[d], cases[c].width, 300, true, &o);
+    }
+  if (!add) cr_assert_eq(staged, 87, "%d staged kernels checked", staged);
   tirx_runtime_destroy(rt);
 }
 
 Test(gpu, fp8_rmsnorm, .timeout = 600) { check_fp8_kind(false); }
 Test(gpu, fp8_add_rmsnorm, .timeout = 600) { check_fp8_kind(true); }
+Test(gpu, fp8_staged_rmsnorm, .timeout = 600) { check_fp8_staged(false); }
+Test(gpu, fp8_staged_add_rmsnorm, .timeout = 600) { check_fp8_staged(true); }
 
 /* ---- rope (tirx_op_rope) against float64 ---- */
 

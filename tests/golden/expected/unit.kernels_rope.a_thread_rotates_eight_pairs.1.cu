@@ -15,16 +15,28 @@ extern "C" __global__ void __launch_bounds__(32) rope(int tokens, tirx_bf16 *q, 
       const int c = ((int)threadIdx.x % 5);
       tirx_bf16 cl[8]; /* ((1),(8)):((8@m),(1@m)) */
       tirx_bf16 sl[8]; /* ((1),(8)):((8@m),(1@m)) */
-      { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
+      { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 8>(&cl[(i * 8)], &cos_1[(long long)p * 40LL + (long long)((c * 8) + (i * 8))]);
+          tirx_vcopy<tirx_bf16, 4, 8>(&cl[(i * 4)], &cos_1[(long long)p * 40LL + (long long)((c * 4) + (i * 4))]);
         }
       }
-      { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
+      { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 8>(&sl[(i * 8)], &sin_1[(long long)p * 40LL + (long long)((c * 8) + (i * 8))]);
+          tirx_vcopy<tirx_bf16, 4, 8>(&cl[(i * 4 + 4)], &cos_1[(long long)p * 40LL + (long long)(((c * 4) + 20) + (i * 4))]);
+        }
+      }
+      { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
+        #pragma unroll
+        for (int i = 0; i < 1; ++i) {
+          tirx_vcopy<tirx_bf16, 4, 8>(&sl[(i * 4)], &sin_1[(long long)p * 40LL + (long long)((c * 4) + (i * 4))]);
+        }
+      }
+      { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
+        #pragma unroll
+        for (int i = 0; i < 1; ++i) {
+          tirx_vcopy<tirx_bf16, 4, 8>(&sl[(i * 4 + 4)], &sin_1[(long long)p * 40LL + (long long)(((c * 4) + 20) + (i * 4))]);
         }
       }
       const float c_1 = tirx_bf16_to_f32(cl[0]);
@@ -44,11 +56,18 @@ extern "C" __global__ void __launch_bounds__(32) rope(int tokens, tirx_bf16 *q, 
       const float c_8 = tirx_bf16_to_f32(cl[7]);
       const float s_7 = tirx_bf16_to_f32(sl[7]);
       if ((head < 5)) {
-        tirx_bf16 xa[16]; /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+        tirx_bf16 xa[8]; /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
         { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
           #pragma unroll
-          for (int i = 0; i < 16; ++i) {
-            xa[(i)] = q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)((c * 16) + i)];
+          for (int i = 0; i < 8; ++i) {
+            xa[(i)] = q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)((c * 8) + i)];
+          }
+        }
+        tirx_bf16 xb[8]; /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+        { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
+          #pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            xb[(i)] = q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)(((c * 8) + 40) + i)];
           }
         }
         const float a = tirx_bf16_to_f32(xa[0]);
@@ -67,34 +86,47 @@ extern "C" __global__ void __launch_bounds__(32) rope(int tokens, tirx_bf16 *q, 
         const float z_3 = tirx_bf16_to_f32(xa[7]);
         xa[6] = tirx_bf16_from_f32(((a_3 * c_4) - (z_3 * s_3)));
         xa[7] = tirx_bf16_from_f32(((z_3 * c_4) + (a_3 * s_3)));
-        const float a_4 = tirx_bf16_to_f32(xa[8]);
-        const float z_4 = tirx_bf16_to_f32(xa[9]);
-        xa[8] = tirx_bf16_from_f32(((a_4 * c_5) - (z_4 * s_4)));
-        xa[9] = tirx_bf16_from_f32(((z_4 * c_5) + (a_4 * s_4)));
-        const float a_5 = tirx_bf16_to_f32(xa[10]);
-        const float z_5 = tirx_bf16_to_f32(xa[11]);
-        xa[10] = tirx_bf16_from_f32(((a_5 * c_6) - (z_5 * s_5)));
-        xa[11] = tirx_bf16_from_f32(((z_5 * c_6) + (a_5 * s_5)));
-        const float a_6 = tirx_bf16_to_f32(xa[12]);
-        const float z_6 = tirx_bf16_to_f32(xa[13]);
-        xa[12] = tirx_bf16_from_f32(((a_6 * c_7) - (z_6 * s_6)));
-        xa[13] = tirx_bf16_from_f32(((z_6 * c_7) + (a_6 * s_6)));
-        const float a_7 = tirx_bf16_to_f32(xa[14]);
-        const float z_7 = tirx_bf16_to_f32(xa[15]);
-        xa[14] = tirx_bf16_from_f32(((a_7 * c_8) - (z_7 * s_7)));
-        xa[15] = tirx_bf16_from_f32(((z_7 * c_8) + (a_7 * s_7)));
+        const float a_4 = tirx_bf16_to_f32(xb[0]);
+        const float z_4 = tirx_bf16_to_f32(xb[1]);
+        xb[0] = tirx_bf16_from_f32(((a_4 * c_5) - (z_4 * s_4)));
+        xb[1] = tirx_bf16_from_f32(((z_4 * c_5) + (a_4 * s_4)));
+        const float a_5 = tirx_bf16_to_f32(xb[2]);
+        const float z_5 = tirx_bf16_to_f32(xb[3]);
+        xb[2] = tirx_bf16_from_f32(((a_5 * c_6) - (z_5 * s_5)));
+        xb[3] = tirx_bf16_from_f32(((z_5 * c_6) + (a_5 * s_5)));
+        const float a_6 = tirx_bf16_to_f32(xb[4]);
+        const float z_6 = tirx_bf16_to_f32(xb[5]);
+        xb[4] = tirx_bf16_from_f32(((a_6 * c_7) - (z_6 * s_6)));
+        xb[5] = tirx_bf16_from_f32(((z_6 * c_7) + (a_6 * s_6)));
+        const float a_7 = tirx_bf16_to_f32(xb[6]);
+        const float z_7 = tirx_bf16_to_f32(xb[7]);
+        xb[6] = tirx_bf16_from_f32(((a_7 * c_8) - (z_7 * s_7)));
+        xb[7] = tirx_bf16_from_f32(((z_7 * c_8) + (a_7 * s_7)));
         { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
           #pragma unroll
-          for (int i = 0; i < 16; ++i) {
-            q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)((c * 16) + i)] = xa[(i)];
+          for (int i = 0; i < 8; ++i) {
+            q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)((c * 8) + i)] = xa[(i)];
+          }
+        }
+        { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
+          #pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)(((c * 8) + 40) + i)] = xb[(i)];
           }
         }
       } else {
-        tirx_bf16 xa[16]; /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+        tirx_bf16 xa[8]; /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
         { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
           #pragma unroll
-          for (int i = 0; i < 16; ++i) {
-            xa[(i)] = k[(long long)t * k_stride0 + (long long)(head - 5) * k_stride1 + (long long)((c * 16) + i)];
+          for (int i = 0; i < 8; ++i) {
+            xa[(i)] = k[(long long)t * k_stride0 + (long long)(head - 5) * k_stride1 + (long long)((c * 8) + i)];
+          }
+        }
+        tirx_bf16 xb[8]; /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+        { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
+          #pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            xb[(i)] = k[(long long)t * k_stride0 + (long long)(head - 5) * k_stride1 + (long long)(((c * 8) + 40) + i)];
           }
         }
         const float a = tirx_bf16_to_f32(xa[0]);
@@ -113,26 +145,32 @@ extern "C" __global__ void __launch_bounds__(32) rope(int tokens, tirx_bf16 *q, 
         const float z_3 = tirx_bf16_to_f32(xa[7]);
         xa[6] = tirx_bf16_from_f32(((a_3 * c_4) - (z_3 * s_3)));
         xa[7] = tirx_bf16_from_f32(((z_3 * c_4) + (a_3 * s_3)));
-        const float a_4 = tirx_bf16_to_f32(xa[8]);
-        const float z_4 = tirx_bf16_to_f32(xa[9]);
-        xa[8] = tirx_bf16_from_f32(((a_4 * c_5) - (z_4 * s_4)));
-        xa[9] = tirx_bf16_from_f32(((z_4 * c_5) + (a_4 * s_4)));
-        const float a_5 = tirx_bf16_to_f32(xa[10]);
-        const float z_5 = tirx_bf16_to_f32(xa[11]);
-        xa[10] = tirx_bf16_from_f32(((a_5 * c_6) - (z_5 * s_5)));
-        xa[11] = tirx_bf16_from_f32(((z_5 * c_6) + (a_5 * s_5)));
-        const float a_6 = tirx_bf16_to_f32(xa[12]);
-        const float z_6 = tirx_bf16_to_f32(xa[13]);
-        xa[12] = tirx_bf16_from_f32(((a_6 * c_7) - (z_6 * s_6)));
-        xa[13] = tirx_bf16_from_f32(((z_6 * c_7) + (a_6 * s_6)));
-        const float a_7 = tirx_bf16_to_f32(xa[14]);
-        const float z_7 = tirx_bf16_to_f32(xa[15]);
-        xa[14] = tirx_bf16_from_f32(((a_7 * c_8) - (z_7 * s_7)));
-        xa[15] = tirx_bf16_from_f32(((z_7 * c_8) + (a_7 * s_7)));
+        const float a_4 = tirx_bf16_to_f32(xb[0]);
+        const float z_4 = tirx_bf16_to_f32(xb[1]);
+        xb[0] = tirx_bf16_from_f32(((a_4 * c_5) - (z_4 * s_4)));
+        xb[1] = tirx_bf16_from_f32(((z_4 * c_5) + (a_4 * s_4)));
+        const float a_5 = tirx_bf16_to_f32(xb[2]);
+        const float z_5 = tirx_bf16_to_f32(xb[3]);
+        xb[2] = tirx_bf16_from_f32(((a_5 * c_6) - (z_5 * s_5)));
+        xb[3] = tirx_bf16_from_f32(((z_5 * c_6) + (a_5 * s_5)));
+        const float a_6 = tirx_bf16_to_f32(xb[4]);
+        const float z_6 = tirx_bf16_to_f32(xb[5]);
+        xb[4] = tirx_bf16_from_f32(((a_6 * c_7) - (z_6 * s_6)));
+        xb[5] = tirx_bf16_from_f32(((z_6 * c_7) + (a_6 * s_6)));
+        const float a_7 = tirx_bf16_to_f32(xb[6]);
+        const float z_7 = tirx_bf16_to_f32(xb[7]);
+        xb[6] = tirx_bf16_from_f32(((a_7 * c_8) - (z_7 * s_7)));
+        xb[7] = tirx_bf16_from_f32(((z_7 * c_8) + (a_7 * s_7)));
         { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
           #pragma unroll
-          for (int i = 0; i < 16; ++i) {
-            k[(long long)t * k_stride0 + (long long)(head - 5) * k_stride1 + (long long)((c * 16) + i)] = xa[(i)];
+          for (int i = 0; i < 8; ++i) {
+            k[(long long)t * k_stride0 + (long long)(head - 5) * k_stride1 + (long long)((c * 8) + i)] = xa[(i)];
+          }
+        }
+        { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
+          #pragma unroll
+          for (int i = 0; i < 8; ++i) {
+            k[(long long)t * k_stride0 + (long long)(head - 5) * k_stride1 + (long long)(((c * 8) + 40) + i)] = xb[(i)];
           }
         }
       }

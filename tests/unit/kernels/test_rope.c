@@ -4,6 +4,7 @@
  * rope_*). */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../helpers.h"
@@ -112,15 +113,26 @@ Test(kernels_rope, a_thread_rotates_eight_pairs) {
   assert_has(src, "xa[7] = tirx_bf16_from_f32(((a_7 * c_8) - (z_7 * s_7)));");
   assert_has(src, "xb[7] = tirx_bf16_from_f32(((z_7 * c_8) + (a_7 * s_7)));");
   tirx_kernel_release(k);
-  /* gptj: x[16c .. 16c + 16), pairs (2e, 2e + 1); 30 chunks: a warp, 2 threads idle */
+  /* gptj: the same runs x[8c .. 8c + 8) and x[R/2 + 8c ..] as neox, pairs adjacent within
+   * each (run 1 pairs 4c .. 4c + 3, run 2 pairs R/4 + 4c ..), cos and sin [p, 4c .. 4c + 4)
+   * and [p, R/4 + 4c ..] (R = 80); 30 chunks: a warp, 2 threads idle */
   tirx_rope_options o = {.style = TIRX_ROPE_GPTJ};
   cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_BF16, TIRX_BF16, 80, 5, 1, &k), TIRX_OK);
   src = tirx_kernel_source(k);
   assert_has(src, "__launch_bounds__(32)");
   assert_has(src, "if (((int)threadIdx.x < 30)) {");
-  assert_has(src, "(long long)((c * 16) + i)]");
-  assert_has(src, "const float a_7 = tirx_bf16_to_f32(xa[14]);");
-  assert_has(src, "const float z_7 = tirx_bf16_to_f32(xa[15]);");
+  assert_has(src, "q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)((c * 8) + i)]");
+  assert_has(src, "q[(long long)t * q_stride0 + (long long)head * q_stride1 + (long long)(((c * 8) + 40) + i)]");
+  cr_assert_null(strstr(src, "(c * 16)"));
+  assert_has(src, "&cos_1[(long long)p * 40LL + (long long)((c * 4) + (i * 4))]");
+  assert_has(src, "&cos_1[(long long)p * 40LL + (long long)(((c * 4) + 20) + (i * 4))]");
+  assert_has(src, "&sin_1[(long long)p * 40LL + (long long)(((c * 4) + 20) + (i * 4))]");
+  assert_has(src, "const float c_5 = tirx_bf16_to_f32(cl[4]);"); /* pair R/4 + 4c */
+  assert_has(src, "const float a_3 = tirx_bf16_to_f32(xa[6]);");  /* pair 4c + 3 */
+  assert_has(src, "const float z_3 = tirx_bf16_to_f32(xa[7]);");
+  assert_has(src, "const float a_4 = tirx_bf16_to_f32(xb[0]);");  /* pair R/4 + 4c */
+  assert_has(src, "const float z_4 = tirx_bf16_to_f32(xb[1]);");
+  assert_has(src, "xb[7] = tirx_bf16_from_f32(((z_7 * c_8) + (a_7 * s_7)));"); /* pair R/4 + 4c + 3 */
   tirx_kernel_release(k);
   /* 72 heads x 8 chunks: 512 threads looping */
   cr_assert_eq(tirx_kernels_rope_build(NULL, TIRX_F16, TIRX_F32, 128, 64, 8, &k), TIRX_OK);
@@ -128,6 +140,55 @@ Test(kernels_rope, a_thread_rotates_eight_pairs) {
   assert_has(src, "__launch_bounds__(512)");
   assert_has(src, "for (int it = (int)threadIdx.x; it < 576; it += 512) {");
   tirx_kernel_release(k);
+}
+
+/* The lines of src that move q or k (the chunked path's global rows), in order. */
+static char *qk_moves(const char *src) {
+  size_t cap = strlen(src) + 1, n = 0;
+  char *out = malloc(cap);
+  cr_assert_not_null(out);
+  for (const char *line = src; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%.*s", (int)(len < sizeof tmp ? len : sizeof tmp - 1), line);
+    if (strstr(tmp, "&q[") || strstr(tmp, "&k[") || strstr(tmp, " q[") || strstr(tmp, " k[")) {
+      memcpy(out + n, line, len);
+      n += len;
+    }
+    line += len;
+  }
+  out[n] = '\0';
+  return out;
+}
+
+/* gptj's chunked path reads and writes exactly neox's runs of q and k (two 8-element runs R/2
+ * apart a thread, a warp's vectors consecutive): the lines that move q and k are the same in
+ * both styles, with vectors and with element moves; only the pairing and the cache's columns
+ * differ. */
+Test(kernels_rope, gptj_moves_the_same_runs_as_neox) {
+  static const struct { tirx_dtype cdt; int d, h, h_kv, rot; int64_t s0; } cases[] = {
+      {TIRX_F32, 128, 32, 8, 0, 6144}, {TIRX_F32, 128, 32, 8, 0, 0}, {TIRX_F32, 128, 8, 8, 64, 0},
+      {TIRX_BF16, 80, 5, 1, 0, 480},   {TIRX_F32, 128, 4, 0, 96, 512}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *moves[2];
+    for (int style = 0; style < 2; style++) {
+      tirx_rope_options o = {.size = sizeof o, .style = (tirx_rope_style)style, .rot_dim = cases[i].rot};
+      if (cases[i].s0) {
+        o.q_strides[0] = o.k_strides[0] = cases[i].s0;
+        o.q_strides[1] = o.k_strides[1] = cases[i].d;
+      }
+      tirx_kernel *k = NULL;
+      cr_assert_eq(tirx_kernels_rope_build(&o, TIRX_BF16, cases[i].cdt, cases[i].d, cases[i].h,
+                                           cases[i].h_kv, &k), TIRX_OK, "%s", tirx_last_error());
+      moves[style] = qk_moves(tirx_kernel_source(k));
+      tirx_kernel_release(k);
+    }
+    cr_assert_gt(strlen(moves[0]), 0, "case %zu: no moves of q", i);
+    cr_assert_str_eq(moves[1], moves[0], "case %zu", i);
+    free(moves[0]);
+    free(moves[1]);
+  }
 }
 
 /* Which kernels move q and k in 16-byte vectors: R/2 a multiple of 8 and strides the build
@@ -158,6 +219,8 @@ Test(kernels_rope, which_shapes_get_vectors) {
     const char *src = tirx_kernel_source(k);
     assert_has(src, cases[i].want);
     assert_has(src, "tirx_vcopy<float, 4, 8>(&cl[(i * 4)], &cos_1[");
+    if (cases[i].style == TIRX_ROPE_GPTJ) /* the second half's pairs: a second vector */
+      assert_has(src, "tirx_vcopy<float, 4, 8>(&cl[(i * 4 + 4)], &cos_1[");
     bool hidden = cases[i].qs[0] == 0;
     cr_assert_eq(strstr(src, "long long q_stride0") != NULL, hidden, "case %zu", i);
     tirx_kernel_release(k);

@@ -406,8 +406,10 @@ Test(kernels_rows, fp8_ops_check_their_tensors_before_anything_else) {
 }
 
 /* Every width and dtype the GPU suite runs (tests/gpu/test_gpu.c, fp8_*) builds, with e4m3
- * stores of four bytes exactly where W is a multiple of 4 (and the dtype's vectors hold 4 or
- * more), and compiles for sm_90a without local memory; the conversion is the PTX cvt. */
+ * stores of eight bytes exactly where W is a multiple of 8 and the dtype's vectors hold 8
+ * (f16, bf16), else of four where W is a multiple of 4 (f32's vectors hold 4), and compiles for
+ * sm_90a without local memory; the conversion is the PTX cvt, the 8-byte store one
+ * st.global.v2 of two words. */
 Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout = 600) {
   tirx_runtime *rt = no_device();
   static const int64_t widths[] = {1, 3, 100, 1000, 2048, 3072, 4096, 5000, 5120, 6144, 7168, 7000, 8191};
@@ -424,8 +426,14 @@ Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout 
           const char *src = tirx_kernel_source(k);
           cr_assert_str_eq(tirx_kernel_name(k), add ? "add_rmsnorm_fp8" : "rmsnorm_fp8");
           bool x4 = strstr(src, "  tirx_st_e4m3x4(&out[") != NULL;
-          /* whole 16-byte vectors on every lane (a warp's 32 or a CTA's) and rows of 4 bytes */
-          bool want4 = widths[w] % 4 == 0 && widths[w] >= 16 / tirx_dtype_size(dts[d]) * 32;
+          bool x8 = strstr(src, "  tirx_st_e4m3x8(&out[") != NULL;
+          /* whole 16-byte vectors on every lane (a warp's 32 or a CTA's) and rows of 8 (4) bytes */
+          int64_t vec = 16 / tirx_dtype_size(dts[d]);
+          bool vectors = widths[w] >= vec * 32;
+          bool want8 = vectors && vec == 8 && widths[w] % 8 == 0;
+          bool want4 = vectors && !want8 && widths[w] % 4 == 0;
+          cr_assert_eq(x8, want8, "%s %lld: 8-byte stores %d, expected %d", tirx_dtype_name(dts[d]),
+                       (long long)widths[w], x8, want8);
           cr_assert_eq(x4, want4, "%s %lld: 4-byte stores %d, expected %d", tirx_dtype_name(dts[d]),
                        (long long)widths[w], x4, want4);
           assert_has(src, "asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\"");
@@ -438,6 +446,9 @@ Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout 
                          tirx_dtype_name(dts[d]), (long long)widths[w], tirx_last_error());
             const char *ptx = tirx_compiled_ptx(c);
             assert_has(ptx, "cvt.rn.satfinite.e4m3x2.f32");
+            if (want8)
+              cr_assert(strstr(ptx, "st.global.v2.u32") || strstr(ptx, "st.global.v2.b32"),
+                        "%s %lld: no 8-byte store", tirx_dtype_name(dts[d]), (long long)widths[w]);
             cr_assert_null(strstr(ptx, ".local"), "%s %lld uses local memory",
                            tirx_dtype_name(dts[d]), (long long)widths[w]);
             tirx_compiled_destroy(c);
@@ -446,6 +457,69 @@ Test(kernels_rows, fp8_norms_build_and_compile_for_every_tested_width, .timeout 
           tirx_kernel_release(k);
         }
   cr_assert_eq(compiled, 2 * 2 * 13);
+  tirx_runtime_destroy(rt);
+}
+
+/* rmsnorm_fp8 stages its rows where rmsnorm does, for the same options (rmsnorm's plan is its
+ * plan): the persistent loop over rows, the ring, the weight row in shared memory (not with
+ * TIRX_ROW_VARIANT_WEIGHTS_GLOBAL), the e4m3 stores and the first thread's scale store at the
+ * loop's row; add_rmsnorm_fp8 (two inputs) never. The GPU suite's staged cases (fp8_staged_*)
+ * build, and their bf16 and f32 forms compile for sm_90a without local memory. */
+Test(kernels_rows, rmsnorm_fp8_is_staged_as_rmsnorm_is, .timeout = 600) {
+  tirx_runtime *rt = no_device();
+  static const tirx_dtype dts[] = {TIRX_BF16, TIRX_F16, TIRX_F32};
+  static const struct { int64_t width; int flags, stages; } cases[] = {
+      {16384, 0, 0}, {20000, 0, 0}, {32768, 0, 0}, {2048, TIRX_ROW_VARIANT_STAGED, 0},
+      {5000, TIRX_ROW_VARIANT_STAGED, 0}, {5120, TIRX_ROW_VARIANT_STAGED, 0},
+      {7168, TIRX_ROW_VARIANT_STAGED, 0}, {7168, 0, 1}, {8191, TIRX_ROW_VARIANT_STAGED, 0},
+      {16384, TIRX_ROW_VARIANT_UNSTAGED, 0}, {16384, TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, 0},
+      {5000, TIRX_ROW_VARIANT_STAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL, 0}};
+  int staged = 0, compiled = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    for (size_t d = 0; d < 3; d++)
+      for (int add = 0; add < 2; add++) {
+        tirx_row_options o = {.variant = cases[c].flags, .stages = cases[c].stages};
+        int S = row_plan(TIRX_ROW_OP_RMSNORM, &o, dts[d], cases[c].width).stages;
+        tirx_kernel *k = NULL;
+        cr_assert_eq(tirx_kernels_rmsnorm_fp8_build(&o, dts[d], cases[c].width, add, &k), TIRX_OK,
+                     "%s", tirx_last_error());
+        const char *src = tirx_kernel_source(k);
+        char what[96];
+        snprintf(what, sizeof what, "%srmsnorm_fp8 %s %lld variant %d stages %d", add ? "add_" : "",
+                 tirx_dtype_name(dts[d]), (long long)cases[c].width, cases[c].flags,
+                 cases[c].stages);
+        bool ring = strstr(src, " *ring = ") != NULL;
+        cr_assert_eq(ring, !add && S > 0, "%s: ring %d, rmsnorm's plan %d stages", what, ring, S);
+        if (ring) {
+          char want[96];
+          snprintf(want, sizeof want, " *ring = (%s *)(tirx_smem + 0); /* ((%d),(%lld))",
+                   dts[d] == TIRX_F32 ? "float" : dts[d] == TIRX_F16 ? "tirx_f16" : "tirx_bf16", S,
+                   (long long)cases[c].width);
+          assert_has(src, want);
+          bool wrows = strstr(src, " *wrows = ") != NULL;
+          cr_assert_eq(wrows, !(cases[c].flags & TIRX_ROW_VARIANT_WEIGHTS_GLOBAL), "%s: wrows %d",
+                       what, wrows);
+          assert_has(src, "for (int row = (int)blockIdx.x; row < rows; row += (int)gridDim.x) {");
+          assert_has(src, "    if (((int)threadIdx.x == 0)) {\n      scale[(long long)row] = sc;\n    }\n"
+                          "    it = (it + 1);\n  }\n");
+          snprintf(want, sizeof want, "(&out[(long long)row * %lldLL + ", (long long)cases[c].width);
+          assert_has(src, want);
+          staged++;
+        }
+        if (dts[d] != TIRX_F16 && ring) {
+          tirx_compiled *cc = NULL;
+          cr_assert_eq(tirx_compile(rt, k, "sm_90a", &cc), TIRX_OK, "%s: %s", what, tirx_last_error());
+          const char *ptx = tirx_compiled_ptx(cc);
+          assert_has(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global");
+          assert_has(ptx, "cvt.rn.satfinite.e4m3x2.f32");
+          cr_assert_null(strstr(ptx, ".local"), "%s uses local memory", what);
+          tirx_compiled_destroy(cc);
+          compiled++;
+        }
+        tirx_kernel_release(k);
+      }
+  cr_assert_eq(staged, 29, "%d staged kernels", staged);
+  cr_assert_eq(compiled, 19, "%d kernels compiled", compiled);
   tirx_runtime_destroy(rt);
 }
 

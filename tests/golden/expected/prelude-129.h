@@ -235,4 +235,12 @@ __device__ __forceinline__ void tirx_st_e4m3x1(void *p, float a) {
 __device__ __forceinline__ void tirx_st_e4m3x4(void *p, float a, float b, float c, float d) {
   *(unsigned *)p = (unsigned)tirx_e4m3x2(a, b) | ((unsigned)tirx_e4m3x2(c, d) << 16);
 }
+/* eight bytes at p (8-byte aligned): one 8-byte store of two packed words */
+__device__ __forceinline__ void tirx_st_e4m3x8(void *p, float a, float b, float c, float d,
+                                               float e, float f, float g, float h) {
+  uint2 v;
+  v.x = (unsigned)tirx_e4m3x2(a, b) | ((unsigned)tirx_e4m3x2(c, d) << 16);
+  v.y = (unsigned)tirx_e4m3x2(e, f) | ((unsigned)tirx_e4m3x2(g, h) << 16);
+  *(uint2 *)p = v;
+}
 
