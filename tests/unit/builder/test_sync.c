@@ -94,7 +94,7 @@ Test(sync, cluster_fences_and_wgmma_groups_compile, .timeout = 300) {
   cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s\n%s", tirx_last_error(), src);
   const char *ptx = tirx_compiled_ptx(c);
   static const char *const want[] = {
-      "mapa.shared::cluster.u32",          "mbarrier.arrive.release.cluster.shared::cluster.b64",
+      "mapa.shared::cluster.u32",          "mbarrier.arrive.shared::cluster.b64",
       "barrier.cluster.arrive.release",    "barrier.cluster.wait.acquire",
       "fence.proxy.async.shared::cta",     "bar.arrive",
       "wgmma.fence.sync.aligned",          "wgmma.commit_group.sync.aligned",
