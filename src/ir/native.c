@@ -142,7 +142,7 @@ static void format(tirx__writer *w, const tirx__stmt *s, const tirx__native_op *
       const char *end = strchr(f, '}');
       bool all = end != NULL;
       for (const char *q = f; all && q < end; q++)
-        if (q[0] == '$' && q[1] >= '0' && q[1] <= '4') all = present(s, &r->ops[q[1] - '0']);
+        if (q[0] == '$' && q[1] >= '0' && q[1] - '0' < TIRX__NATIVE_MAX_OPS) all = present(s, &r->ops[q[1] - '0']);
       if (!all) {
         if (!end) return;
         f = end;
@@ -159,7 +159,7 @@ static void format(tirx__writer *w, const tirx__stmt *s, const tirx__native_op *
       put(w, r->name);
     else if (*f == 'h')
       put(w, r->helper);
-    else if (*f >= '0' && *f <= '4')
+    else if (*f >= '0' && *f - '0' < TIRX__NATIVE_MAX_OPS)
       operand(w, s, &r->ops[*f - '0']);
   }
 }

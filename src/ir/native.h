@@ -63,7 +63,8 @@ typedef struct tirx__opnd {
   uint16_t count; /* LOADS: offset of the int32_t count */
 } tirx__opnd;
 
-enum { TIRX__NATIVE_MAX_OPS = 5 };
+/* Operands $0 .. $9 of a format (an e4m3 store of eight values has nine). */
+enum { TIRX__NATIVE_MAX_OPS = 10 };
 
 /* Operand lists: .ops = {TIRX__ELEM(T, f), TIRX__EXPR(T, g)}, T the payload's struct. */
 #define TIRX__OPND_AT(k, T, f) {TIRX__OPND_##k, (uint16_t)offsetof(T, f), 0}

@@ -693,26 +693,23 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_mbarrier_expect_tx(b, elem(b, full, st), I(b, (AR + BN) * BK * 2));
     tirx_config ld = {.barrier = elem(b, full, st)};
     tirx_config mc = {.barrier = elem(b, full, st), .multicast = I(b, (1 << CS) - 1)};
-    if (CN > 1) { /* this CTA's half of A's tile, into both CTAs */
-      const int64_t H = AR / 2;
-      tirx_expr *r0 = tirx_mul(b, rank, I(b, H));
-      tirx_copy_async(b, rect(b, As, tirx_add(b, tirx_mul(b, st, I(b, BM)), r0), I(b, 0), H, BK),
-                      rect(b, A, tirx_add(b, tirx_mul(b, tm, I(b, BM)), r0), tirx_mul(b, kb, I(b, BK)), H, BK),
-                      &mc);
-    } else {
-      tirx_copy_async(b, rect(b, As, tirx_mul(b, st, I(b, BM)), I(b, 0), AR, BK),
-                      rect(b, A, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, kb, I(b, BK)), AR, BK), &ld);
+    /* A's and B's tiles of the stage; a shared one (CN > 1: A's, CM > 1: B's) is this CTA's
+     * half of it, rows (A) or columns (B) rank * H.., multicast into both CTAs */
+    const int64_t AH = CN > 1 ? AR / 2 : AR, BH = CM > 1 ? BN / 2 : BN;
+    tirx_expr *as0 = tirx_mul(b, st, I(b, BM)), *ag0 = tirx_mul(b, tm, I(b, BM));
+    tirx_expr *bs0 = tirx_mul(b, st, I(b, BN)), *bg0 = tirx_mul(b, tn, I(b, BN));
+    if (CN > 1) {
+      tirx_expr *r0 = tirx_mul(b, rank, I(b, AH));
+      as0 = tirx_add(b, as0, r0), ag0 = tirx_add(b, ag0, r0);
     }
-    if (CM > 1) { /* this CTA's half of B's tile (columns), into both CTAs */
-      const int64_t H = BN / 2;
-      tirx_expr *c0 = tirx_mul(b, rank, I(b, H));
-      tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_add(b, tirx_mul(b, st, I(b, BN)), c0), BK, H),
-                      rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_add(b, tirx_mul(b, tn, I(b, BN)), c0), BK, H),
-                      &mc);
-    } else {
-      tirx_copy_async(b, rect(b, Bs, I(b, 0), tirx_mul(b, st, I(b, BN)), BK, BN),
-                      rect(b, Bt, tirx_mul(b, kb, I(b, BK)), tirx_mul(b, tn, I(b, BN)), BK, BN), &ld);
+    if (CM > 1) {
+      tirx_expr *c0 = tirx_mul(b, rank, I(b, BH));
+      bs0 = tirx_add(b, bs0, c0), bg0 = tirx_add(b, bg0, c0);
     }
+    tirx_copy_async(b, rect(b, As, as0, I(b, 0), AH, BK),
+                    rect(b, A, ag0, tirx_mul(b, kb, I(b, BK)), AH, BK), CN > 1 ? &mc : &ld);
+    tirx_copy_async(b, rect(b, Bs, I(b, 0), bs0, BK, BH),
+                    rect(b, Bt, tirx_mul(b, kb, I(b, BK)), bg0, BK, BH), CM > 1 ? &mc : &ld);
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
     tirx_for_end(b);
     tirx_for_end(b);

@@ -601,19 +601,11 @@ static tirx_status build_chain(rk *k, tirx_kernel **kout) {
 
 /* The e4m3 stores: a native statement of one, four or eight consecutive f32 values converted
  * to e4m3 (cvt.rn.satfinite: round to nearest even, saturated to +-448, NaN kept) and stored as
- * bytes at an element of a u8 tensor. The helper is emitted only in kernels that use it. Eight
- * values are more operands than a format names: that op's payload holds them as a list (the
- * thread's registers) and it prints and emits itself. */
+ * bytes at an element of a u8 tensor. The helper is emitted only in kernels that use it. */
 typedef struct e4m3_payload {
   tirx__elem dst;
-  tirx_expr *v[4];
+  tirx_expr *v[8];
 } e4m3_payload;
-
-typedef struct e4m3x8_payload {
-  tirx__elem dst;
-  tirx_expr **v; /* 8 loads of the thread's registers */
-  int32_t n;
-} e4m3x8_payload;
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
@@ -659,27 +651,15 @@ static const tirx__native_op nv_st_e4m3x4 = {
     .print_fmt = "$n $0 <- $1, $2, $3, $4", .emit_fmt = "$h($0, $1, $2, $3, $4);",
     .prelude = e4m3_frags};
 
-/* st_e4m3x8 out[...] <- v0, ..., v7 (IR); tirx_st_e4m3x8(&out[...], v0, ..., v7); (CUDA) */
-static void e4m3x8_write(tirx__writer *w, const tirx__stmt *s, bool emit) {
-  const e4m3x8_payload *p = s->native.p;
-  tirx__sb_append(w->sb, emit ? s->native.op->helper : s->native.op->name);
-  tirx__sb_append(w->sb, emit ? "(" : " ");
-  w->elem(w, p->dst.tensor, p->dst.index);
-  tirx__sb_append(w->sb, emit ? ", " : " <- ");
-  for (int i = 0; i < p->n; i++) {
-    if (i) tirx__sb_append(w->sb, ", ");
-    w->expr(w, p->v[i]);
-  }
-  if (emit) tirx__sb_append(w->sb, ");");
-}
-
-static void print_e4m3x8(tirx__writer *w, const tirx__stmt *s) { e4m3x8_write(w, s, false); }
-static void emit_e4m3x8(tirx__writer *w, const tirx__stmt *s) { e4m3x8_write(w, s, true); }
-
 static const tirx__native_op nv_st_e4m3x8 = {
-    .name = "st_e4m3x8", .helper = "tirx_st_e4m3x8", .size = sizeof(e4m3x8_payload),
-    .ops = {TIRX__ELEM(e4m3x8_payload, dst), TIRX__LOADS(e4m3x8_payload, v, n)},
-    .print = print_e4m3x8, .emit = emit_e4m3x8, .prelude = e4m3_frags};
+    .name = "st_e4m3x8", .helper = "tirx_st_e4m3x8", .size = sizeof(e4m3_payload),
+    .ops = {TIRX__ELEM(e4m3_payload, dst), TIRX__EXPR(e4m3_payload, v[0]),
+            TIRX__EXPR(e4m3_payload, v[1]), TIRX__EXPR(e4m3_payload, v[2]),
+            TIRX__EXPR(e4m3_payload, v[3]), TIRX__EXPR(e4m3_payload, v[4]),
+            TIRX__EXPR(e4m3_payload, v[5]), TIRX__EXPR(e4m3_payload, v[6]),
+            TIRX__EXPR(e4m3_payload, v[7])},
+    .print_fmt = "$n $0 <- $1, $2, $3, $4, $5, $6, $7, $8",
+    .emit_fmt = "$h($0, $1, $2, $3, $4, $5, $6, $7, $8);", .prelude = e4m3_frags};
 
 /* out[row, col .. col + n) = e4m3(v[0..n)), n 1, 4 or 8 (then col a multiple of n and the row
  * pitch too; v loads of the thread's registers). */
@@ -688,24 +668,8 @@ static void st_e4m3(rk *k, tirx_tensor *out, tirx_expr *col, int n, tirx_expr *c
   tirx_builder *b = k->b;
   tirx_expr **ix = tirx__b_index_list(b, fn, out, 2, (tirx_expr *[]){k->row, col});
   if (!ix || b->status != TIRX_OK) return;
-  if (n == 8) {
-    tirx_expr **list = tirx__arena_array(tirx_builder_arena(b), 8, sizeof *list, fn);
-    if (!list) {
-      tirx__b_fail(b, TIRX_E_NO_MEMORY, "%s: out of memory", fn);
-      return;
-    }
-    tirx__stmt *s = tirx__b_native(b, fn, &nv_st_e4m3x8);
-    if (!s) return;
-    e4m3x8_payload *p = s->native.p;
-    p->dst.tensor = out;
-    p->dst.index = ix;
-    for (int i = 0; i < 8; i++) list[i] = v[i];
-    p->v = list;
-    p->n = 8;
-    out->written = true; /* a non-const pointer */
-    return;
-  }
-  tirx__stmt *s = tirx__b_native(b, fn, n == 4 ? &nv_st_e4m3x4 : &nv_st_e4m3x1);
+  const tirx__native_op *op = n == 8 ? &nv_st_e4m3x8 : n == 4 ? &nv_st_e4m3x4 : &nv_st_e4m3x1;
+  tirx__stmt *s = tirx__b_native(b, fn, op);
   if (!s) return;
   e4m3_payload *p = s->native.p;
   p->dst.tensor = out;
