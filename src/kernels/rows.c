@@ -767,13 +767,20 @@ static tirx_status build_rmsnorm_fp8(rk *k, bool add, tirx_kernel **kout) {
     rk_bin(k, &t, TIRX_OP_ADD, &t, &r, NULL);
     rk_store(k, res_out, &t);
   }
-  rk_rmsnorm(k, &t, w, eps);
+  /* rs = rsqrt(mean(h^2) + eps) > 0 is one number for the row, so max|h * rs * w| =
+   * rs * max|h * w|: both reductions read h, neither waits for the other, and h * w is
+   * scaled once, by rs * 448 / amax = 448 / max|h * w|. */
+  tile we = rk_weights_early(k, w);
+  tirx_expr *ms = tirx_div(b, rk_reduce(k, &t, TIRX_OP_SUMSQ), f32(k, (double)k->width));
+  tile wt = rk_weights(k, w, &we);
+  rk_bin(k, &t, TIRX_OP_MUL, &t, &wt, NULL);
   tile a = rk_new(k, "ay");
   rk_un(k, &a, TIRX_OP_ABS, &t);
-  tirx_expr *amax = tirx_let(b, "amax", rk_reduce(k, &a, TIRX_OP_MAX));
-  tirx_expr *sc = tirx_let(b, "sc", tirx_div(b, amax, f32(k, 448.0)));
-  tirx_expr *inv = tirx_let(b, "inv", tirx_select(b, tirx_gt(b, amax, f32(k, 0.0)),
-                                                   tirx_div(b, f32(k, 448.0), amax), f32(k, 0.0)));
+  tirx_expr *mx = tirx_let(b, "mx", rk_reduce(k, &a, TIRX_OP_MAX));
+  tirx_expr *rs = tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, ms, eps)));
+  tirx_expr *sc = tirx_let(b, "sc", tirx_div(b, tirx_mul(b, mx, rs), f32(k, 448.0)));
+  tirx_expr *inv = tirx_let(b, "inv", tirx_select(b, tirx_gt(b, mx, f32(k, 0.0)),
+                                                   tirx_div(b, f32(k, 448.0), mx), f32(k, 0.0)));
   rk_bin(k, &t, TIRX_OP_MUL, &t, NULL, inv);
   rk_store_e4m3(k, out, &t);
   tirx_expr *rank = k->cta ? tirx_thread_linear(b) : tirx_lane_id(b);

@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(768) add_rmsnorm_fp8(int rows, cons
 #endif
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red5_smem = (float *)(tirx_smem + 0); /* ((1),(1),(24)):((24@m),(24@m),(1@m)) */
-  float *red10_smem = (float *)(tirx_smem + 128); /* ((1),(1),(24)):((24@m),(24@m),(1@m)) */
+  float *red9_smem = (float *)(tirx_smem + 128); /* ((1),(1),(24)):((24@m),(24@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     float xh[8]; /* ((),(2,768,4)):((),(4@reg,1@tid,1@reg)) */
@@ -84,19 +84,6 @@ extern "C" __global__ void __launch_bounds__(768) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 6144.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 1; ++i_1) {
-          xh[(i) * 4 + (0)] = (xh[(i) * 4 + (0)] * rs);
-          xh[(i) * 4 + (1)] = (xh[(i) * 4 + (1)] * rs);
-          xh[(i) * 4 + (2)] = (xh[(i) * 4 + (2)] * rs);
-          xh[(i) * 4 + (3)] = (xh[(i) * 4 + (3)] * rs);
-        }
-      }
-    }
     float xh_2[8]; /* ((),(2,768,4)):((),(4@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
@@ -150,12 +137,12 @@ extern "C" __global__ void __launch_bounds__(768) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red10_smem[wslot] = acc;
+        red9_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 24)) {
-        acc_1 = red10_smem[lane];
+        acc_1 = red9_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -166,9 +153,10 @@ extern "C" __global__ void __launch_bounds__(768) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 6144.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {

@@ -30,13 +30,6 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const ti
       red[0] = acc;
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 3.0f) + eps));
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp) */
-      #pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        xf[(i)] = (xf[(i)] * rs);
-      }
-    }
     tirx_f16 xh_1[3]; /* ((1),(3)):((3@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
@@ -74,9 +67,10 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const ti
       red_1[0] = acc;
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 3.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 3; ++i) {

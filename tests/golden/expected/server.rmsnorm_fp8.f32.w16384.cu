@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(1024) rmsnorm_fp8(int rows, const f
   float *wrows = (float *)(tirx_smem + 131072); /* ((1),(16384)):((16384@m),(1@m)) */
   long long *full = (long long *)(tirx_smem + 196608); /* ((3)):((1@m)) */
   float *red6_smem = (float *)(tirx_smem + 196736); /* ((1),(1),(32)):((32@m),(32@m),(1@m)) */
-  float *red11_smem = (float *)(tirx_smem + 196864); /* ((1),(1),(32)):((32@m),(32@m),(1@m)) */
+  float *red10_smem = (float *)(tirx_smem + 196864); /* ((1),(1),(32)):((32@m),(32@m),(1@m)) */
   const int tid = (int)threadIdx.x;
   if ((tid == 0)) {
     tirx_mbar_init(&full[0], 1);
@@ -95,19 +95,6 @@ extern "C" __global__ void __launch_bounds__(1024) rmsnorm_fp8(int rows, const f
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 16384.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 1; ++i_1) {
-          xh[(i) * 4 + (0)] = (xh[(i) * 4 + (0)] * rs);
-          xh[(i) * 4 + (1)] = (xh[(i) * 4 + (1)] * rs);
-          xh[(i) * 4 + (2)] = (xh[(i) * 4 + (2)] * rs);
-          xh[(i) * 4 + (3)] = (xh[(i) * 4 + (3)] * rs);
-        }
-      }
-    }
     float wh[16]; /* ((),(4,1024,4)):((),(4@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=shared->local, team=cta) */
       #pragma unroll
@@ -161,12 +148,12 @@ extern "C" __global__ void __launch_bounds__(1024) rmsnorm_fp8(int rows, const f
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red11_smem[wslot] = acc;
+        red10_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 32)) {
-        acc_1 = red11_smem[lane];
+        acc_1 = red10_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -177,9 +164,10 @@ extern "C" __global__ void __launch_bounds__(1024) rmsnorm_fp8(int rows, const f
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 16384.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 4; ++i) {

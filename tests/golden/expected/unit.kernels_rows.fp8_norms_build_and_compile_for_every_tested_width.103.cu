@@ -8,9 +8,9 @@ extern "C" __global__ void __launch_bounds__(256) add_rmsnorm_fp8(int rows, cons
   float *red22_smem = (float *)(tirx_smem + 0); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
   float *red23_smem = (float *)(tirx_smem + 128); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
   float *red24_smem = (float *)(tirx_smem + 256); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
-  float *red40_smem = (float *)(tirx_smem + 384); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
-  float *red41_smem = (float *)(tirx_smem + 512); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
-  float *red42_smem = (float *)(tirx_smem + 640); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+  float *red37_smem = (float *)(tirx_smem + 384); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+  float *red38_smem = (float *)(tirx_smem + 512); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+  float *red39_smem = (float *)(tirx_smem + 640); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     tirx_bf16 xh[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
@@ -259,25 +259,6 @@ extern "C" __global__ void __launch_bounds__(256) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 8191.0f) + eps));
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
-      #pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 8; ++i_1) {
-          xf[(i) * 8 + (i_1)] = (xf[(i) * 8 + (i_1)] * rs);
-        }
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xf_1[(i)] = (xf_1[(i)] * rs);
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
-      xf_2[0] = (xf_2[0] * rs);
-    }
     tirx_bf16 xh_6[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=cta, family=scalar) */
       #pragma unroll
@@ -381,12 +362,12 @@ extern "C" __global__ void __launch_bounds__(256) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red40_smem[wslot] = acc;
+        red37_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 8)) {
-        acc_1 = red40_smem[lane];
+        acc_1 = red37_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -412,12 +393,12 @@ extern "C" __global__ void __launch_bounds__(256) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red41_smem[wslot] = acc;
+        red38_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 8)) {
-        acc_1 = red41_smem[lane];
+        acc_1 = red38_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -440,12 +421,12 @@ extern "C" __global__ void __launch_bounds__(256) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red42_smem[wslot] = acc;
+        red39_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 8)) {
-        acc_1 = red42_smem[lane];
+        acc_1 = red39_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -456,9 +437,10 @@ extern "C" __global__ void __launch_bounds__(256) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 8191.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
       #pragma unroll
       for (int i = 0; i < 3; ++i) {

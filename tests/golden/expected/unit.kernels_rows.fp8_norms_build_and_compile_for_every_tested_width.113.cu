@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
 #endif
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red8_smem = (float *)(tirx_smem + 0); /* ((1),(1),(4)):((4@m),(4@m),(1@m)) */
-  float *red14_smem = (float *)(tirx_smem + 128); /* ((1),(1),(4)):((4@m),(4@m),(1@m)) */
+  float *red13_smem = (float *)(tirx_smem + 128); /* ((1),(1),(4)):((4@m),(4@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     tirx_f16 xh[16]; /* ((),(2,128,8)):((),(8@reg,1@tid,1@reg)) */
@@ -111,16 +111,6 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 2048.0f) + eps));
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
-      #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 8; ++i_1) {
-          xf[(i) * 8 + (i_1)] = (xf[(i) * 8 + (i_1)] * rs);
-        }
-      }
-    }
     tirx_f16 xh_2[16]; /* ((),(2,128,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=cta, family=scalar) */
       #pragma unroll
@@ -178,12 +168,12 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red14_smem[wslot] = acc;
+        red13_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 4)) {
-        acc_1 = red14_smem[lane];
+        acc_1 = red13_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -194,9 +184,10 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 2048.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {

@@ -8,9 +8,9 @@ extern "C" __global__ void __launch_bounds__(512) add_rmsnorm_fp8(int rows, cons
   float *red13_smem = (float *)(tirx_smem + 0); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
   float *red14_smem = (float *)(tirx_smem + 128); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
   float *red15_smem = (float *)(tirx_smem + 256); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
-  float *red28_smem = (float *)(tirx_smem + 384); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
-  float *red29_smem = (float *)(tirx_smem + 512); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
-  float *red30_smem = (float *)(tirx_smem + 640); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+  float *red25_smem = (float *)(tirx_smem + 384); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+  float *red26_smem = (float *)(tirx_smem + 512); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+  float *red27_smem = (float *)(tirx_smem + 640); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     float xh[12]; /* ((),(3,512,4)):((),(4@reg,1@tid,1@reg)) */
@@ -202,31 +202,6 @@ extern "C" __global__ void __launch_bounds__(512) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 8191.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 1; ++i_1) {
-          xh[(i) * 4 + (0)] = (xh[(i) * 4 + (0)] * rs);
-          xh[(i) * 4 + (1)] = (xh[(i) * 4 + (1)] * rs);
-          xh[(i) * 4 + (2)] = (xh[(i) * 4 + (2)] * rs);
-          xh[(i) * 4 + (3)] = (xh[(i) * 4 + (3)] * rs);
-        }
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        xh_1[(0)] = (xh_1[(0)] * rs);
-        xh_1[(1)] = (xh_1[(1)] * rs);
-        xh_1[(2)] = (xh_1[(2)] * rs);
-        xh_1[(3)] = (xh_1[(3)] * rs);
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      xh_2[0] = (xh_2[0] * rs);
-    }
     float xh_6[12]; /* ((),(3,512,4)):((),(4@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
@@ -321,12 +296,12 @@ extern "C" __global__ void __launch_bounds__(512) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red28_smem[wslot] = acc;
+        red25_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 16)) {
-        acc_1 = red28_smem[lane];
+        acc_1 = red25_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -352,12 +327,12 @@ extern "C" __global__ void __launch_bounds__(512) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red29_smem[wslot] = acc;
+        red26_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 16)) {
-        acc_1 = red29_smem[lane];
+        acc_1 = red26_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -380,12 +355,12 @@ extern "C" __global__ void __launch_bounds__(512) add_rmsnorm_fp8(int rows, cons
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red30_smem[wslot] = acc;
+        red27_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 16)) {
-        acc_1 = red30_smem[lane];
+        acc_1 = red27_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -396,9 +371,10 @@ extern "C" __global__ void __launch_bounds__(512) add_rmsnorm_fp8(int rows, cons
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 8191.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 3; ++i) {

@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(320) rmsnorm_fp8(int rows, const ti
 #endif
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red3_smem = (float *)(tirx_smem + 0); /* ((1),(1),(10)):((10@m),(10@m),(1@m)) */
-  float *red9_smem = (float *)(tirx_smem + 128); /* ((1),(1),(10)):((10@m),(10@m),(1@m)) */
+  float *red8_smem = (float *)(tirx_smem + 128); /* ((1),(1),(10)):((10@m),(10@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     tirx_f16 xh[16]; /* ((),(2,320,8)):((),(8@reg,1@tid,1@reg)) */
@@ -66,19 +66,6 @@ extern "C" __global__ void __launch_bounds__(320) rmsnorm_fp8(int rows, const ti
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 5120.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 2; ++i_1) {
-          xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 1)] = (xf[(i) * 8 + (i_1 * 4 + 1)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 2)] = (xf[(i) * 8 + (i_1 * 4 + 2)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 3)] = (xf[(i) * 8 + (i_1 * 4 + 3)] * rs);
-        }
-      }
-    }
     tirx_f16 xh_1[16]; /* ((),(2,320,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
@@ -145,12 +132,12 @@ extern "C" __global__ void __launch_bounds__(320) rmsnorm_fp8(int rows, const ti
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red9_smem[wslot] = acc;
+        red8_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 10)) {
-        acc_1 = red9_smem[lane];
+        acc_1 = red8_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -161,9 +148,10 @@ extern "C" __global__ void __launch_bounds__(320) rmsnorm_fp8(int rows, const ti
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 5120.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {

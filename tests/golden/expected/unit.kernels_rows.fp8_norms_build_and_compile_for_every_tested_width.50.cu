@@ -8,9 +8,9 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const ti
   float *red7_smem = (float *)(tirx_smem + 0); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
   float *red8_smem = (float *)(tirx_smem + 128); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
   float *red9_smem = (float *)(tirx_smem + 256); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
-  float *red25_smem = (float *)(tirx_smem + 384); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
-  float *red26_smem = (float *)(tirx_smem + 512); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
-  float *red27_smem = (float *)(tirx_smem + 640); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+  float *red22_smem = (float *)(tirx_smem + 384); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+  float *red23_smem = (float *)(tirx_smem + 512); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+  float *red24_smem = (float *)(tirx_smem + 640); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     tirx_f16 xh[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
@@ -158,31 +158,6 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const ti
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 8191.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 2; ++i_1) {
-          xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 1)] = (xf[(i) * 8 + (i_1 * 4 + 1)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 2)] = (xf[(i) * 8 + (i_1 * 4 + 2)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 3)] = (xf[(i) * 8 + (i_1 * 4 + 3)] * rs);
-        }
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        xf_1[(i * 4)] = (xf_1[(i * 4)] * rs);
-        xf_1[(i * 4 + 1)] = (xf_1[(i * 4 + 1)] * rs);
-        xf_1[(i * 4 + 2)] = (xf_1[(i * 4 + 2)] * rs);
-        xf_1[(i * 4 + 3)] = (xf_1[(i * 4 + 3)] * rs);
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      xf_2[0] = (xf_2[0] * rs);
-    }
     tirx_f16 xh_3[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
@@ -304,12 +279,12 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const ti
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red25_smem[wslot] = acc;
+        red22_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 8)) {
-        acc_1 = red25_smem[lane];
+        acc_1 = red22_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -335,12 +310,12 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const ti
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red26_smem[wslot] = acc;
+        red23_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 8)) {
-        acc_1 = red26_smem[lane];
+        acc_1 = red23_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -363,12 +338,12 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const ti
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red27_smem[wslot] = acc;
+        red24_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 8)) {
-        acc_1 = red27_smem[lane];
+        acc_1 = red24_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -379,9 +354,10 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const ti
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 8191.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 3; ++i) {

@@ -69,34 +69,6 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const fl
       red[0] = (red[0] + acc);
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 1000.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp) */
-      #pragma unroll
-      for (int i = 0; i < 7; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 1; ++i_1) {
-          xh[(i) * 4 + (0)] = (xh[(i) * 4 + (0)] * rs);
-          xh[(i) * 4 + (1)] = (xh[(i) * 4 + (1)] * rs);
-          xh[(i) * 4 + (2)] = (xh[(i) * 4 + (2)] * rs);
-          xh[(i) * 4 + (3)] = (xh[(i) * 4 + (3)] * rs);
-        }
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp) */
-      #pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        xh_1[(i)] = (xh_1[(i)] * rs);
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp) */
-      #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        xh_2[(i * 4)] = (xh_2[(i * 4)] * rs);
-        xh_2[(i * 4 + 1)] = (xh_2[(i * 4 + 1)] * rs);
-        xh_2[(i * 4 + 2)] = (xh_2[(i * 4 + 2)] * rs);
-        xh_2[(i * 4 + 3)] = (xh_2[(i * 4 + 3)] * rs);
-      }
-    }
     float xh_3[28]; /* ((),(7,32,4)):((),(4@reg,1@laneid,1@reg)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
@@ -217,9 +189,10 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const fl
       red_1[0] = fmaxf(red_1[0], acc);
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 1000.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 7; ++i) {

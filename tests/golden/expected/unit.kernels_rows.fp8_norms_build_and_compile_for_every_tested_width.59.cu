@@ -69,28 +69,6 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const fl
       red[0] = (red[0] + acc);
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 1000.0f) + eps));
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp, family=scalar) */
-      #pragma unroll
-      for (int i = 0; i < 7; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 4; ++i_1) {
-          xh[(i) * 4 + (i_1)] = (xh[(i) * 4 + (i_1)] * rs);
-        }
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp, family=scalar) */
-      #pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        xh_1[(i)] = (xh_1[(i)] * rs);
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp, family=scalar) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xh_2[(i)] = (xh_2[(i)] * rs);
-      }
-    }
     float xh_3[28]; /* ((),(7,32,4)):((),(4@reg,1@laneid,1@reg)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=warp, family=scalar) */
       #pragma unroll
@@ -199,9 +177,10 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const fl
       red_1[0] = fmaxf(red_1[0], acc);
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 1000.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=warp, family=scalar) */
       #pragma unroll
       for (int i = 0; i < 7; ++i) {

@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const fl
 #endif
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red2_smem = (float *)(tirx_smem + 0); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
-  float *red7_smem = (float *)(tirx_smem + 128); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
+  float *red6_smem = (float *)(tirx_smem + 128); /* ((1),(1),(8)):((8@m),(8@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     float xh[8]; /* ((),(2,256,4)):((),(4@reg,1@tid,1@reg)) */
@@ -53,19 +53,6 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const fl
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 2048.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 1; ++i_1) {
-          xh[(i) * 4 + (0)] = (xh[(i) * 4 + (0)] * rs);
-          xh[(i) * 4 + (1)] = (xh[(i) * 4 + (1)] * rs);
-          xh[(i) * 4 + (2)] = (xh[(i) * 4 + (2)] * rs);
-          xh[(i) * 4 + (3)] = (xh[(i) * 4 + (3)] * rs);
-        }
-      }
-    }
     float xh_1[8]; /* ((),(2,256,4)):((),(4@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
@@ -119,12 +106,12 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const fl
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red7_smem[wslot] = acc;
+        red6_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 8)) {
-        acc_1 = red7_smem[lane];
+        acc_1 = red6_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -135,9 +122,10 @@ extern "C" __global__ void __launch_bounds__(256) rmsnorm_fp8(int rows, const fl
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 2048.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {

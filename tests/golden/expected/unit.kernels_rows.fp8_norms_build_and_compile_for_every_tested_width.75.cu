@@ -6,7 +6,7 @@ extern "C" __global__ void __launch_bounds__(352) rmsnorm_fp8(int rows, const fl
 #endif
   extern __shared__ __align__(1024) unsigned char tirx_smem[];
   float *red2_smem = (float *)(tirx_smem + 0); /* ((1),(1),(11)):((11@m),(11@m),(1@m)) */
-  float *red7_smem = (float *)(tirx_smem + 128); /* ((1),(1),(11)):((11@m),(11@m),(1@m)) */
+  float *red6_smem = (float *)(tirx_smem + 128); /* ((1),(1),(11)):((11@m),(11@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     float xh[20]; /* ((),(5,350,4)):((),(4@reg,1@tid,1@reg)) */
@@ -57,16 +57,6 @@ extern "C" __global__ void __launch_bounds__(352) rmsnorm_fp8(int rows, const fl
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 7000.0f) + eps));
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
-      #pragma unroll
-      for (int i = 0; i < 5; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 4; ++i_1) {
-          xh[(i) * 4 + (i_1)] = (xh[(i) * 4 + (i_1)] * rs);
-        }
-      }
-    }
     float xh_1[20]; /* ((),(5,350,4)):((),(4@reg,1@tid,1@reg)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=cta, family=scalar) */
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 350) * 1))))) {
@@ -118,12 +108,12 @@ extern "C" __global__ void __launch_bounds__(352) rmsnorm_fp8(int rows, const fl
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red7_smem[wslot] = acc;
+        red6_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 11)) {
-        acc_1 = red7_smem[lane];
+        acc_1 = red6_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -134,9 +124,10 @@ extern "C" __global__ void __launch_bounds__(352) rmsnorm_fp8(int rows, const fl
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 7000.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta, family=scalar) */
       #pragma unroll
       for (int i = 0; i < 5; ++i) {

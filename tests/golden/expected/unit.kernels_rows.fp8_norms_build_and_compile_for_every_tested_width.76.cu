@@ -8,9 +8,9 @@ extern "C" __global__ void __launch_bounds__(512) rmsnorm_fp8(int rows, const fl
   float *red4_smem = (float *)(tirx_smem + 0); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
   float *red5_smem = (float *)(tirx_smem + 128); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
   float *red6_smem = (float *)(tirx_smem + 256); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
-  float *red19_smem = (float *)(tirx_smem + 384); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
-  float *red20_smem = (float *)(tirx_smem + 512); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
-  float *red21_smem = (float *)(tirx_smem + 640); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+  float *red16_smem = (float *)(tirx_smem + 384); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+  float *red17_smem = (float *)(tirx_smem + 512); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
+  float *red18_smem = (float *)(tirx_smem + 640); /* ((1),(1),(16)):((16@m),(16@m),(1@m)) */
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
     float xh[12]; /* ((),(3,512,4)):((),(4@reg,1@tid,1@reg)) */
@@ -131,31 +131,6 @@ extern "C" __global__ void __launch_bounds__(512) rmsnorm_fp8(int rows, const fl
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 8191.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 3; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 1; ++i_1) {
-          xh[(i) * 4 + (0)] = (xh[(i) * 4 + (0)] * rs);
-          xh[(i) * 4 + (1)] = (xh[(i) * 4 + (1)] * rs);
-          xh[(i) * 4 + (2)] = (xh[(i) * 4 + (2)] * rs);
-          xh[(i) * 4 + (3)] = (xh[(i) * 4 + (3)] * rs);
-        }
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        xh_1[(0)] = (xh_1[(0)] * rs);
-        xh_1[(1)] = (xh_1[(1)] * rs);
-        xh_1[(2)] = (xh_1[(2)] * rs);
-        xh_1[(3)] = (xh_1[(3)] * rs);
-      }
-    }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      xh_2[0] = (xh_2[0] * rs);
-    }
     float xh_3[12]; /* ((),(3,512,4)):((),(4@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
@@ -250,12 +225,12 @@ extern "C" __global__ void __launch_bounds__(512) rmsnorm_fp8(int rows, const fl
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red19_smem[wslot] = acc;
+        red16_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 16)) {
-        acc_1 = red19_smem[lane];
+        acc_1 = red16_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -281,12 +256,12 @@ extern "C" __global__ void __launch_bounds__(512) rmsnorm_fp8(int rows, const fl
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red20_smem[wslot] = acc;
+        red17_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 16)) {
-        acc_1 = red20_smem[lane];
+        acc_1 = red17_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -309,12 +284,12 @@ extern "C" __global__ void __launch_bounds__(512) rmsnorm_fp8(int rows, const fl
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red21_smem[wslot] = acc;
+        red18_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 16)) {
-        acc_1 = red21_smem[lane];
+        acc_1 = red18_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -325,9 +300,10 @@ extern "C" __global__ void __launch_bounds__(512) rmsnorm_fp8(int rows, const fl
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 8191.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 3; ++i) {

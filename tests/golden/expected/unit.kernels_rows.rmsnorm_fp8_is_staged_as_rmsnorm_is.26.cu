@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(128, 5) rmsnorm_fp8(int rows, const
   tirx_f16 *wrows = (tirx_f16 *)(tirx_smem + 20224); /* ((1),(5000)):((5056@m),(1@m)) */
   long long *full = (long long *)(tirx_smem + 30336); /* ((3)):((1@m)) */
   float *red7_smem = (float *)(tirx_smem + 30464); /* ((1),(1),(4)):((4@m),(4@m),(1@m)) */
-  float *red13_smem = (float *)(tirx_smem + 30592); /* ((1),(1),(4)):((4@m),(4@m),(1@m)) */
+  float *red12_smem = (float *)(tirx_smem + 30592); /* ((1),(1),(4)):((4@m),(4@m),(1@m)) */
   const int tid = (int)threadIdx.x;
   if ((tid == 0)) {
     tirx_mbar_init(&full[0], 1);
@@ -112,19 +112,6 @@ extern "C" __global__ void __launch_bounds__(128, 5) rmsnorm_fp8(int rows, const
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 5000.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 5; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 2; ++i_1) {
-          xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 1)] = (xf[(i) * 8 + (i_1 * 4 + 1)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 2)] = (xf[(i) * 8 + (i_1 * 4 + 2)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 3)] = (xf[(i) * 8 + (i_1 * 4 + 3)] * rs);
-        }
-      }
-    }
     tirx_f16 wh[40]; /* ((),(5,125,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=shared->local, team=cta) */
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 125) * 1))))) {
@@ -195,12 +182,12 @@ extern "C" __global__ void __launch_bounds__(128, 5) rmsnorm_fp8(int rows, const
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red13_smem[wslot] = acc;
+        red12_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 4)) {
-        acc_1 = red13_smem[lane];
+        acc_1 = red12_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -211,9 +198,10 @@ extern "C" __global__ void __launch_bounds__(128, 5) rmsnorm_fp8(int rows, const
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 5000.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 5; ++i) {

@@ -9,7 +9,7 @@ extern "C" __global__ void __launch_bounds__(448, 2) rmsnorm_fp8(int rows, const
   tirx_bf16 *wrows = (tirx_bf16 *)(tirx_smem + 14336); /* ((1),(7168)):((7168@m),(1@m)) */
   long long *full = (long long *)(tirx_smem + 28672); /* ((2)):((1@m)) */
   float *red6_smem = (float *)(tirx_smem + 28800); /* ((1),(1),(14)):((14@m),(14@m),(1@m)) */
-  float *red12_smem = (float *)(tirx_smem + 28928); /* ((1),(1),(14)):((14@m),(14@m),(1@m)) */
+  float *red11_smem = (float *)(tirx_smem + 28928); /* ((1),(1),(14)):((14@m),(14@m),(1@m)) */
   const int tid = (int)threadIdx.x;
   if ((tid == 0)) {
     tirx_mbar_init(&full[0], 1);
@@ -101,19 +101,6 @@ extern "C" __global__ void __launch_bounds__(448, 2) rmsnorm_fp8(int rows, const
       __syncthreads();
     }
     const float r = red[0];
-    const float rs = rsqrtf(((r / 7168.0f) + eps));
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        #pragma unroll
-        for (int i_1 = 0; i_1 < 2; ++i_1) {
-          xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 1)] = (xf[(i) * 8 + (i_1 * 4 + 1)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 2)] = (xf[(i) * 8 + (i_1 * 4 + 2)] * rs);
-          xf[(i) * 8 + (i_1 * 4 + 3)] = (xf[(i) * 8 + (i_1 * 4 + 3)] * rs);
-        }
-      }
-    }
     tirx_bf16 wh[16]; /* ((),(2,448,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=shared->local, team=cta) */
       #pragma unroll
@@ -180,12 +167,12 @@ extern "C" __global__ void __launch_bounds__(448, 2) rmsnorm_fp8(int rows, const
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 8));
       acc = fmaxf(acc, __shfl_xor_sync(0xffffffffu, acc, 16));
       if ((lane == 0)) {
-        red12_smem[wslot] = acc;
+        red11_smem[wslot] = acc;
       }
       __syncthreads();
       float acc_1 = __int_as_float(0xff800000);
       if ((lane < 14)) {
-        acc_1 = red12_smem[lane];
+        acc_1 = red11_smem[lane];
       }
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 1));
       acc_1 = fmaxf(acc_1, __shfl_xor_sync(0xffffffffu, acc_1, 2));
@@ -196,9 +183,10 @@ extern "C" __global__ void __launch_bounds__(448, 2) rmsnorm_fp8(int rows, const
       __syncthreads();
     }
     const float r_1 = red_1[0];
-    const float amax = r_1;
-    const float sc = (amax / 448.0f);
-    const float inv = ((amax > 0.0f) ? (448.0f / amax) : 0.0f);
+    const float mx = r_1;
+    const float rs = rsqrtf(((r / 7168.0f) + eps));
+    const float sc = ((mx * rs) / 448.0f);
+    const float inv = ((mx > 0.0f) ? (448.0f / mx) : 0.0f);
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {
