@@ -467,14 +467,17 @@ static void rk_moments(rk *k, const tile *t, tirx_expr **sum, tirx_expr **sumsq)
 
 static tirx_expr *f32(rk *k, double v) { return tirx_float(k->b, v, TIRX_F32); }
 
-/* t *= rsqrt(sumsq(t) / W + eps) * w */
-static void rk_rmsnorm(rk *k, const tile *t, tirx_tensor *w, tirx_expr *eps) {
+/* t *= rsqrt(sumsq(t) / W + eps) * w; with eps NULL only t *= w, the row's rsqrt left to the
+ * caller. Returns the mean square sumsq(t) / W, taken before t changes. */
+static tirx_expr *rk_rmsnorm(rk *k, const tile *t, tirx_tensor *w, tirx_expr *eps) {
   tirx_builder *b = k->b;
   tile we = rk_weights_early(k, w);
   tirx_expr *ms = tirx_div(b, rk_reduce(k, t, TIRX_OP_SUMSQ), f32(k, (double)k->width));
-  rk_bin(k, t, TIRX_OP_MUL, t, NULL, tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, ms, eps))));
+  if (eps)
+    rk_bin(k, t, TIRX_OP_MUL, t, NULL, tirx_let(b, "rs", tirx_rsqrt(b, tirx_add(b, ms, eps))));
   tile wt = rk_weights(k, w, &we);
   rk_bin(k, t, TIRX_OP_MUL, t, &wt, NULL);
+  return ms;
 }
 
 static tirx_status build_rmsnorm(rk *k, bool add, tirx_kernel **kout) {
@@ -768,12 +771,9 @@ static tirx_status build_rmsnorm_fp8(rk *k, bool add, tirx_kernel **kout) {
     rk_store(k, res_out, &t);
   }
   /* rs = rsqrt(mean(h^2) + eps) > 0 is one number for the row, so max|h * rs * w| =
-   * rs * max|h * w|: both reductions read h, neither waits for the other, and h * w is
-   * scaled once, by rs * 448 / amax = 448 / max|h * w|. */
-  tile we = rk_weights_early(k, w);
-  tirx_expr *ms = tirx_div(b, rk_reduce(k, &t, TIRX_OP_SUMSQ), f32(k, (double)k->width));
-  tile wt = rk_weights(k, w, &we);
-  rk_bin(k, &t, TIRX_OP_MUL, &t, &wt, NULL);
+   * rs * max|h * w|: the max reduction does not wait on rsqrt, and h * w is scaled once,
+   * by rs * 448 / amax = 448 / max|h * w|, instead of by rs and then by 448 / amax. */
+  tirx_expr *ms = rk_rmsnorm(k, &t, w, NULL);
   tile a = rk_new(k, "ay");
   rk_un(k, &a, TIRX_OP_ABS, &t);
   tirx_expr *mx = tirx_let(b, "mx", rk_reduce(k, &a, TIRX_OP_MAX));
