@@ -450,6 +450,12 @@ struct tirx__writer {
   const char *(*ctype)(int dtype);
   const char *(*tmap)(tirx__writer *w, const tirx_tensor *t, int map, int i);
   void (*wait_fences)(tirx__writer *w);
+  /* C++ only (NULL in the IR printer): whether the storage addresses (bytes) of t[i1] and
+   * t[i0] differ by a constant for every value of the indices' symbols, swizzle included;
+   * then the difference in *bytes. Index dims must be the same expression or both
+   * constants. */
+  bool (*elem_delta)(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *i0,
+                     tirx_expr *const *i1, int64_t *bytes);
 };
 
 /* Prints (IR) or emits (C++) native statement s, without the final newline. */

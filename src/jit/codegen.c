@@ -16,6 +16,7 @@
 #include "../ir/kernel_abi.h" /* TIRX__MAX_PARAMS */
 #include "../layout/layout_internal.h"
 #include "../dispatch/dispatch.h" /* tirx__registry: the families' prelude fragments */
+#include "../dispatch/lower.h"    /* tirx__known_divisor */
 
 static const char fn[] = "tirx_kernel_build";
 
@@ -667,6 +668,76 @@ static void w_expr(tirx__writer *w, const tirx_expr *e) { expr(w->ctx, e); }
 static void w_elem(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *index) {
   element_ptr(w->ctx, t, index);
 }
+/* tirx_swizzle of the prelude on an element offset m (bits, elem as the layout's). */
+static int64_t swizzle_of(int64_t m, int bits, int elem) {
+  int64_t byte = m * elem;
+  return (byte ^ (((byte >> 7) & ((1 << bits) - 1)) << 4)) / elem;
+}
+
+/* The constant part of address(t, index) over the dims whose index is a constant (the others
+ * are skipped: the caller has checked they are the same expression in both addresses), and in
+ * *sym_div a divisor (elements) of the part those other dims add. False on overflow. */
+static bool address_const(const tirx_tensor *t, tirx_expr *const *index, int64_t *off,
+                          int64_t *sym_div) {
+  const tirx_layout *l = t->layout;
+  int64_t folded = 0, g = 0;
+  for (int k = 0; k < t->rank; k++) {
+    int first = l->dim_begin[k], last = l->dim_begin[k + 1];
+    for (int j = first; j < last; j++) {
+      const tirx_iter *it = &l->d[j];
+      if (it->axis != TIRX_AXIS_M || it->stride == 0 || it->extent == 1) continue;
+      int64_t inner = 1;
+      for (int q = j + 1; q < last; q++) inner *= l->d[q].extent;
+      bool div = inner != 1, mod = j != first;
+      if (index[k]->kind == TIRX__EX_INT) {
+        int64_t digit = index[k]->i / inner, term;
+        if (mod) digit %= it->extent;
+        if (!tirx__mul_ok(digit, it->stride, &term) || !tirx__add_ok(folded, term, &folded))
+          return false;
+        continue;
+      }
+      /* (index / inner) % extent * stride: a multiple of stride, of index's divisor times
+       * stride when neither divides nor wraps */
+      int64_t d = it->stride, kd = div || mod ? 1 : tirx__known_divisor(index[k]), term;
+      if (kd > 1 && tirx__mul_ok(kd, it->stride, &term)) d = term;
+      if (d < 0) d = -d;
+      while (d) { int64_t r = g % d; g = d; d = r; } /* gcd */
+    }
+  }
+  for (int i = 0; i < l->no; i++)
+    if (l->o[i].axis == TIRX_AXIS_M && !tirx__add_ok(folded, l->o[i].value, &folded)) return false;
+  *off = folded;
+  *sym_div = g; /* 0: no symbolic term */
+  return true;
+}
+
+static bool same_expr(const tirx_expr *x, const tirx_expr *y) {
+  return x == y || (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && x->i == y->i);
+}
+
+static bool w_elem_delta(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *i0,
+                         tirx_expr *const *i1, int64_t *bytes) {
+  (void)w;
+  const tirx_layout *l = t->layout;
+  if (!l || t->storage != TIRX__SHARED) return false;
+  for (int k = 0; k < t->rank; k++)
+    if (!same_expr(i0[k], i1[k]) && (i0[k]->kind != TIRX__EX_INT || i1[k]->kind != TIRX__EX_INT))
+      return false;
+  int64_t f0, f1, g0, g1;
+  if (!address_const(t, i0, &f0, &g0) || !address_const(t, i1, &f1, &g1)) return false;
+  int elem = tirx_dtype_size(t->dtype);
+  if (l->swizzle_bytes) {
+    /* tirx_swizzle(S + f) = S + tirx_swizzle(f) when S's bytes are a multiple of 2^(7 + bits)
+     * (the XOR reads bits 7.., writes bits 4..), which the symbolic part's divisor must show */
+    int bits = l->swizzle_bytes == 32 ? 1 : l->swizzle_bytes == 64 ? 2 : 3;
+    int64_t period = ((int64_t)1 << (7 + bits)) / l->swizzle_elem;
+    if ((g0 && g0 % period) || f0 < 0 || f1 < 0) return false;
+    f0 = swizzle_of(f0, bits, l->swizzle_elem), f1 = swizzle_of(f1, bits, l->swizzle_elem);
+  }
+  *bytes = (f1 - f0) * elem;
+  return true;
+}
+
 static const char *w_tensor(tirx__writer *w, const tirx_tensor *t) {
   return cname(w->ctx, &t->decl);
 }
@@ -695,7 +766,8 @@ static void w_fences(tirx__writer *w) {
 
 static void native(cg *c, const tirx__stmt *s, int depth) {
   tirx__writer w = {.sb = &c->sb, .depth = depth, .ctx = c, .expr = w_expr, .elem = w_elem,
-                    .tensor = w_tensor, .ctype = ctype, .tmap = w_tmap, .wait_fences = w_fences};
+                    .tensor = w_tensor, .ctype = ctype, .tmap = w_tmap, .wait_fences = w_fences,
+                    .elem_delta = w_elem_delta};
   tirx__native_emit(&w, s);
   tirx__sb_append(&c->sb, "\n");
 }

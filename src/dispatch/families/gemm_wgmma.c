@@ -24,9 +24,11 @@
  * wgmma.fence, between register fences of d (and of a in the RS form). Its completion is the
  * caller's: tirx_wgmma_commit and tirx_wgmma_wait.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../layout/layout_internal.h"
+
 #include "../lower.h"
 #include "gemm_common.h"
 
@@ -241,6 +243,16 @@ static int wgmma_run(const tirx__stmt *s) {
   return g;
 }
 
+/* The stepped descriptors below are an experiment, off unless the environment has
+ * TIRX_EXPERIMENT_WGMMA_STEP=1: they take a third of the GEMM consumers' k-block instructions
+ * away (counted in the cubins on the CPU, PERF-NOTES session 11) but have not been measured on
+ * a GPU yet, and generated code changes only with a measurement. Read at each emission (the
+ * unit tests set it). */
+static bool step_descriptors(void) {
+  const char *v = getenv("TIRX_EXPERIMENT_WGMMA_STEP");
+  return v && v[0] == '1' && !v[1];
+}
+
 /* With the statements that join it (codegen skips them). */
 static void emit_wgmma(tirx__writer *w, const tirx__stmt *s) {
   const wgmma_instr *in = &wg(s)->in;
@@ -260,11 +272,53 @@ static void emit_wgmma(tirx__writer *w, const tirx__stmt *s) {
     return;
   }
   int g = wgmma_run(s);
+  /* A group's later steps as the first step's descriptors plus constants where the writer
+   * shows their addresses differ by constant multiples of 16 bytes (CUTLASS steps its
+   * descriptors the same way): two descriptors built instead of 2 g (each from a generic
+   * pointer: ~8 instructions), which is what bounds the issue of the narrow tiles' k-blocks
+   * (PERF-NOTES, session 11). */
+  int64_t da[WGMMA_GROUP_MAX] = {0}, db[WGMMA_GROUP_MAX] = {0};
+  bool step = g > 1 && w->elem_delta && step_descriptors();
+  const tirx__stmt *t = s;
+  for (int j = 1; step && j < g; j++) {
+    t = t->next;
+    const tirx_expr *a0 = wg(s)->a, *b0 = wg(s)->b, *aj = wg(t)->a, *bj = wg(t)->b;
+    step = a0->tensor == aj->tensor && b0->tensor == bj->tensor &&
+           w->elem_delta(w, a0->tensor, a0->index, aj->index, &da[j]) &&
+           w->elem_delta(w, b0->tensor, b0->index, bj->index, &db[j]) && da[j] % 16 == 0 &&
+           db[j] % 16 == 0 && da[j] >= 0 && db[j] >= 0;
+  }
+  if (step) {
+    put(w, "{\n");
+    indent(w, w->depth + 1);
+    put(w, "const unsigned long long tirx_da = ");
+    emit_desc(w, wg(s)->a, in->lbo_a, in->sbo_a, in->swz_a);
+    put(w, ",\n");
+    indent(w, w->depth + 3);
+    put(w, "tirx_db = ");
+    emit_desc(w, wg(s)->b, in->lbo_b, in->sbo_b, in->swz_b);
+    put(w, ";\n");
+    indent(w, w->depth + 1);
+    tirx__sb_printf(w->sb, "tirx_wgmma_m64n%dk16_%s_x%d<%d, %d>(", (int)in->n, ty, g,
+                    (int)in->trans_a, (int)in->trans_b);
+    load(w, wg(s)->acc);
+    for (int j = 0; j < g; j++) {
+      if (j) tirx__sb_printf(w->sb, ", tirx_da + %lld, tirx_db + %lld", (long long)(da[j] / 16),
+                             (long long)(db[j] / 16));
+      else put(w, ", tirx_da, tirx_db");
+    }
+    put(w, ", ");
+    w->expr(w, wg(s)->scale_d);
+    put(w, ");\n");
+    indent(w, w->depth);
+    put(w, "}");
+    return;
+  }
   tirx__sb_printf(w->sb, "tirx_wgmma_m64n%dk16_%s", (int)in->n, ty);
   if (g > 1) tirx__sb_printf(w->sb, "_x%d", g);
   tirx__sb_printf(w->sb, "<%d, %d>(", (int)in->trans_a, (int)in->trans_b);
   load(w, wg(s)->acc);
-  const tirx__stmt *t = s;
+  t = s;
   for (int j = 0; j < g; j++, t = t->next) {
     put(w, ",\n");
     indent(w, w->depth + 2);
