@@ -354,14 +354,22 @@ static void fence_after_wait(tirx__writer *w, const tirx_tensor *t) { fence(w, t
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
 /* The shared-memory matrix descriptor, inside the sync section's sm_90a block. */
-static const tirx__prelude_frag desc_frag = {.order = 710, .when = TIRX__PRE_SYNC, .text =
+/* With TIRX_EXPERIMENT_SMEM_CVTA=1 (ir.h) the start address goes in unmasked: a CTA's shared
+ * addresses are below 2^18 (228 KiB on sm_90), so the mask only costs an instruction. */
+static void desc_gen(tirx__strbuf *sb, int key) {
+  (void)key;
+  tirx__sb_append(sb,
     "/* The shared-memory matrix descriptor: start address, leading and stride byte offsets (all\n"
     " * >> 4), swizzle code in bits 62-63 (1 128B, 2 64B, 3 32B, 0 none). */\n"
-    "__device__ __forceinline__ unsigned long long tirx_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz) {\n"
-    "  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
+    "__device__ __forceinline__ unsigned long long tirx_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz) {\n");
+  tirx__sb_append(sb, tirx__experiment_smem_cvta()
+                          ? "  return (unsigned long long)(addr >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
+                          : "  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n");
+  tirx__sb_append(sb,
     "         (unsigned long long)((sbo >> 4) & 0x3fffu) << 32 | (unsigned long long)swz << 62;\n"
-    "}\n"
-};
+    "}\n");
+}
+static const tirx__prelude_frag desc_frag = {.order = 710, .when = TIRX__PRE_SYNC, .gen = desc_gen};
 /* The register fences, after the sync section's sm_90a block. */
 static const tirx__prelude_frag fence_frag = {.order = 730, .when = TIRX__PRE_SYNC, .text =
     "/* An empty asm that reads and writes N f32 registers (DeepGEMM's warpgroup_fence_operand):\n"
