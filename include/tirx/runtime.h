@@ -37,13 +37,6 @@
  *   TIRX_LOG             stderr verbosity, a number or a name: 0 or "silent" (default), 1 or
  *                        "compiles", 2 or "launches" (also "off", "info", "debug"); anything
  *                        else is reported once on stderr and keeps logging off
- *   TIRX_EXPERIMENT_WGMMA_STEP  "1": kernels generated while it is set step the descriptors of
- *                        a wgmma group's k16 steps by constants (fewer instructions a k-block;
- *                        not yet measured on a GPU, so off by default; read whenever a kernel's
- *                        code is generated, and part of the source, hence of the cache key)
- *   TIRX_EXPERIMENT_SMEM_CVTA  "1": generated shared addresses use the compiler's
- *                        __cvta_generic_to_shared and wgmma descriptors take them unmasked
- *                        (off by default until measured; read the same way)
  *   TIRX_CACHE_DIR       the disk cache directory (see tirx_runtime_options.cache_dir)
  *   TIRX_CACHE_DISABLE   set (and not 0/no/false/off): no disk cache, as options.cache_disabled
  *                        (to rule the cache out while debugging)

@@ -429,10 +429,6 @@ bool tirx__cpp_reserved(const char *name);
  * starts with and the sections' own text. Codegen adds the registered families' and the
  * kernel's ops' fragments and sorts them by order (native.h: tirx__prelude_frag). */
 extern const tirx__prelude_frag *const tirx__prelude_core[];
-/* TIRX_EXPERIMENT_SMEM_CVTA=1 in the environment (read at each call): tirx_smem_addr by the
- * compiler's __cvta_generic_to_shared and the wgmma descriptor without its address mask
- * (prelude.c; off by default until measured). */
-bool tirx__experiment_smem_cvta(void);
 
 /* ---- Native statements (native.c) ---- */
 

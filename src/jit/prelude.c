@@ -12,8 +12,6 @@
  */
 #include "../ir/ir.h"
 
-#include <stdlib.h>
-
 /* Strings longer than the 4095 characters C99 promises to support; GCC and Clang take them. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
@@ -74,37 +72,20 @@ static const tirx__prelude_frag core_head = {.order = 100, .when = TIRX__PRE_ALW
     "  return (byte ^ (((byte >> 7) & ((1 << bits) - 1)) << 4)) / elem;\n"
     "}\n"
 };
-/* every kernel: shared addresses and 16-bit pairs (after a family's comment, order 300).
- * The shared address is an asm cvta unless TIRX_EXPERIMENT_SMEM_CVTA=1 (runtime.h), which
- * writes it with the compiler's own conversion, __cvta_generic_to_shared: the compiler then
- * sees through it and folds constant offsets into the 32-bit address (PERF-NOTES, session 11:
- * fewer instructions before and in the GEMM's k-block, counted on the CPU; measured on the
- * GPU before it becomes the default). */
-bool tirx__experiment_smem_cvta(void) {
-  const char *v = getenv("TIRX_EXPERIMENT_SMEM_CVTA");
-  return v && v[0] == '1' && !v[1];
-}
-static void core_smem_gen(tirx__strbuf *sb, int key) {
-  (void)key;
-  if (tirx__experiment_smem_cvta())
-    tirx__sb_append(sb,
-                    "template <class T> __device__ __forceinline__ unsigned tirx_smem_addr(const T *p) {\n"
-                    "  return (unsigned)__cvta_generic_to_shared(p);\n"
-                    "}\n");
-  else
-    tirx__sb_append(sb,
-                    "template <class T> __device__ __forceinline__ unsigned tirx_smem_addr(const T *p) {\n"
-                    "  unsigned a; asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"(p)); return a;\n"
-                    "}\n");
-  tirx__sb_append(sb,
+/* every kernel: shared addresses and 16-bit pairs (after a family's comment, order 300). The
+ * shared address is the compiler's own conversion, which it sees through: constant offsets
+ * fold into the 32-bit address (an asm cvta hid them; PERF-NOTES, session 12). */
+static const tirx__prelude_frag core_smem = {.order = 310, .when = TIRX__PRE_ALWAYS, .text =
+    "template <class T> __device__ __forceinline__ unsigned tirx_smem_addr(const T *p) {\n"
+    "  return (unsigned)__cvta_generic_to_shared(p);\n"
+    "}\n"
     "template <class T> __device__ __forceinline__ unsigned tirx_pack2(const T *p) {\n"
     "  return (unsigned)p[0].bits | ((unsigned)p[1].bits << 16);\n"
     "}\n"
     "template <class T> __device__ __forceinline__ void tirx_unpack2(T *p, unsigned u) {\n"
     "  p[0].bits = (unsigned short)u; p[1].bits = (unsigned short)(u >> 16);\n"
-    "}\n");
-}
-static const tirx__prelude_frag core_smem = {.order = 310, .when = TIRX__PRE_ALWAYS, .gen = core_smem_gen};
+    "}\n"
+};
 /* the sm_90 section: tensor maps (kernel parameters), then the sm_90 block */
 static const tirx__prelude_frag bulk_head = {.order = 510, .when = TIRX__PRE_BULK | TIRX__PRE_SYNC, .text =
     "struct alignas(64) tirx_tmap { unsigned long long v[16]; };\n"

@@ -243,16 +243,6 @@ static int wgmma_run(const tirx__stmt *s) {
   return g;
 }
 
-/* The stepped descriptors below are an experiment, off unless the environment has
- * TIRX_EXPERIMENT_WGMMA_STEP=1: they take a third of the GEMM consumers' k-block instructions
- * away (counted in the cubins on the CPU, PERF-NOTES session 11) but have not been measured on
- * a GPU yet, and generated code changes only with a measurement. Read at each emission (the
- * unit tests set it). */
-static bool step_descriptors(void) {
-  const char *v = getenv("TIRX_EXPERIMENT_WGMMA_STEP");
-  return v && v[0] == '1' && !v[1];
-}
-
 /* With the statements that join it (codegen skips them). */
 static void emit_wgmma(tirx__writer *w, const tirx__stmt *s) {
   const wgmma_instr *in = &wg(s)->in;
@@ -278,7 +268,7 @@ static void emit_wgmma(tirx__writer *w, const tirx__stmt *s) {
    * pointer: ~8 instructions), which is what bounds the issue of the narrow tiles' k-blocks
    * (PERF-NOTES, session 11). */
   int64_t da[WGMMA_GROUP_MAX] = {0}, db[WGMMA_GROUP_MAX] = {0};
-  bool step = g > 1 && w->elem_delta && step_descriptors();
+  bool step = g > 1 && w->elem_delta;
   const tirx__stmt *t = s;
   for (int j = 1; step && j < g; j++) {
     t = t->next;
@@ -353,23 +343,17 @@ static void fence_after_wait(tirx__writer *w, const tirx_tensor *t) { fence(w, t
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverlength-strings"
-/* The shared-memory matrix descriptor, inside the sync section's sm_90a block. */
-/* With TIRX_EXPERIMENT_SMEM_CVTA=1 (ir.h) the start address goes in unmasked: a CTA's shared
- * addresses are below 2^18 (228 KiB on sm_90), so the mask only costs an instruction. */
-static void desc_gen(tirx__strbuf *sb, int key) {
-  (void)key;
-  tirx__sb_append(sb,
+/* The shared-memory matrix descriptor, inside the sync section's sm_90a block. The start
+ * address goes in unmasked: a CTA's shared addresses are below 2^18 (228 KiB on sm_90), so a
+ * mask would only cost an instruction. */
+static const tirx__prelude_frag desc_frag = {.order = 710, .when = TIRX__PRE_SYNC, .text =
     "/* The shared-memory matrix descriptor: start address, leading and stride byte offsets (all\n"
     " * >> 4), swizzle code in bits 62-63 (1 128B, 2 64B, 3 32B, 0 none). */\n"
-    "__device__ __forceinline__ unsigned long long tirx_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz) {\n");
-  tirx__sb_append(sb, tirx__experiment_smem_cvta()
-                          ? "  return (unsigned long long)(addr >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
-                          : "  return (unsigned long long)((addr & 0x3ffffu) >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n");
-  tirx__sb_append(sb,
+    "__device__ __forceinline__ unsigned long long tirx_wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz) {\n"
+    "  return (unsigned long long)(addr >> 4) | (unsigned long long)((lbo >> 4) & 0x3fffu) << 16 |\n"
     "         (unsigned long long)((sbo >> 4) & 0x3fffu) << 32 | (unsigned long long)swz << 62;\n"
-    "}\n");
-}
-static const tirx__prelude_frag desc_frag = {.order = 710, .when = TIRX__PRE_SYNC, .gen = desc_gen};
+    "}\n"
+};
 /* The register fences, after the sync section's sm_90a block. */
 static const tirx__prelude_frag fence_frag = {.order = 730, .when = TIRX__PRE_SYNC, .text =
     "/* An empty asm that reads and writes N f32 registers (DeepGEMM's warpgroup_fence_operand):\n"

@@ -638,84 +638,32 @@ Test(gemm_paths, cluster_kernels_compile_for_sm90a, .timeout = 600) {
   tirx_runtime_destroy(rt);
 }
 
-/* TIRX_EXPERIMENT_WGMMA_STEP=1 (families/gemm_wgmma.c): a joined wgmma group's later k16
- * steps are the first step's descriptors plus constants, +2 per 32 bytes along K inside a
- * 128-byte swizzle row (128x64 and 128x256 GEMM tiles, bf16); without it the source is as
- * before. Both compile for sm_90a with the same HGMMA count in the PTX. */
-Test(gemm_paths, stepped_wgmma_descriptors_experiment, .timeout = 300) {
+/* A joined wgmma group's later k16 steps are the first step's descriptors plus constants, +2
+ * per 32 bytes along K inside a 128-byte swizzle row (128x64 and 128x256 GEMM tiles, bf16);
+ * shared addresses are the compiler's __cvta_generic_to_shared and the descriptor takes them
+ * unmasked (families/gemm_wgmma.c, jit/prelude.c; PERF-NOTES session 12). NVRTC compiles both
+ * for sm_90a (it knows the builtin without a header), four HGMMA a k-block in the PTX. */
+Test(gemm_paths, stepped_wgmma_descriptors, .timeout = 300) {
   tirx_runtime *rt = compile_only_runtime();
   static const int64_t shapes[][3] = {{256, 4096, 14336}, {8192, 8192, 8192}};
   for (int i = 0; i < 2; i++) {
-    const char *ptx[2];
-    for (int on = 0; on < 2; on++) {
-      if (on)
-        setenv("TIRX_EXPERIMENT_WGMMA_STEP", "1", 1);
-      else
-        unsetenv("TIRX_EXPERIMENT_WGMMA_STEP");
-      tirx_kernel *k = NULL;
-      tirx_gemm_options o = {.size = sizeof o, .path = TIRX_GEMM_PATH_WGMMA};
-      cr_assert_eq(tirx_kernels_gemm_build(&o, TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2], &k),
-                   TIRX_OK, "%s", tirx_last_error());
-      const char *src = tirx_kernel_source(k);
-      if (on) {
-        assert_has(src, "const unsigned long long tirx_da = tirx_wgmma_desc(", "stepped");
-        assert_has(src, "tirx_da, tirx_db, tirx_da + 2, tirx_db + 2, tirx_da + 4, tirx_db + 4, "
-                        "tirx_da + 6, tirx_db + 6, ", "stepped");
-      } else {
-        cr_assert_null(strstr(src, "tirx_da"), "the experiment is off by default:\n%.3000s", src);
-      }
-      tirx_compiled *c = NULL;
-      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
-      ptx[on] = strdup(tirx_compiled_ptx(c));
-      tirx_compiled_destroy(c);
-      tirx_kernel_release(k);
-    }
-    cr_assert_gt(count_of(ptx[0], "wgmma.mma_async"), 0);
-    cr_assert_eq(count_of(ptx[1], "wgmma.mma_async"), count_of(ptx[0], "wgmma.mma_async"));
-    free((void *)ptx[0]);
-    free((void *)ptx[1]);
-  }
-  unsetenv("TIRX_EXPERIMENT_WGMMA_STEP");
-  tirx_runtime_destroy(rt);
-}
-
-/* TIRX_EXPERIMENT_SMEM_CVTA=1 (jit/prelude.c, families/gemm_wgmma.c): tirx_smem_addr is the
- * compiler's __cvta_generic_to_shared and the descriptor's address goes in unmasked; without it
- * the source is as before. Both compile for sm_90a (NVRTC knows the builtin without a header)
- * with the same HGMMA count in the PTX, the stepped descriptors on as well. */
-Test(gemm_paths, smem_cvta_experiment, .timeout = 300) {
-  tirx_runtime *rt = compile_only_runtime();
-  setenv("TIRX_EXPERIMENT_WGMMA_STEP", "1", 1);
-  const char *ptx[2];
-  for (int on = 0; on < 2; on++) {
-    if (on)
-      setenv("TIRX_EXPERIMENT_SMEM_CVTA", "1", 1);
-    else
-      unsetenv("TIRX_EXPERIMENT_SMEM_CVTA");
     tirx_kernel *k = NULL;
     tirx_gemm_options o = {.size = sizeof o, .path = TIRX_GEMM_PATH_WGMMA};
-    cr_assert_eq(tirx_kernels_gemm_build(&o, TIRX_BF16, 256, 4096, 14336, &k), TIRX_OK, "%s",
-                 tirx_last_error());
+    cr_assert_eq(tirx_kernels_gemm_build(&o, TIRX_BF16, shapes[i][0], shapes[i][1], shapes[i][2], &k),
+                 TIRX_OK, "%s", tirx_last_error());
     const char *src = tirx_kernel_source(k);
-    if (on) {
-      assert_has(src, "return (unsigned)__cvta_generic_to_shared(p);", "cvta");
-      assert_has(src, "return (unsigned long long)(addr >> 4) |", "unmasked");
-      cr_assert_null(strstr(src, "0x3ffff"), "no mask:\n%.3000s", src);
-    } else {
-      cr_assert_null(strstr(src, "__cvta_generic_to_shared"), "off by default:\n%.3000s", src);
-      assert_has(src, "(addr & 0x3ffffu) >> 4", "masked");
-    }
+    assert_has(src, "const unsigned long long tirx_da = tirx_wgmma_desc(", "stepped");
+    assert_has(src, "tirx_da, tirx_db, tirx_da + 2, tirx_db + 2, tirx_da + 4, tirx_db + 4, "
+                    "tirx_da + 6, tirx_db + 6, ", "stepped");
+    assert_has(src, "return (unsigned)__cvta_generic_to_shared(p);", "cvta");
+    assert_has(src, "return (unsigned long long)(addr >> 4) |", "unmasked");
+    cr_assert_null(strstr(src, "0x3ffff"), "no address mask:\n%.3000s", src);
+    cr_assert_null(strstr(src, "cvta.to.shared"), "no asm cvta:\n%.3000s", src);
     tirx_compiled *c = NULL;
     cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
-    ptx[on] = strdup(tirx_compiled_ptx(c));
+    cr_assert_gt(count_of(tirx_compiled_ptx(c), "wgmma.mma_async"), 0);
     tirx_compiled_destroy(c);
     tirx_kernel_release(k);
   }
-  cr_assert_gt(count_of(ptx[0], "wgmma.mma_async"), 0);
-  cr_assert_eq(count_of(ptx[1], "wgmma.mma_async"), count_of(ptx[0], "wgmma.mma_async"));
-  free((void *)ptx[0]);
-  free((void *)ptx[1]);
-  unsetenv("TIRX_EXPERIMENT_SMEM_CVTA");
-  unsetenv("TIRX_EXPERIMENT_WGMMA_STEP");
   tirx_runtime_destroy(rt);
 }
