@@ -23,6 +23,7 @@
  *
  * TIRX_BENCH_GEMM_ONLY=M,N,K runs only the rows of that shape (both dtypes; for ncu).
  * TIRX_BENCH_GEMM_MS=128,256 keeps only the decode rows of those M.
+ * TIRX_BENCH_GEMM_DECODE_ONLY=1 leaves out every row but the decode ones (M = 8192, epilogues).
  * TIRX_BENCH_GEMM_CLUSTER=1x1|2x1|1x2 forces the wgmma paths' cluster shape (M > 4; the path
  * column says /c2x1 or /c1x2 where a cluster is used).
  * For A/B runs in one device call: TIRX_BENCH_GEMM_PATH=wgmma|gemv|splitk forces that path n_only
@@ -449,9 +450,11 @@ int main(int argc, char **argv) {
   }
   /* TIRX_BENCH_GEMM_MS=128,256: only the decode rows of those M (the M = 8192 rows stay) */
   const char *ms_only = getenv("TIRX_BENCH_GEMM_MS");
+  const char *decode_only = getenv("TIRX_BENCH_GEMM_DECODE_ONLY");
   for (int r = 0; r < nrows; r++) {
     const row *w = &rows[r];
     if (only && (w->m != m_only || w->n != n_only || w->k != k_only)) continue;
+    if (decode_only && !strcmp(decode_only, "1") && strcmp(w->name, "decode") != 0) continue;
     if (ms_only && strcmp(w->name, "decode") == 0) {
       char mtext[24];
       snprintf(mtext, sizeof mtext, ",%lld,", (long long)w->m);

@@ -139,10 +139,13 @@ static tirx_status build_simple(const gemm_spec *s, tirx_kernel **out);
 static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
 
 /* The plan's gemv range: measured on the H200 (PERF-NOTES, session 5), gemv is 1.05-1.52x
- * cuBLAS at M = 1 but FMA-bound at M = 8 (0.49-0.68x), where the wgmma decode tiles' times
- * (those of M = 16, the same tiles) are shorter on 7 of the 8 LLaMA shapes; M = 4 sits near the
- * crossover. Forcing gemv still works up to GEMV_MAX_M. */
-enum { GEMV_AUTO_MAX_M = 4 };
+ * cuBLAS at M = 1 but FMA-bound at M = 8 (0.49-0.68x). M <= 2 always takes gemv. M = 3 and 4
+ * take it only where the wgmma plan would split K: with the stepped descriptors (session 12)
+ * the wgmma tiles at M = 8 (which M = 3, 4 share: A's rows rounded up to 8) were faster than
+ * gemv at M = 4 on the six LLaMA shapes without a split (by 3-23%: 28672 x 4096 61.1 against
+ * 75.0 us) and slower on the two split-K ones (4096 x 4096 15.3 against 14.9, 4096 x 14336 39.3
+ * against 34.6). Forcing gemv still works up to GEMV_MAX_M. */
+enum { GEMV_ALWAYS_MAX_M = 2, GEMV_AUTO_MAX_M = 4 };
 
 /* Split-K's count for the tiles t: 0 when the tiles fill half the SMs or more or K has fewer
  * than 8 blocks of 64; else as many splits as fill the SMs, each of 4 K blocks or more, at most
@@ -178,10 +181,11 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
   bool wgmma = strcmp(s->family, "wgmma") == 0;
   tirx_gemm_path path = s->path;
   if (path == TIRX_GEMM_PATH_AUTO) {
-    path = wgmma && s->m <= GEMV_AUTO_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
+    path = wgmma && s->m <= GEMV_ALWAYS_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
     if (path == TIRX_GEMM_PATH_WGMMA && wgmma && s->m <= SPLITK_MAX_M) {
       gemm_tiles t = gemm_pick(s);
-      if (splits_for(s, &t, 0) >= 2) path = TIRX_GEMM_PATH_WGMMA_SPLITK;
+      if (splits_for(s, &t, 0) >= 2)
+        path = s->m <= GEMV_AUTO_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA_SPLITK;
     }
   }
   p.path = path;
