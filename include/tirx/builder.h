@@ -892,6 +892,18 @@ TIRX_API void tirx_ring_release(tirx_builder *b, const tirx_ring *r, tirx_expr *
 /* Every thread of every CTA of the cluster: barrier.cluster.arrive.release.aligned +
  * barrier.cluster.wait.acquire.aligned. */
 TIRX_API void tirx_cluster_sync(tirx_builder *b);
+/* Programmatic dependent launch (sm_90). tirx_grid_dependency_wait: griddepcontrol.wait, every
+ * thread that reaches it waits until the grids this one depends on have completed and their
+ * memory is visible; a kernel that calls it is launched with programmatic stream serialization
+ * (the launch attribute), so it may start, and run what comes before the wait, while the
+ * stream's previous kernel is still running. Call it before the kernel's first read of
+ * anything an earlier kernel writes, or its first write of anything an earlier kernel reads,
+ * on every path. tirx_grid_launch_dependents: griddepcontrol.launch_dependents, lets a
+ * dependent launched after this kernel be scheduled once every CTA has issued it or exited
+ * (without it: once every CTA has exited); it changes when the dependent starts, never what it
+ * may read. */
+TIRX_API void tirx_grid_dependency_wait(tirx_builder *b);
+TIRX_API void tirx_grid_launch_dependents(tirx_builder *b);
 /* The CTA's rank in its cluster (%cluster_ctarank), i32. */
 TIRX_API tirx_expr *tirx_cluster_ctarank(tirx_builder *b);
 /* True in exactly one lane of the warp (elect.sync over the full warp), bool. Every lane of

@@ -270,6 +270,7 @@ static tirx_kernel *make_kernel(tirx_builder *b, const char *source, const char 
       k->params[tp].writes = TIRX__KP_WRITES_YES;
   }
   for (int i = 0; i < 3; i++) k->cluster[i] = (uint32_t)b->cluster[i];
+  k->pdl = b->pdl;
   k->target = k_strdup(k, b->target_name);
   if (!k->target) goto oom;
   k->need = b->need;

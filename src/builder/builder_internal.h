@@ -55,6 +55,7 @@ struct tirx_builder {
   tirx_tensor *tmap_tensor[TIRX__MAX_TMAPS];
   tirx__tmap_desc tmap[TIRX__MAX_TMAPS];
   int cluster[3];
+  bool pdl; /* tirx_grid_dependency_wait: launched with programmatic stream serialization */
   /* ---- synchronisation and tensor cores ---- */
   bool uses_setmaxnreg;              /* codegen: __launch_bounds__(threads, 1) */
   int min_blocks;                    /* tirx_set_min_blocks; 0: none */

@@ -169,6 +169,15 @@ void tirx_fence_mbarrier_init(tirx_builder *b) {
   plain(b, "tirx_fence_mbarrier_init", &tirx__nv_fence_mbar_init);
 }
 void tirx_cluster_sync(tirx_builder *b) { plain(b, "tirx_cluster_sync", &tirx__nv_cluster_sync); }
+void tirx_grid_dependency_wait(tirx_builder *b) {
+  static const char fn[] = "tirx_grid_dependency_wait";
+  if (!tirx__b_ok(b, fn)) return;
+  native(b, fn, &tirx__nv_griddep_wait);
+  b->pdl = true;
+}
+void tirx_grid_launch_dependents(tirx_builder *b) {
+  plain(b, "tirx_grid_launch_dependents", &tirx__nv_griddep_launch);
+}
 
 static tirx_expr *special(tirx_builder *b, const char *fn, int sp, tirx_dtype dtype) {
   if (!tirx__b_ok(b, fn)) return NULL;

@@ -63,6 +63,7 @@ int tirx__arch_parse(const char *arch, char *suffix);
   X(STMATRIX, "stmatrix", 90)     /* stmatrix.sync */                                              \
   X(WGMMA, "wgmma", 90)           /* wgmma.mma_async and its fence/commit/wait: sm_90a */          \
   X(SETMAXNREG, "setmaxnreg", 90) /* setmaxnreg: sm_90a (tirx's helper is under SM90_ALL) */       \
+  X(GRIDDEP, "griddepcontrol", 90) /* griddepcontrol: programmatic dependent launch */            \
   X(TCGEN05, "tcgen05", 100)      /* tcgen05 and TMEM: sm_100a/f (no rule uses it yet) */
 typedef enum tirx__feature {
 #define TIRX__FEATURE_ENUM_(name, text, since) TIRX__FEAT_##name,

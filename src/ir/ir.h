@@ -353,6 +353,8 @@ struct tirx_kernel {
   int ntmaps;                  /* TMA tensor maps: entry-point parameters after the strides */
   tirx__tmap_desc *tmaps;
   uint32_t cluster[3];         /* cluster shape; 0: launched without one */
+  bool pdl;                    /* launched as a programmatic dependent of the stream's previous
+                                * kernel (it waits for it: tirx_grid_dependency_wait) */
   /* The dispatch target and what the code needs of a compile target (tirx_builder's fields of
    * the same names): tirx__kernel_check_arch compares them with the arch it is compiled for. */
   const char *target;          /* "sm_90a" */

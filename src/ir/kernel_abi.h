@@ -32,6 +32,7 @@ enum { TIRX__PLAN_MAX_TMAPS = 8 };
 /* Everything cuLaunchKernel needs for one call, computed from the caller's arguments. */
 typedef struct tirx__launch_plan {
   uint32_t cluster[3];            /* cluster shape; 0: a plain launch */
+  bool pdl;                       /* the programmatic stream serialization attribute */
   int ntmaps;                     /* tensor maps to encode into storage before launching */
   tirx__tmap_request tmaps[TIRX__PLAN_MAX_TMAPS];
   uint32_t grid[3];

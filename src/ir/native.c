@@ -90,6 +90,29 @@ OP(cp_async_wait, "cp_async_wait", "tirx_cp_async_wait", F(CP_ASYNC), C, IMMS, "
 OP(cp_async_wait_all, "cp_async_wait_all", "tirx_cp_async_wait_all", F(CP_ASYNC), C, IMMS, "$n",
    NULL, "$h();", NULL, {0})
 
+/* programmatic dependent launch (builder/sync.c): helpers emitted only where used, just
+ * before the sync section, in an sm_90 block of their own */
+static const tirx__prelude_frag griddep_frag = {.order = 690, .text =
+    "/* Programmatic dependent launch: wait for the grids this one depends on (complete, their\n"
+    " * memory visible); let the dependents of this one be scheduled. */\n"
+    "#if __CUDA_ARCH__ >= 900\n"
+    "__device__ __forceinline__ void tirx_griddep_wait() {\n"
+    "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+    "}\n"
+    "__device__ __forceinline__ void tirx_griddep_launch() {\n"
+    "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+    "}\n"
+    "#endif\n"};
+static const tirx__prelude_frag *const griddep_frags[] = {&griddep_frag, NULL};
+const tirx__native_op tirx__nv_griddep_wait = {
+    .name = "grid_dependency_wait", .helper = "tirx_griddep_wait", .need = TIRX__NEED(F(GRIDDEP)),
+    .section = S, .size = sizeof(IMMS), .ops = {{0}}, .print_fmt = "$n()", .emit_fmt = "$h();",
+    .prelude = griddep_frags};
+const tirx__native_op tirx__nv_griddep_launch = {
+    .name = "grid_launch_dependents", .helper = "tirx_griddep_launch",
+    .need = TIRX__NEED(F(GRIDDEP)), .section = S, .size = sizeof(IMMS), .ops = {{0}},
+    .print_fmt = "$n()", .emit_fmt = "$h();", .prelude = griddep_frags};
+
 const tirx__native_op *const tirx__native_generic_ops[] = {
     &tirx__nv_mbar_init, &tirx__nv_mbar_arrive, &tirx__nv_mbar_arrive_cluster,
     &tirx__nv_mbar_expect_tx, &tirx__nv_mbar_wait, &tirx__nv_fence_proxy_async,
@@ -97,7 +120,8 @@ const tirx__native_op *const tirx__native_generic_ops[] = {
     &tirx__nv_setmaxnreg_dec, &tirx__nv_named_bar_sync, &tirx__nv_named_bar_arrive,
     &tirx__nv_wgmma_fence, &tirx__nv_wgmma_commit, &tirx__nv_wgmma_wait, &tirx__nv_bulk_commit,
     &tirx__nv_bulk_wait, &tirx__nv_bulk_wait_read, &tirx__nv_tmap_prefetch,
-    &tirx__nv_cp_async_commit, &tirx__nv_cp_async_wait, &tirx__nv_cp_async_wait_all, NULL};
+    &tirx__nv_cp_async_commit, &tirx__nv_cp_async_wait, &tirx__nv_cp_async_wait_all,
+    &tirx__nv_griddep_wait, &tirx__nv_griddep_launch, NULL};
 
 /* ---- the format interpreter ---- */
 

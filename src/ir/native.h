@@ -147,7 +147,7 @@ extern const tirx__native_op tirx__nv_mbar_init, tirx__nv_mbar_arrive,
     tirx__nv_named_bar_arrive, tirx__nv_wgmma_fence, tirx__nv_wgmma_commit,
     tirx__nv_wgmma_wait, tirx__nv_bulk_commit, tirx__nv_bulk_wait, tirx__nv_bulk_wait_read,
     tirx__nv_tmap_prefetch, tirx__nv_cp_async_commit, tirx__nv_cp_async_wait,
-    tirx__nv_cp_async_wait_all;
+    tirx__nv_cp_async_wait_all, tirx__nv_griddep_wait, tirx__nv_griddep_launch;
 
 /* The generic ops, NULL-terminated (tests walk them). */
 extern const tirx__native_op *const tirx__native_generic_ops[];

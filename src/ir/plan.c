@@ -366,6 +366,7 @@ tirx_status tirx__kernel_plan(const tirx_kernel *k, const char *fn, const tirx_a
 
   /* Clusters: every grid dimension a multiple of the cluster's. */
   plan->ntmaps = 0;
+  plan->pdl = k->pdl;
   for (int d = 0; d < 3; d++) {
     plan->cluster[d] = k->cluster[d];
     if (k->cluster[0] && plan->grid[d] % k->cluster[d])

@@ -157,16 +157,26 @@ static tirx_status launch(tirx_runtime *rt, const tirx_kernel *kernel, const tir
     tirx__log(rt, 2, "launch %s grid (%u,%u,%u) block (%u,%u,%u) smem %u stream %p", e->entry,
               plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.block[1], plan.block[2],
               plan.shared_bytes, stream);
-  if (plan.cluster[0]) { /* a cluster launch: cuLaunchKernelEx with its dimension */
-    CUlaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = plan.cluster[0];
-    attr.value.clusterDim.y = plan.cluster[1];
-    attr.value.clusterDim.z = plan.cluster[2];
+  if (plan.cluster[0] || plan.pdl) {
+    /* cuLaunchKernelEx with the cluster's dimension and/or programmatic stream serialization
+     * (the kernel may start before the stream's previous kernel ends; it waits for it with
+     * griddepcontrol.wait before reading what that kernel wrote) */
+    CUlaunchAttribute attr[2];
+    unsigned nattr = 0;
+    memset(attr, 0, sizeof attr);
+    if (plan.cluster[0]) {
+      attr[nattr].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attr[nattr].value.clusterDim.x = plan.cluster[0];
+      attr[nattr].value.clusterDim.y = plan.cluster[1];
+      attr[nattr++].value.clusterDim.z = plan.cluster[2];
+    }
+    if (plan.pdl) {
+      attr[nattr].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr[nattr++].value.programmaticStreamSerializationAllowed = 1;
+    }
     CUlaunchConfig cfg = {plan.grid[0],  plan.grid[1],      plan.grid[2],      plan.block[0],
                           plan.block[1], plan.block[2],     plan.shared_bytes, (CUstream)stream,
-                          &attr,         1};
+                          attr,          nattr};
     r = rt->drv.LaunchKernelEx(&cfg, e->function, plan.params, NULL);
   } else {
     r = rt->drv.LaunchKernel(e->function, plan.grid[0], plan.grid[1], plan.grid[2],

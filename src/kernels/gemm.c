@@ -675,6 +675,7 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_cluster_sync(b); /* both CTAs' barriers exist before a multicast targets them */
   else
     tirx_sync_threads(b);
+  if (SK) tirx_grid_launch_dependents(b); /* the reduction may be scheduled (build_reduce) */
 
   tirx_expr *kblocks = tirx_let(b, "kblocks", tirx_ceildiv(b, K, I(b, BK)));
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
@@ -1006,6 +1007,10 @@ static tirx_status build_reduce(const gemm_spec *s, tirx_kernel **out) {
   tirx_tensor *bias = has_bias ? tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(I(b, 1), N), NULL) : NULL;
   tirx_set_block(b, 256, 1, 1);
   tirx_set_grid(b, tirx_ceildiv(b, N, I(b, 256)), M, NULL);
+  /* Launched as a programmatic dependent of the split-K kernel (which lets it be scheduled
+   * from its start): its launch and start overlap that kernel's last tiles, and it waits here,
+   * before reading W, for that kernel to complete. */
+  tirx_grid_dependency_wait(b);
   tirx_expr *m = tirx_let(b, "m", tirx_block_idx(b, 1));
   /* n in i64: ceil(N / 256) * 256 may pass 2^31 - 1. */
   tirx_expr *n = tirx_let(b, "n", tirx_add(b, tirx_mul(b, tirx_cast(b, tirx_block_idx(b, 0), TIRX_I64), I(b, 256)),

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "../helpers.h"
+#include "builder/builder_internal.h"
+#include "ir/kernel_abi.h"
 #include "mma_tiles.h"
 
 static void assert_has(const char *text, const char *want) {
@@ -274,4 +276,56 @@ Test(sync, named_barrier_errors) {
   cr_assert_str_eq(tirx_last_error(), "tirx_elect_one: b is NULL");
   cr_assert_null(tirx_cluster_ctarank(NULL));
   cr_assert_null(tirx_alloc_mbarrier(NULL, "x", 1));
+}
+
+/* Programmatic dependent launch: tirx_grid_dependency_wait and tirx_grid_launch_dependents emit
+ * griddepcontrol (their helpers only in kernels that use them), the IR prints them, the wait
+ * marks the kernel for the launch attribute (the plan's pdl) and the kernel needs sm_90; a
+ * kernel without them is launched plainly. */
+Test(sync, grid_dependency_control, .timeout = 300) {
+  tirx_builder *b = fresh(128);
+  tirx_tensor *out = tirx_param_tensor(b, "out", TIRX_F32, TIRX_EXPRS(tirx_int(b, 128)), NULL);
+  tirx_set_grid(b, tirx_int(b, 1), NULL, NULL);
+  tirx_grid_launch_dependents(b);
+  tirx_grid_dependency_wait(b);
+  tirx_store(b, out, TIRX_EXPRS(tirx_thread_linear(b)), tirx_float(b, 1.0, TIRX_F32));
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  const char *src = tirx_kernel_source(k), *ir = tirx_kernel_ir_str(k);
+  assert_has(src, "tirx_griddep_launch();\n");
+  assert_has(src, "tirx_griddep_wait();\n");
+  assert_has(src, "asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");");
+  assert_has(ir, "grid_launch_dependents()\n");
+  assert_has(ir, "grid_dependency_wait()\n");
+  cr_assert(k->pdl);
+  tirx__launch_plan *P = malloc(sizeof *P);
+  int64_t shape[1] = {128};
+  tirx_arg args[1] = {tirx_arg_tensor((void *)(uintptr_t)0x10000, TIRX_F32, 1, shape, NULL)};
+  cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", args, 1, P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert(P->pdl);
+  cr_assert_eq(P->cluster[0], 0);
+  tirx_runtime *rt = NULL;
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true}, &rt), TIRX_OK);
+  tirx_compiled *c = NULL;
+  cr_assert_eq(tirx_compile(rt, k, "sm_90", &c), TIRX_OK, "%s\n%s", tirx_last_error(), src);
+  assert_has(tirx_compiled_ptx(c), "griddepcontrol.wait;");
+  assert_has(tirx_compiled_ptx(c), "griddepcontrol.launch_dependents;");
+  tirx_compiled_destroy(c);
+  cr_assert_neq(tirx_compile(rt, k, "sm_80", &c), TIRX_OK);
+  assert_has(tirx_last_error(), "griddepcontrol");
+  tirx_runtime_destroy(rt);
+  tirx_kernel_release(k);
+
+  b = fresh(128); /* without them: no helper, no attribute */
+  out = tirx_param_tensor(b, "out", TIRX_F32, TIRX_EXPRS(tirx_int(b, 128)), NULL);
+  tirx_store(b, out, TIRX_EXPRS(tirx_thread_linear(b)), tirx_float(b, 1.0, TIRX_F32));
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  cr_assert_null(strstr(tirx_kernel_source(k), "griddepcontrol"));
+  cr_assert(!k->pdl);
+  cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", args, 1, P), TIRX_OK, "%s", tirx_last_error());
+  cr_assert(!P->pdl);
+  free(P);
+  tirx_kernel_release(k);
 }
