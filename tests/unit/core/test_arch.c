@@ -15,7 +15,8 @@ static tirx__features of(const char *arch) {
 
 Test(arch, every_target_has_the_features_of_its_row) {
   const tirx__features sm80 = F(LDMATRIX) | F(CP_ASYNC) | F(MMA_SYNC) | F(REDUX);
-  const tirx__features sm90 = sm80 | F(TMA) | F(MBARRIER) | F(CLUSTER) | F(ELECT) | F(STMATRIX);
+  const tirx__features sm90 = sm80 | F(TMA) | F(MBARRIER) | F(CLUSTER) | F(ELECT) | F(STMATRIX) |
+                               F(GRIDDEP);
   static const struct {
     const char *arch;
     tirx__features has;

@@ -62,6 +62,8 @@ Test(native, helpers_in_prelude) {
     bool found = false;
     for (int i = 0; tirx__prelude_core[i] && !found; i++)
       found = in_fragment(tirx__prelude_core[i], r->helper);
+    for (int i = 0; r->prelude && r->prelude[i] && !found; i++) /* the op's own fragments */
+      found = in_fragment(r->prelude[i], r->helper);
     cr_assert(found, "%s: helper %s is not in the prelude", r->name, r->helper);
   }
 }
@@ -79,8 +81,21 @@ Test(native, fragments_ordered) {
       for (int j = 0; j < n; j++) dup |= all[j] == rules[r]->prelude[i];
       if (!dup && n < 128) all[n++] = rules[r]->prelude[i];
     }
+  int listed = n;
+  for (const tirx__native_op *const *p = tirx__native_generic_ops; *p; p++)
+    for (int i = 0; (*p)->prelude && (*p)->prelude[i]; i++) { /* the generic ops' own */
+      bool dup = false;
+      for (int j = 0; j < n; j++) dup |= all[j] == (*p)->prelude[i];
+      if (!dup && n < 128) all[n++] = (*p)->prelude[i];
+    }
   for (int i = 0; i < n; i++) {
     cr_assert((all[i]->text != NULL) != (all[i]->gen != NULL), "fragment %d", all[i]->order);
+    if (i >= listed) {
+      cr_assert_eq(all[i]->when, 0, "fragment %d: an op's own fragment goes by use", all[i]->order);
+      for (int j = i + 1; j < n; j++)
+        cr_assert_neq(all[i]->order, all[j]->order, "two fragments of order %d", all[i]->order);
+      continue;
+    }
     cr_assert_neq(all[i]->when, 0, "fragment %d: a listed fragment goes by section",
                   all[i]->order);
     for (int j = i + 1; j < n; j++)
