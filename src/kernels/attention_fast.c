@@ -17,6 +17,11 @@
  *   log-sum-exp through shared memory.
  * KV blocks run from the last to the first: the masked ones (the causal diagonal and the key
  * tail) in their own loop, then the unmasked ones, whose loop has no masking code.
+ * Two schedules of those loops, chosen by $TIRX_ATTN_SCHEDULE when the kernel is looked up or
+ * built (schedule_of; part of the kernel table's key and of the kernel's name): "serial", the
+ * default, waits for each GEMM before the next step (kv_block); "overlap" is FlashAttention-3's
+ * intra-warpgroup overlap, S of the next block issued with the P V GEMM of the current one and
+ * the softmax run under P V (wgmma wait_group 1, then 0: kv_blocks_overlap).
  * Tiles go to CTAs in pairs (a long and a short m-block of one (batch, head), tile_of) so that
  * static rounds balance when causal; a head's pairs run together (its K and V stay in L2).
  */
