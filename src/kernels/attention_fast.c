@@ -301,10 +301,11 @@ static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_exp
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
 
-/* The tile's KV blocks from the last: the masked ones (the causal diagonal, the key tail) in
- * their own loop, then the unmasked ones, whose loop has no masking code. */
 static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti);
 
+/* The tile's KV blocks from the last: the masked ones (the causal diagonal, the key tail) in
+ * their own loop, then the unmasked ones, whose loop has no masking code (SCHED_SERIAL; the
+ * overlap has its own, kv_blocks_overlap). */
 static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
   tirx_builder *b = x->b;
   if (x->key->schedule == SCHED_OVERLAP) {
