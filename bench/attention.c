@@ -13,7 +13,11 @@
  * (host clock), the median per launch. FLOPs: 4 B H S^2 D, half of it under causal. Prints
  * TFLOP/s per case; CSV columns impl,path,dtype,d,h,batch,seq,causal,us,tflops,check.
  *
- * The default path is the FlashAttention-3 style kernel (src/kernels/attention_fast.c). Where it
+ * The default path is the FlashAttention-3 style kernel (src/kernels/attention_fast.c), in the
+ * schedule TIRX_ATTN_SCHEDULE names (tirx/runtime.h; read by every tirx_op_attention call, so
+ * setting it for the run is enough): the path column says "default" or "overlap", and an A/B of
+ * the two is two runs, `attention A.csv 5` and `TIRX_ATTN_SCHEDULE=overlap attention B.csv 5`
+ * (a misspelt value fails every case with TIRX_E_INVALID_ARG). Where it
  * returns TIRX_E_NOT_SUPPORTED the program says so (once) and times the reference path instead,
  * at S = 512 and 1k only (it is slow), with path "reference" in the CSV. Without a GPU: says
  * so, exits 0.
@@ -164,6 +168,9 @@ int main(int argc, char **argv) {
   CHECK(tirx_runtime_alloc(rt, (size_t)TOKENS * HD * 2, &o));
   CHECK(tirx_runtime_alloc(rt, (size_t)TOKENS * 32 * 4, &lse)); /* B H S floats, H <= 32 */
   bool said = false; /* the default path's TIRX_E_NOT_SUPPORTED was printed */
+  /* the default kernel's schedule (TIRX_ATTN_SCHEDULE, read by each op call): the path column */
+  const char *schedule = getenv("TIRX_ATTN_SCHEDULE");
+  schedule = schedule && strcmp(schedule, "overlap") == 0 ? "overlap" : "default";
   int wrong = 0;
   printf("%-5s %-9s %4s %3s %3s %6s %6s %10s %8s %s\n", "type", "path", "D", "H", "B", "S",
          "causal", "us", "TFLOP/s", "check");
@@ -202,7 +209,7 @@ int main(int argc, char **argv) {
                             : time_path(rt, path, &s, &in, o, lse, 1, 3, 1);
           double flops = 4.0 * s.batch * s.h * (double)s.seq * (double)s.seq * s.d * (c ? 0.5 : 1);
           double tf = flops / us / 1e6;
-          const char *pname = path ? path : "default";
+          const char *pname = path ? path : schedule;
           printf("%-5s %-9s %4d %3d %3d %6lld %6d %10.1f %8.1f %s (worst %.2g of tol)\n",
                  tirx_dtype_name(s.dt), pname, s.d, s.h, s.batch, (long long)s.seq, c, us, tf,
                  ok ? "ok" : "WRONG", worst);

@@ -663,8 +663,10 @@ typedef struct tirx_attention_options {
  * Builds the default attention kernel for the options (scale and sms are launch-time and not
  * read), dtype, head dim d, heads h over h_kv, and varlen (true: packed sequences with
  * cumulative offsets). *out: a new kernel, one reference. Pure: no device. The launch
- * parameters are internal (use tirx_op_attention).
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, h, h_kv), the builder's.
+ * parameters are internal (use tirx_op_attention). $TIRX_ATTN_SCHEDULE (tirx/runtime.h) picks
+ * the KV-block schedule of the kernel built (the name of the overlapped one ends "_overlap").
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, h, h_kv, a TIRX_ATTN_SCHEDULE
+ * other than serial and overlap), the builder's.
  */
 TIRX_API tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts,
                                                   tirx_dtype dtype, int d, int h, int h_kv,
@@ -692,7 +694,8 @@ typedef struct tirx_attention_varlen {
  * TIRX_E_INVALID_ARG (shapes that disagree, H not a multiple of H_kv, D not 64 or 128, an
  * innermost stride other than 1, strides or pointers not 16-byte aligned, decreasing or
  * out-of-range offsets, options out of range: scale negative or not finite, sms outside
- * 0..1024, a path other than NULL and "reference"), TIRX_E_TYPE (dtypes: q, k, v, o one of
+ * 0..1024, a path other than NULL and "reference"; for the default path, a TIRX_ATTN_SCHEDULE
+ * other than serial and overlap: tirx/runtime.h), TIRX_E_TYPE (dtypes: q, k, v, o one of
  * f16 and bf16, lse f32), the build's errors and tirx_launch's (its message prefixed with
  * "tirx_op_attention: "; TIRX_E_NO_DEVICE without a device).
  */

@@ -17,6 +17,11 @@
  *   log-sum-exp through shared memory.
  * KV blocks run from the last to the first: the masked ones (the causal diagonal and the key
  * tail) in their own loop, then the unmasked ones, whose loop has no masking code.
+ * Two schedules of those loops, chosen by $TIRX_ATTN_SCHEDULE when the kernel is looked up or
+ * built (schedule_of; part of the kernel table's key and of the kernel's name): "serial", the
+ * default, waits for each GEMM before the next step (kv_block); "overlap" is FlashAttention-3's
+ * intra-warpgroup overlap, S of the next block issued with the P V GEMM of the current one and
+ * the softmax run under P V (wgmma wait_group 1, then 0: kv_blocks_overlap).
  * Tiles go to CTAs in pairs (a long and a short m-block of one (batch, head), tile_of) so that
  * static rounds balance when causal; a head's pairs run together (its K and V stay in L2).
  */
@@ -24,12 +29,19 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { BM = 128, WM = 64, STAGES = 2 };
 
+/* The consumers' schedule of a tile's KV blocks ($TIRX_ATTN_SCHEDULE, read when a kernel is
+ * looked up or built): SERIAL waits for each GEMM before the next step (the default; kv_block),
+ * OVERLAP is FlashAttention-3's intra-warpgroup overlap (kv_blocks_overlap). */
+enum { SCHED_SERIAL = 0, SCHED_OVERLAP = 1 };
+
 typedef struct attn_key {
   int32_t dtype, d, causal, varlen;
+  int32_t schedule; /* SCHED_*: part of the table's key, and the overlap's name ends "_overlap" */
 } attn_key;
 
 static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
@@ -268,11 +280,12 @@ void tirx__attn_rows_new(tirx_builder *b, tirx__attn_rows *r, int bn, int d) {
 }
 
 /*
- * Block j: S_j = Q K_j^T, its softmax, then O += P_j V_j, each GEMM waited for before the
- * next step; the two consumer warpgroups interleave on their own (one's softmax under the
- * other's GEMMs). FlashAttention-3's intra-warpgroup overlap (S_j issued with P_{j+1} V_{j+1},
- * softmax under the P V GEMM) and its named-barrier ping-pong were measured slower in this
- * kernel (docs/PERF-NOTES.md, session 5) and are left out.
+ * Block j (the default schedule, SCHED_SERIAL): S_j = Q K_j^T, its softmax, then O += P_j V_j,
+ * each GEMM waited for before the next step; the two consumer warpgroups interleave on their
+ * own (one's softmax under the other's GEMMs). FlashAttention-3's intra-warpgroup overlap
+ * (kv_blocks_overlap, TIRX_ATTN_SCHEDULE=overlap) and its named-barrier ping-pong were measured
+ * slower in session 5 (docs/PERF-NOTES.md), when each wgmma descriptor was rebuilt from a
+ * generic pointer; the ping-pong is left out.
  */
 static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
   tirx_builder *b = x->b;
@@ -288,10 +301,17 @@ static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_exp
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
 
+static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti);
+
 /* The tile's KV blocks from the last: the masked ones (the causal diagonal, the key tail) in
- * their own loop, then the unmasked ones, whose loop has no masking code. */
+ * their own loop, then the unmasked ones, whose loop has no masking code (SCHED_SERIAL; the
+ * overlap has its own, kv_blocks_overlap). */
 static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
   tirx_builder *b = x->b;
+  if (x->key->schedule == SCHED_OVERLAP) {
+    kv_blocks_overlap(x, s, ti);
+    return;
+  }
   tirx_expr *jm = tirx_for_begin(b, "jm", I(b, 0), tirx_sub(b, ti->nblocks, ti->nfull), NULL,
                                  TIRX_LOOP_SERIAL);
   kv_block(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nblocks, I(b, 1)), jm)), true);
@@ -301,12 +321,82 @@ static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
   tirx_for_end(b);
 }
 
+/*
+ * FlashAttention-3's intra-warpgroup overlap (SCHED_OVERLAP). Block n of the tile (n counts
+ * from its first block, the last in key order; it is the CTA-wide count, so block n - 1's
+ * stage is it - 1's) in the steady state:
+ *
+ *   issue S_n = Q K_n^T; issue O += P_{n-1} V_{n-1}     two wgmma groups in flight
+ *   wait_group 1: S_n is complete; release K_n         P V still runs
+ *   softmax of S_n (mask when masked)                  on the CUDA cores, under P V
+ *   wait_group 0: P V is complete; release V_{n-1}
+ *   O = O a_n, P_n = S_n as 16 bits
+ *
+ * so S_n, P_{n-1} and O are live together. The first block has no P V to overlap (S, wait,
+ * softmax, P; O is 0 and needs no rescale) and the last P V is issued after the loops. The
+ * rescale after P_{n-1} V_{n-1} is exact: O then holds the blocks up to n - 1 under the max
+ * m_{n-1}, and a_n = exp2((m_{n-1} - m_n) c) brings it to m_n before P_n V_n adds to it.
+ */
+static void kv_step_overlap(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j,
+                            bool masked) {
+  tirx_builder *b = x->b;
+  tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
+  tirx_expr *prev = tirx_sub(b, s->it, I(b, 1));
+  tirx_expr *pst = tirx_ring_stage(b, s->vr, prev), *pph = tirx_ring_phase(b, s->vr, prev, false);
+  issue_s(x, s, st, ph);
+  issue_pv(x, s, pst, pph);
+  tirx_wgmma_wait(b, 1); /* S_n; P_{n-1} V_{n-1} in flight */
+  release(b, s, s->kr, st);
+  softmax(x, s, ti, j, masked);
+  tirx_wgmma_wait(b, 0);
+  release(b, s, s->vr, pst);
+  rescale_and_pack(x, s);
+  tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
+}
+
+/* The tile's KV blocks from the last, overlapped: the first alone (masked: the diagonal or
+ * the key tail, or a mask that changes nothing when every block is whole), the other masked
+ * ones, the unmasked ones, then the last block's P V. */
+static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti) {
+  tirx_builder *b = x->b;
+  tirx_expr *nm = tirx_let(b, "nmasked", tirx_sub(b, ti->nblocks, ti->nfull));
+  tirx_if_begin(b, tirx_gt(b, ti->nblocks, I(b, 0)));
+  {
+    tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
+    issue_s(x, s, st, ph);
+    tirx_wgmma_wait(b, 0);
+    release(b, s, s->kr, st);
+    softmax(x, s, ti, tirx_sub(b, ti->nblocks, I(b, 1)), true);
+    tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+    tirx_cast_region(b, tirx_whole(b, s->P), tirx_whole(b, s->S), NULL); /* O is 0: no rescale */
+    tirx_team_end(b);
+    tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
+  }
+  tirx_expr *jm = tirx_for_begin(b, "jm", I(b, 1), nm, NULL, TIRX_LOOP_SERIAL);
+  kv_step_overlap(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nblocks, I(b, 1)), jm)), true);
+  tirx_for_end(b);
+  /* the first block was an unmasked one when there are no masked ones */
+  tirx_expr *ju = tirx_for_begin(b, "ju", tirx_select(b, tirx_eq(b, nm, I(b, 0)), I(b, 1), I(b, 0)),
+                                 ti->nfull, NULL, TIRX_LOOP_SERIAL);
+  kv_step_overlap(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nfull, I(b, 1)), ju)), false);
+  tirx_for_end(b);
+  {
+    tirx_expr *prev = tirx_sub(b, s->it, I(b, 1));
+    tirx_expr *pst = tirx_ring_stage(b, s->vr, prev), *pph = tirx_ring_phase(b, s->vr, prev, false);
+    issue_pv(x, s, pst, pph);
+    tirx_wgmma_wait(b, 0);
+    release(b, s, s->vr, pst);
+  }
+  tirx_if_end(b);
+}
+
 static tirx_status build(const attn_key *key, tirx_kernel **out) {
   const int d = key->d, bn = 128;
   tirx_dtype dt = (tirx_dtype)key->dtype;
   char name[64];
-  snprintf(name, sizeof name, "attention_%s_d%d%s%s", tirx_dtype_name(dt), d,
-           key->causal ? "_causal" : "", key->varlen ? "_varlen" : "");
+  snprintf(name, sizeof name, "attention_%s_d%d%s%s%s", tirx_dtype_name(dt), d,
+           key->causal ? "_causal" : "", key->varlen ? "_varlen" : "",
+           key->schedule == SCHED_OVERLAP ? "_overlap" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_set_target(b, "sm_90a");
@@ -485,6 +575,21 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) { return build(ctx, out); }
 
+/* The schedule $TIRX_ATTN_SCHEDULE asks for: unset, empty or "serial" the default, "overlap"
+ * FlashAttention-3's intra-warpgroup overlap; anything else is TIRX_E_INVALID_ARG (an A/B run
+ * with a misspelt value would otherwise time the default twice). */
+static tirx_status schedule_of(const char *fn, int32_t *out) {
+  const char *v = getenv("TIRX_ATTN_SCHEDULE");
+  if (!v || !*v || strcmp(v, "serial") == 0)
+    *out = SCHED_SERIAL;
+  else if (strcmp(v, "overlap") == 0)
+    *out = SCHED_OVERLAP;
+  else
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: TIRX_ATTN_SCHEDULE is \"%.64s\", expected "
+                       "serial (the default) or overlap", fn, v);
+  return TIRX_OK;
+}
+
 tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tirx_dtype dtype,
                                          int d, int h, int h_kv, bool varlen, tirx_kernel **out) {
   static const char fn[] = "tirx_kernels_attention_build";
@@ -504,12 +609,16 @@ tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tir
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d and h_kv %d, expected h a multiple of "
                        "h_kv >= 1", fn, h, h_kv);
   attn_key key = {.dtype = dtype, .d = d, .causal = opts->causal, .varlen = varlen};
+  if (schedule_of(fn, &key.schedule) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
   return build(&key, out);
 }
 
 tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, void *stream) {
   static const char fn[] = "tirx_op_attention";
   attn_key key = {.dtype = c->dtype, .d = c->d, .causal = c->causal, .varlen = c->varlen};
+  if (schedule_of(fn, &key.schedule) != TIRX_OK)
+    return TIRX_E_INVALID_ARG;
   tirx_kernel *k;
   tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, &key, &k);
   if (st != TIRX_OK)

@@ -2,8 +2,9 @@
  * tirx_op_attention on the GPU against the float64 reference (tests/support/attn_ref.c), every
  * test twice: gpu_attention_ref::<name> runs opts->path "reference" (the simple kernel of
  * src/kernels/attention.c), gpu_attention::<name> the default path (the FlashAttention-3 style
- * kernel of attention_fast.c; these fail with TIRX_E_NOT_SUPPORTED until it exists). Filter
- * with --filter 'gpu_attention_ref/?*' or 'gpu_attention/?*'.
+ * kernel of attention_fast.c, its default schedule), gpu_attention_overlap::<name> the default
+ * path under TIRX_ATTN_SCHEDULE=overlap (the intra-warpgroup overlap). Filter with --filter
+ * 'gpu_attention_ref/?*', 'gpu_attention/?*' or 'gpu_attention_overlap/?*'.
  *
  * Each case: fresh random inputs (q, k in [-2, 2), v in [-1, 1); the seed is logged and
  * TIRX_SEED replays it), o and lse poisoned with NaN before the launch, a synchronize with a
@@ -81,7 +82,9 @@ static void run_case(tirx_runtime *rt, const char *path, const attn_case *c) {
   const int64_t tq = varlen ? cu_q[B] : B * c->s_q, tk = varlen ? cu_k[B] : B * c->s_k;
   const int64_t ssq = (int64_t)H * D + c->pad, ssk = (int64_t)HKV * D + c->pad;
   char what[256];
-  snprintf(what, sizeof what, "%s %s %s D=%d H=%d/%d %s%s%s", path ? path : "default",
+  const char *schedule = getenv("TIRX_ATTN_SCHEDULE");
+  snprintf(what, sizeof what, "%s %s %s D=%d H=%d/%d %s%s%s",
+           path ? path : schedule && *schedule ? schedule : "default",
            tirx_dtype_name(c->dt), varlen ? "varlen" : "fixed", D, H, HKV,
            c->causal ? "causal" : "full", c->no_lse ? " no-lse" : "", c->pad ? " padded" : "");
   size_t at = strlen(what);
@@ -176,7 +179,10 @@ static void run_case(tirx_runtime *rt, const char *path, const attn_case *c) {
   tirx_runtime_free(rt, dl), tirx_runtime_free(rt, dcq), tirx_runtime_free(rt, dck);
 }
 
-/* Each test body runs for a path: "reference" (gpu_attention_ref) or NULL (gpu_attention). */
+/* Each test body runs for a path: "reference" (gpu_attention_ref), NULL (gpu_attention: the
+ * default kernel with its default schedule) and NULL again with TIRX_ATTN_SCHEDULE=overlap
+ * (gpu_attention_overlap: FlashAttention-3's intra-warpgroup overlap; the variable is read when
+ * the op looks its kernel up, and each test runs in a process of its own). */
 #define ATTN_TEST(name, secs)                                                                 \
   static void name##_body(tirx_runtime *rt, const char *path);                                \
   Test(gpu_attention_ref, name, .timeout = secs) {                                            \
@@ -186,7 +192,15 @@ static void run_case(tirx_runtime *rt, const char *path, const attn_case *c) {
   }                                                                                           \
   Test(gpu_attention, name, .timeout = secs) {                                                \
     tirx_runtime *rt = gpu();                                                                 \
+    unsetenv("TIRX_ATTN_SCHEDULE");                                                           \
     name##_body(rt, NULL);                                                                    \
+    tirx_runtime_destroy(rt);                                                                 \
+  }                                                                                           \
+  Test(gpu_attention_overlap, name, .timeout = secs) {                                        \
+    tirx_runtime *rt = gpu();                                                                 \
+    cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", "overlap", 1), 0);                              \
+    name##_body(rt, NULL);                                                                    \
+    unsetenv("TIRX_ATTN_SCHEDULE");                                                           \
     tirx_runtime_destroy(rt);                                                                 \
   }                                                                                           \
   static void name##_body(tirx_runtime *rt, const char *path)

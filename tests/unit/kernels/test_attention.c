@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../helpers.h"
 #include "attn_ref.h"
@@ -416,4 +417,169 @@ Test(kernels_attention, the_cpu_reference) {
   attn_ref_check(&p, qv, kv, vv, ov, lg, true, 128, 48, &rng, &r);
   cr_expect(r.wrong == 1 && r.unwritten == 1, "%lld wrong, %lld unwritten", (long long)r.wrong,
             (long long)r.unwritten);
+}
+
+/* ---- the default kernel's schedules (attention_fast.c, TIRX_ATTN_SCHEDULE) ---- */
+
+/* The number of times needle occurs in [from, to). */
+static int count_in(const char *from, const char *to, const char *needle) {
+  int n = 0;
+  for (const char *p = from; (p = strstr(p, needle)) && p < to; p += strlen(needle)) n++;
+  return n;
+}
+
+static tirx_kernel *fast_kernel(const char *schedule, tirx_dtype dt, int d, bool causal,
+                                bool varlen) {
+  if (schedule)
+    cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", schedule, 1), 0);
+  else
+    unsetenv("TIRX_ATTN_SCHEDULE");
+  tirx_kernel *k = NULL;
+  tirx_attention_options o = {.causal = causal};
+  cr_assert_eq(tirx_kernels_attention_build(&o, dt, d, 8, 2, varlen, &k), TIRX_OK, "%s",
+               tirx_last_error());
+  unsetenv("TIRX_ATTN_SCHEDULE");
+  return k;
+}
+
+/* Unset, empty and "serial" are the default schedule; "overlap" is another kernel (its name
+ * says so), and both live in the op's table at once; any other value fails the build and the
+ * op with its message, building nothing. */
+Test(kernels_attention, the_schedule_comes_from_the_environment, .timeout = 120) {
+  const char *names[3] = {NULL, "", "serial"};
+  for (int i = 0; i < 3; i++) {
+    tirx_kernel *k = fast_kernel(names[i], BF, 64, true, false);
+    cr_expect_str_eq(tirx_kernel_name(k), "attention_bf16_d64_causal");
+    tirx_kernel_release(k);
+  }
+  tirx_kernel *k = fast_kernel("overlap", BF, 64, true, true);
+  cr_expect_str_eq(tirx_kernel_name(k), "attention_bf16_d64_causal_varlen_overlap");
+  tirx_kernel_release(k);
+
+  cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", "pingpong", 1), 0);
+  k = PTR(1);
+  expect_error(tirx_kernels_attention_build(NULL, BF, 64, 8, 2, false, &k), TIRX_E_INVALID_ARG,
+               "tirx_kernels_attention_build: TIRX_ATTN_SCHEDULE is \"pingpong\", expected serial "
+               "(the default) or overlap");
+  cr_expect_null(k);
+  tirx_runtime *rt = no_device();
+  ERR(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_INVALID_ARG,
+      "%s: TIRX_ATTN_SCHEDULE is \"pingpong\", expected serial (the default) or overlap", FN);
+  cr_expect_eq(tirx_kernels_cached(), 0);
+
+  char want[1024];
+  snprintf(want, sizeof want, "%s: tirx_launch: no CUDA device: %s", FN, tirx_runtime_device_error(rt));
+  unsetenv("TIRX_ATTN_SCHEDULE");
+  expect_error(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_NO_DEVICE, want);
+  cr_expect_eq(tirx_kernels_cached(), 1);
+  cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", "overlap", 1), 0);
+  expect_error(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_NO_DEVICE, want);
+  cr_expect_eq(tirx_kernels_cached(), 2, "the schedule is part of the kernel's key");
+  expect_error(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_NO_DEVICE, want);
+  cr_expect_eq(tirx_kernels_cached(), 2);
+  unsetenv("TIRX_ATTN_SCHEDULE");
+  tirx_kernels_clear();
+  tirx_runtime_destroy(rt);
+}
+
+/* The overlapped source, in each KV-block loop (masked, unmasked): S = Q K^T (SS) and O += P V
+ * (RS) issued and committed with no wait between them, then wait_group 1, K's stage released,
+ * the softmax (ex2) with neither O nor P touched, wait_group 0, V's stage released, then the
+ * rescale and the cast to P. The default source never leaves a group in flight. */
+Test(kernels_attention, the_overlap_schedule_keeps_two_groups_in_flight, .timeout = 120) {
+  for (int v = 0; v < 4; v++) {
+    bool causal = v & 1, varlen = v & 2;
+    tirx_kernel *k = fast_kernel("overlap", TIRX_F16, 128, causal, varlen);
+    const char *src = tirx_kernel_source(k), *end = src + strlen(src);
+    cr_assert_eq(count_in(src, end, "tirx_wgmma_wait<1>();"), 2, "%s", tirx_kernel_name(k));
+    for (const char *w1 = strstr(src, "tirx_wgmma_wait<1>();"); w1;
+         w1 = strstr(w1 + 1, "tirx_wgmma_wait<1>();")) {
+      /* back to the previous wait: two groups issued after it */
+      const char *prev = src;
+      for (const char *p = src; (p = strstr(p, "tirx_wgmma_wait<")) && p < w1; p++) prev = p;
+      cr_expect_eq(count_in(prev + 1, w1, "tirx_wgmma_commit();"), 2);
+      const char *ss = strstr(prev + 1, "tirx_wgmma_m64n128k16_f16_x8"), *rs = strstr(prev + 1, "tirx_wgmma_rs_m64n128k16_f16");
+      cr_assert(ss && rs && ss < rs && rs < w1, "S then P V issued before wait_group 1");
+      const char *w0 = strstr(w1, "tirx_wgmma_wait<0>();");
+      cr_assert_not_null(w0);
+      cr_expect_eq(count_in(w1, w0, "tirx_wgmma_wait<"), 1, "no wait between 1 and 0");
+      cr_expect_eq(count_in(w1, w0, "tirx_mbar_arrive(&k_empty["), 1, "K released under P V");
+      cr_expect_eq(count_in(w1, w0, "tirx_mbar_arrive(&v_empty["), 0);
+      cr_expect_gt(count_in(w1, w0, "tirx_ex2("), 0, "the softmax under P V");
+      cr_expect_eq(count_in(w1, w0, "O_1["), 0, "O is written by the P V in flight");
+      cr_expect_eq(count_in(w1, w0, "P["), 0, "P is read by the P V in flight");
+      const char *next = strstr(w0, "it = (it + 1);");
+      cr_assert_not_null(next);
+      cr_expect_eq(count_in(w0, next, "tirx_mbar_arrive(&v_empty["), 1);
+      cr_expect_gt(count_in(w0, next, "O_1["), 0, "O rescaled after P V");
+      cr_expect_gt(count_in(w0, next, "P["), 0, "P cast after P V");
+    }
+    /* the last block's P V after the loops: one RS group more than the loops have */
+    cr_expect_eq(count_in(src, end, "tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],"), 3 * 8);
+    tirx_kernel_release(k);
+    k = fast_kernel(NULL, TIRX_F16, 128, causal, varlen);
+    src = tirx_kernel_source(k);
+    cr_expect_null(strstr(src, "tirx_wgmma_wait<1>"), "%s", tirx_kernel_name(k));
+    tirx_kernel_release(k);
+  }
+}
+
+/* The ptxas -v report of ptx for sm_90a (malloc'ed), or NULL when ptxas cannot run here. */
+static char *ptxas_report(const char *ptx) {
+#ifdef TIRX_PTXAS
+  if (access(TIRX_PTXAS, X_OK) != 0) return NULL;
+  char path[] = "/tmp/tirx_test_attn_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  cr_assert_not_null(f);
+  fputs(ptx, f);
+  fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90a -v '%s' -o /dev/null 2>&1", TIRX_PTXAS, path);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t cap = 1 << 16, n = 0;
+  char *out = malloc(cap);
+  cr_assert_not_null(out);
+  for (size_t got; (got = fread(out + n, 1, cap - 1 - n, p)) > 0;) n += got;
+  out[n] = '\0';
+  int rc = pclose(p);
+  unlink(path);
+  cr_assert_eq(rc, 0, "ptxas failed:\n%s", out);
+  return out;
+#else
+  (void)ptx;
+  return NULL;
+#endif
+}
+
+/* Every variant of the overlapped kernel (dtype x D x causal x varlen) compiles with NVRTC for
+ * sm_90a, keeps its wait_group 1 in the PTX, uses no local memory, and under ptxas -v spills
+ * nothing and keeps the wgmma pipeline (no "wgmma.mma_async instructions are serialized"). */
+Test(kernels_attention, every_overlap_variant_compiles_without_spills, .timeout = 600) {
+  tirx_runtime *rt = no_device();
+  static const tirx_dtype dts[2] = {TIRX_BF16, TIRX_F16};
+  for (int v = 0; v < 16; v++) {
+    tirx_kernel *k = fast_kernel("overlap", dts[v & 1], v & 2 ? 128 : 64, v & 4, v & 8);
+    tirx_compiled *c = NULL;
+    cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", tirx_kernel_name(k),
+                 tirx_last_error());
+    const char *ptx = tirx_compiled_ptx(c);
+    cr_expect_null(strstr(ptx, ".local"), "%s uses local memory", tirx_kernel_name(k));
+    cr_expect_eq(count_in(ptx, ptx + strlen(ptx), "wgmma.wait_group.sync.aligned 1;"), 2, "%s",
+                 tirx_kernel_name(k));
+    char *rep = ptxas_report(ptx);
+    if (rep) {
+      cr_expect(strstr(rep, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+                "%s:\n%s", tirx_kernel_name(k), rep);
+      cr_expect_null(strstr(rep, "serialized"), "%s:\n%s", tirx_kernel_name(k), rep);
+      free(rep);
+    } else {
+      cr_log_warn("ptxas not found: the spill check is skipped");
+    }
+    tirx_compiled_destroy(c);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
 }
