@@ -68,11 +68,13 @@ tirx_status tirx__nvrtc_require(const char *fn);
  * loads. */
 int tirx__nvrtc_version(void);
 
-/* The options every compile passes to NVRTC for arch, in order; they are part of the cache
- * key. Writes up to TIRX__NVRTC_MAX_OPTIONS pointers into opts (the arch option is formatted
- * into arch_buf) and returns their count. */
+/* The options a compile of source passes to NVRTC for arch, in order; they are part of the
+ * cache key. Generated sources (tirx__codegen_wrote) also get --minimal; a kernel's own CUDA
+ * text keeps NVRTC's whole built-in header (textures, the device runtime API). Writes up to
+ * TIRX__NVRTC_MAX_OPTIONS pointers into opts (the arch option is formatted into arch_buf) and
+ * returns their count. */
 enum { TIRX__NVRTC_MAX_OPTIONS = 8 };
-int tirx__nvrtc_options(const char *arch, char arch_buf[64],
+int tirx__nvrtc_options(const char *arch, const char *source, char arch_buf[64],
                         const char *opts[TIRX__NVRTC_MAX_OPTIONS]);
 
 /* ---- the runtime (runtime.c) and its kernel cache (variant.c) ---- */

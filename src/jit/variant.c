@@ -204,7 +204,7 @@ static tirx_status source_and_key(const tirx_runtime *rt, const tirx_kernel *k, 
   in.source_len = strlen(src);
   in.nvrtc_major = rt->nvrtc_major;
   in.nvrtc_minor = rt->nvrtc_minor;
-  in.noptions = tirx__nvrtc_options(rt->arch, arch_opt, opts);
+  in.noptions = tirx__nvrtc_options(rt->arch, src, arch_opt, opts);
   in.options = opts;
   in.arch = rt->arch;
   st = tirx__cache_key_compute(&in, key);

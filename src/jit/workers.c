@@ -695,7 +695,7 @@ tirx_status tirx__runtime_nvrtc(tirx_runtime *rt, const char *fn, const char *na
       return st;
     char arch_opt[64];
     const char *opts[TIRX__NVRTC_MAX_OPTIONS];
-    int nopts = tirx__nvrtc_options(arch, arch_opt, opts);
+    int nopts = tirx__nvrtc_options(arch, source, arch_opt, opts);
     tirx__nvrtc_raw raw;
     double millis = 0;
     st = tirx__workers_compile(w, fn, name, arch, source, nopts, opts, want_ptx, &raw, &millis);
