@@ -66,7 +66,7 @@ int tirx__nvrtc_options(const char *arch, const char *source, char arch_buf[64],
    * NVRTC's built-in header what generated code never uses (texture and surface functions,
    * the device runtime API, device-side launches, the runtime's and driver's types): 4 to 6 ms
    * less front end per compile of the GEMM kernels, the same SASS (PERF-NOTES, "GEMM cold
-   * compile: session 12"). */
+   * compile, third pass"). */
   opts[0] = arch_buf;
   opts[1] = "--std=c++17";
   opts[2] = "-lineinfo";
