@@ -281,15 +281,18 @@ TIRX_API tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opt
  * request, rows wider than TIRX_ROW_CLUSTER_MIN_WIDTH get a cluster of 2 or 4 CTAs whose
  * reductions combine through distributed shared memory.
  *
- * The elementwise form (silu_mul and chain, TIRX_ROW_VARIANT_ELEMENTWISE): no CTA per row but
+ * The elementwise form of silu_mul and chain, the default for chain at every width and for
+ * silu_mul where W is a multiple of the 16-byte vector (8 elements of f16/bf16, 4 of f32;
+ * TIRX_ROW_VARIANT_PER_ROW and TIRX_ROW_VARIANT_ELEMENTWISE choose either): no CTA per row but
  * a grid of at most sms x (1024 / threads) CTAs of opts->threads (256 by default) threads, all
  * resident (__launch_bounds__(threads, 1024 / threads), or opts->min_blocks CTAs per SM),
  * striding over units of the flattened tensors: 16 bytes of elements for chain at every width
  * (its tensors are dense: element e of [rows, W] is element e of the buffer), and for silu_mul
  * the largest power of two of elements up to 16 bytes that divides W (a unit stays in its row
- * and half). Each thread moves 64 bytes of each input an iteration (4 vectors of 16 bytes,
- * every load issued before any use); the last, partial block of units and chain's last
- * rows * W % (16 bytes) elements are masked. Its launch parameters are the per-row form's.
+ * and half). Each thread moves 64 bytes of each input an iteration (4 units of 16 bytes, or
+ * up to 32 narrower ones), every load issued before any use; the last, partial block of units
+ * is masked, and chain's last rows * W mod (16 bytes / element size) elements go one a thread.
+ * Its launch parameters are the per-row form's.
  *
  * Launch parameters, in order (tensors of dtype unless said, dense; width W):
  *   RMSNORM      rows (i32), x [rows,W], w [1,W], out [rows,W], eps (f32)
