@@ -289,8 +289,8 @@ TIRX_API tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opt
  * striding over units of the flattened tensors: 16 bytes of elements for chain at every width
  * (its tensors are dense: element e of [rows, W] is element e of the buffer), and for silu_mul
  * the largest power of two of elements up to 16 bytes that divides W (a unit stays in its row
- * and half). Each thread moves 64 bytes of each input an iteration (4 units of 16 bytes, or
- * up to 32 narrower ones), every load issued before any use; the last, partial block of units
+ * and half). Each thread moves 64 bytes of each input an iteration in 4 units of 16 bytes
+ * (narrower units: 8 of them, fewer bytes), every load issued before any use; the last, partial block of units
  * is masked, and chain's last rows * W mod (16 bytes / element size) elements go one a thread.
  * Its launch parameters are the per-row form's.
  *

@@ -627,11 +627,14 @@ static tirx_status build_chain(rk *k, tirx_kernel **kout) {
  * N % g elements at the end (W not a multiple of g) one at a time. silu_mul's two halves are W
  * apart in each row, so its unit is the largest power of two of elements up to 16 bytes that
  * divides W (a unit never crosses a row or a half; x[r, c] and x[r, W + c] then start on
- * g-element boundaries): unit u of the output is row u / (W / g), column (u % (W / g)) g.
+ * g-element boundaries): unit u of the output is element u g of out, in row r = u / (W / g),
+ * and its gate is flattened element 2 W r + (u g - W r) = u g + W r of x. Every region is one
+ * of row 0 of the flattened tensor, so the lowering sees the alignment of its flat start.
  *
  * An iteration of a CTA moves a block of T x U units: unit blk T U + s T + tid is thread tid's
  * slot s (s < U, so that a warp's slots are consecutive vectors), all U loads of an input
- * issued before any use (U: EW_SLOT_BYTES of each input a thread has in flight). The full
+ * issued before any use (U: EW_SLOT_BYTES of each input a thread has in flight, in at most
+ * EW_MAX_SLOTS units). The full
  * blocks need no masks; the last, partial block is done once, by the CTA whose turn it is,
  * with every slot loaded (past the end: the last unit again) and only the slots inside stored.
  * The threads work as a team of one (TIRX_TEAM_THREAD): each slot is a tirx_copy of a [1, g]
@@ -640,7 +643,11 @@ static tirx_status build_chain(rk *k, tirx_kernel **kout) {
 enum {
   EW_THREADS = 256,      /* threads a CTA, unless opts->threads */
   EW_SM_THREADS = 1024,  /* threads resident per SM the grid assumes (64 registers a thread) */
-  EW_SLOT_BYTES = 64     /* bytes of each input a thread has in flight per iteration */
+  EW_SLOT_BYTES = 64,    /* bytes of each input a thread has in flight per iteration */
+  /* at most this many slots: silu_mul's narrower units (odd W) keep fewer bytes in flight, as
+   * 16 or 32 slots (each with its row, its 64-bit addresses live across the math) spilled
+   * 28-1252 bytes of registers under the 64-register bound (ptxas, sm_90a); 8 spill none */
+  EW_MAX_SLOTS = 8
 };
 
 static bool ew_op(tirx_row_op kind) {
@@ -677,10 +684,10 @@ static int64_t ew_ctas(const opts *o) {
   return n < 1 ? 1 : n;
 }
 
-/* Slots a thread: EW_SLOT_BYTES of each input in units of g elements, 1 to 32. */
+/* Slots a thread: EW_SLOT_BYTES of each input in units of g elements, 1 to EW_MAX_SLOTS. */
 static int64_t ew_slots(tirx_dtype dt, int64_t g) {
   int64_t u = EW_SLOT_BYTES / (g * tirx_dtype_size(dt));
-  return u < 1 ? 1 : u > 32 ? 32 : u;
+  return u < 1 ? 1 : u > EW_MAX_SLOTS ? EW_MAX_SLOTS : u;
 }
 
 typedef struct ew {
@@ -689,7 +696,7 @@ typedef struct ew {
   tirx_expr *a, *c; /* chain's scalars */
   bool silu;
   int64_t g, T, U, nvr; /* nvr: silu_mul's units a row, W / g */
-  tirx_expr *nu, *tid;  /* units in all (i64); the thread's index (i32) */
+  tirx_expr *nu, *tid;  /* units in all; the thread's index (both i64) */
 } ew;
 
 /* Where unit u (i64) is, as flattened offsets (the column of row 0): *o in out (u g), *xo in x
@@ -788,7 +795,7 @@ static tirx_status build_elementwise(rk *k, tirx_kernel **kout) {
   tirx_expr *full = tirx_let(b, "full", tirx_div(b, e.nu, I(k, TU)));
   tirx_expr *grid = tirx_let(b, "grid", tirx_cast(b, tirx_grid_dim(b, 0), TIRX_I64));
   tirx_expr *cta = tirx_let(b, "cta", tirx_cast(b, tirx_block_idx(b, 0), TIRX_I64));
-  tirx_expr *o[32], *xo[32], *keep[32];
+  tirx_expr *o[EW_MAX_SLOTS], *xo[EW_MAX_SLOTS], *keep[EW_MAX_SLOTS];
   /* the full blocks */
   tirx_expr *blk = tirx_for_begin(b, "blk", cta, full, grid, TIRX_LOOP_SERIAL);
   ew_places(&e, tirx_let(b, "u0", tirx_add(b, tirx_mul(b, blk, I(k, TU)), e.tid)), e.U, o, xo);

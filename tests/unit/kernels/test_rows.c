@@ -655,9 +655,9 @@ Test(kernels_rows, the_elementwise_form_moves_several_vectors_a_thread_and_compi
         assert_has(src, "__launch_bounds__(256, 4)");
         assert_has(src, "if ((((full * "); /* the partial block */
         cr_assert_eq(strstr(src, "(nu * ") != NULL, !silu && W % vec != 0, "%s: element tail", what);
-        /* slots: 64 bytes of each input a thread, in units of g elements (at most 32) */
+        /* slots: 64 bytes of each input a thread, in units of g elements (at most 8) */
         int64_t slots = 64 / (g * tirx_dtype_size(dts[d]));
-        if (slots > 32) slots = 32;
+        if (slots > 8) slots = 8;
         int64_t loads = slots * (silu ? 2 : 1);
         if (g > 1) {
           snprintf(load, sizeof load, "tirx_vcopy<%s, %lld, 9>(",
