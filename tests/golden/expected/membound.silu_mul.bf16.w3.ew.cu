@@ -7,14 +7,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
   const long long n = (((long long)rows) * 3LL);
   const long long nu = (n / 1LL);
   const long long tid = ((long long)(int)threadIdx.x);
-  const long long full = (nu / 8192LL);
+  const long long full = (nu / 2048LL);
   const long long grid = ((long long)(int)gridDim.x);
   const long long cta = ((long long)(int)blockIdx.x);
   for (long long blk = cta; blk < full; blk += grid) {
-    const long long u0 = ((blk * 8192LL) + tid);
+    const long long u0 = ((blk * 2048LL) + tid);
     const long long r0 = (u0 / 3LL);
     const unsigned q0 = ((unsigned)(u0 - (r0 * 3LL)));
-    tirx_bf16 xh[32]; /* ((1),(32)):((32@m),(1@m)) */
+    tirx_bf16 xh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[0] = x[(((u0 + 0LL) * 1LL) + (r0 * 3LL))];
     }
@@ -39,79 +39,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[7] = x[(((u0 + 1792LL) * 1LL) + ((r0 + ((long long)((q0 + 1792u) / 3u))) * 3LL))];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[8] = x[(((u0 + 2048LL) * 1LL) + ((r0 + ((long long)((q0 + 2048u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[9] = x[(((u0 + 2304LL) * 1LL) + ((r0 + ((long long)((q0 + 2304u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[10] = x[(((u0 + 2560LL) * 1LL) + ((r0 + ((long long)((q0 + 2560u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[11] = x[(((u0 + 2816LL) * 1LL) + ((r0 + ((long long)((q0 + 2816u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[12] = x[(((u0 + 3072LL) * 1LL) + ((r0 + ((long long)((q0 + 3072u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[13] = x[(((u0 + 3328LL) * 1LL) + ((r0 + ((long long)((q0 + 3328u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[14] = x[(((u0 + 3584LL) * 1LL) + ((r0 + ((long long)((q0 + 3584u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[15] = x[(((u0 + 3840LL) * 1LL) + ((r0 + ((long long)((q0 + 3840u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[16] = x[(((u0 + 4096LL) * 1LL) + ((r0 + ((long long)((q0 + 4096u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[17] = x[(((u0 + 4352LL) * 1LL) + ((r0 + ((long long)((q0 + 4352u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[18] = x[(((u0 + 4608LL) * 1LL) + ((r0 + ((long long)((q0 + 4608u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[19] = x[(((u0 + 4864LL) * 1LL) + ((r0 + ((long long)((q0 + 4864u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[20] = x[(((u0 + 5120LL) * 1LL) + ((r0 + ((long long)((q0 + 5120u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[21] = x[(((u0 + 5376LL) * 1LL) + ((r0 + ((long long)((q0 + 5376u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[22] = x[(((u0 + 5632LL) * 1LL) + ((r0 + ((long long)((q0 + 5632u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[23] = x[(((u0 + 5888LL) * 1LL) + ((r0 + ((long long)((q0 + 5888u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[24] = x[(((u0 + 6144LL) * 1LL) + ((r0 + ((long long)((q0 + 6144u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[25] = x[(((u0 + 6400LL) * 1LL) + ((r0 + ((long long)((q0 + 6400u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[26] = x[(((u0 + 6656LL) * 1LL) + ((r0 + ((long long)((q0 + 6656u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[27] = x[(((u0 + 6912LL) * 1LL) + ((r0 + ((long long)((q0 + 6912u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[28] = x[(((u0 + 7168LL) * 1LL) + ((r0 + ((long long)((q0 + 7168u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[29] = x[(((u0 + 7424LL) * 1LL) + ((r0 + ((long long)((q0 + 7424u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[30] = x[(((u0 + 7680LL) * 1LL) + ((r0 + ((long long)((q0 + 7680u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[31] = x[(((u0 + 7936LL) * 1LL) + ((r0 + ((long long)((q0 + 7936u) / 3u))) * 3LL))];
-    }
-    tirx_bf16 uh[32]; /* ((1),(32)):((32@m),(1@m)) */
+    tirx_bf16 uh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[0] = x[((((u0 + 0LL) * 1LL) + (r0 * 3LL)) + 3LL)];
     }
@@ -136,92 +64,20 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[7] = x[((((u0 + 1792LL) * 1LL) + ((r0 + ((long long)((q0 + 1792u) / 3u))) * 3LL)) + 3LL)];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[8] = x[((((u0 + 2048LL) * 1LL) + ((r0 + ((long long)((q0 + 2048u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[9] = x[((((u0 + 2304LL) * 1LL) + ((r0 + ((long long)((q0 + 2304u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[10] = x[((((u0 + 2560LL) * 1LL) + ((r0 + ((long long)((q0 + 2560u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[11] = x[((((u0 + 2816LL) * 1LL) + ((r0 + ((long long)((q0 + 2816u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[12] = x[((((u0 + 3072LL) * 1LL) + ((r0 + ((long long)((q0 + 3072u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[13] = x[((((u0 + 3328LL) * 1LL) + ((r0 + ((long long)((q0 + 3328u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[14] = x[((((u0 + 3584LL) * 1LL) + ((r0 + ((long long)((q0 + 3584u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[15] = x[((((u0 + 3840LL) * 1LL) + ((r0 + ((long long)((q0 + 3840u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[16] = x[((((u0 + 4096LL) * 1LL) + ((r0 + ((long long)((q0 + 4096u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[17] = x[((((u0 + 4352LL) * 1LL) + ((r0 + ((long long)((q0 + 4352u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[18] = x[((((u0 + 4608LL) * 1LL) + ((r0 + ((long long)((q0 + 4608u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[19] = x[((((u0 + 4864LL) * 1LL) + ((r0 + ((long long)((q0 + 4864u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[20] = x[((((u0 + 5120LL) * 1LL) + ((r0 + ((long long)((q0 + 5120u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[21] = x[((((u0 + 5376LL) * 1LL) + ((r0 + ((long long)((q0 + 5376u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[22] = x[((((u0 + 5632LL) * 1LL) + ((r0 + ((long long)((q0 + 5632u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[23] = x[((((u0 + 5888LL) * 1LL) + ((r0 + ((long long)((q0 + 5888u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[24] = x[((((u0 + 6144LL) * 1LL) + ((r0 + ((long long)((q0 + 6144u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[25] = x[((((u0 + 6400LL) * 1LL) + ((r0 + ((long long)((q0 + 6400u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[26] = x[((((u0 + 6656LL) * 1LL) + ((r0 + ((long long)((q0 + 6656u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[27] = x[((((u0 + 6912LL) * 1LL) + ((r0 + ((long long)((q0 + 6912u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[28] = x[((((u0 + 7168LL) * 1LL) + ((r0 + ((long long)((q0 + 7168u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[29] = x[((((u0 + 7424LL) * 1LL) + ((r0 + ((long long)((q0 + 7424u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[30] = x[((((u0 + 7680LL) * 1LL) + ((r0 + ((long long)((q0 + 7680u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[31] = x[((((u0 + 7936LL) * 1LL) + ((r0 + ((long long)((q0 + 7936u) / 3u))) * 3LL)) + 3LL)];
-    }
-    float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
+    float xf[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf[(i * 4)] = tirx_bf16_to_f32(xh[(i * 4)]);
         xf[(i * 4 + 1)] = tirx_bf16_to_f32(xh[(i * 4 + 1)]);
         xf[(i * 4 + 2)] = tirx_bf16_to_f32(xh[(i * 4 + 2)]);
         xf[(i * 4 + 3)] = tirx_bf16_to_f32(xh[(i * 4 + 3)]);
       }
     }
-    float xf_1[32]; /* ((1),(32)):((32@m),(1@m)) */
+    float xf_1[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf_1[(i * 4)] = tirx_bf16_to_f32(uh[(i * 4)]);
         xf_1[(i * 4 + 1)] = tirx_bf16_to_f32(uh[(i * 4 + 1)]);
         xf_1[(i * 4 + 2)] = tirx_bf16_to_f32(uh[(i * 4 + 2)]);
@@ -230,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf[(i * 4)] = (xf[(i * 4)] * tirx_sigmoid(xf[(i * 4)]));
         xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] * tirx_sigmoid(xf[(i * 4 + 1)]));
         xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] * tirx_sigmoid(xf[(i * 4 + 2)]));
@@ -239,17 +95,17 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf[(i * 4)] = (xf[(i * 4)] * xf_1[(i * 4)]);
         xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] * xf_1[(i * 4 + 1)]);
         xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] * xf_1[(i * 4 + 2)]);
         xf[(i * 4 + 3)] = (xf[(i * 4 + 3)] * xf_1[(i * 4 + 3)]);
       }
     }
-    tirx_bf16 yh[32]; /* ((1),(32)):((32@m),(1@m)) */
+    tirx_bf16 yh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         yh[(i * 4)] = tirx_bf16_from_f32(xf[(i * 4)]);
         yh[(i * 4 + 1)] = tirx_bf16_from_f32(xf[(i * 4 + 1)]);
         yh[(i * 4 + 2)] = tirx_bf16_from_f32(xf[(i * 4 + 2)]);
@@ -280,146 +136,26 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
       out[((u0 + 1792LL) * 1LL)] = yh[7];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2048LL) * 1LL)] = yh[8];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2304LL) * 1LL)] = yh[9];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2560LL) * 1LL)] = yh[10];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2816LL) * 1LL)] = yh[11];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3072LL) * 1LL)] = yh[12];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3328LL) * 1LL)] = yh[13];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3584LL) * 1LL)] = yh[14];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3840LL) * 1LL)] = yh[15];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 4096LL) * 1LL)] = yh[16];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 4352LL) * 1LL)] = yh[17];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 4608LL) * 1LL)] = yh[18];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 4864LL) * 1LL)] = yh[19];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 5120LL) * 1LL)] = yh[20];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 5376LL) * 1LL)] = yh[21];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 5632LL) * 1LL)] = yh[22];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 5888LL) * 1LL)] = yh[23];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 6144LL) * 1LL)] = yh[24];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 6400LL) * 1LL)] = yh[25];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 6656LL) * 1LL)] = yh[26];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 6912LL) * 1LL)] = yh[27];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 7168LL) * 1LL)] = yh[28];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 7424LL) * 1LL)] = yh[29];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 7680LL) * 1LL)] = yh[30];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 7936LL) * 1LL)] = yh[31];
-    }
   }
-  if ((((full * 8192LL) < nu) && (cta == (full % grid)))) {
+  if ((((full * 2048LL) < nu) && (cta == (full % grid)))) {
     const long long last = (nu - 1LL);
-    const long long u = ((full * 8192LL) + (tid + 0LL));
+    const long long u = ((full * 2048LL) + (tid + 0LL));
     const bool keep = (u < nu);
-    const long long u_1 = ((full * 8192LL) + (tid + 256LL));
+    const long long u_1 = ((full * 2048LL) + (tid + 256LL));
     const bool keep_1 = (u_1 < nu);
-    const long long u_2 = ((full * 8192LL) + (tid + 512LL));
+    const long long u_2 = ((full * 2048LL) + (tid + 512LL));
     const bool keep_2 = (u_2 < nu);
-    const long long u_3 = ((full * 8192LL) + (tid + 768LL));
+    const long long u_3 = ((full * 2048LL) + (tid + 768LL));
     const bool keep_3 = (u_3 < nu);
-    const long long u_4 = ((full * 8192LL) + (tid + 1024LL));
+    const long long u_4 = ((full * 2048LL) + (tid + 1024LL));
     const bool keep_4 = (u_4 < nu);
-    const long long u_5 = ((full * 8192LL) + (tid + 1280LL));
+    const long long u_5 = ((full * 2048LL) + (tid + 1280LL));
     const bool keep_5 = (u_5 < nu);
-    const long long u_6 = ((full * 8192LL) + (tid + 1536LL));
+    const long long u_6 = ((full * 2048LL) + (tid + 1536LL));
     const bool keep_6 = (u_6 < nu);
-    const long long u_7 = ((full * 8192LL) + (tid + 1792LL));
+    const long long u_7 = ((full * 2048LL) + (tid + 1792LL));
     const bool keep_7 = (u_7 < nu);
-    const long long u_8 = ((full * 8192LL) + (tid + 2048LL));
-    const bool keep_8 = (u_8 < nu);
-    const long long u_9 = ((full * 8192LL) + (tid + 2304LL));
-    const bool keep_9 = (u_9 < nu);
-    const long long u_10 = ((full * 8192LL) + (tid + 2560LL));
-    const bool keep_10 = (u_10 < nu);
-    const long long u_11 = ((full * 8192LL) + (tid + 2816LL));
-    const bool keep_11 = (u_11 < nu);
-    const long long u_12 = ((full * 8192LL) + (tid + 3072LL));
-    const bool keep_12 = (u_12 < nu);
-    const long long u_13 = ((full * 8192LL) + (tid + 3328LL));
-    const bool keep_13 = (u_13 < nu);
-    const long long u_14 = ((full * 8192LL) + (tid + 3584LL));
-    const bool keep_14 = (u_14 < nu);
-    const long long u_15 = ((full * 8192LL) + (tid + 3840LL));
-    const bool keep_15 = (u_15 < nu);
-    const long long u_16 = ((full * 8192LL) + (tid + 4096LL));
-    const bool keep_16 = (u_16 < nu);
-    const long long u_17 = ((full * 8192LL) + (tid + 4352LL));
-    const bool keep_17 = (u_17 < nu);
-    const long long u_18 = ((full * 8192LL) + (tid + 4608LL));
-    const bool keep_18 = (u_18 < nu);
-    const long long u_19 = ((full * 8192LL) + (tid + 4864LL));
-    const bool keep_19 = (u_19 < nu);
-    const long long u_20 = ((full * 8192LL) + (tid + 5120LL));
-    const bool keep_20 = (u_20 < nu);
-    const long long u_21 = ((full * 8192LL) + (tid + 5376LL));
-    const bool keep_21 = (u_21 < nu);
-    const long long u_22 = ((full * 8192LL) + (tid + 5632LL));
-    const bool keep_22 = (u_22 < nu);
-    const long long u_23 = ((full * 8192LL) + (tid + 5888LL));
-    const bool keep_23 = (u_23 < nu);
-    const long long u_24 = ((full * 8192LL) + (tid + 6144LL));
-    const bool keep_24 = (u_24 < nu);
-    const long long u_25 = ((full * 8192LL) + (tid + 6400LL));
-    const bool keep_25 = (u_25 < nu);
-    const long long u_26 = ((full * 8192LL) + (tid + 6656LL));
-    const bool keep_26 = (u_26 < nu);
-    const long long u_27 = ((full * 8192LL) + (tid + 6912LL));
-    const bool keep_27 = (u_27 < nu);
-    const long long u_28 = ((full * 8192LL) + (tid + 7168LL));
-    const bool keep_28 = (u_28 < nu);
-    const long long u_29 = ((full * 8192LL) + (tid + 7424LL));
-    const bool keep_29 = (u_29 < nu);
-    const long long u_30 = ((full * 8192LL) + (tid + 7680LL));
-    const bool keep_30 = (u_30 < nu);
-    const long long u_31 = ((full * 8192LL) + (tid + 7936LL));
-    const bool keep_31 = (u_31 < nu);
-    tirx_bf16 xh[32]; /* ((1),(32)):((32@m),(1@m)) */
+    tirx_bf16 xh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[0] = x[((tirx_min(u, last) * 1LL) + ((tirx_min(u, last) / 3LL) * 3LL))];
     }
@@ -444,79 +180,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[7] = x[((tirx_min(u_7, last) * 1LL) + ((tirx_min(u_7, last) / 3LL) * 3LL))];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[8] = x[((tirx_min(u_8, last) * 1LL) + ((tirx_min(u_8, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[9] = x[((tirx_min(u_9, last) * 1LL) + ((tirx_min(u_9, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[10] = x[((tirx_min(u_10, last) * 1LL) + ((tirx_min(u_10, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[11] = x[((tirx_min(u_11, last) * 1LL) + ((tirx_min(u_11, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[12] = x[((tirx_min(u_12, last) * 1LL) + ((tirx_min(u_12, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[13] = x[((tirx_min(u_13, last) * 1LL) + ((tirx_min(u_13, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[14] = x[((tirx_min(u_14, last) * 1LL) + ((tirx_min(u_14, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[15] = x[((tirx_min(u_15, last) * 1LL) + ((tirx_min(u_15, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[16] = x[((tirx_min(u_16, last) * 1LL) + ((tirx_min(u_16, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[17] = x[((tirx_min(u_17, last) * 1LL) + ((tirx_min(u_17, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[18] = x[((tirx_min(u_18, last) * 1LL) + ((tirx_min(u_18, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[19] = x[((tirx_min(u_19, last) * 1LL) + ((tirx_min(u_19, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[20] = x[((tirx_min(u_20, last) * 1LL) + ((tirx_min(u_20, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[21] = x[((tirx_min(u_21, last) * 1LL) + ((tirx_min(u_21, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[22] = x[((tirx_min(u_22, last) * 1LL) + ((tirx_min(u_22, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[23] = x[((tirx_min(u_23, last) * 1LL) + ((tirx_min(u_23, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[24] = x[((tirx_min(u_24, last) * 1LL) + ((tirx_min(u_24, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[25] = x[((tirx_min(u_25, last) * 1LL) + ((tirx_min(u_25, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[26] = x[((tirx_min(u_26, last) * 1LL) + ((tirx_min(u_26, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[27] = x[((tirx_min(u_27, last) * 1LL) + ((tirx_min(u_27, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[28] = x[((tirx_min(u_28, last) * 1LL) + ((tirx_min(u_28, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[29] = x[((tirx_min(u_29, last) * 1LL) + ((tirx_min(u_29, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[30] = x[((tirx_min(u_30, last) * 1LL) + ((tirx_min(u_30, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[31] = x[((tirx_min(u_31, last) * 1LL) + ((tirx_min(u_31, last) / 3LL) * 3LL))];
-    }
-    tirx_bf16 uh[32]; /* ((1),(32)):((32@m),(1@m)) */
+    tirx_bf16 uh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[0] = x[(((tirx_min(u, last) * 1LL) + ((tirx_min(u, last) / 3LL) * 3LL)) + 3LL)];
     }
@@ -541,92 +205,20 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[7] = x[(((tirx_min(u_7, last) * 1LL) + ((tirx_min(u_7, last) / 3LL) * 3LL)) + 3LL)];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[8] = x[(((tirx_min(u_8, last) * 1LL) + ((tirx_min(u_8, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[9] = x[(((tirx_min(u_9, last) * 1LL) + ((tirx_min(u_9, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[10] = x[(((tirx_min(u_10, last) * 1LL) + ((tirx_min(u_10, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[11] = x[(((tirx_min(u_11, last) * 1LL) + ((tirx_min(u_11, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[12] = x[(((tirx_min(u_12, last) * 1LL) + ((tirx_min(u_12, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[13] = x[(((tirx_min(u_13, last) * 1LL) + ((tirx_min(u_13, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[14] = x[(((tirx_min(u_14, last) * 1LL) + ((tirx_min(u_14, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[15] = x[(((tirx_min(u_15, last) * 1LL) + ((tirx_min(u_15, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[16] = x[(((tirx_min(u_16, last) * 1LL) + ((tirx_min(u_16, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[17] = x[(((tirx_min(u_17, last) * 1LL) + ((tirx_min(u_17, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[18] = x[(((tirx_min(u_18, last) * 1LL) + ((tirx_min(u_18, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[19] = x[(((tirx_min(u_19, last) * 1LL) + ((tirx_min(u_19, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[20] = x[(((tirx_min(u_20, last) * 1LL) + ((tirx_min(u_20, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[21] = x[(((tirx_min(u_21, last) * 1LL) + ((tirx_min(u_21, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[22] = x[(((tirx_min(u_22, last) * 1LL) + ((tirx_min(u_22, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[23] = x[(((tirx_min(u_23, last) * 1LL) + ((tirx_min(u_23, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[24] = x[(((tirx_min(u_24, last) * 1LL) + ((tirx_min(u_24, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[25] = x[(((tirx_min(u_25, last) * 1LL) + ((tirx_min(u_25, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[26] = x[(((tirx_min(u_26, last) * 1LL) + ((tirx_min(u_26, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[27] = x[(((tirx_min(u_27, last) * 1LL) + ((tirx_min(u_27, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[28] = x[(((tirx_min(u_28, last) * 1LL) + ((tirx_min(u_28, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[29] = x[(((tirx_min(u_29, last) * 1LL) + ((tirx_min(u_29, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[30] = x[(((tirx_min(u_30, last) * 1LL) + ((tirx_min(u_30, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[31] = x[(((tirx_min(u_31, last) * 1LL) + ((tirx_min(u_31, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
+    float xf[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf[(i * 4)] = tirx_bf16_to_f32(xh[(i * 4)]);
         xf[(i * 4 + 1)] = tirx_bf16_to_f32(xh[(i * 4 + 1)]);
         xf[(i * 4 + 2)] = tirx_bf16_to_f32(xh[(i * 4 + 2)]);
         xf[(i * 4 + 3)] = tirx_bf16_to_f32(xh[(i * 4 + 3)]);
       }
     }
-    float xf_1[32]; /* ((1),(32)):((32@m),(1@m)) */
+    float xf_1[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf_1[(i * 4)] = tirx_bf16_to_f32(uh[(i * 4)]);
         xf_1[(i * 4 + 1)] = tirx_bf16_to_f32(uh[(i * 4 + 1)]);
         xf_1[(i * 4 + 2)] = tirx_bf16_to_f32(uh[(i * 4 + 2)]);
@@ -635,7 +227,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf[(i * 4)] = (xf[(i * 4)] * tirx_sigmoid(xf[(i * 4)]));
         xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] * tirx_sigmoid(xf[(i * 4 + 1)]));
         xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] * tirx_sigmoid(xf[(i * 4 + 2)]));
@@ -644,17 +236,17 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xf[(i * 4)] = (xf[(i * 4)] * xf_1[(i * 4)]);
         xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] * xf_1[(i * 4 + 1)]);
         xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] * xf_1[(i * 4 + 2)]);
         xf[(i * 4 + 3)] = (xf[(i * 4 + 3)] * xf_1[(i * 4 + 3)]);
       }
     }
-    tirx_bf16 yh[32]; /* ((1),(32)):((32@m),(1@m)) */
+    tirx_bf16 yh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < 2; ++i) {
         yh[(i * 4)] = tirx_bf16_from_f32(xf[(i * 4)]);
         yh[(i * 4 + 1)] = tirx_bf16_from_f32(xf[(i * 4 + 1)]);
         yh[(i * 4 + 2)] = tirx_bf16_from_f32(xf[(i * 4 + 2)]);
@@ -699,126 +291,6 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     if (keep_7) {
       { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
         out[(tirx_min(u_7, last) * 1LL)] = yh[7];
-      }
-    }
-    if (keep_8) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_8, last) * 1LL)] = yh[8];
-      }
-    }
-    if (keep_9) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_9, last) * 1LL)] = yh[9];
-      }
-    }
-    if (keep_10) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_10, last) * 1LL)] = yh[10];
-      }
-    }
-    if (keep_11) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_11, last) * 1LL)] = yh[11];
-      }
-    }
-    if (keep_12) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_12, last) * 1LL)] = yh[12];
-      }
-    }
-    if (keep_13) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_13, last) * 1LL)] = yh[13];
-      }
-    }
-    if (keep_14) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_14, last) * 1LL)] = yh[14];
-      }
-    }
-    if (keep_15) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_15, last) * 1LL)] = yh[15];
-      }
-    }
-    if (keep_16) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_16, last) * 1LL)] = yh[16];
-      }
-    }
-    if (keep_17) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_17, last) * 1LL)] = yh[17];
-      }
-    }
-    if (keep_18) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_18, last) * 1LL)] = yh[18];
-      }
-    }
-    if (keep_19) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_19, last) * 1LL)] = yh[19];
-      }
-    }
-    if (keep_20) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_20, last) * 1LL)] = yh[20];
-      }
-    }
-    if (keep_21) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_21, last) * 1LL)] = yh[21];
-      }
-    }
-    if (keep_22) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_22, last) * 1LL)] = yh[22];
-      }
-    }
-    if (keep_23) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_23, last) * 1LL)] = yh[23];
-      }
-    }
-    if (keep_24) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_24, last) * 1LL)] = yh[24];
-      }
-    }
-    if (keep_25) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_25, last) * 1LL)] = yh[25];
-      }
-    }
-    if (keep_26) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_26, last) * 1LL)] = yh[26];
-      }
-    }
-    if (keep_27) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_27, last) * 1LL)] = yh[27];
-      }
-    }
-    if (keep_28) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_28, last) * 1LL)] = yh[28];
-      }
-    }
-    if (keep_29) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_29, last) * 1LL)] = yh[29];
-      }
-    }
-    if (keep_30) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_30, last) * 1LL)] = yh[30];
-      }
-    }
-    if (keep_31) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_31, last) * 1LL)] = yh[31];
       }
     }
   }

@@ -7,14 +7,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
   const long long n = (((long long)rows) * 3LL);
   const long long nu = (n / 1LL);
   const long long tid = ((long long)(int)threadIdx.x);
-  const long long full = (nu / 4096LL);
+  const long long full = (nu / 2048LL);
   const long long grid = ((long long)(int)gridDim.x);
   const long long cta = ((long long)(int)blockIdx.x);
   for (long long blk = cta; blk < full; blk += grid) {
-    const long long u0 = ((blk * 4096LL) + tid);
+    const long long u0 = ((blk * 2048LL) + tid);
     const long long r0 = (u0 / 3LL);
     const unsigned q0 = ((unsigned)(u0 - (r0 * 3LL)));
-    float xh[16]; /* ((1),(16)):((16@m),(1@m)) */
+    float xh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[0] = x[(((u0 + 0LL) * 1LL) + (r0 * 3LL))];
     }
@@ -39,31 +39,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[7] = x[(((u0 + 1792LL) * 1LL) + ((r0 + ((long long)((q0 + 1792u) / 3u))) * 3LL))];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[8] = x[(((u0 + 2048LL) * 1LL) + ((r0 + ((long long)((q0 + 2048u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[9] = x[(((u0 + 2304LL) * 1LL) + ((r0 + ((long long)((q0 + 2304u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[10] = x[(((u0 + 2560LL) * 1LL) + ((r0 + ((long long)((q0 + 2560u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[11] = x[(((u0 + 2816LL) * 1LL) + ((r0 + ((long long)((q0 + 2816u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[12] = x[(((u0 + 3072LL) * 1LL) + ((r0 + ((long long)((q0 + 3072u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[13] = x[(((u0 + 3328LL) * 1LL) + ((r0 + ((long long)((q0 + 3328u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[14] = x[(((u0 + 3584LL) * 1LL) + ((r0 + ((long long)((q0 + 3584u) / 3u))) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[15] = x[(((u0 + 3840LL) * 1LL) + ((r0 + ((long long)((q0 + 3840u) / 3u))) * 3LL))];
-    }
-    float uh[16]; /* ((1),(16)):((16@m),(1@m)) */
+    float uh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[0] = x[((((u0 + 0LL) * 1LL) + (r0 * 3LL)) + 3LL)];
     }
@@ -88,33 +64,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[7] = x[((((u0 + 1792LL) * 1LL) + ((r0 + ((long long)((q0 + 1792u) / 3u))) * 3LL)) + 3LL)];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[8] = x[((((u0 + 2048LL) * 1LL) + ((r0 + ((long long)((q0 + 2048u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[9] = x[((((u0 + 2304LL) * 1LL) + ((r0 + ((long long)((q0 + 2304u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[10] = x[((((u0 + 2560LL) * 1LL) + ((r0 + ((long long)((q0 + 2560u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[11] = x[((((u0 + 2816LL) * 1LL) + ((r0 + ((long long)((q0 + 2816u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[12] = x[((((u0 + 3072LL) * 1LL) + ((r0 + ((long long)((q0 + 3072u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[13] = x[((((u0 + 3328LL) * 1LL) + ((r0 + ((long long)((q0 + 3328u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[14] = x[((((u0 + 3584LL) * 1LL) + ((r0 + ((long long)((q0 + 3584u) / 3u))) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[15] = x[((((u0 + 3840LL) * 1LL) + ((r0 + ((long long)((q0 + 3840u) / 3u))) * 3LL)) + 3LL)];
-    }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xh[(i * 4)] = (xh[(i * 4)] * tirx_sigmoid(xh[(i * 4)]));
         xh[(i * 4 + 1)] = (xh[(i * 4 + 1)] * tirx_sigmoid(xh[(i * 4 + 1)]));
         xh[(i * 4 + 2)] = (xh[(i * 4 + 2)] * tirx_sigmoid(xh[(i * 4 + 2)]));
@@ -123,7 +75,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xh[(i * 4)] = (xh[(i * 4)] * uh[(i * 4)]);
         xh[(i * 4 + 1)] = (xh[(i * 4 + 1)] * uh[(i * 4 + 1)]);
         xh[(i * 4 + 2)] = (xh[(i * 4 + 2)] * uh[(i * 4 + 2)]);
@@ -154,66 +106,26 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
       out[((u0 + 1792LL) * 1LL)] = xh[7];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2048LL) * 1LL)] = xh[8];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2304LL) * 1LL)] = xh[9];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2560LL) * 1LL)] = xh[10];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 2816LL) * 1LL)] = xh[11];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3072LL) * 1LL)] = xh[12];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3328LL) * 1LL)] = xh[13];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3584LL) * 1LL)] = xh[14];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-      out[((u0 + 3840LL) * 1LL)] = xh[15];
-    }
   }
-  if ((((full * 4096LL) < nu) && (cta == (full % grid)))) {
+  if ((((full * 2048LL) < nu) && (cta == (full % grid)))) {
     const long long last = (nu - 1LL);
-    const long long u = ((full * 4096LL) + (tid + 0LL));
+    const long long u = ((full * 2048LL) + (tid + 0LL));
     const bool keep = (u < nu);
-    const long long u_1 = ((full * 4096LL) + (tid + 256LL));
+    const long long u_1 = ((full * 2048LL) + (tid + 256LL));
     const bool keep_1 = (u_1 < nu);
-    const long long u_2 = ((full * 4096LL) + (tid + 512LL));
+    const long long u_2 = ((full * 2048LL) + (tid + 512LL));
     const bool keep_2 = (u_2 < nu);
-    const long long u_3 = ((full * 4096LL) + (tid + 768LL));
+    const long long u_3 = ((full * 2048LL) + (tid + 768LL));
     const bool keep_3 = (u_3 < nu);
-    const long long u_4 = ((full * 4096LL) + (tid + 1024LL));
+    const long long u_4 = ((full * 2048LL) + (tid + 1024LL));
     const bool keep_4 = (u_4 < nu);
-    const long long u_5 = ((full * 4096LL) + (tid + 1280LL));
+    const long long u_5 = ((full * 2048LL) + (tid + 1280LL));
     const bool keep_5 = (u_5 < nu);
-    const long long u_6 = ((full * 4096LL) + (tid + 1536LL));
+    const long long u_6 = ((full * 2048LL) + (tid + 1536LL));
     const bool keep_6 = (u_6 < nu);
-    const long long u_7 = ((full * 4096LL) + (tid + 1792LL));
+    const long long u_7 = ((full * 2048LL) + (tid + 1792LL));
     const bool keep_7 = (u_7 < nu);
-    const long long u_8 = ((full * 4096LL) + (tid + 2048LL));
-    const bool keep_8 = (u_8 < nu);
-    const long long u_9 = ((full * 4096LL) + (tid + 2304LL));
-    const bool keep_9 = (u_9 < nu);
-    const long long u_10 = ((full * 4096LL) + (tid + 2560LL));
-    const bool keep_10 = (u_10 < nu);
-    const long long u_11 = ((full * 4096LL) + (tid + 2816LL));
-    const bool keep_11 = (u_11 < nu);
-    const long long u_12 = ((full * 4096LL) + (tid + 3072LL));
-    const bool keep_12 = (u_12 < nu);
-    const long long u_13 = ((full * 4096LL) + (tid + 3328LL));
-    const bool keep_13 = (u_13 < nu);
-    const long long u_14 = ((full * 4096LL) + (tid + 3584LL));
-    const bool keep_14 = (u_14 < nu);
-    const long long u_15 = ((full * 4096LL) + (tid + 3840LL));
-    const bool keep_15 = (u_15 < nu);
-    float xh[16]; /* ((1),(16)):((16@m),(1@m)) */
+    float xh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[0] = x[((tirx_min(u, last) * 1LL) + ((tirx_min(u, last) / 3LL) * 3LL))];
     }
@@ -238,31 +150,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       xh[7] = x[((tirx_min(u_7, last) * 1LL) + ((tirx_min(u_7, last) / 3LL) * 3LL))];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[8] = x[((tirx_min(u_8, last) * 1LL) + ((tirx_min(u_8, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[9] = x[((tirx_min(u_9, last) * 1LL) + ((tirx_min(u_9, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[10] = x[((tirx_min(u_10, last) * 1LL) + ((tirx_min(u_10, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[11] = x[((tirx_min(u_11, last) * 1LL) + ((tirx_min(u_11, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[12] = x[((tirx_min(u_12, last) * 1LL) + ((tirx_min(u_12, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[13] = x[((tirx_min(u_13, last) * 1LL) + ((tirx_min(u_13, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[14] = x[((tirx_min(u_14, last) * 1LL) + ((tirx_min(u_14, last) / 3LL) * 3LL))];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      xh[15] = x[((tirx_min(u_15, last) * 1LL) + ((tirx_min(u_15, last) / 3LL) * 3LL))];
-    }
-    float uh[16]; /* ((1),(16)):((16@m),(1@m)) */
+    float uh[8]; /* ((1),(8)):((8@m),(1@m)) */
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[0] = x[(((tirx_min(u, last) * 1LL) + ((tirx_min(u, last) / 3LL) * 3LL)) + 3LL)];
     }
@@ -287,33 +175,9 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
       uh[7] = x[(((tirx_min(u_7, last) * 1LL) + ((tirx_min(u_7, last) / 3LL) * 3LL)) + 3LL)];
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[8] = x[(((tirx_min(u_8, last) * 1LL) + ((tirx_min(u_8, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[9] = x[(((tirx_min(u_9, last) * 1LL) + ((tirx_min(u_9, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[10] = x[(((tirx_min(u_10, last) * 1LL) + ((tirx_min(u_10, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[11] = x[(((tirx_min(u_11, last) * 1LL) + ((tirx_min(u_11, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[12] = x[(((tirx_min(u_12, last) * 1LL) + ((tirx_min(u_12, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[13] = x[(((tirx_min(u_13, last) * 1LL) + ((tirx_min(u_13, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[14] = x[(((tirx_min(u_14, last) * 1LL) + ((tirx_min(u_14, last) / 3LL) * 3LL)) + 3LL)];
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=thread) */
-      uh[15] = x[(((tirx_min(u_15, last) * 1LL) + ((tirx_min(u_15, last) / 3LL) * 3LL)) + 3LL)];
-    }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xh[(i * 4)] = (xh[(i * 4)] * tirx_sigmoid(xh[(i * 4)]));
         xh[(i * 4 + 1)] = (xh[(i * 4 + 1)] * tirx_sigmoid(xh[(i * 4 + 1)]));
         xh[(i * 4 + 2)] = (xh[(i * 4 + 2)] * tirx_sigmoid(xh[(i * 4 + 2)]));
@@ -322,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=thread) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 2; ++i) {
         xh[(i * 4)] = (xh[(i * 4)] * uh[(i * 4)]);
         xh[(i * 4 + 1)] = (xh[(i * 4 + 1)] * uh[(i * 4 + 1)]);
         xh[(i * 4 + 2)] = (xh[(i * 4 + 2)] * uh[(i * 4 + 2)]);
@@ -367,46 +231,6 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     if (keep_7) {
       { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
         out[(tirx_min(u_7, last) * 1LL)] = xh[7];
-      }
-    }
-    if (keep_8) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_8, last) * 1LL)] = xh[8];
-      }
-    }
-    if (keep_9) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_9, last) * 1LL)] = xh[9];
-      }
-    }
-    if (keep_10) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_10, last) * 1LL)] = xh[10];
-      }
-    }
-    if (keep_11) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_11, last) * 1LL)] = xh[11];
-      }
-    }
-    if (keep_12) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_12, last) * 1LL)] = xh[12];
-      }
-    }
-    if (keep_13) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_13, last) * 1LL)] = xh[13];
-      }
-    }
-    if (keep_14) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_14, last) * 1LL)] = xh[14];
-      }
-    }
-    if (keep_15) {
-      { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=thread) */
-        out[(tirx_min(u_15, last) * 1LL)] = xh[15];
       }
     }
   }
