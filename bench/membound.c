@@ -3,8 +3,20 @@
  * copy of the same bytes.
  *
  *   membound [--plan] [out.csv] [reps] [all | sweep | cluster | weights | staged | occupancy |
- *            server]
+ *            server | forms]
  *            [kernel] [width]
+ *
+ * TIRX_BENCH_ROW_FORM (environment) picks the form of silu_mul and chain in the modes above but
+ * forms (rows.c: a warp or CTA per row, or the elementwise grid-stride form): unset or
+ * "default", the library's choice (impl "tirx"); "rows" (TIRX_ROW_VARIANT_PER_ROW, impl
+ * "tirx-rows"), "elementwise" (TIRX_ROW_VARIANT_ELEMENTWISE, "tirx-ew"), or "both": each shape
+ * measured in both, one right after the other in one process (an A/B in one device call).
+ * Other values: exit status 2. The other kernels ignore it; a variant's name gets the same
+ * suffix ("tirx-T512-ew").
+ * forms: only silu_mul and chain, always both forms back to back ("tirx-rows", "tirx-ew"), at
+ * the shapes above and at rows 1, 16, 256, 16384 of widths 4096 and 14336 (silu_mul) and 4096
+ * (chain), and 16384 rows of 4095 and 1000 (both), each followed by a line "forms ...
+ * elementwise / per-row time T (speedup S)".
  *
  * --plan: no measurement (no GPU needed): one line per kernel and variant that would be
  * measured, with the FNV-1a hash of its generated source.
@@ -160,12 +172,13 @@ static bool applies(const variant *v, tirx_row_op kind, tirx_dtype dt, int64_t W
   return true;
 }
 
-/* kind's kernel over rows of W with v's knobs (reset afterwards); NULL with err on failure. */
-static tirx_kernel *build_variant(const variant *v, tirx_row_op kind, tirx_dtype dt,
+/* kind's kernel over rows of W with v's knobs and the form bits (TIRX_ROW_VARIANT_PER_ROW,
+ * TIRX_ROW_VARIANT_ELEMENTWISE or 0), reset afterwards; NULL with err on failure. */
+static tirx_kernel *build_variant(const variant *v, int form, tirx_row_op kind, tirx_dtype dt,
                                   int64_t W, char *err, size_t cap) {
   ro.threads = v->threads;
   ro.cluster = v->ctas;
-  ro.variant = v->flags;
+  ro.variant = v->flags | form;
   ro.stages = v->stages;
   ro.min_blocks = v->min_blocks;
   tirx_kernel *k = row_kernel(kind, &ro, dt, W, false, err, cap);
@@ -179,9 +192,9 @@ static tirx_kernel *build_variant(const variant *v, tirx_row_op kind, tirx_dtype
 
 /* Times k over args (as the main loop: 5 warm-up launches, reps samples of 10 launches and a
  * synchronize, median) and a copy of half `bytes` from src to dst; prints and writes one row. */
-static void measure(tirx_runtime *rt, FILE *f, const tirx_kernel *k, const tirx_arg *args,
-                    int na, double bytes, void *dst, const void *src, int reps,
-                    const char *kernel, int64_t rows, int64_t W) {
+static double measure(tirx_runtime *rt, FILE *f, const tirx_kernel *k, const tirx_arg *args,
+                      int na, double bytes, void *dst, const void *src, int reps,
+                      const char *kernel, const char *impl, int64_t rows, int64_t W) {
   for (int i = 0; i < 5; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
   CHECK(tirx_runtime_synchronize(rt, NULL));
   double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
@@ -200,20 +213,47 @@ static void measure(tirx_runtime *rt, FILE *f, const tirx_kernel *k, const tirx_
   }
   double us = median(t, reps), cus = median(c, reps);
   double gbps = bytes / us / 1e3, cgbps = bytes / cus / 1e3;
-  printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", kernel, "tirx", (long long)rows,
+  printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", kernel, impl, (long long)rows,
          (long long)W, us, gbps, cgbps, gbps / cgbps);
   if (f)
-    fprintf(f, "tirx,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", kernel, (long long)rows,
+    fprintf(f, "%s,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", impl, kernel, (long long)rows,
             (long long)W, us, gbps, cgbps, gbps / cgbps);
   free(t);
   free(c);
+  return us;
+}
+
+/* The forms of silu_mul and chain measured (TIRX_BENCH_ROW_FORM, see the top): form bits
+ * (0: the library's choice) and the suffix of their impl names. */
+static int forms[2] = {0, 0}, nforms = 1;
+
+static const char *form_suffix(int form) {
+  return form == TIRX_ROW_VARIANT_PER_ROW ? "-rows" : form == TIRX_ROW_VARIANT_ELEMENTWISE ? "-ew" : "";
+}
+
+/* forms[] from TIRX_BENCH_ROW_FORM; false (with a message) for a value it does not know. */
+static bool read_forms(void) {
+  const char *e = getenv("TIRX_BENCH_ROW_FORM");
+  if (!e || !*e || strcmp(e, "default") == 0) return true;
+  if (strcmp(e, "rows") == 0) forms[0] = TIRX_ROW_VARIANT_PER_ROW;
+  else if (strcmp(e, "elementwise") == 0) forms[0] = TIRX_ROW_VARIANT_ELEMENTWISE;
+  else if (strcmp(e, "both") == 0)
+    forms[0] = TIRX_ROW_VARIANT_PER_ROW, forms[1] = TIRX_ROW_VARIANT_ELEMENTWISE, nforms = 2;
+  else {
+    fprintf(stderr, "membound: TIRX_BENCH_ROW_FORM is '%s', expected default, rows, elementwise "
+            "or both\n", e);
+    return false;
+  }
+  return true;
 }
 
 /* FNV-1a of k's source, for --plan. */
-static void plan_line(const tirx_kernel *k, const char *kernel, int64_t rows, int64_t W) {
+static void plan_line(const tirx_kernel *k, const char *kernel, const char *impl, int64_t rows,
+                      int64_t W) {
   uint64_t h = 1469598103934665603ull;
   for (const char *c = tirx_kernel_source(k); *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
-  printf("%s tirx %lld %lld %016llx\n", kernel, (long long)rows, (long long)W, (unsigned long long)h);
+  printf("%s %s %lld %lld %016llx\n", kernel, impl, (long long)rows, (long long)W,
+         (unsigned long long)h);
 }
 
 /* The server rows (see the top): norms at hidden sizes x batch sizes, then rope. */
@@ -252,7 +292,7 @@ static void server_rows(tirx_runtime *rt, FILE *f, bool plan, int reps, const ch
       for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
         int64_t R = batches[bi];
         if (plan) {
-          plan_line(k, names[kn], R, W);
+          plan_line(k, names[kn], "tirx", R, W);
           continue;
         }
         int64_t xs[2] = {R, W}, ws[2] = {1, W}, ss[2] = {R, 1};
@@ -268,7 +308,7 @@ static void server_rows(tirx_runtime *rt, FILE *f, bool plan, int reps, const ch
         a[na++] = tirx_arg_f32(1e-5f);
         double e = (double)R * (double)W;
         double bytes = kn == 0 ? 4 * e : kn == 1 ? 3 * e + 4.0 * (double)R : 7 * e + 4.0 * (double)R;
-        measure(rt, f, k, a, na, bytes, cbuf, csrc, reps, names[kn], R, W);
+        measure(rt, f, k, a, na, bytes, cbuf, csrc, reps, names[kn], "tirx", R, W);
       }
       tirx_kernel_release(k);
     }
@@ -306,7 +346,7 @@ static void server_rows(tirx_runtime *rt, FILE *f, bool plan, int reps, const ch
     for (size_t ti = 0; ti < sizeof tokens / sizeof tokens[0]; ti++) {
       int64_t T = tokens[ti];
       if (plan) {
-        plan_line(k, name, T, (H + HKV) * D);
+        plan_line(k, name, "tirx", T, (H + HKV) * D);
         continue;
       }
       int64_t qs[3] = {T, H, D}, ks[3] = {T, HKV, D}, st[3] = {48 * 128, D, 1};
@@ -318,12 +358,74 @@ static void server_rows(tirx_runtime *rt, FILE *f, bool plan, int reps, const ch
                        tirx_arg_tensor(cs, TIRX_F32, 2, (int64_t[]){P, D / 2}, NULL),
                        tirx_arg_tensor(sn, TIRX_F32, 2, (int64_t[]){P, D / 2}, NULL)};
       double bytes = 2.0 * (double)T * (H + HKV) * D * 2 + (double)T * D * 4 + 4.0 * (double)T;
-      measure(rt, f, k, a, 7, bytes, cbuf, csrc, reps, name, T, (H + HKV) * D);
+      measure(rt, f, k, a, 7, bytes, cbuf, csrc, reps, name, "tirx", T, (H + HKV) * D);
     }
     tirx_kernel_release(k);
   }
   void *bufs[] = {x, res, w, out, out2, q8, sc, cbuf, csrc, qkv, pos, cs, sn};
   for (int i = 0; i < 13 && !plan; i++) tirx_runtime_free(rt, bufs[i]);
+}
+
+/* Mode forms (see the top): silu_mul and chain in both forms, one after the other for each
+ * shape, then the elementwise form's time against the per-row one's. */
+static void forms_rows(tirx_runtime *rt, FILE *f, bool plan, int reps, const char *only,
+                       int64_t width_only) {
+  static const struct { tirx_row_op kind; int64_t rows, width; } cases[] = {
+      {TIRX_ROW_OP_SILU_MUL, 16384, 8192},  {TIRX_ROW_OP_SILU_MUL, 16384, 5000},
+      {TIRX_ROW_OP_SILU_MUL, 4096, 32768},  {TIRX_ROW_OP_CHAIN, 16384, 8192},
+      {TIRX_ROW_OP_CHAIN, 16384, 5000},     {TIRX_ROW_OP_CHAIN, 4096, 32768},
+      {TIRX_ROW_OP_SILU_MUL, 1, 14336},     {TIRX_ROW_OP_SILU_MUL, 16, 14336},
+      {TIRX_ROW_OP_SILU_MUL, 256, 14336},   {TIRX_ROW_OP_SILU_MUL, 16384, 14336},
+      {TIRX_ROW_OP_SILU_MUL, 1, 4096},      {TIRX_ROW_OP_SILU_MUL, 16, 4096},
+      {TIRX_ROW_OP_SILU_MUL, 256, 4096},    {TIRX_ROW_OP_SILU_MUL, 16384, 4096},
+      {TIRX_ROW_OP_SILU_MUL, 16384, 4095},  {TIRX_ROW_OP_CHAIN, 1, 4096},
+      {TIRX_ROW_OP_CHAIN, 16, 4096},        {TIRX_ROW_OP_CHAIN, 256, 4096},
+      {TIRX_ROW_OP_CHAIN, 16384, 4096},     {TIRX_ROW_OP_CHAIN, 16384, 4095},
+      {TIRX_ROW_OP_CHAIN, 16384, 1000},     {TIRX_ROW_OP_SILU_MUL, 16384, 1000}};
+  static const int both[2] = {TIRX_ROW_VARIANT_PER_ROW, TIRX_ROW_VARIANT_ELEMENTWISE};
+  const tirx_dtype dt = TIRX_BF16;
+  const size_t xmax = (size_t)16384 * 2 * 14336; /* the largest x: silu_mul 16384 x 2 x 14336 */
+  void *x = NULL, *out = NULL, *cbuf = NULL;
+  if (!plan) {
+    x = dev_random(rt, xmax, 23);
+    CHECK(tirx_runtime_alloc(rt, xmax + 16, &out));
+    CHECK(tirx_runtime_alloc(rt, xmax * 2 + 16, &cbuf));
+  }
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tirx_row_op kind = cases[i].kind;
+    int64_t R = cases[i].rows, W = cases[i].width;
+    if (only && strcmp(only, tirx_kernels_row_name(kind)) != 0) continue;
+    if (width_only && W != width_only) continue;
+    double us[2] = {0, 0};
+    for (int fi = 0; fi < 2; fi++) {
+      char err[2048] = "", impl[32];
+      snprintf(impl, sizeof impl, "tirx%s", form_suffix(both[fi]));
+      tirx_kernel *k = build_variant(&PLAIN[0], both[fi], kind, dt, W, err, sizeof err);
+      if (!k) {
+        fprintf(stderr, "%s: %s\n", tirx_kernels_row_name(kind), err);
+        continue;
+      }
+      if (plan) {
+        plan_line(k, tirx_kernels_row_name(kind), impl, R, W);
+        tirx_kernel_release(k);
+        continue;
+      }
+      bool silu = kind == TIRX_ROW_OP_SILU_MUL;
+      tirx_arg a[5] = {tirx_arg_i32((int32_t)R),
+                       tirx_arg_tensor(x, dt, 2, (int64_t[]){R, silu ? 2 * W : W}, NULL),
+                       tirx_arg_tensor(out, dt, 2, (int64_t[]){R, W}, NULL), tirx_arg_f32(0.75f),
+                       tirx_arg_f32(0.25f)};
+      us[fi] = measure(rt, f, k, a, silu ? 3 : 5, row_bytes(kind, dt, R, W), cbuf, x, reps,
+                       tirx_kernels_row_name(kind), impl, R, W);
+      tirx_kernel_release(k);
+    }
+    if (us[0] > 0 && us[1] > 0)
+      printf("%-12s %-9s %6lld %6lld   elementwise / per-row time %.3f (speedup %.3fx)\n",
+             tirx_kernels_row_name(kind), "forms", (long long)R, (long long)W, us[1] / us[0],
+             us[0] / us[1]);
+  }
+  void *bufs[] = {x, out, cbuf};
+  for (int i = 0; i < 3 && !plan; i++) tirx_runtime_free(rt, bufs[i]);
 }
 
 int main(int argc, char **argv) {
@@ -344,6 +446,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof MODES / sizeof MODES[0]; i++)
     if (strcmp(mode, MODES[i].mode) == 0) variants = MODES[i].v, nvariants = MODES[i].n;
   if (reps < 3) reps = 3;
+  if (!read_forms()) return 2;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
   if (!plan && !tirx_runtime_has_device(rt)) {
@@ -357,8 +460,8 @@ int main(int argc, char **argv) {
   const tirx_dtype dt = TIRX_BF16;
   if (!plan)
     printf("%-12s %-9s %6s %6s %9s %8s %8s %6s\n", "kernel", "impl", "rows", "width", "us", "GB/s", "copy", "ratio");
-  bool server = strcmp(mode, "server") == 0;
-  for (int s = 0; s < 3 && !server; s++) {
+  bool server = strcmp(mode, "server") == 0, form_mode = strcmp(mode, "forms") == 0;
+  for (int s = 0; s < 3 && !server && !form_mode; s++) {
     int64_t rows = shapes[s][0], W = shapes[s][1];
     if (width_only && W != width_only) continue;
     size_t n = (size_t)rows * (size_t)W;
@@ -377,75 +480,57 @@ int main(int argc, char **argv) {
       const variant *v = &variants[run / TIRX_ROW_OP_COUNT];
       if (only && strcmp(only, tirx_kernels_row_name(kind)) != 0) continue;
       if (v != variants && !applies(v, kind, dt, W)) continue;
-      char err[2048] = "";
-      const char *impl = v->name;
-      tirx_kernel *k = build_variant(v, kind, dt, W, err, sizeof err);
-      if (!k) {
-        fprintf(stderr, "%s: %s\n", tirx_kernels_row_name(kind), err);
-        continue;
-      }
-      if (plan) { /* FNV-1a of the source */
-        uint64_t h = 1469598103934665603ull;
-        for (const char *c = tirx_kernel_source(k); *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
-        printf("%s %s %lld %lld %016llx\n", tirx_kernels_row_name(kind), impl, (long long)rows,
-               (long long)W, (unsigned long long)h);
+      bool ew_op = kind == TIRX_ROW_OP_SILU_MUL || kind == TIRX_ROW_OP_CHAIN;
+      for (int fi = 0; fi < (ew_op ? nforms : 1); fi++) {
+        int form = ew_op ? forms[fi] : 0;
+        char err[2048] = "", impl[64];
+        snprintf(impl, sizeof impl, "%s%s", v->name, form_suffix(form));
+        tirx_kernel *k = build_variant(v, form, kind, dt, W, err, sizeof err);
+        if (!k) {
+          fprintf(stderr, "%s: %s\n", tirx_kernels_row_name(kind), err);
+          continue;
+        }
+        if (plan) { /* FNV-1a of the source */
+          uint64_t h = 1469598103934665603ull;
+          for (const char *c = tirx_kernel_source(k); *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+          printf("%s %s %lld %lld %016llx\n", tirx_kernels_row_name(kind), impl, (long long)rows,
+                 (long long)W, (unsigned long long)h);
+          tirx_kernel_release(k);
+          continue;
+        }
+        bool red = kind == TIRX_ROW_OP_SUM || kind == TIRX_ROW_OP_MAX;
+        int64_t win = kind == TIRX_ROW_OP_SILU_MUL ? 2 * W : W;
+        tirx_arg t_x = tirx_arg_tensor(x, dt, 2, (int64_t[]){rows, win}, NULL);
+        tirx_arg t_r = tirx_arg_tensor(res, dt, 2, (int64_t[]){rows, W}, NULL);
+        tirx_arg t_w = tirx_arg_tensor(w, dt, 2, (int64_t[]){1, W}, NULL);
+        tirx_arg t_b = tirx_arg_tensor(bias, dt, 2, (int64_t[]){1, W}, NULL);
+        tirx_arg t_o = red ? tirx_arg_tensor(out, TIRX_F32, 2, (int64_t[]){rows, 1}, NULL)
+                           : tirx_arg_tensor(out, dt, 2, (int64_t[]){rows, W}, NULL);
+        tirx_arg t_o2 = tirx_arg_tensor(out2, dt, 2, (int64_t[]){rows, W}, NULL);
+        tirx_arg eps = tirx_arg_f32(1e-5f), args[8];
+        int na = 0;
+        args[na++] = tirx_arg_i32((int32_t)rows);
+        args[na++] = t_x;
+        switch (kind) {
+        case TIRX_ROW_OP_RMSNORM: args[na++] = t_w, args[na++] = t_o, args[na++] = eps; break;
+        case TIRX_ROW_OP_LAYERNORM: args[na++] = t_w, args[na++] = t_b, args[na++] = t_o, args[na++] = eps; break;
+        case TIRX_ROW_OP_ADD_RMSNORM:
+          args[na++] = t_r, args[na++] = t_w, args[na++] = t_o, args[na++] = t_o2, args[na++] = eps;
+          break;
+        case TIRX_ROW_OP_CHAIN: args[na++] = t_o, args[na++] = tirx_arg_f32(0.75f), args[na++] = tirx_arg_f32(0.25f); break;
+        default: args[na++] = t_o;
+        }
+        /* the copy: half the bytes, read + written */
+        measure(rt, f, k, args, na, row_bytes(kind, dt, rows, W), cbuf, x, reps,
+                tirx_kernels_row_name(kind), impl, rows, W);
         tirx_kernel_release(k);
-        continue;
       }
-      bool red = kind == TIRX_ROW_OP_SUM || kind == TIRX_ROW_OP_MAX;
-      int64_t win = kind == TIRX_ROW_OP_SILU_MUL ? 2 * W : W;
-      tirx_arg t_x = tirx_arg_tensor(x, dt, 2, (int64_t[]){rows, win}, NULL);
-      tirx_arg t_r = tirx_arg_tensor(res, dt, 2, (int64_t[]){rows, W}, NULL);
-      tirx_arg t_w = tirx_arg_tensor(w, dt, 2, (int64_t[]){1, W}, NULL);
-      tirx_arg t_b = tirx_arg_tensor(bias, dt, 2, (int64_t[]){1, W}, NULL);
-      tirx_arg t_o = red ? tirx_arg_tensor(out, TIRX_F32, 2, (int64_t[]){rows, 1}, NULL)
-                         : tirx_arg_tensor(out, dt, 2, (int64_t[]){rows, W}, NULL);
-      tirx_arg t_o2 = tirx_arg_tensor(out2, dt, 2, (int64_t[]){rows, W}, NULL);
-      tirx_arg eps = tirx_arg_f32(1e-5f), args[8];
-      int na = 0;
-      args[na++] = tirx_arg_i32((int32_t)rows);
-      args[na++] = t_x;
-      switch (kind) {
-      case TIRX_ROW_OP_RMSNORM: args[na++] = t_w, args[na++] = t_o, args[na++] = eps; break;
-      case TIRX_ROW_OP_LAYERNORM: args[na++] = t_w, args[na++] = t_b, args[na++] = t_o, args[na++] = eps; break;
-      case TIRX_ROW_OP_ADD_RMSNORM:
-        args[na++] = t_r, args[na++] = t_w, args[na++] = t_o, args[na++] = t_o2, args[na++] = eps;
-        break;
-      case TIRX_ROW_OP_CHAIN: args[na++] = t_o, args[na++] = tirx_arg_f32(0.75f), args[na++] = tirx_arg_f32(0.25f); break;
-      default: args[na++] = t_o;
-      }
-      for (int i = 0; i < 5; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
-      CHECK(tirx_runtime_synchronize(rt, NULL));
-      double *t = malloc((size_t)reps * sizeof *t), *c = malloc((size_t)reps * sizeof *c);
-      for (int r = 0; r < reps; r++) {
-        double t0 = now_us();
-        for (int i = 0; i < 10; i++) CHECK(tirx_launch(rt, k, args, na, NULL));
-        CHECK(tirx_runtime_synchronize(rt, NULL));
-        t[r] = (now_us() - t0) / 10;
-      }
-      double bytes = row_bytes(kind, dt, rows, W);
-      for (int r = 0; r < reps; r++) { /* the copy: half the bytes, read + written */
-        double t0 = now_us();
-        for (int i = 0; i < 10; i++)
-          CHECK(tirx_runtime_copy(rt, cbuf, x, (size_t)(bytes / 2), TIRX_COPY_DEVICE_TO_DEVICE));
-        CHECK(tirx_runtime_synchronize(rt, NULL));
-        c[r] = (now_us() - t0) / 10;
-      }
-      double us = median(t, reps), cus = median(c, reps);
-      double gbps = bytes / us / 1e3, cgbps = bytes / cus / 1e3;
-      printf("%-12s %-9s %6lld %6lld %9.1f %8.0f %8.0f %6.3f\n", tirx_kernels_row_name(kind),
-             impl, (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
-      if (f)
-        fprintf(f, "%s,%s,bf16,%lld,%lld,%.2f,%.1f,%.1f,%.4f\n", impl, tirx_kernels_row_name(kind),
-                (long long)rows, (long long)W, us, gbps, cgbps, gbps / cgbps);
-      free(t);
-      free(c);
-      tirx_kernel_release(k);
     }
     void *bufs[] = {x, res, w, bias, out, out2, cbuf};
     for (int i = 0; i < 7 && !plan; i++) tirx_runtime_free(rt, bufs[i]);
   }
   if (server || strcmp(mode, "all") == 0) server_rows(rt, f, plan, reps, only, width_only);
+  if (form_mode) forms_rows(rt, f, plan, reps, only, width_only);
   if (f) fclose(f);
   tirx_runtime_destroy(rt);
   return 0;

@@ -283,6 +283,19 @@ TIRX_API tirx_status tirx_op_gemm(tirx_runtime *rt, const tirx_gemm_options *opt
  * request, rows wider than TIRX_ROW_CLUSTER_MIN_WIDTH get a cluster of 2 or 4 CTAs whose
  * reductions combine through distributed shared memory.
  *
+ * The elementwise form of silu_mul and chain, the default for chain at every width and for
+ * silu_mul where W is a multiple of the 16-byte vector (8 elements of f16/bf16, 4 of f32;
+ * TIRX_ROW_VARIANT_PER_ROW and TIRX_ROW_VARIANT_ELEMENTWISE choose either): no CTA per row but
+ * a grid of at most sms x (1024 / threads) CTAs of opts->threads (256 by default) threads, all
+ * resident (__launch_bounds__(threads, 1024 / threads), or opts->min_blocks CTAs per SM),
+ * striding over units of the flattened tensors: 16 bytes of elements for chain at every width
+ * (its tensors are dense: element e of [rows, W] is element e of the buffer), and for silu_mul
+ * the largest power of two of elements up to 16 bytes that divides W (a unit stays in its row
+ * and half). Each thread moves 64 bytes of each input an iteration in 4 units of 16 bytes
+ * (narrower units: 8 of them, fewer bytes), every load issued before any use; the last, partial block of units
+ * is masked, and chain's last rows * W mod (16 bytes / element size) elements go one a thread.
+ * Its launch parameters are the per-row form's.
+ *
  * Launch parameters, in order (tensors of dtype unless said, dense; width W):
  *   RMSNORM      rows (i32), x [rows,W], w [1,W], out [rows,W], eps (f32)
  *   LAYERNORM    rows, x, w [1,W], bias [1,W], out, eps
@@ -320,21 +333,27 @@ enum {
   TIRX_ROW_VARIANT_WEIGHTS_EARLY = 2,  /* weights loaded before the reduction, widened after */
   TIRX_ROW_VARIANT_STAGED = 4,         /* staged rows also under TIRX_ROW_STAGE_MIN_BYTES */
   TIRX_ROW_VARIANT_UNSTAGED = 8,       /* never staged rows */
-  TIRX_ROW_VARIANT_WEIGHTS_GLOBAL = 16 /* staged rows read the weight rows from global memory */
+  TIRX_ROW_VARIANT_WEIGHTS_GLOBAL = 16, /* staged rows read the weight rows from global memory */
+  TIRX_ROW_VARIANT_PER_ROW = 32,        /* silu_mul, chain: a warp or CTA per row, never the
+                                           elementwise form */
+  TIRX_ROW_VARIANT_ELEMENTWISE = 64     /* silu_mul, chain: the elementwise form at every width */
 };
 
 /* Options of the row kernels and ops (tirx_kernels_row_*, tirx_op_rmsnorm, ...); zeros are the
  * defaults. */
 typedef struct tirx_row_options {
   size_t size;    /* 0 or sizeof(tirx_row_options) */
-  int threads;    /* threads per row of the CTA-per-row kernels; 0: chosen per width (below);
-                     else a power of two in 64..1024 */
+  int threads;    /* threads per row of the CTA-per-row kernels (of a CTA of the elementwise
+                     form); 0: chosen per width (below; elementwise 256); else a power of two
+                     in 64..1024 */
   int variant;    /* TIRX_ROW_VARIANT_* bits; 0: weights read with ld.global.nc after the
                      reduction, staging by row size */
   int cluster;    /* CTAs per row where a cluster is allowed: 0 or 1, one; 2 or 4 */
   int stages;     /* stages of the staged kernels; 0: chosen; 1..4 (forces staging where legal) */
-  int min_blocks; /* occupancy floor, tirx_set_min_blocks(n); 0: none; 1..32 */
-  int sms;        /* SMs the persistent (staged) grid is sized for; 0: 132; 1..1024 */
+  int min_blocks; /* occupancy floor, tirx_set_min_blocks(n); 0: none (elementwise form:
+                     1024 / threads, the CTAs per SM its grid assumes); 1..32 */
+  int sms;        /* SMs the persistent grids (staged, elementwise) are sized for; 0: 132;
+                     1..1024 */
   bool scalar;    /* force the scalar families on copy, cast and pointwise (tests) */
 } tirx_row_options;
 
@@ -343,9 +362,13 @@ typedef struct tirx_row_options {
  * ring of staged rows (0: one row per CTA). */
 typedef struct tirx_row_plan {
   size_t size; /* in: 0 or sizeof(tirx_row_plan); out: bytes written */
-  int threads; /* threads per row (32 for the warp kernels; per CTA of the cluster) */
+  int threads; /* threads per row (32 for the warp kernels; per CTA of the cluster); for the
+                  elementwise form, threads per CTA */
   int cluster; /* CTAs per row */
   int stages;  /* stages of the ring of staged rows (0: one row per CTA) */
+  /* Version 2: */
+  int elementwise; /* 1: the elementwise form of silu_mul and chain (below): a grid of CTAs
+                      striding over the flattened elements, not a warp or CTA per row */
 } tirx_row_plan;
 
 /* "rmsnorm", "layernorm", "softmax", "add_rmsnorm", "row_sum", "row_max", "silu_mul", "chain";
@@ -359,9 +382,11 @@ TIRX_API const char *tirx_kernels_row_name(tirx_row_op op);
  * power of two leaving each thread at least two vectors. Cluster: opts->cluster when it is 2
  * or 4, op is rmsnorm, add_rmsnorm, layernorm or softmax, the row is wider than
  * TIRX_ROW_CLUSTER_MIN_WIDTH and its parts are whole vectors split evenly over the threads.
- * Stages: see above; 0 under opts->scalar.
+ * Stages: see above; 0 under opts->scalar. Elementwise: 1 where the elementwise form is
+ * built (above); then threads is its CTA's size, cluster 1 and stages 0. A caller whose plan
+ * is version 1 (size offsetof(tirx_row_plan, elementwise), or 0) gets no elementwise field.
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (op, dtype, width < 1, an option out of
- * range).
+ * range, opts->variant with both TIRX_ROW_VARIANT_PER_ROW and TIRX_ROW_VARIANT_ELEMENTWISE).
  */
 TIRX_API tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts,
                                            tirx_dtype dtype, int64_t width, tirx_row_plan *out);

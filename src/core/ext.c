@@ -26,7 +26,8 @@ EXT_V1(comm_options, tirx_comm_options)
 EXT_V2(gemm_options, tirx_gemm_options, cluster_m)
 EXT_V2(gemm_plan, tirx_gemm_plan, cluster_m)
 EXT_V1(row_options, tirx_row_options)
-EXT_V1(row_plan, tirx_row_plan)
+/* Version 2 (issue 20): elementwise (the elementwise form of silu_mul and chain). */
+EXT_V2(row_plan, tirx_row_plan, elementwise)
 /* Version 2 (issue 20): q_strides, k_strides. */
 EXT_V2(rope_options, tirx_rope_options, q_strides)
 EXT_V1(attention_options, tirx_attention_options)

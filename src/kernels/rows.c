@@ -327,6 +327,18 @@ static void rk_open(rk *k, tirx_tensor *x) {
   tirx_team_begin(b, k->ncta > 1 ? TIRX_TEAM_CLUSTER : k->cta ? TIRX_TEAM_CTA : TIRX_TEAM_WARP);
 }
 
+/* Builds the kernel (errors prefixed with the public build function's name) and destroys the
+ * builder. */
+static tirx_status rk_finish(rk *k, tirx_kernel **out) {
+  tirx_status st = tirx_kernel_build(k->b, out);
+  if (st != TIRX_OK)
+    tirx__error(st, "%s: %s", (unsigned)k->kind < TIRX_ROW_OP_COUNT ? "tirx_kernels_row_build"
+                                                                     : "tirx_kernels_rmsnorm_fp8_build",
+                tirx_builder_error(k->b));
+  tirx_builder_destroy(k->b);
+  return st;
+}
+
 static tirx_status rk_close(rk *k, tirx_kernel **out) {
   tirx_team_end(k->b);
   if (k->stages > 0) {
@@ -335,13 +347,7 @@ static tirx_status rk_close(rk *k, tirx_kernel **out) {
   } else {
     tirx_if_end(k->b);
   }
-  tirx_status st = tirx_kernel_build(k->b, out);
-  if (st != TIRX_OK)
-    tirx__error(st, "%s: %s", (unsigned)k->kind < TIRX_ROW_OP_COUNT ? "tirx_kernels_row_build"
-                                                                     : "tirx_kernels_rmsnorm_fp8_build",
-                tirx_builder_error(k->b));
-  tirx_builder_destroy(k->b);
-  return st;
+  return rk_finish(k, out);
 }
 
 static tirx_tensor *rk_local(rk *k, const char *name, tirx_dtype dt, int i) {
@@ -575,13 +581,27 @@ static tirx_status build_rowreduce(rk *k, tirx_op op, tirx_kernel **kout) {
   return rk_close(k, kout);
 }
 
+/* The math of the two elementwise ops on f32 tiles, shared by both forms: g = silu(g) * u,
+ * t = t * sigmoid(a t) + c. */
+static void silu_mul_math(rk *k, const tile *g, const tile *u) {
+  rk_un(k, g, TIRX_OP_SILU, g);
+  rk_bin(k, g, TIRX_OP_MUL, g, u, NULL);
+}
+
+static void chain_math(rk *k, const tile *t, tirx_expr *a, tirx_expr *c) {
+  tile s = rk_new(k, "s");
+  rk_bin(k, &s, TIRX_OP_MUL, t, NULL, a);
+  rk_un(k, &s, TIRX_OP_SIGMOID, &s);
+  rk_bin(k, t, TIRX_OP_MUL, t, &s, NULL);
+  rk_bin(k, t, TIRX_OP_ADD, t, NULL, c);
+}
+
 static tirx_status build_silu_mul(rk *k, tirx_kernel **kout) {
   tirx_tensor *x = rk_param(k, "x", k->rows, 2 * k->width);
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   rk_open(k, x);
   tile g = rk_load(k, x, k->row, 0), u = rk_load(k, x, k->row, k->width);
-  rk_un(k, &g, TIRX_OP_SILU, &g);
-  rk_bin(k, &g, TIRX_OP_MUL, &g, &u, NULL);
+  silu_mul_math(k, &g, &u);
   rk_store(k, out, &g);
   return rk_close(k, kout);
 }
@@ -591,13 +611,217 @@ static tirx_status build_chain(rk *k, tirx_kernel **kout) {
   tirx_tensor *out = rk_param(k, "out", k->rows, k->width);
   tirx_expr *a = tirx_param_scalar(k->b, "a", TIRX_F32), *c = tirx_param_scalar(k->b, "c", TIRX_F32);
   rk_open(k, x);
-  tile t = rk_load(k, x, k->row, 0), s = rk_new(k, "s");
-  rk_bin(k, &s, TIRX_OP_MUL, &t, NULL, a);
-  rk_un(k, &s, TIRX_OP_SIGMOID, &s);
-  rk_bin(k, &t, TIRX_OP_MUL, &t, &s, NULL);
-  rk_bin(k, &t, TIRX_OP_ADD, &t, NULL, c);
+  tile t = rk_load(k, x, k->row, 0);
+  chain_math(k, &t, a, c);
   rk_store(k, out, &t);
   return rk_close(k, kout);
+}
+
+/* ---- the elementwise form of silu_mul and chain ----
+ *
+ * Nothing in these two ops needs a CTA per row: a grid of about sms x EW_SM_THREADS / T CTAs
+ * of T threads (a persistent grid, its CTAs resident at once: __launch_bounds__(T, ctas))
+ * strides over units, each unit g consecutive elements moved as one vector. chain's tensors
+ * are dense, so they are flattened: element e of the [rows, W] tensor is x[0, e] (a region of
+ * row 0 whose columns run on into the next rows), units of g = 16 bytes whatever W is, and the
+ * N % g elements at the end (W not a multiple of g) one at a time. silu_mul's two halves are W
+ * apart in each row, so its unit is the largest power of two of elements up to 16 bytes that
+ * divides W (a unit never crosses a row or a half; x[r, c] and x[r, W + c] then start on
+ * g-element boundaries): unit u of the output is element u g of out, in row r = u / (W / g),
+ * and its gate is flattened element 2 W r + (u g - W r) = u g + W r of x. Every region is one
+ * of row 0 of the flattened tensor, so the lowering sees the alignment of its flat start.
+ *
+ * An iteration of a CTA moves a block of T x U units: unit blk T U + s T + tid is thread tid's
+ * slot s (s < U, so that a warp's slots are consecutive vectors), all U loads of an input
+ * issued before any use (U: EW_SLOT_BYTES of each input a thread has in flight, in at most
+ * EW_MAX_SLOTS units). The full
+ * blocks need no masks; the last, partial block is done once, by the CTA whose turn it is,
+ * with every slot loaded (past the end: the last unit again) and only the slots inside stored.
+ * The threads work as a team of one (TIRX_TEAM_THREAD): each slot is a tirx_copy of a [1, g]
+ * region into its place in the thread's [1, U g] register tile, and the math is the per-row
+ * form's on that tile. */
+enum {
+  EW_THREADS = 256,      /* threads a CTA, unless opts->threads */
+  EW_SM_THREADS = 1024,  /* threads resident per SM the grid assumes (64 registers a thread) */
+  EW_SLOT_BYTES = 64,    /* bytes of each input a thread has in flight per iteration */
+  /* at most this many slots: silu_mul's narrower units (odd W) keep fewer bytes in flight, as
+   * 16 or 32 slots (each with its row, its 64-bit addresses live across the math) spilled
+   * 28-1252 bytes of registers under the 64-register bound (ptxas, sm_90a); 8 spill none */
+  EW_MAX_SLOTS = 8
+};
+
+static bool ew_op(tirx_row_op kind) {
+  return kind == TIRX_ROW_OP_SILU_MUL || kind == TIRX_ROW_OP_CHAIN;
+}
+
+/* Elements of a unit (above). */
+static int64_t ew_unit(tirx_row_op kind, tirx_dtype dt, int64_t width) {
+  int64_t g = 16 / tirx_dtype_size(dt);
+  if (kind == TIRX_ROW_OP_SILU_MUL)
+    while (g > 1 && width % g) g /= 2;
+  return g;
+}
+
+/* Whether (options, kind, dtype, width) builds the elementwise form. Forced by the variant
+ * bits; by default where it is expected to win (PERF-NOTES, issue 20): chain at every width
+ * (its units are 16 bytes whatever W is; the per-row kernel's CTA of up to 1024 threads a row
+ * leaves one CTA an SM at 32768, and rows of W % 8 != 0 elements are not 16-byte aligned, so
+ * its accesses there are scalar), silu_mul where its unit is a whole 16-byte vector (W a
+ * multiple of 8 for f16/bf16, 4 for f32). At other widths silu_mul's units are narrower and
+ * each slot finds its row by a division; the per-row kernel, which reads such rows element by
+ * element as well but divides by nothing, is kept there until measured. */
+static bool row_elementwise(const opts *o, tirx_row_op kind, tirx_dtype dt, int64_t width) {
+  if (!ew_op(kind) || (o->variant & TIRX_ROW_VARIANT_PER_ROW)) return false;
+  if (o->variant & TIRX_ROW_VARIANT_ELEMENTWISE) return true;
+  return ew_unit(kind, dt, width) * tirx_dtype_size(dt) == 16;
+}
+
+static int64_t ew_threads(const opts *o) { return o->threads ? o->threads : EW_THREADS; }
+
+/* CTAs per SM of the grid, each resident (the kernel's __launch_bounds__ floor). */
+static int64_t ew_ctas(const opts *o) {
+  int64_t n = o->min_blocks ? o->min_blocks : EW_SM_THREADS / ew_threads(o);
+  return n < 1 ? 1 : n;
+}
+
+/* Slots a thread: EW_SLOT_BYTES of each input in units of g elements, 1 to EW_MAX_SLOTS. */
+static int64_t ew_slots(tirx_dtype dt, int64_t g) {
+  int64_t u = EW_SLOT_BYTES / (g * tirx_dtype_size(dt));
+  return u < 1 ? 1 : u > EW_MAX_SLOTS ? EW_MAX_SLOTS : u;
+}
+
+typedef struct ew {
+  rk *k;
+  tirx_tensor *x, *out;
+  tirx_expr *a, *c; /* chain's scalars */
+  bool silu;
+  int64_t g, T, U, nvr; /* nvr: silu_mul's units a row, W / g */
+  tirx_expr *nu, *tid;  /* units in all; the thread's index (both i64) */
+} ew;
+
+/* Where unit u (i64) is, as flattened offsets (the column of row 0): *o in out (u g), *xo in x
+ * (silu_mul: its row r = u / (W / g) of x's 2W lies r W further on, u g + r W; chain: u g). */
+static void ew_place(const ew *e, tirx_expr *u, tirx_expr **o, tirx_expr **xo) {
+  tirx_builder *b = e->k->b;
+  *o = tirx_mul(b, u, I(e->k, e->g));
+  *xo = e->silu ? tirx_add(b, *o, tirx_mul(b, tirx_div(b, u, I(e->k, e->nvr)), I(e->k, e->k->width)))
+                : *o;
+}
+
+/* The places of slots s < n of the full block whose slot 0 is unit u0 (u0 - tid a multiple of
+ * T U). silu_mul divides by W / g once, u0 = r0 (W / g) + q0, and finds slot s's row in 32-bit
+ * arithmetic from there: r0 + (q0 + s T) / (W / g), with q0 + s T < W / g + U T < 2^32. */
+static void ew_places(const ew *e, tirx_expr *u0, int64_t n, tirx_expr **o, tirx_expr **xo) {
+  rk *k = e->k;
+  tirx_builder *b = k->b;
+  tirx_expr *r0 = NULL, *q0 = NULL, *nv = NULL;
+  if (e->silu) {
+    r0 = tirx_let(b, "r0", tirx_div(b, u0, I(k, e->nvr)));
+    q0 = tirx_let(b, "q0", tirx_cast(b, tirx_sub(b, u0, tirx_mul(b, r0, I(k, e->nvr))), TIRX_U32));
+    nv = tirx_int_typed(b, e->nvr, TIRX_U32);
+  }
+  for (int64_t s = 0; s < n; s++) {
+    o[s] = tirx_mul(b, tirx_add(b, u0, I(k, s * e->T)), I(k, e->g));
+    if (!e->silu) {
+      xo[s] = o[s];
+      continue;
+    }
+    tirx_expr *q = s ? tirx_add(b, q0, tirx_int_typed(b, s * e->T, TIRX_U32)) : q0;
+    tirx_expr *r = s ? tirx_add(b, r0, tirx_cast(b, tirx_div(b, q, nv), TIRX_I64)) : r0;
+    xo[s] = tirx_add(b, o[s], tirx_mul(b, r, I(k, k->width)));
+  }
+}
+
+/* One pass over n slots of g elements at flattened offsets o[s] of out and xo[s] of x (silu_mul's
+ * second half W further on): the inputs' slots loaded (every load before any use), the math, the
+ * slots stored where keep[s] (keep NULL: all). */
+static void ew_pass(ew *e, int64_t n, int64_t g, tirx_expr *const *o, tirx_expr *const *xo,
+                    tirx_expr *const *keep) {
+  rk *k = e->k;
+  tirx_builder *b = k->b;
+  k->np = 1, k->begin[0] = 0, k->extent[0] = n * g, k->layout[0] = NULL;
+  int nin = e->silu ? 2 : 1;
+  tile h[2];
+  for (int i = 0; i < nin; i++) {
+    h[i] = (tile){{rk_local(k, i ? "uh" : "xh", k->dt, 0)}};
+    for (int64_t s = 0; s < n; s++)
+      tirx_copy(b, tirx_region_new(b, h[i].t[0], TIRX_EXPRS(I(k, 0), I(k, s * g)), (int64_t[]){1, g}),
+                tirx_region_new(b, e->x, TIRX_EXPRS(I(k, 0), i ? tirx_add(b, xo[s], I(k, k->width)) : xo[s]),
+                                (int64_t[]){1, g}),
+                &k->ld);
+  }
+  tile t = rk_widen(k, &h[0]);
+  if (e->silu) {
+    tile u = rk_widen(k, &h[1]);
+    silu_mul_math(k, &t, &u);
+  } else {
+    chain_math(k, &t, e->a, e->c);
+  }
+  tirx_tensor *y = t.t[0];
+  if (k->dt != TIRX_F32) {
+    y = rk_local(k, "yh", k->dt, 0);
+    tirx_cast_region(b, tirx_whole(b, y), tirx_whole(b, t.t[0]), &k->pw);
+  }
+  for (int64_t s = 0; s < n; s++) {
+    if (keep) tirx_if_begin(b, keep[s]);
+    tirx_copy(b, tirx_region_new(b, e->out, TIRX_EXPRS(I(k, 0), o[s]), (int64_t[]){1, g}),
+              tirx_region_new(b, y, TIRX_EXPRS(I(k, 0), I(k, s * g)), (int64_t[]){1, g}), &k->st);
+    if (keep) tirx_if_end(b);
+  }
+}
+
+static tirx_status build_elementwise(rk *k, tirx_kernel **kout) {
+  tirx_builder *b = k->b;
+  const opts *op = k->o;
+  ew e = {.k = k, .silu = k->kind == TIRX_ROW_OP_SILU_MUL, .T = ew_threads(op)};
+  e.g = ew_unit(k->kind, k->dt, k->width);
+  e.U = ew_slots(k->dt, e.g);
+  e.nvr = k->width / e.g;
+  e.x = rk_param(k, "x", k->rows, (e.silu ? 2 : 1) * k->width);
+  e.out = rk_param(k, "out", k->rows, k->width);
+  if (!e.silu)
+    e.a = tirx_param_scalar(b, "a", TIRX_F32), e.c = tirx_param_scalar(b, "c", TIRX_F32);
+  int64_t ctas = ew_ctas(op), TU = e.T * e.U;
+  tirx_set_block(b, (int)e.T, 1, 1);
+  tirx_set_min_blocks(b, (int)ctas);
+  /* N: the output's elements; the grid covers them (at least one CTA) up to sms x ctas */
+  tirx_expr *n_host = tirx_mul(b, tirx_cast(b, k->rows, TIRX_I64), I(k, k->width));
+  tirx_set_grid(b, tirx_min(b, tirx_ceildiv(b, n_host, I(k, TU * e.g)), I(k, (int64_t)op->sms * ctas)),
+                NULL, NULL);
+  tirx_team_begin(b, TIRX_TEAM_THREAD);
+  tirx_expr *N = tirx_let(b, "n", n_host);
+  e.nu = tirx_let(b, "nu", tirx_div(b, N, I(k, e.g)));
+  e.tid = tirx_let(b, "tid", tirx_cast(b, tirx_thread_linear(b), TIRX_I64));
+  tirx_expr *full = tirx_let(b, "full", tirx_div(b, e.nu, I(k, TU)));
+  tirx_expr *grid = tirx_let(b, "grid", tirx_cast(b, tirx_grid_dim(b, 0), TIRX_I64));
+  tirx_expr *cta = tirx_let(b, "cta", tirx_cast(b, tirx_block_idx(b, 0), TIRX_I64));
+  tirx_expr *o[EW_MAX_SLOTS], *xo[EW_MAX_SLOTS], *keep[EW_MAX_SLOTS];
+  /* the full blocks */
+  tirx_expr *blk = tirx_for_begin(b, "blk", cta, full, grid, TIRX_LOOP_SERIAL);
+  ew_places(&e, tirx_let(b, "u0", tirx_add(b, tirx_mul(b, blk, I(k, TU)), e.tid)), e.U, o, xo);
+  ew_pass(&e, e.U, e.g, o, xo, NULL);
+  tirx_for_end(b);
+  /* the partial block, by the CTA whose turn it is: its slots past the end load the last unit */
+  tirx_if_begin(b, tirx_and(b, tirx_lt(b, tirx_mul(b, full, I(k, TU)), e.nu),
+                            tirx_eq(b, cta, tirx_mod(b, full, grid))));
+  tirx_expr *last = tirx_let(b, "last", tirx_sub(b, e.nu, I(k, 1)));
+  for (int64_t s = 0; s < e.U; s++) {
+    tirx_expr *u = tirx_let(b, "u", tirx_add(b, tirx_mul(b, full, I(k, TU)), tirx_add(b, e.tid, I(k, s * e.T))));
+    keep[s] = tirx_let(b, "keep", tirx_lt(b, u, e.nu));
+    ew_place(&e, tirx_min(b, u, last), &o[s], &xo[s]);
+  }
+  ew_pass(&e, e.U, e.g, o, xo, keep);
+  tirx_if_end(b);
+  /* chain where W is not a multiple of g: the N % g elements after the last unit, one a thread
+   * of the last CTA */
+  if (!e.silu && k->width % e.g) {
+    tirx_expr *el = tirx_add(b, tirx_mul(b, e.nu, I(k, e.g)), e.tid);
+    tirx_if_begin(b, tirx_and(b, tirx_eq(b, cta, tirx_sub(b, grid, I(k, 1))), tirx_lt(b, el, N)));
+    ew_pass(&e, 1, 1, &el, &el, NULL);
+    tirx_if_end(b);
+  }
+  tirx_team_end(b);
+  return rk_finish(k, kout);
 }
 
 /* ---- RMSNorm with an FP8 (e4m3) output and a per-row scale ---- */
@@ -818,9 +1042,13 @@ static tirx_status check_request(const char *fn, tirx_row_op op, const tirx_row_
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->threads is %d, expected 0 or a power of "
                        "two in 64..1024", fn, in->threads);
   if (in->variant & ~(TIRX_ROW_VARIANT_WEIGHTS_STREAM | TIRX_ROW_VARIANT_WEIGHTS_EARLY | TIRX_ROW_VARIANT_STAGED |
-                      TIRX_ROW_VARIANT_UNSTAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL))
+                      TIRX_ROW_VARIANT_UNSTAGED | TIRX_ROW_VARIANT_WEIGHTS_GLOBAL |
+                      TIRX_ROW_VARIANT_PER_ROW | TIRX_ROW_VARIANT_ELEMENTWISE))
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->variant is %d, expected TIRX_ROW_VARIANT_* "
-                       "bits (0 to 31)", fn, in->variant);
+                       "bits (0 to 127)", fn, in->variant);
+  if ((in->variant & TIRX_ROW_VARIANT_PER_ROW) && (in->variant & TIRX_ROW_VARIANT_ELEMENTWISE))
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->variant is %d: TIRX_ROW_VARIANT_PER_ROW and "
+                       "TIRX_ROW_VARIANT_ELEMENTWISE exclude each other", fn, in->variant);
   if (in->cluster != 0 && in->cluster != 1 && in->cluster != 2 && in->cluster != 4)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->cluster is %d, expected 0, 1, 2 or 4", fn,
                        in->cluster);
@@ -857,6 +1085,8 @@ tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts_i
   tirx_row_plan p = {.size = sizeof p, .cluster = ncta};
   p.threads = ncta > 1 ? row_threads(&o, dtype, cols) : kind_threads(&o, op, dtype, cols);
   p.stages = width > TIRX_ROW_WARP_MAX_WIDTH && !o.scalar ? row_stages(&o, op, dtype, width) : 0;
+  if (row_elementwise(&o, op, dtype, width))
+    p.threads = (int)ew_threads(&o), p.elementwise = 1;
   tirx__ext_write(out, &p, bytes);
   return TIRX_OK;
 }
@@ -872,8 +1102,10 @@ static tirx_status row_build(const opts *o, tirx_row_op kind, tirx_dtype dtype, 
   case TIRX_ROW_OP_SOFTMAX: return build_softmax(&k, out);
   case TIRX_ROW_OP_SUM: return build_rowreduce(&k, TIRX_OP_SUM, out);
   case TIRX_ROW_OP_MAX: return build_rowreduce(&k, TIRX_OP_MAX, out);
-  case TIRX_ROW_OP_SILU_MUL: return build_silu_mul(&k, out);
-  case TIRX_ROW_OP_CHAIN: return build_chain(&k, out);
+  case TIRX_ROW_OP_SILU_MUL:
+    return row_elementwise(o, kind, dtype, width) ? build_elementwise(&k, out) : build_silu_mul(&k, out);
+  case TIRX_ROW_OP_CHAIN:
+    return row_elementwise(o, kind, dtype, width) ? build_elementwise(&k, out) : build_chain(&k, out);
   default: return build_rmsnorm_fp8(&k, (int)kind == ROW_ADD_RMSNORM_FP8, out);
   }
 }

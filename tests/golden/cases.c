@@ -67,6 +67,8 @@ static const mb_variant MB_VARIANTS[] = {
     {"minb8", .min_blocks = 8},
     {"sms2", .sms = 2},
     {"sms1", .sms = 1},
+    {"rows", .flags = TIRX_ROW_VARIANT_PER_ROW},
+    {"ew", .flags = TIRX_ROW_VARIANT_ELEMENTWISE},
 };
 
 /* The options of variant v (NULL: the defaults). */
@@ -140,6 +142,27 @@ static void membound_cases(golden_set *g) {
                             golden_name(g, "membound.%s.%s.w%lld.%s",
                                         tirx_kernels_row_name((tirx_row_op)kind), dt_name(DTYPES[d]),
                                         (long long)bench_widths[w], MB_VARIANTS[v].name),
+                            text);
+          free(text);
+        }
+        free(base);
+      }
+  /* silu_mul and chain in the form the default does not take, every dtype, at odd widths (and
+   * the bench's through the variants above): the per-row kernel where the default is
+   * elementwise, the elementwise one where it is per row. */
+  static const int64_t odd_widths[] = {1, 3, 127, 4095, 8191};
+  for (int kind = TIRX_ROW_OP_SILU_MUL; kind <= TIRX_ROW_OP_CHAIN; kind++)
+    for (size_t d = 0; d < sizeof DTYPES / sizeof DTYPES[0]; d++)
+      for (size_t w = 0; w < sizeof odd_widths / sizeof odd_widths[0]; w++) {
+        char *base = mb_text(&defaults, (tirx_row_op)kind, DTYPES[d], odd_widths[w], false);
+        for (int f = 0; f < 2; f++) {
+          tirx_row_options o = {.variant = f ? TIRX_ROW_VARIANT_ELEMENTWISE : TIRX_ROW_VARIANT_PER_ROW};
+          char *text = mb_text(&o, (tirx_row_op)kind, DTYPES[d], odd_widths[w], false);
+          if (text && base && strcmp(text, base) != 0)
+            golden_add_text(g,
+                            golden_name(g, "membound.%s.%s.w%lld.%s",
+                                        tirx_kernels_row_name((tirx_row_op)kind), dt_name(DTYPES[d]),
+                                        (long long)odd_widths[w], f ? "ew" : "rows"),
                             text);
           free(text);
         }

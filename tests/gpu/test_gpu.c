@@ -1005,13 +1005,14 @@ static void mb_ref_row(tirx_row_op kind, int64_t W, const float *x, const float 
   }
 }
 
-static void check_membound(tirx_runtime *rt, tirx_row_op kind, tirx_dtype dt, int64_t W,
-                           bool scalar) {
+/* kind's kernel (options ro) over `rows` rows of W against the float64 reference; the 16
+ * bytes after each output must keep their poison. */
+static void check_membound_rows(tirx_runtime *rt, tirx_row_op kind, tirx_dtype dt, int64_t W,
+                                bool scalar, int rows) {
   char err[2048] = "";
   tirx_kernel *k = row_kernel(kind, &ro, dt, W, scalar, err, sizeof err);
   cr_assert_not_null(k, "row_kernel(%s, &ro, %s, %lld): %s", tirx_kernels_row_name(kind),
                      tirx_dtype_name(dt), (long long)W, err);
-  const int rows = 19;
   bool red = kind == TIRX_ROW_OP_SUM || kind == TIRX_ROW_OP_MAX;
   int64_t win = kind == TIRX_ROW_OP_SILU_MUL ? 2 * W : W, wout = red ? 1 : W;
   tirx_dtype odt = red ? TIRX_F32 : dt;
@@ -1048,9 +1049,10 @@ static void check_membound(tirx_runtime *rt, tirx_row_op kind, tirx_dtype dt, in
     mb_ref_row(kind, W, hx + (size_t)i * (size_t)win, kind == TIRX_ROW_OP_ADD_RMSNORM ? hr + (size_t)i * (size_t)W : NULL,
                hw, hb, want + (size_t)i * (size_t)wout, want2 + (size_t)i * (size_t)wout);
   float *got = mb_download(rt, dout, odt, nout);
-  char what[160];
-  snprintf(what, sizeof what, "%s %s width %lld%s", tirx_kernels_row_name(kind), tirx_dtype_name(dt),
-           (long long)W, scalar ? " (scalar forced)" : "");
+  char what[200];
+  snprintf(what, sizeof what, "%s %s width %lld, %d rows%s%s", tirx_kernels_row_name(kind),
+           tirx_dtype_name(dt), (long long)W, rows, scalar ? " (scalar forced)" : "",
+           row_plan(kind, &ro, dt, W).elementwise ? " (elementwise)" : "");
   double tol = dt == TIRX_F32 ? 2e-5 : dt == TIRX_F16 ? 2e-3 : 1.6e-2;
   double atol = red && kind == TIRX_ROW_OP_SUM ? 1e-5 * (double)W : tol;
   compare(what, got, want, nout, atol, tol);
@@ -1060,10 +1062,27 @@ static void check_membound(tirx_runtime *rt, tirx_row_op kind, tirx_dtype dt, in
     compare("add_rmsnorm res_out", got, want2, nout, tol, tol);
     free(got);
   }
+  /* Nothing written past the outputs: their next 12 bytes keep the poison (mb_output fills
+   * whole words from the buffer's start, so byte i holds byte i % 4 of POISON). */
+  uint8_t poison[4];
+  memcpy(poison, &(uint32_t){POISON}, 4);
+  for (int o = 0; o < (kind == TIRX_ROW_OP_ADD_RMSNORM ? 2 : 1); o++) {
+    uint8_t guard[12];
+    OK(tirx_runtime_copy(rt, guard, (char *)(o ? dout2 : dout) + obytes, sizeof guard,
+                         TIRX_COPY_DEVICE_TO_HOST));
+    for (size_t j = 0; j < sizeof guard; j++)
+      cr_assert_eq(guard[j], poison[(obytes + j) % 4], "%s: byte %zu after %s was written", what,
+                   j, o ? "res_out" : "out");
+  }
   void *bufs[] = {dx, dr, dw, db, dout, dout2};
   for (int i = 0; i < 6; i++) tirx_runtime_free(rt, bufs[i]);
   free(hx), free(hr), free(hw), free(hb), free(want), free(want2);
   tirx_kernel_release(k);
+}
+
+static void check_membound(tirx_runtime *rt, tirx_row_op kind, tirx_dtype dt, int64_t W,
+                           bool scalar) {
+  check_membound_rows(rt, kind, dt, W, scalar, 19);
 }
 
 /* Every dtype, width (1, 3, 127, 5000, 8191; the last two one CTA per row) and the forced
@@ -1142,6 +1161,38 @@ Test(gpu, membound_cluster_softmax, .timeout = 300) { check_membound_cluster(TIR
 Test(gpu, membound_cluster_add_rmsnorm, .timeout = 300) {
   check_membound_cluster(TIRX_ROW_OP_ADD_RMSNORM);
 }
+
+/* Both forms of silu_mul and chain (TIRX_ROW_VARIANT_ELEMENTWISE, TIRX_ROW_VARIANT_PER_ROW),
+ * whatever the default takes, in every dtype at whole-vector and odd widths (1, 3, 127, 4095,
+ * 5000, 8191, 8192; silu_mul's elementwise units there are 1 to 8 elements, chain's 16 bytes
+ * with an element tail): 19 rows (a partial last block), 1 row, 300 rows on a grid sized for 1
+ * and for 3 SMs (4 and 12 CTAs striding over up to 600 blocks: many iterations, the partial
+ * block on a CTA other than the first), and the forced scalar families; each case checked to
+ * build the form it names. */
+static void check_membound_forms(tirx_row_op kind) {
+  tirx_runtime *rt = gpu_runtime();
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  static const int64_t widths[] = {1, 3, 127, 4095, 5000, 8191, 8192};
+  static const int forms[] = {TIRX_ROW_VARIANT_ELEMENTWISE, TIRX_ROW_VARIANT_PER_ROW};
+  static const struct { int rows, sms; bool scalar; } runs[] = {
+      {19, 0, false}, {1, 0, false}, {300, 1, false}, {300, 3, false}, {19, 0, true}};
+  for (int f = 0; f < 2; f++)
+    for (int d = 0; d < 3; d++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+          if (f == 1 && runs[r].sms) continue; /* the per-row grid is one CTA a row */
+          ro.variant = forms[f];
+          ro.sms = runs[r].sms;
+          cr_assert_eq(row_plan(kind, &ro, dts[d], widths[w]).elementwise, f == 0);
+          check_membound_rows(rt, kind, dts[d], widths[w], runs[r].scalar, runs[r].rows);
+          ro.variant = 0;
+          ro.sms = 0;
+        }
+  tirx_runtime_destroy(rt);
+}
+
+Test(gpu, membound_forms_silu_mul, .timeout = 600) { check_membound_forms(TIRX_ROW_OP_SILU_MUL); }
+Test(gpu, membound_forms_chain, .timeout = 600) { check_membound_forms(TIRX_ROW_OP_CHAIN); }
 
 /* Rows reduced by a CTA of 3, 6 and 12 warps (reduce.smem over a number of warps that is not
  * a power of two: common hidden sizes 1536, 3072, 6144), every reducing kernel, f32 and bf16,

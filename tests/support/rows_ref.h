@@ -21,10 +21,10 @@ static inline tirx_kernel *row_kernel(tirx_row_op op, const tirx_row_options *o,
   return k;
 }
 
-/* tirx_kernels_row_plan; all zero on an error. */
+/* tirx_kernels_row_plan (the current version of the plan); all zero on an error. */
 static inline tirx_row_plan row_plan(tirx_row_op op, const tirx_row_options *o, tirx_dtype dt,
                                      int64_t width) {
-  tirx_row_plan p = {0};
+  tirx_row_plan p = {.size = sizeof p};
   if (tirx_kernels_row_plan(op, o, dt, width, &p) != TIRX_OK)
     p = (tirx_row_plan){0};
   return p;

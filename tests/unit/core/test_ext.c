@@ -20,15 +20,6 @@ static const char *bad(const char *fn, const char *arg, size_t size, size_t want
   return buf;
 }
 
-/* The same for an output struct, with its hint. */
-static const char *bad_out(const char *fn, size_t size, size_t want, const char *type) {
-  static char buf[512];
-  snprintf(buf, sizeof buf,
-           "%s: out->size is %zu, expected 0 or %zu (sizeof(%s)): zero the struct or set its "
-           "size before the call", fn, size, want, type);
-  return buf;
-}
-
 static tirx_runtime *compile_only(void) {
   tirx_runtime *rt = NULL;
   tirx_runtime_options o = {.compile_only = true, .cache_disabled = true};
@@ -205,15 +196,29 @@ Test(ext, row_options_and_plan) {
   tirx_runtime_destroy(rt);
   cr_assert_null(k);
 
+  /* The plan has two versions: elementwise came with issue 20 */
+  const size_t pv1 = offsetof(tirx_row_plan, elementwise);
+  cr_assert_eq(tirx__ext_row_plan.count, 2);
   p.size = sizeof p + 1;
   expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, NULL, TIRX_F32, 256, &p),
                TIRX_E_INVALID_ARG,
-               bad_out("tirx_kernels_row_plan", sizeof p + 1, sizeof p, "tirx_row_plan"));
-  p.size = 0;
+               bad2("tirx_kernels_row_plan", "out", sizeof p + 1, pv1, sizeof p, "tirx_row_plan",
+                    ": zero the struct or set its size before the call"));
+  p.size = 0, p.elementwise = -3;
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_CHAIN, NULL, TIRX_F32, 256, &p), TIRX_OK,
+               "%s", tirx_last_error());
+  cr_assert_eq(p.size, pv1);
+  cr_assert_eq(p.elementwise, -3, "left untouched");
+  p.size = sizeof p;
   cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, NULL, TIRX_F32, 256, &p), TIRX_OK,
                "%s", tirx_last_error());
   cr_assert_eq(p.size, sizeof p);
   cr_assert_eq(p.threads, 32);
+  cr_assert_eq(p.elementwise, 0);
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_CHAIN,
+                                     &(tirx_row_options){.variant = TIRX_ROW_VARIANT_ELEMENTWISE},
+                                     TIRX_F32, 256, &p), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(p.elementwise, 1);
   o.size = want;
   cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, &o, TIRX_F32, 256, &p), TIRX_OK,
                "%s", tirx_last_error());

@@ -135,7 +135,10 @@ Test(kernels_rows, plan_and_build_check_their_arguments) {
       {{.threads = 96}, "opts->threads is 96, expected 0 or a power of two in 64..1024"},
       {{.threads = 32}, "opts->threads is 32, expected 0 or a power of two in 64..1024"},
       {{.threads = 2048}, "opts->threads is 2048, expected 0 or a power of two in 64..1024"},
-      {{.variant = 64}, "opts->variant is 64, expected TIRX_ROW_VARIANT_* bits (0 to 31)"},
+      {{.variant = 128}, "opts->variant is 128, expected TIRX_ROW_VARIANT_* bits (0 to 127)"},
+      {{.variant = TIRX_ROW_VARIANT_PER_ROW | TIRX_ROW_VARIANT_ELEMENTWISE},
+       "opts->variant is 96: TIRX_ROW_VARIANT_PER_ROW and TIRX_ROW_VARIANT_ELEMENTWISE exclude "
+       "each other"},
       {{.cluster = 3}, "opts->cluster is 3, expected 0, 1, 2 or 4"},
       {{.cluster = -1}, "opts->cluster is -1, expected 0, 1, 2 or 4"},
       {{.stages = 5}, "opts->stages is 5, expected 0 to 4"},
@@ -536,5 +539,186 @@ Test(kernels_rows, the_e4m3_helpers_only_go_where_they_are_used, .timeout = 120)
   cr_assert_neq(tirx_compile(rt, k, "sm_80", &c), TIRX_OK);
   assert_has(tirx_last_error(), "the e4m3 conversion (cvt.rn.satfinite.e4m3x2.f32) needs sm_89 or newer");
   tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+/* ---- the elementwise form of silu_mul and chain (rows.c, build_elementwise) ---- */
+
+/* Which form the plan and the build take: chain at every width, silu_mul where W is a multiple
+ * of the 16-byte vector; the variant bits force either; the other ops never take it. */
+Test(kernels_rows, silu_mul_and_chain_take_the_elementwise_form_where_it_is_expected_to_win) {
+  static const int64_t widths[] = {1, 3, 8, 64, 1000, 4095, 5000, 8191, 8192, 32768};
+  static const tirx_dtype dts[] = {TIRX_F32, TIRX_F16, TIRX_BF16};
+  for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+    for (int d = 0; d < 3; d++) {
+      int64_t W = widths[w], vec = 16 / tirx_dtype_size(dts[d]);
+      tirx_row_plan p = row_plan(TIRX_ROW_OP_CHAIN, &ro, dts[d], W);
+      cr_assert_eq(p.elementwise, 1, "chain %s %lld", tirx_dtype_name(dts[d]), (long long)W);
+      cr_assert_eq(p.threads, 256);
+      cr_assert_eq(p.cluster, 1);
+      cr_assert_eq(p.stages, 0);
+      p = row_plan(TIRX_ROW_OP_SILU_MUL, &ro, dts[d], W);
+      cr_assert_eq(p.elementwise, W % vec == 0, "silu_mul %s %lld", tirx_dtype_name(dts[d]),
+                   (long long)W);
+      for (int op = 0; op < TIRX_ROW_OP_COUNT; op++) {
+        ro.variant = TIRX_ROW_VARIANT_PER_ROW;
+        cr_assert_eq(row_plan((tirx_row_op)op, &ro, dts[d], W).elementwise, 0);
+        ro.variant = TIRX_ROW_VARIANT_ELEMENTWISE;
+        bool ew = op == TIRX_ROW_OP_SILU_MUL || op == TIRX_ROW_OP_CHAIN;
+        cr_assert_eq(row_plan((tirx_row_op)op, &ro, dts[d], W).elementwise, ew, "%s",
+                     tirx_kernels_row_name((tirx_row_op)op));
+        ro.variant = 0;
+      }
+    }
+  /* opts->threads is the CTA's size; opts->min_blocks the CTAs per SM the grid assumes */
+  ro.threads = 128;
+  cr_assert_eq(row_plan(TIRX_ROW_OP_CHAIN, &ro, TIRX_BF16, 8192).threads, 128);
+  char err[1024] = "";
+  tirx_kernel *k = row_kernel(TIRX_ROW_OP_CHAIN, &ro, TIRX_BF16, 8192, false, err, sizeof err);
+  cr_assert_not_null(k, "%s", err);
+  assert_has(tirx_kernel_source(k), "__launch_bounds__(128, 8) chain(");
+  tirx_kernel_release(k);
+  ro.threads = 0, ro.min_blocks = 3;
+  k = row_kernel(TIRX_ROW_OP_SILU_MUL, &ro, TIRX_BF16, 8192, false, err, sizeof err);
+  cr_assert_not_null(k, "%s", err);
+  assert_has(tirx_kernel_source(k), "__launch_bounds__(256, 3) silu_mul(");
+  tirx_kernel_release(k);
+  ro.min_blocks = 0;
+}
+
+/* The per-row kernel stays reachable (TIRX_ROW_VARIANT_PER_ROW): a CTA per row as before, with
+ * the same parameters as the elementwise form, so either launches with the same arguments. */
+Test(kernels_rows, the_per_row_form_is_kept_behind_a_variant_bit) {
+  for (int op = TIRX_ROW_OP_SILU_MUL; op <= TIRX_ROW_OP_CHAIN; op++) {
+    char err[1024] = "";
+    ro.variant = TIRX_ROW_VARIANT_ELEMENTWISE;
+    tirx_kernel *e = row_kernel((tirx_row_op)op, &ro, TIRX_BF16, 8192, false, err, sizeof err);
+    cr_assert_not_null(e, "%s", err);
+    ro.variant = TIRX_ROW_VARIANT_PER_ROW;
+    tirx_kernel *r = row_kernel((tirx_row_op)op, &ro, TIRX_BF16, 8192, false, err, sizeof err);
+    ro.variant = 0;
+    cr_assert_not_null(r, "%s", err);
+    assert_has(tirx_kernel_source(r), "  const int row = (int)blockIdx.x;\n");
+    cr_assert_null(strstr(tirx_kernel_source(r), "blk"));
+    assert_has(tirx_kernel_source(e), "for (long long blk = cta; blk < full; blk += grid) {");
+    cr_assert_eq(tirx_kernel_num_params(e), tirx_kernel_num_params(r));
+    for (int i = 0; i < tirx_kernel_num_params(e); i++)
+      cr_assert_str_eq(tirx_kernel_param_name(e, i), tirx_kernel_param_name(r, i));
+    tirx_kernel_release(e), tirx_kernel_release(r);
+  }
+}
+
+/* The n-th occurrence (0-based) of what in text, or NULL. */
+static const char *nth(const char *text, const char *what, int n) {
+  const char *p = text;
+  for (int i = 0; p && i <= n; i++) {
+    p = strstr(p, what);
+    if (p && i < n) p += strlen(what);
+  }
+  return p;
+}
+
+static int count(const char *text, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(text, what); p; p = strstr(p + strlen(what), what)) n++;
+  return n;
+}
+
+/*
+ * The elementwise kernels' source and PTX (sm_90a, NVRTC), every dtype at widths of whole
+ * vectors and odd ones: a grid-stride loop whose body loads all its slots (4 vectors of 16
+ * bytes of each input a thread) before the first use, 16-byte ld.global.cs.v4 / st.global.cs.v4
+ * in the PTX wherever the unit is 16 bytes (chain at every width, flattened), the partial block
+ * and (chain at odd widths) the element tail, and no local memory.
+ */
+Test(kernels_rows, the_elementwise_form_moves_several_vectors_a_thread_and_compiles,
+     .timeout = 900) {
+  tirx_runtime *rt = no_device();
+  static const int64_t widths[] = {1, 3, 4095, 5000, 8191, 8192};
+  static const tirx_dtype dts[] = {TIRX_BF16, TIRX_F16, TIRX_F32};
+  int compiled = 0;
+  ro.variant = TIRX_ROW_VARIANT_ELEMENTWISE;
+  for (int op = TIRX_ROW_OP_SILU_MUL; op <= TIRX_ROW_OP_CHAIN; op++)
+    for (int d = 0; d < 3; d++)
+      for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        bool silu = op == TIRX_ROW_OP_SILU_MUL;
+        int64_t W = widths[w], vec = 16 / tirx_dtype_size(dts[d]), g = vec;
+        while (silu && W % g) g /= 2;
+        char what[96], err[1024] = "", load[96];
+        snprintf(what, sizeof what, "%s %s %lld", tirx_kernels_row_name((tirx_row_op)op),
+                 tirx_dtype_name(dts[d]), (long long)W);
+        tirx_kernel *k = row_kernel((tirx_row_op)op, &ro, dts[d], W, false, err, sizeof err);
+        cr_assert_not_null(k, "%s: %s", what, err);
+        const char *src = tirx_kernel_source(k), *rep = tirx_kernel_dispatch_report(k);
+        const char *loop = strstr(src, "for (long long blk = cta; blk < full; blk += grid) {");
+        cr_assert_not_null(loop, "%s: no grid-stride loop", what);
+        assert_has(src, "__launch_bounds__(256, 4)");
+        assert_has(src, "if ((((full * "); /* the partial block */
+        cr_assert_eq(strstr(src, "(nu * ") != NULL, !silu && W % vec != 0, "%s: element tail", what);
+        /* slots: 64 bytes of each input a thread, in units of g elements (at most 8) */
+        int64_t slots = 64 / (g * tirx_dtype_size(dts[d]));
+        if (slots > 8) slots = 8;
+        int64_t loads = slots * (silu ? 2 : 1);
+        if (g > 1) {
+          snprintf(load, sizeof load, "tirx_vcopy<%s, %lld, 9>(",
+                   dts[d] == TIRX_F32 ? "float" : dts[d] == TIRX_F16 ? "tirx_f16" : "tirx_bf16",
+                   (long long)g);
+          snprintf(err, sizeof err, "copy(arch=sm_90, roles=global->local, team=thread) -> "
+                   "copy.vec vec=%lld", (long long)g);
+          assert_has(rep, err);
+          /* every load of the loop's body comes before its first use (the first cast or, for
+           * f32, the first multiply) */
+          const char *last = nth(loop, load, (int)loads - 1);
+          const char *use = strstr(loop, dts[d] == TIRX_F32 ? "] = (" : "_to_f32(");
+          cr_assert(last && use && last < use, "%s: the loop's %lld loads are not all before "
+                    "the first use", what, (long long)loads);
+        } else {
+          assert_has(rep, "copy(arch=sm_90, roles=global->local, team=thread) -> copy.scalar");
+        }
+        tirx_compiled *c = NULL;
+        cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", what, tirx_last_error());
+        const char *ptx = tirx_compiled_ptx(c);
+        cr_assert_null(strstr(ptx, ".local"), "%s uses local memory", what);
+        if (g * tirx_dtype_size(dts[d]) == 16) {
+          /* 16-byte loads and stores (NVVM drops the partial block where rows * W is always a
+           * multiple of a block: 8192 bf16), the loop's loads before its first sigmoid */
+          cr_assert_geq(count(ptx, "ld.global.cs.v4.u32"), loads, "%s", what);
+          cr_assert_geq(count(ptx, "st.global.cs.v4.u32"), slots, "%s", what);
+          const char *last = nth(ptx, "ld.global.cs.v4.u32", (int)loads - 1);
+          const char *ex2 = strstr(ptx, "ex2.approx");
+          cr_assert(last && ex2 && last < ex2, "%s: a sigmoid before the %lld-th load", what,
+                    (long long)loads);
+        }
+        tirx_compiled_destroy(c);
+        tirx_kernel_release(k);
+        compiled++;
+      }
+  ro.variant = 0;
+  cr_assert_eq(compiled, 2 * 3 * 6);
+  tirx_runtime_destroy(rt);
+}
+
+/* The op builds the kernel its options ask for: the elementwise and per-row forms of one
+ * shape are two kernels of the table, and a request that sets both bits is refused before
+ * anything is built. */
+Test(kernels_rows, the_silu_mul_op_takes_either_form, .timeout = 120) {
+  tirx_runtime *rt = no_device();
+  const tirx_tensor_arg *x = T2(0x10000, TIRX_BF16, 8, 8192), *out = T2(0x30000, TIRX_BF16, 8, 4096);
+  char want[1024];
+  snprintf(want, sizeof want, "tirx_op_silu_mul: tirx_launch: no CUDA device: %s",
+           tirx_runtime_device_error(rt));
+  tirx_kernels_clear();
+  expect_error(tirx_op_silu_mul(rt, NULL, x, out, NULL), TIRX_E_NO_DEVICE, want);
+  tirx_row_options o = {.variant = TIRX_ROW_VARIANT_ELEMENTWISE};
+  expect_error(tirx_op_silu_mul(rt, &o, x, out, NULL), TIRX_E_NO_DEVICE, want);
+  o.variant = TIRX_ROW_VARIANT_PER_ROW;
+  expect_error(tirx_op_silu_mul(rt, &o, x, out, NULL), TIRX_E_NO_DEVICE, want);
+  cr_assert_eq(tirx_kernels_cached(), 3); /* the default, forced elementwise, per row */
+  o.variant = TIRX_ROW_VARIANT_PER_ROW | TIRX_ROW_VARIANT_ELEMENTWISE;
+  expect_error(tirx_op_silu_mul(rt, &o, x, out, NULL), TIRX_E_INVALID_ARG,
+               "tirx_op_silu_mul: opts->variant is 96: TIRX_ROW_VARIANT_PER_ROW and "
+               "TIRX_ROW_VARIANT_ELEMENTWISE exclude each other");
+  cr_assert_eq(tirx_kernels_cached(), 3);
+  tirx_kernels_clear();
   tirx_runtime_destroy(rt);
 }
