@@ -97,13 +97,18 @@ extern "C" __global__ void __launch_bounds__(128) sm(int lim) {
     tirx_fence_regs<32>(O);
     tirx_fence_regs16<32>(P);
     tirx_wgmma_fence();
-    {
-      const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&V[tirx_swizzle(0, 3, 2)]), 1024, 1024, 1);
-      tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0], &P[0], tirx_db, false);
-      tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0], &P[8], tirx_db + 128, true);
-      tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0], &P[16], tirx_db + 256, true);
-      tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0], &P[24], tirx_db + 384, true);
-    }
+    tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0],
+        &P[0],
+        tirx_wgmma_desc(tirx_smem_addr(&V[tirx_swizzle(0, 3, 2)]), 1024, 1024, 1), false);
+    tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0],
+        &P[8],
+        tirx_wgmma_desc(tirx_smem_addr(&V[tirx_swizzle(1024, 3, 2)]), 1024, 1024, 1), true);
+    tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0],
+        &P[16],
+        tirx_wgmma_desc(tirx_smem_addr(&V[tirx_swizzle(2048, 3, 2)]), 1024, 1024, 1), true);
+    tirx_wgmma_rs_m64n64k16_bf16<1>(&O[0],
+        &P[24],
+        tirx_wgmma_desc(tirx_smem_addr(&V[tirx_swizzle(3072, 3, 2)]), 1024, 1024, 1), true);
     tirx_fence_regs<32>(O);
     tirx_fence_regs16<32>(P);
   }

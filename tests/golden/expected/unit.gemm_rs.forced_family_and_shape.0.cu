@@ -9,11 +9,12 @@ extern "C" __global__ void __launch_bounds__(128) g() {
     tirx_fence_regs<32>(d);
     tirx_fence_regs16<16>(a);
     tirx_wgmma_fence();
-    {
-      const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(0, 2, 2)]), 16, 512, 2);
-      tirx_wgmma_rs_m64n64k16_bf16<0>(&d[0], &a[0], tirx_db, true);
-      tirx_wgmma_rs_m64n64k16_bf16<0>(&d[0], &a[8], tirx_db + 2, true);
-    }
+    tirx_wgmma_rs_m64n64k16_bf16<0>(&d[0],
+        &a[0],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(0, 2, 2)]), 16, 512, 2), true);
+    tirx_wgmma_rs_m64n64k16_bf16<0>(&d[0],
+        &a[8],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(16, 2, 2)]), 16, 512, 2), true);
     tirx_fence_regs<32>(d);
     tirx_fence_regs16<16>(a);
   }

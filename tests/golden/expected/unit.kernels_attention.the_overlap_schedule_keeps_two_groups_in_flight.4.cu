@@ -347,17 +347,30 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128_varlen_o
                 tirx_fence_regs<64>(O_1);
                 tirx_fence_regs16<64>(P);
                 tirx_wgmma_fence();
-                {
-                  const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s_2 * 128) * 64, 3, 2)]), 32768, 1024, 1);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[0], tirx_db, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[8], tirx_db + 128, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[16], tirx_db + 256, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[24], tirx_db + 384, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[32], tirx_db + 512, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[40], tirx_db + 640, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[48], tirx_db + 768, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[56], tirx_db + 896, true);
-                }
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[0],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s_2 * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[8],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[16],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[24],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[32],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[40],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[48],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[56],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
                 tirx_fence_regs<64>(O_1);
                 tirx_fence_regs16<64>(P);
               }
@@ -531,17 +544,30 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128_varlen_o
                 tirx_fence_regs<64>(O_1);
                 tirx_fence_regs16<64>(P);
                 tirx_wgmma_fence();
-                {
-                  const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s_2 * 128) * 64, 3, 2)]), 32768, 1024, 1);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[0], tirx_db, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[8], tirx_db + 128, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[16], tirx_db + 256, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[24], tirx_db + 384, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[32], tirx_db + 512, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[40], tirx_db + 640, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[48], tirx_db + 768, true);
-                  tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[56], tirx_db + 896, true);
-                }
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[0],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s_2 * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[8],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[16],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[24],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[32],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[40],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[48],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
+                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                    &P[56],
+                    tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_2 * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
                 tirx_fence_regs<64>(O_1);
                 tirx_fence_regs16<64>(P);
               }
@@ -687,17 +713,30 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_f16_d128_varlen_o
               tirx_fence_regs<64>(O_1);
               tirx_fence_regs16<64>(P);
               tirx_wgmma_fence();
-              {
-                const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s_1 * 128) * 64, 3, 2)]), 32768, 1024, 1);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[0], tirx_db, true);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[8], tirx_db + 128, true);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[16], tirx_db + 256, true);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[24], tirx_db + 384, true);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[32], tirx_db + 512, true);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[40], tirx_db + 640, true);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[48], tirx_db + 768, true);
-                tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0], &P[56], tirx_db + 896, true);
-              }
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[0],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s_1 * 128) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[8],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_1 * 128) + 16) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[16],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_1 * 128) + 32) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[24],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_1 * 128) + 48) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[32],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_1 * 128) + 64) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[40],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_1 * 128) + 80) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[48],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_1 * 128) + 96) * 64, 3, 2)]), 32768, 1024, 1), true);
+              tirx_wgmma_rs_m64n128k16_f16<1>(&O_1[0],
+                  &P[56],
+                  tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s_1 * 128) + 112) * 64, 3, 2)]), 32768, 1024, 1), true);
               tirx_fence_regs<64>(O_1);
               tirx_fence_regs16<64>(P);
             }

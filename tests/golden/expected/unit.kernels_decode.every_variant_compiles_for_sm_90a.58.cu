@@ -340,13 +340,18 @@ extern "C" __global__ void __launch_bounds__(384) decode_tc_partial_bf16_d128_p1
           tirx_fence_regs<64>(O);
           tirx_fence_regs16<32>(P);
           tirx_wgmma_fence();
-          {
-            const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s * 64) * 64, 3, 2)]), 24576, 1024, 1);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[0], tirx_db, true);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[8], tirx_db + 128, true);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[16], tirx_db + 256, true);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[24], tirx_db + 384, true);
-          }
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[0],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s * 64) * 64, 3, 2)]), 24576, 1024, 1), true);
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[8],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 64) + 16) * 64, 3, 2)]), 24576, 1024, 1), true);
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[16],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 64) + 32) * 64, 3, 2)]), 24576, 1024, 1), true);
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[24],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 64) + 48) * 64, 3, 2)]), 24576, 1024, 1), true);
           tirx_fence_regs<64>(O);
           tirx_fence_regs16<32>(P);
         }
@@ -529,13 +534,18 @@ extern "C" __global__ void __launch_bounds__(384) decode_tc_partial_bf16_d128_p1
           tirx_fence_regs<64>(O);
           tirx_fence_regs16<32>(P);
           tirx_wgmma_fence();
-          {
-            const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s * 64) * 64, 3, 2)]), 24576, 1024, 1);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[0], tirx_db, true);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[8], tirx_db + 128, true);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[16], tirx_db + 256, true);
-            tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0], &P[24], tirx_db + 384, true);
-          }
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[0],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle((s * 64) * 64, 3, 2)]), 24576, 1024, 1), true);
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[8],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 64) + 16) * 64, 3, 2)]), 24576, 1024, 1), true);
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[16],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 64) + 32) * 64, 3, 2)]), 24576, 1024, 1), true);
+          tirx_wgmma_rs_m64n128k16_bf16<1>(&O[0],
+              &P[24],
+              tirx_wgmma_desc(tirx_smem_addr(&Vs[tirx_swizzle(((s * 64) + 48) * 64, 3, 2)]), 24576, 1024, 1), true);
           tirx_fence_regs<64>(O);
           tirx_fence_regs16<32>(P);
         }

@@ -31,11 +31,12 @@ extern "C" __global__ void __launch_bounds__(128) mma_tile_wgmma_rs_wg(const tir
     tirx_fence_regs<24>(acc);
     tirx_fence_regs16<32>(afrag);
     tirx_wgmma_fence();
-    {
-      const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&bs[0]), 128, 1024, 0);
-      tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0], &afrag[0], tirx_db, false);
-      tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0], &afrag[8], tirx_db + 16, true);
-    }
+    tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0],
+        &afrag[0],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[0]), 128, 1024, 0), false);
+    tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0],
+        &afrag[8],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[128]), 128, 1024, 0), true);
     tirx_fence_regs<24>(acc);
     tirx_fence_regs16<32>(afrag);
   }
@@ -43,11 +44,12 @@ extern "C" __global__ void __launch_bounds__(128) mma_tile_wgmma_rs_wg(const tir
     tirx_fence_regs<24>(acc);
     tirx_fence_regs16<32>(afrag);
     tirx_wgmma_fence();
-    {
-      const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&bs[256]), 128, 1024, 0);
-      tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0], &afrag[16], tirx_db, true);
-      tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0], &afrag[24], tirx_db + 16, true);
-    }
+    tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0],
+        &afrag[16],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[256]), 128, 1024, 0), true);
+    tirx_wgmma_rs_m64n48k16_bf16<0>(&acc[0],
+        &afrag[24],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[384]), 128, 1024, 0), true);
     tirx_fence_regs<24>(acc);
     tirx_fence_regs16<32>(afrag);
   }

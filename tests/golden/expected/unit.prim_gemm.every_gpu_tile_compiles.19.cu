@@ -29,11 +29,12 @@ extern "C" __global__ void __launch_bounds__(128) mma_tile_wgmma_rs_wg(const tir
     tirx_fence_regs<12>(acc);
     tirx_fence_regs16<16>(afrag);
     tirx_wgmma_fence();
-    {
-      const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(0, 2, 2)]), 16, 512, 2);
-      tirx_wgmma_rs_m64n24k16_f16<0>(&acc[0], &afrag[0], tirx_db, false);
-      tirx_wgmma_rs_m64n24k16_f16<0>(&acc[0], &afrag[8], tirx_db + 2, true);
-    }
+    tirx_wgmma_rs_m64n24k16_f16<0>(&acc[0],
+        &afrag[0],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(0, 2, 2)]), 16, 512, 2), false);
+    tirx_wgmma_rs_m64n24k16_f16<0>(&acc[0],
+        &afrag[8],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(16, 2, 2)]), 16, 512, 2), true);
     tirx_fence_regs<12>(acc);
     tirx_fence_regs16<16>(afrag);
   }

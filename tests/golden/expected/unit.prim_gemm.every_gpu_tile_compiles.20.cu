@@ -30,12 +30,15 @@ extern "C" __global__ void __launch_bounds__(128) mma_tile_wgmma_rs_wg(const tir
     tirx_fence_regs<4>(acc);
     tirx_fence_regs16<24>(afrag);
     tirx_wgmma_fence();
-    {
-      const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(0, 1, 2)]), 16, 256, 3);
-      tirx_wgmma_rs_m64n8k16_bf16<0>(&acc[0], &afrag[0], tirx_db, false);
-      tirx_wgmma_rs_m64n8k16_bf16<0>(&acc[0], &afrag[8], tirx_db + 16, true);
-      tirx_wgmma_rs_m64n8k16_bf16<0>(&acc[0], &afrag[16], tirx_db + 32, true);
-    }
+    tirx_wgmma_rs_m64n8k16_bf16<0>(&acc[0],
+        &afrag[0],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(0, 1, 2)]), 16, 256, 3), false);
+    tirx_wgmma_rs_m64n8k16_bf16<0>(&acc[0],
+        &afrag[8],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(128, 1, 2)]), 16, 256, 3), true);
+    tirx_wgmma_rs_m64n8k16_bf16<0>(&acc[0],
+        &afrag[16],
+        tirx_wgmma_desc(tirx_smem_addr(&bs[tirx_swizzle(256, 1, 2)]), 16, 256, 3), true);
     tirx_fence_regs<4>(acc);
     tirx_fence_regs16<24>(afrag);
   }

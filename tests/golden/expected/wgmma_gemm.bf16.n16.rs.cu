@@ -48,13 +48,18 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_gemm_rs_bf16_n16(int M, 
       tirx_fence_regs<8>(acc);
       tirx_fence_regs16<32>(afrag);
       tirx_wgmma_fence();
-      {
-        const unsigned long long tirx_db = tirx_wgmma_desc(tirx_smem_addr(&Bs[tirx_swizzle(0, 3, 2)]), 16, 1024, 1);
-        tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0], &afrag[0], tirx_db, (kb > 0));
-        tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0], &afrag[8], tirx_db + 2, true);
-        tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0], &afrag[16], tirx_db + 4, true);
-        tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0], &afrag[24], tirx_db + 6, true);
-      }
+      tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0],
+          &afrag[0],
+          tirx_wgmma_desc(tirx_smem_addr(&Bs[tirx_swizzle(0, 3, 2)]), 16, 1024, 1), (kb > 0));
+      tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0],
+          &afrag[8],
+          tirx_wgmma_desc(tirx_smem_addr(&Bs[tirx_swizzle(16, 3, 2)]), 16, 1024, 1), true);
+      tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0],
+          &afrag[16],
+          tirx_wgmma_desc(tirx_smem_addr(&Bs[tirx_swizzle(32, 3, 2)]), 16, 1024, 1), true);
+      tirx_wgmma_rs_m64n16k16_bf16<0>(&acc[0],
+          &afrag[24],
+          tirx_wgmma_desc(tirx_smem_addr(&Bs[tirx_swizzle(48, 3, 2)]), 16, 1024, 1), true);
       tirx_fence_regs<8>(acc);
       tirx_fence_regs16<32>(afrag);
     }
