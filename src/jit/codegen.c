@@ -715,55 +715,16 @@ static bool same_expr(const tirx_expr *x, const tirx_expr *y) {
   return x == y || (x->kind == TIRX__EX_INT && y->kind == TIRX__EX_INT && x->i == y->i);
 }
 
-/* e as base + c (c an integer constant; base e itself and c 0 otherwise). */
-static const tirx_expr *split_const(const tirx_expr *e, int64_t *c) {
-  *c = 0;
-  if (e->kind == TIRX__EX_BINARY && e->op == TIRX__OP_ADD && e->b->kind == TIRX__EX_INT) {
-    *c = e->b->i;
-    return e->a;
-  }
-  return e;
-}
-
-/* The stride of dimension k of l when its offset is index * stride for every index (one M
- * iter that neither divides nor wraps), else 0. */
-static int64_t linear_stride(const tirx_layout *l, int k) {
-  int64_t stride = 0;
-  int n = 0;
-  for (int j = l->dim_begin[k]; j < l->dim_begin[k + 1]; j++) {
-    const tirx_iter *it = &l->d[j];
-    if (it->extent == 1 || it->stride == 0) continue;
-    if (it->axis != TIRX_AXIS_M || j != l->dim_begin[k] || j != l->dim_begin[k + 1] - 1) return 0;
-    stride = it->stride, n++;
-  }
-  return n == 1 ? stride : 0;
-}
-
 static bool w_elem_delta(tirx__writer *w, const tirx_tensor *t, tirx_expr *const *i0,
                          tirx_expr *const *i1, int64_t *bytes) {
   (void)w;
   const tirx_layout *l = t->layout;
-  if (!l || t->storage != TIRX__SHARED || t->rank > TIRX_LAYOUT_MAX_RANK) return false;
-  /* Each dimension's indices: the same expression, two constants, or one symbolic base plus
-   * two constants on a dimension whose offset is linear in its index (the base then stands
-   * in both, and the constants times the stride go in the folded offsets). */
-  tirx_expr *b0[TIRX_LAYOUT_MAX_RANK], *b1[TIRX_LAYOUT_MAX_RANK];
-  int64_t lin0 = 0, lin1 = 0;
-  for (int k = 0; k < t->rank; k++) {
-    b0[k] = i0[k], b1[k] = i1[k];
-    if (same_expr(i0[k], i1[k]) || (i0[k]->kind == TIRX__EX_INT && i1[k]->kind == TIRX__EX_INT))
-      continue;
-    int64_t c0, c1, st = linear_stride(l, k), t0, t1;
-    const tirx_expr *x0 = split_const(i0[k], &c0), *x1 = split_const(i1[k], &c1);
-    if (!st || !same_expr(x0, x1) || !tirx__mul_ok(c0, st, &t0) || !tirx__mul_ok(c1, st, &t1) ||
-        !tirx__add_ok(lin0, t0, &lin0) || !tirx__add_ok(lin1, t1, &lin1))
+  if (!l || t->storage != TIRX__SHARED) return false;
+  for (int k = 0; k < t->rank; k++)
+    if (!same_expr(i0[k], i1[k]) && (i0[k]->kind != TIRX__EX_INT || i1[k]->kind != TIRX__EX_INT))
       return false;
-    b0[k] = b1[k] = (tirx_expr *)x0;
-  }
   int64_t f0, f1, g0, g1;
-  if (!address_const(t, b0, &f0, &g0) || !address_const(t, b1, &f1, &g1) ||
-      !tirx__add_ok(f0, lin0, &f0) || !tirx__add_ok(f1, lin1, &f1))
-    return false;
+  if (!address_const(t, i0, &f0, &g0) || !address_const(t, i1, &f1, &g1)) return false;
   int elem = tirx_dtype_size(t->dtype);
   if (l->swizzle_bytes) {
     /* tirx_swizzle(S + f) = S + tirx_swizzle(f) when S's bytes are a multiple of 2^(7 + bits)

@@ -230,10 +230,7 @@ static bool wgmma_joins(const tirx__stmt *s, const tirx__stmt *t) {
       !same_index(ds->index[1], dt->index[1]))
     return false;
   const wgmma_instr *a = &wg(s)->in, *b = &wg(t)->in;
-  if (memcmp(a, b, sizeof *a) != 0) return false;
-  /* RS: one instruction each, joined only into one block that shares B's descriptor; the A
-   * fragments must be of one register tile (collect fences s's) */
-  if (a->rs && wg(s)->a->tensor != wg(t)->a->tensor) return false;
+  if (memcmp(a, b, sizeof *a) != 0 || a->rs) return false;
   const tirx_expr *c = wg(t)->scale_d;
   return c->kind == TIRX__EX_INT && c->i == 1;
 }
@@ -250,63 +247,21 @@ static int wgmma_run(const tirx__stmt *s) {
 static void emit_wgmma(tirx__writer *w, const tirx__stmt *s) {
   const wgmma_instr *in = &wg(s)->in;
   const char *ty = in->dtype == TIRX_F16 ? "f16" : "bf16";
-  int g = wgmma_run(s);
   if (in->rs) { /* RS: the A fragment's first register, one instruction */
-    if (g == 1) {
-      tirx__sb_printf(w->sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)in->n, ty, (int)in->trans_b);
-      load(w, wg(s)->acc);
-      put(w, ",\n");
-      indent(w, w->depth + 2);
-      load(w, wg(s)->a);
-      put(w, ",\n");
-      indent(w, w->depth + 2);
-      emit_desc(w, wg(s)->b, in->lbo_b, in->sbo_b, in->swz_b);
-      put(w, ", ");
-      w->expr(w, wg(s)->scale_d);
-      put(w, ");");
-      return;
-    }
-    /* A run of k16 steps: one instruction each, in one block whose later B descriptors are
-     * the first plus constants where the writer shows the addresses differ by constant
-     * multiples of 16 bytes (as the SS groups below) */
-    int64_t db[WGMMA_GROUP_MAX] = {0};
-    bool step = w->elem_delta != NULL;
-    const tirx__stmt *t = s;
-    for (int j = 1; step && j < g; j++) {
-      t = t->next;
-      const tirx_expr *b0 = wg(s)->b, *bj = wg(t)->b;
-      step = b0->tensor == bj->tensor && w->elem_delta(w, b0->tensor, b0->index, bj->index, &db[j]) &&
-             db[j] % 16 == 0 && db[j] >= 0;
-    }
-    put(w, "{\n");
-    if (step) {
-      indent(w, w->depth + 1);
-      put(w, "const unsigned long long tirx_db = ");
-      emit_desc(w, wg(s)->b, in->lbo_b, in->sbo_b, in->swz_b);
-      put(w, ";\n");
-    }
-    t = s;
-    for (int j = 0; j < g; j++, t = t->next) {
-      indent(w, w->depth + 1);
-      tirx__sb_printf(w->sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)in->n, ty, (int)in->trans_b);
-      load(w, wg(t)->acc);
-      put(w, ", ");
-      load(w, wg(t)->a);
-      put(w, ", ");
-      if (!step)
-        emit_desc(w, wg(t)->b, in->lbo_b, in->sbo_b, in->swz_b);
-      else if (j)
-        tirx__sb_printf(w->sb, "tirx_db + %lld", (long long)(db[j] / 16));
-      else
-        put(w, "tirx_db");
-      put(w, ", ");
-      w->expr(w, wg(t)->scale_d);
-      put(w, ");\n");
-    }
-    indent(w, w->depth);
-    put(w, "}");
+    tirx__sb_printf(w->sb, "tirx_wgmma_rs_m64n%dk16_%s<%d>(", (int)in->n, ty, (int)in->trans_b);
+    load(w, wg(s)->acc);
+    put(w, ",\n");
+    indent(w, w->depth + 2);
+    load(w, wg(s)->a);
+    put(w, ",\n");
+    indent(w, w->depth + 2);
+    emit_desc(w, wg(s)->b, in->lbo_b, in->sbo_b, in->swz_b);
+    put(w, ", ");
+    w->expr(w, wg(s)->scale_d);
+    put(w, ");");
     return;
   }
+  int g = wgmma_run(s);
   /* A group's later steps as the first step's descriptors plus constants where the writer
    * shows their addresses differ by constant multiples of 16 bytes (CUTLASS steps its
    * descriptors the same way): two descriptors built instead of 2 g (each from a generic
