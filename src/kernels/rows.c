@@ -662,18 +662,16 @@ static int64_t ew_unit(tirx_row_op kind, tirx_dtype dt, int64_t width) {
   return g;
 }
 
-/* Whether (options, kind, dtype, width) builds the elementwise form. Forced by the variant
- * bits; by default where it is expected to win (PERF-NOTES, issue 20): chain at every width
- * (its units are 16 bytes whatever W is; the per-row kernel's CTA of up to 1024 threads a row
- * leaves one CTA an SM at 32768, and rows of W % 8 != 0 elements are not 16-byte aligned, so
- * its accesses there are scalar), silu_mul where its unit is a whole 16-byte vector (W a
- * multiple of 8 for f16/bf16, 4 for f32). At other widths silu_mul's units are narrower and
- * each slot finds its row by a division; the per-row kernel, which reads such rows element by
- * element as well but divides by nothing, is kept there until measured. */
+/* Whether (options, kind, dtype, width) builds the elementwise form: only where the variant
+ * bits force it. Measured on the H200 (PERF-NOTES, session 12: bench/membound with
+ * TIRX_BENCH_ROW_FORM=both, bf16), it was slower than the per-row kernels at every measured
+ * shape: silu_mul 0.90-0.93x and chain 0.92-0.95x at 16384 x 8192, 16384 x 5000 and 4096 x 32768
+ * (0.85-0.87 of a copy against the per-row kernels' 0.90-0.96), so the per-row form stays the
+ * default. */
 static bool row_elementwise(const opts *o, tirx_row_op kind, tirx_dtype dt, int64_t width) {
+  (void)dt, (void)width;
   if (!ew_op(kind) || (o->variant & TIRX_ROW_VARIANT_PER_ROW)) return false;
-  if (o->variant & TIRX_ROW_VARIANT_ELEMENTWISE) return true;
-  return ew_unit(kind, dt, width) * tirx_dtype_size(dt) == 16;
+  return (o->variant & TIRX_ROW_VARIANT_ELEMENTWISE) != 0;
 }
 
 static int64_t ew_threads(const opts *o) { return o->threads ? o->threads : EW_THREADS; }

@@ -4,242 +4,99 @@ extern "C" __global__ void __launch_bounds__(256, 8) chain(int rows, const tirx_
 #ifdef TIRX_DIV16_rows
   __builtin_assume(rows % 16 == 0); /* specialised: a multiple of 16 */
 #endif
-  const long long n = (((long long)rows) * 8192LL);
-  const long long nu = (n / 8LL);
-  const long long tid = ((long long)(int)threadIdx.x);
-  const long long full = (nu / 1024LL);
-  const long long grid = ((long long)(int)gridDim.x);
-  const long long cta = ((long long)(int)blockIdx.x);
-  for (long long blk = cta; blk < full; blk += grid) {
-    const long long u0 = ((blk * 1024LL) + tid);
-    tirx_bf16 xh[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
+  const int row = (int)blockIdx.x;
+  if ((row < rows)) {
+    tirx_bf16 xh[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8)], &x[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 8)], &x[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 16)], &x[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 24)], &x[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xf[(i * 4)] = tirx_bf16_to_f32(xh[(i * 4)]);
-        xf[(i * 4 + 1)] = tirx_bf16_to_f32(xh[(i * 4 + 1)]);
-        xf[(i * 4 + 2)] = tirx_bf16_to_f32(xh[(i * 4 + 2)]);
-        xf[(i * 4 + 3)] = tirx_bf16_to_f32(xh[(i * 4 + 3)]);
-      }
-    }
-    float s[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        s[(i * 4)] = (xf[(i * 4)] * a);
-        s[(i * 4 + 1)] = (xf[(i * 4 + 1)] * a);
-        s[(i * 4 + 2)] = (xf[(i * 4 + 2)] * a);
-        s[(i * 4 + 3)] = (xf[(i * 4 + 3)] * a);
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        s[(i * 4)] = tirx_sigmoid(s[(i * 4)]);
-        s[(i * 4 + 1)] = tirx_sigmoid(s[(i * 4 + 1)]);
-        s[(i * 4 + 2)] = tirx_sigmoid(s[(i * 4 + 2)]);
-        s[(i * 4 + 3)] = tirx_sigmoid(s[(i * 4 + 3)]);
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xf[(i * 4)] = (xf[(i * 4)] * s[(i * 4)]);
-        xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] * s[(i * 4 + 1)]);
-        xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] * s[(i * 4 + 2)]);
-        xf[(i * 4 + 3)] = (xf[(i * 4 + 3)] * s[(i * 4 + 3)]);
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xf[(i * 4)] = (xf[(i * 4)] + c);
-        xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] + c);
-        xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] + c);
-        xf[(i * 4 + 3)] = (xf[(i * 4 + 3)] + c);
-      }
-    }
-    tirx_bf16 yh[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        yh[(i * 4)] = tirx_bf16_from_f32(xf[(i * 4)]);
-        yh[(i * 4 + 1)] = tirx_bf16_from_f32(xf[(i * 4 + 1)]);
-        yh[(i * 4 + 2)] = tirx_bf16_from_f32(xf[(i * 4 + 2)]);
-        yh[(i * 4 + 3)] = tirx_bf16_from_f32(xf[(i * 4 + 3)]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
-      }
-    }
-  }
-  if ((((full * 1024LL) < nu) && (cta == (full % grid)))) {
-    const long long last = (nu - 1LL);
-    const long long u = ((full * 1024LL) + (tid + 0LL));
-    const bool keep = (u < nu);
-    const long long u_1 = ((full * 1024LL) + (tid + 256LL));
-    const bool keep_1 = (u_1 < nu);
-    const long long u_2 = ((full * 1024LL) + (tid + 512LL));
-    const bool keep_2 = (u_2 < nu);
-    const long long u_3 = ((full * 1024LL) + (tid + 768LL));
-    const bool keep_3 = (u_3 < nu);
-    tirx_bf16 xh[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8)], &x[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 8)], &x[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 16)], &x[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 24)], &x[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))]);
-      }
-    }
-    float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xf[(i * 4)] = tirx_bf16_to_f32(xh[(i * 4)]);
-        xf[(i * 4 + 1)] = tirx_bf16_to_f32(xh[(i * 4 + 1)]);
-        xf[(i * 4 + 2)] = tirx_bf16_to_f32(xh[(i * 4 + 2)]);
-        xf[(i * 4 + 3)] = tirx_bf16_to_f32(xh[(i * 4 + 3)]);
-      }
-    }
-    float s[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        s[(i * 4)] = (xf[(i * 4)] * a);
-        s[(i * 4 + 1)] = (xf[(i * 4 + 1)] * a);
-        s[(i * 4 + 2)] = (xf[(i * 4 + 2)] * a);
-        s[(i * 4 + 3)] = (xf[(i * 4 + 3)] * a);
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        s[(i * 4)] = tirx_sigmoid(s[(i * 4)]);
-        s[(i * 4 + 1)] = tirx_sigmoid(s[(i * 4 + 1)]);
-        s[(i * 4 + 2)] = tirx_sigmoid(s[(i * 4 + 2)]);
-        s[(i * 4 + 3)] = tirx_sigmoid(s[(i * 4 + 3)]);
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xf[(i * 4)] = (xf[(i * 4)] * s[(i * 4)]);
-        xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] * s[(i * 4 + 1)]);
-        xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] * s[(i * 4 + 2)]);
-        xf[(i * 4 + 3)] = (xf[(i * 4 + 3)] * s[(i * 4 + 3)]);
-      }
-    }
-    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        xf[(i * 4)] = (xf[(i * 4)] + c);
-        xf[(i * 4 + 1)] = (xf[(i * 4 + 1)] + c);
-        xf[(i * 4 + 2)] = (xf[(i * 4 + 2)] + c);
-        xf[(i * 4 + 3)] = (xf[(i * 4 + 3)] + c);
-      }
-    }
-    tirx_bf16 yh[32]; /* ((1),(32)):((32@m),(1@m)) */
-    { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=thread) */
-      #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        yh[(i * 4)] = tirx_bf16_from_f32(xf[(i * 4)]);
-        yh[(i * 4 + 1)] = tirx_bf16_from_f32(xf[(i * 4 + 1)]);
-        yh[(i * 4 + 2)] = tirx_bf16_from_f32(xf[(i * 4 + 2)]);
-        yh[(i * 4 + 3)] = tirx_bf16_from_f32(xf[(i * 4 + 3)]);
-      }
-    }
-    if (keep) {
-      { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
+      for (int i = 0; i < 4; ++i) {
         #pragma unroll
-        for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
+        for (int i_1 = 0; i_1 < 1; ++i_1) {
+          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 8192LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))]);
         }
       }
     }
-    if (keep_1) {
-      { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
+    float xf[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
         #pragma unroll
-        for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
+        for (int i_1 = 0; i_1 < 2; ++i_1) {
+          xf[(i) * 8 + (i_1 * 4)] = tirx_bf16_to_f32(xh[(i) * 8 + (i_1 * 4)]);
+          xf[(i) * 8 + (i_1 * 4 + 1)] = tirx_bf16_to_f32(xh[(i) * 8 + (i_1 * 4 + 1)]);
+          xf[(i) * 8 + (i_1 * 4 + 2)] = tirx_bf16_to_f32(xh[(i) * 8 + (i_1 * 4 + 2)]);
+          xf[(i) * 8 + (i_1 * 4 + 3)] = tirx_bf16_to_f32(xh[(i) * 8 + (i_1 * 4 + 3)]);
         }
       }
     }
-    if (keep_2) {
-      { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
+    float s[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
         #pragma unroll
-        for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
+        for (int i_1 = 0; i_1 < 2; ++i_1) {
+          s[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * a);
+          s[(i) * 8 + (i_1 * 4 + 1)] = (xf[(i) * 8 + (i_1 * 4 + 1)] * a);
+          s[(i) * 8 + (i_1 * 4 + 2)] = (xf[(i) * 8 + (i_1 * 4 + 2)] * a);
+          s[(i) * 8 + (i_1 * 4 + 3)] = (xf[(i) * 8 + (i_1 * 4 + 3)] * a);
         }
       }
     }
-    if (keep_3) {
-      { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
+    { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=cta) */
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
         #pragma unroll
-        for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
+        for (int i_1 = 0; i_1 < 2; ++i_1) {
+          s[(i) * 8 + (i_1 * 4)] = tirx_sigmoid(s[(i) * 8 + (i_1 * 4)]);
+          s[(i) * 8 + (i_1 * 4 + 1)] = tirx_sigmoid(s[(i) * 8 + (i_1 * 4 + 1)]);
+          s[(i) * 8 + (i_1 * 4 + 2)] = tirx_sigmoid(s[(i) * 8 + (i_1 * 4 + 2)]);
+          s[(i) * 8 + (i_1 * 4 + 3)] = tirx_sigmoid(s[(i) * 8 + (i_1 * 4 + 3)]);
+        }
+      }
+    }
+    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=cta) */
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        #pragma unroll
+        for (int i_1 = 0; i_1 < 2; ++i_1) {
+          xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * s[(i) * 8 + (i_1 * 4)]);
+          xf[(i) * 8 + (i_1 * 4 + 1)] = (xf[(i) * 8 + (i_1 * 4 + 1)] * s[(i) * 8 + (i_1 * 4 + 1)]);
+          xf[(i) * 8 + (i_1 * 4 + 2)] = (xf[(i) * 8 + (i_1 * 4 + 2)] * s[(i) * 8 + (i_1 * 4 + 2)]);
+          xf[(i) * 8 + (i_1 * 4 + 3)] = (xf[(i) * 8 + (i_1 * 4 + 3)] * s[(i) * 8 + (i_1 * 4 + 3)]);
+        }
+      }
+    }
+    { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        #pragma unroll
+        for (int i_1 = 0; i_1 < 2; ++i_1) {
+          xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] + c);
+          xf[(i) * 8 + (i_1 * 4 + 1)] = (xf[(i) * 8 + (i_1 * 4 + 1)] + c);
+          xf[(i) * 8 + (i_1 * 4 + 2)] = (xf[(i) * 8 + (i_1 * 4 + 2)] + c);
+          xf[(i) * 8 + (i_1 * 4 + 3)] = (xf[(i) * 8 + (i_1 * 4 + 3)] + c);
+        }
+      }
+    }
+    tirx_bf16 yh[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        #pragma unroll
+        for (int i_1 = 0; i_1 < 2; ++i_1) {
+          yh[(i) * 8 + (i_1 * 4)] = tirx_bf16_from_f32(xf[(i) * 8 + (i_1 * 4)]);
+          yh[(i) * 8 + (i_1 * 4 + 1)] = tirx_bf16_from_f32(xf[(i) * 8 + (i_1 * 4 + 1)]);
+          yh[(i) * 8 + (i_1 * 4 + 2)] = tirx_bf16_from_f32(xf[(i) * 8 + (i_1 * 4 + 2)]);
+          yh[(i) * 8 + (i_1 * 4 + 3)] = tirx_bf16_from_f32(xf[(i) * 8 + (i_1 * 4 + 3)]);
+        }
+      }
+    }
+    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
+      #pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        #pragma unroll
+        for (int i_1 = 0; i_1 < 1; ++i_1) {
+          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 8192LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }

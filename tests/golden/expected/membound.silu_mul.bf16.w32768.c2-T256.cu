@@ -6,20 +6,20 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul(int rows, const tirx_
 #endif
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
-    tirx_bf16 xh[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    tirx_bf16 xh[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 16384LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 65536LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))]);
         }
       }
     }
-    float xf[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    float xf[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = tirx_bf16_to_f32(xh[(i) * 8 + (i_1 * 4)]);
@@ -29,20 +29,20 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul(int rows, const tirx_
         }
       }
     }
-    tirx_bf16 xh_1[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    tirx_bf16 xh_1[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(i) * 8 + (0)], &x[(long long)row * 16384LL + (long long)(8192 + (((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(i) * 8 + (0)], &x[(long long)row * 65536LL + (long long)(32768 + (((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8)))]);
         }
       }
     }
-    float xf_1[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    float xf_1[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf_1[(i) * 8 + (i_1 * 4)] = tirx_bf16_to_f32(xh_1[(i) * 8 + (i_1 * 4)]);
@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul(int rows, const tirx_
     }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * tirx_sigmoid(xf[(i) * 8 + (i_1 * 4)]));
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul(int rows, const tirx_
     }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * xf_1[(i) * 8 + (i_1 * 4)]);
@@ -76,10 +76,10 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul(int rows, const tirx_
         }
       }
     }
-    tirx_bf16 yh[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    tirx_bf16 yh[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           yh[(i) * 8 + (i_1 * 4)] = tirx_bf16_from_f32(xf[(i) * 8 + (i_1 * 4)]);
@@ -91,10 +91,10 @@ extern "C" __global__ void __launch_bounds__(256) silu_mul(int rows, const tirx_
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 8192LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 32768LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }

@@ -6,20 +6,20 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
 #endif
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
-    tirx_bf16 xh[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    tirx_bf16 xh[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 8192LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 32768LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))]);
         }
       }
     }
-    float xf[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    float xf[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = tirx_bf16_to_f32(xh[(i) * 8 + (i_1 * 4)]);
@@ -29,10 +29,10 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         }
       }
     }
-    float s[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    float s[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           s[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * a);
@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
     }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           s[(i) * 8 + (i_1 * 4)] = tirx_sigmoid(s[(i) * 8 + (i_1 * 4)]);
@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
     }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * s[(i) * 8 + (i_1 * 4)]);
@@ -68,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
     }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] + c);
@@ -78,10 +78,10 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         }
       }
     }
-    tirx_bf16 yh[32]; /* ((),(4,256,8)):((),(8@reg,1@tid,1@reg)) */
+    tirx_bf16 yh[128]; /* ((),(16,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           yh[(i) * 8 + (i_1 * 4)] = tirx_bf16_from_f32(xf[(i) * 8 + (i_1 * 4)]);
@@ -93,10 +93,10 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 16; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 8192LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 32768LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }

@@ -6,35 +6,29 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
 #endif
   const int row = (int)blockIdx.x;
   if ((row < rows)) {
-    tirx_bf16 xh[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=cta) */
+    tirx_bf16 xh[16]; /* ((),(2,256,8)):((),(8@reg,1@tid,1@reg)) */
+    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
-        for (int i_1 = 0; i_1 < 8; ++i_1) {
-          xh[(i) * 8 + (i_1)] = x[(long long)row * 8191LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + i_1)];
+        for (int i_1 = 0; i_1 < 1; ++i_1) {
+          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 5000LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))]);
         }
       }
     }
-    tirx_bf16 xh_1[8]; /* ((),(255,8)):((),(1@tid,1@reg)) */
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=cta) */
-      if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 255) * 1))))) {
+    tirx_bf16 xh_1[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
+    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
+      if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          xh_1[(i)] = x[(long long)row * 8191LL + (long long)(6144 + ((((int)(((unsigned)(int)threadIdx.x) % 255u)) * 8) + i))];
+        for (int i = 0; i < 1; ++i) {
+          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &x[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
         }
       }
     }
-    tirx_bf16 xh_2[1]; /* ((),(7)):((),(1@tid)) */
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=global->local, team=cta) */
-      if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 7) * 1))))) {
-        xh_2[0] = x[(long long)row * 8191LL + (long long)(8184 + ((int)(((unsigned)(int)threadIdx.x) % 7u)))];
-      }
-    }
-    float xf[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
+    float xf[16]; /* ((),(2,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = tirx_bf16_to_f32(xh[(i) * 8 + (i_1 * 4)]);
@@ -44,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         }
       }
     }
-    float xf_1[8]; /* ((),(255,8)):((),(1@tid,1@reg)) */
+    float xf_1[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {
@@ -54,16 +48,11 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         xf_1[(i * 4 + 3)] = tirx_bf16_to_f32(xh_1[(i * 4 + 3)]);
       }
     }
-    float xf_2[1]; /* ((),(7)):((),(1@tid)) */
-    { /* tirx: pointwise.scalar vec=1,pack=1: cast(arch=sm_90, roles=local->local, team=cta) */
-      xf_2[0] = tirx_bf16_to_f32(xh_2[0]);
-    }
-    float s[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
-    float s_1[8]; /* ((),(255,8)):((),(1@tid,1@reg)) */
-    float s_2[1]; /* ((),(7)):((),(1@tid)) */
+    float s[16]; /* ((),(2,256,8)):((),(8@reg,1@tid,1@reg)) */
+    float s_1[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           s[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * a);
@@ -82,12 +71,9 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         s_1[(i * 4 + 3)] = (xf_1[(i * 4 + 3)] * a);
       }
     }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      s_2[0] = (xf_2[0] * a);
-    }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           s[(i) * 8 + (i_1 * 4)] = tirx_sigmoid(s[(i) * 8 + (i_1 * 4)]);
@@ -106,12 +92,9 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         s_1[(i * 4 + 3)] = tirx_sigmoid(s_1[(i * 4 + 3)]);
       }
     }
-    { /* tirx: pointwise.scalar vec=1,pack=1: unary(arch=sm_90, roles=local->local, team=cta) */
-      s_2[0] = tirx_sigmoid(s_2[0]);
-    }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] * s[(i) * 8 + (i_1 * 4)]);
@@ -130,12 +113,9 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         xf_1[(i * 4 + 3)] = (xf_1[(i * 4 + 3)] * s_1[(i * 4 + 3)]);
       }
     }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,local->local, team=cta) */
-      xf_2[0] = (xf_2[0] * s_2[0]);
-    }
     { /* tirx: pointwise.vec vec=4,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           xf[(i) * 8 + (i_1 * 4)] = (xf[(i) * 8 + (i_1 * 4)] + c);
@@ -154,13 +134,10 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         xf_1[(i * 4 + 3)] = (xf_1[(i * 4 + 3)] + c);
       }
     }
-    { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,scalar->local, team=cta) */
-      xf_2[0] = (xf_2[0] + c);
-    }
-    tirx_bf16 yh[24]; /* ((),(3,256,8)):((),(8@reg,1@tid,1@reg)) */
+    tirx_bf16 yh[16]; /* ((),(2,256,8)):((),(8@reg,1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 2; ++i_1) {
           yh[(i) * 8 + (i_1 * 4)] = tirx_bf16_from_f32(xf[(i) * 8 + (i_1 * 4)]);
@@ -170,16 +147,16 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         }
       }
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=cta) */
+    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
       #pragma unroll
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < 2; ++i) {
         #pragma unroll
-        for (int i_1 = 0; i_1 < 8; ++i_1) {
-          out[(long long)row * 8191LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + i_1)] = yh[(i) * 8 + (i_1)];
+        for (int i_1 = 0; i_1 < 1; ++i_1) {
+          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)(((i * 2048) + (((int)threadIdx.x & 255) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }
-    tirx_bf16 yh_1[8]; /* ((),(255,8)):((),(1@tid,1@reg)) */
+    tirx_bf16 yh_1[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
     { /* tirx: pointwise.vec vec=4,pack=2: cast(arch=sm_90, roles=local->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {
@@ -189,21 +166,12 @@ extern "C" __global__ void __launch_bounds__(256) chain(int rows, const tirx_bf1
         yh_1[(i * 4 + 3)] = tirx_bf16_from_f32(xf_1[(i * 4 + 3)]);
       }
     }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=cta) */
-      if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 255) * 1))))) {
+    { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
+      if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          out[(long long)row * 8191LL + (long long)(6144 + ((((int)(((unsigned)(int)threadIdx.x) % 255u)) * 8) + i))] = yh_1[(i)];
+        for (int i = 0; i < 1; ++i) {
+          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))], &yh_1[(0)]);
         }
-      }
-    }
-    tirx_bf16 yh_2[1]; /* ((),(7)):((),(1@tid)) */
-    { /* tirx: pointwise.scalar vec=1,pack=1: cast(arch=sm_90, roles=local->local, team=cta) */
-      yh_2[0] = tirx_bf16_from_f32(xf_2[0]);
-    }
-    { /* tirx: copy.scalar vec=1: copy(arch=sm_90, roles=local->global, team=cta) */
-      if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 7) * 1))))) {
-        out[(long long)row * 8191LL + (long long)(8184 + ((int)(((unsigned)(int)threadIdx.x) % 7u)))] = yh_2[0];
       }
     }
   }

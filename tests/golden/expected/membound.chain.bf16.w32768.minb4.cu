@@ -1,0 +1,1 @@
+build failed: tirx_kernel_build: tirx_set_min_blocks asks for 4 CTAs of 1024 threads on one SM, expected at most 2048 threads
