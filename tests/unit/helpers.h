@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tirx.h"
 
@@ -30,6 +31,37 @@
                  tirx_last_error());                                                         \
     cr_assert_str_eq(tirx_last_error(), (msg));                                              \
   } while (0)
+
+/* The ptxas -v report of ptx for sm_90a (malloc'ed), or NULL when ptxas cannot run here
+ * (TIRX_PTXAS: the build's toolkit ptxas, a definition of the unit tests' build). */
+static inline char *test_ptxas_report(const char *ptx) {
+#ifdef TIRX_PTXAS
+  if (access(TIRX_PTXAS, X_OK) != 0) return NULL;
+  char path[] = "/tmp/tirx_test_ptxas_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  FILE *f = fdopen(fd, "w");
+  cr_assert_not_null(f);
+  fputs(ptx, f);
+  fclose(f);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90a -v '%s' -o /dev/null 2>&1", TIRX_PTXAS, path);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t cap = 1 << 16, n = 0;
+  char *out = malloc(cap);
+  cr_assert_not_null(out);
+  for (size_t got; (got = fread(out + n, 1, cap - 1 - n, p)) > 0;) n += got;
+  out[n] = '\0';
+  int rc = pclose(p);
+  unlink(path);
+  cr_assert_eq(rc, 0, "ptxas failed:\n%s", out);
+  return out;
+#else
+  (void)ptx;
+  return NULL;
+#endif
+}
 
 /* A deterministic PRNG for tests (xorshift64*), seeded per test. */
 static inline uint64_t test_rand(uint64_t *s) {

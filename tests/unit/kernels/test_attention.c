@@ -524,36 +524,6 @@ Test(kernels_attention, the_overlap_schedule_keeps_two_groups_in_flight, .timeou
   }
 }
 
-/* The ptxas -v report of ptx for sm_90a (malloc'ed), or NULL when ptxas cannot run here. */
-static char *ptxas_report(const char *ptx) {
-#ifdef TIRX_PTXAS
-  if (access(TIRX_PTXAS, X_OK) != 0) return NULL;
-  char path[] = "/tmp/tirx_test_attn_XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert_geq(fd, 0);
-  FILE *f = fdopen(fd, "w");
-  cr_assert_not_null(f);
-  fputs(ptx, f);
-  fclose(f);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90a -v '%s' -o /dev/null 2>&1", TIRX_PTXAS, path);
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  size_t cap = 1 << 16, n = 0;
-  char *out = malloc(cap);
-  cr_assert_not_null(out);
-  for (size_t got; (got = fread(out + n, 1, cap - 1 - n, p)) > 0;) n += got;
-  out[n] = '\0';
-  int rc = pclose(p);
-  unlink(path);
-  cr_assert_eq(rc, 0, "ptxas failed:\n%s", out);
-  return out;
-#else
-  (void)ptx;
-  return NULL;
-#endif
-}
-
 /* Every variant of the overlapped kernel (dtype x D x causal x varlen) compiles with NVRTC for
  * sm_90a, keeps its wait_group 1 in the PTX, uses no local memory, and under ptxas -v spills
  * nothing and keeps the wgmma pipeline (no "wgmma.mma_async instructions are serialized"). */
@@ -569,7 +539,7 @@ Test(kernels_attention, every_overlap_variant_compiles_without_spills, .timeout 
     cr_expect_null(strstr(ptx, ".local"), "%s uses local memory", tirx_kernel_name(k));
     cr_expect_eq(count_in(ptx, ptx + strlen(ptx), "wgmma.wait_group.sync.aligned 1;"), 2, "%s",
                  tirx_kernel_name(k));
-    char *rep = ptxas_report(ptx);
+    char *rep = test_ptxas_report(ptx);
     if (rep) {
       cr_expect(strstr(rep, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
                 "%s:\n%s", tirx_kernel_name(k), rep);

@@ -246,36 +246,6 @@ Test(gemm_rs, wgmma_a_load_kernels_compile, .timeout = 300) {
 
 /* ---- generated code and PTX ---- */
 
-/* The ptxas -v report of ptx for sm_90a (malloc'ed), or NULL when ptxas cannot run here. */
-static char *ptxas_report(const char *ptx) {
-#ifdef TIRX_PTXAS
-  if (access(TIRX_PTXAS, X_OK) != 0) return NULL;
-  char path[] = "/tmp/tirx_test_rs_XXXXXX";
-  int fd = mkstemp(path);
-  cr_assert_geq(fd, 0);
-  FILE *f = fdopen(fd, "w");
-  cr_assert_not_null(f);
-  fputs(ptx, f);
-  fclose(f);
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90a -v '%s' -o /dev/null 2>&1", TIRX_PTXAS, path);
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  size_t cap = 1 << 16, n = 0;
-  char *out = malloc(cap);
-  cr_assert_not_null(out);
-  for (size_t got; (got = fread(out + n, 1, cap - 1 - n, p)) > 0;) n += got;
-  out[n] = '\0';
-  int rc = pclose(p);
-  unlink(path);
-  cr_assert_eq(rc, 0, "ptxas failed:\n%s", out);
-  return out;
-#else
-  (void)ptx;
-  return NULL;
-#endif
-}
-
 /* The first line of ptx holding want (malloc'ed), or a failed assertion. */
 static char *line_of(const char *ptx, const char *want) {
   const char *at = strstr(ptx, want);
@@ -374,7 +344,7 @@ Test(gemm_rs, tile_64xNx16_ptx_and_no_spills, .timeout = 300) {
     assert_before(ptx, "wgmma.fence.sync.aligned", want);
     assert_before(ptx, want, "wgmma.commit_group.sync.aligned");
     cr_assert_null(strstr(ptx, ".local"), "local memory in the PTX:\n%s", ptx);
-    char *rep_ptxas = ptxas_report(ptx);
+    char *rep_ptxas = test_ptxas_report(ptx);
     if (rep_ptxas) {
       assert_has(rep_ptxas, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads");
       free(rep_ptxas);
@@ -496,7 +466,7 @@ Test(gemm_rs, tma_gemm_rs_and_ss_compile, .timeout = 600) {
                         "complete_tx::bytes");
         assert_has(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group");
         cr_assert_null(strstr(ptx, ".local"), "local memory in the PTX of %s", want);
-        char *rp = ptxas_report(ptx);
+        char *rp = test_ptxas_report(ptx);
         if (rp) assert_has(rp, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads");
         free(rp);
         free(ptx);
