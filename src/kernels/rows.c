@@ -662,14 +662,13 @@ static int64_t ew_unit(tirx_row_op kind, tirx_dtype dt, int64_t width) {
   return g;
 }
 
-/* Whether (options, kind, dtype, width) builds the elementwise form: only where the variant
+/* Whether (options, kind) builds the elementwise form: only where the variant
  * bits force it. Measured on the H200 (PERF-NOTES, session 12: bench/membound with
  * TIRX_BENCH_ROW_FORM=both, bf16), it was slower than the per-row kernels at every measured
  * shape: silu_mul 0.90-0.93x and chain 0.92-0.95x at 16384 x 8192, 16384 x 5000 and 4096 x 32768
  * (0.85-0.87 of a copy against the per-row kernels' 0.90-0.96), so the per-row form stays the
  * default. */
-static bool row_elementwise(const opts *o, tirx_row_op kind, tirx_dtype dt, int64_t width) {
-  (void)dt, (void)width;
+static bool row_elementwise(const opts *o, tirx_row_op kind) {
   if (!ew_op(kind) || (o->variant & TIRX_ROW_VARIANT_PER_ROW)) return false;
   return (o->variant & TIRX_ROW_VARIANT_ELEMENTWISE) != 0;
 }
@@ -1083,7 +1082,7 @@ tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts_i
   tirx_row_plan p = {.size = sizeof p, .cluster = ncta};
   p.threads = ncta > 1 ? row_threads(&o, dtype, cols) : kind_threads(&o, op, dtype, cols);
   p.stages = width > TIRX_ROW_WARP_MAX_WIDTH && !o.scalar ? row_stages(&o, op, dtype, width) : 0;
-  if (row_elementwise(&o, op, dtype, width))
+  if (row_elementwise(&o, op))
     p.threads = (int)ew_threads(&o), p.elementwise = 1;
   tirx__ext_write(out, &p, bytes);
   return TIRX_OK;
@@ -1101,9 +1100,9 @@ static tirx_status row_build(const opts *o, tirx_row_op kind, tirx_dtype dtype, 
   case TIRX_ROW_OP_SUM: return build_rowreduce(&k, TIRX_OP_SUM, out);
   case TIRX_ROW_OP_MAX: return build_rowreduce(&k, TIRX_OP_MAX, out);
   case TIRX_ROW_OP_SILU_MUL:
-    return row_elementwise(o, kind, dtype, width) ? build_elementwise(&k, out) : build_silu_mul(&k, out);
+    return row_elementwise(o, kind) ? build_elementwise(&k, out) : build_silu_mul(&k, out);
   case TIRX_ROW_OP_CHAIN:
-    return row_elementwise(o, kind, dtype, width) ? build_elementwise(&k, out) : build_chain(&k, out);
+    return row_elementwise(o, kind) ? build_elementwise(&k, out) : build_chain(&k, out);
   default: return build_rmsnorm_fp8(&k, (int)kind == ROW_ADD_RMSNORM_FP8, out);
   }
 }

@@ -24,7 +24,6 @@
  * wgmma.fence, between register fences of d (and of a in the RS form). Its completion is the
  * caller's: tirx_wgmma_commit and tirx_wgmma_wait.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "../../layout/layout_internal.h"
