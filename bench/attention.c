@@ -15,9 +15,10 @@
  *
  * The default path is the FlashAttention-3 style kernel (src/kernels/attention_fast.c), in the
  * schedule TIRX_ATTN_SCHEDULE names (tirx/runtime.h; read by every tirx_op_attention call, so
- * setting it for the run is enough): the path column says "default" or "overlap", and an A/B of
- * the two is two runs, `attention A.csv 5` and `TIRX_ATTN_SCHEDULE=overlap attention B.csv 5`
- * (a misspelt value fails every case with TIRX_E_INVALID_ARG). Where it
+ * setting it for the run is enough): the path column says "default" or the schedule's name
+ * ("overlap", "pingpong", "pingpong_overlap"), and an A/B of two is two runs, `attention A.csv
+ * 5` and `TIRX_ATTN_SCHEDULE=overlap attention B.csv 5` (a misspelt value fails every case with
+ * TIRX_E_INVALID_ARG). Where it
  * returns TIRX_E_NOT_SUPPORTED the program says so (once) and times the reference path instead,
  * at S = 512 and 1k only (it is slow), with path "reference" in the CSV. Without a GPU: says
  * so, exits 0.
@@ -170,9 +171,9 @@ int main(int argc, char **argv) {
   bool said = false; /* the default path's TIRX_E_NOT_SUPPORTED was printed */
   /* the default kernel's schedule (TIRX_ATTN_SCHEDULE, read by each op call): the path column */
   const char *schedule = getenv("TIRX_ATTN_SCHEDULE");
-  schedule = schedule && strcmp(schedule, "overlap") == 0 ? "overlap" : "default";
+  if (!schedule || !*schedule || strcmp(schedule, "serial") == 0) schedule = "default";
   int wrong = 0;
-  printf("%-5s %-9s %4s %3s %3s %6s %6s %10s %8s %s\n", "type", "path", "D", "H", "B", "S",
+  printf("%-5s %-16s %4s %3s %3s %6s %6s %10s %8s %s\n", "type", "path", "D", "H", "B", "S",
          "causal", "us", "TFLOP/s", "check");
   for (int di = 0; di < 2; di++) {
     inputs in;
@@ -210,7 +211,7 @@ int main(int argc, char **argv) {
           double flops = 4.0 * s.batch * s.h * (double)s.seq * (double)s.seq * s.d * (c ? 0.5 : 1);
           double tf = flops / us / 1e6;
           const char *pname = path ? path : schedule;
-          printf("%-5s %-9s %4d %3d %3d %6lld %6d %10.1f %8.1f %s (worst %.2g of tol)\n",
+          printf("%-5s %-16s %4d %3d %3d %6lld %6d %10.1f %8.1f %s (worst %.2g of tol)\n",
                  tirx_dtype_name(s.dt), pname, s.d, s.h, s.batch, (long long)s.seq, c, us, tf,
                  ok ? "ok" : "WRONG", worst);
           fflush(stdout);

@@ -17,11 +17,17 @@
  *   log-sum-exp through shared memory.
  * KV blocks run from the last to the first: the masked ones (the causal diagonal and the key
  * tail) in their own loop, then the unmasked ones, whose loop has no masking code.
- * Two schedules of those loops, chosen by $TIRX_ATTN_SCHEDULE when the kernel is looked up or
- * built (schedule_of; part of the kernel table's key and of the kernel's name): "serial", the
- * default, waits for each GEMM before the next step (kv_block); "overlap" is FlashAttention-3's
- * intra-warpgroup overlap, S of the next block issued with the P V GEMM of the current one and
- * the softmax run under P V (wgmma wait_group 1, then 0: kv_blocks_overlap).
+ * Four schedules of those loops, chosen by $TIRX_ATTN_SCHEDULE when the kernel is looked up or
+ * built (schedule_of; part of the kernel table's key and of the kernel's name):
+ *   "serial", the default   each GEMM waited for before the next step (kv_block)
+ *   "overlap"               FlashAttention-3's intra-warpgroup overlap: S of the next block
+ *                           issued with the P V GEMM of the current one and the softmax run
+ *                           under P V (wgmma wait_group 1, then 0: kv_blocks_overlap)
+ *   "pingpong"              FlashAttention-3's inter-warpgroup ping-pong on the serial steps:
+ *                           the two consumers take turns issuing their GEMMs (named barriers
+ *                           3 and 4, turn_wait and turn_pass), so that one's softmax runs
+ *                           under the other's GEMMs
+ *   "pingpong_overlap"      both (FlashAttention-3's schedule at D = 128)
  * Tiles go to CTAs in pairs (a long and a short m-block of one (batch, head), tile_of) so that
  * static rounds balance when causal; a head's pairs run together (its K and V stay in L2).
  */
@@ -35,13 +41,27 @@
 enum { BM = 128, WM = 64, STAGES = 2 };
 
 /* The consumers' schedule of a tile's KV blocks ($TIRX_ATTN_SCHEDULE, read when a kernel is
- * looked up or built): SERIAL waits for each GEMM before the next step (the default; kv_block),
- * OVERLAP is FlashAttention-3's intra-warpgroup overlap (kv_blocks_overlap). */
-enum { SCHED_SERIAL = 0, SCHED_OVERLAP = 1 };
+ * looked up or built), two flags: OVERLAP is FlashAttention-3's intra-warpgroup overlap
+ * (kv_blocks_overlap; without it each GEMM is waited for before the next step, kv_block),
+ * PINGPONG its inter-warpgroup ping-pong (turn_wait, turn_pass). SERIAL, neither, is the
+ * default. */
+enum { SCHED_SERIAL = 0, SCHED_OVERLAP = 1, SCHED_PINGPONG = 2 };
+
+/* The schedules by their $TIRX_ATTN_SCHEDULE value; a kernel's name ends in its suffix. */
+static const struct {
+  const char *name, *suffix;
+  int32_t schedule;
+} SCHEDULES[] = {
+    {"serial", "", SCHED_SERIAL},
+    {"overlap", "_overlap", SCHED_OVERLAP},
+    {"pingpong", "_pingpong", SCHED_PINGPONG},
+    {"pingpong_overlap", "_pingpong_overlap", SCHED_PINGPONG | SCHED_OVERLAP},
+};
+enum { NSCHEDULES = sizeof SCHEDULES / sizeof SCHEDULES[0] };
 
 typedef struct attn_key {
   int32_t dtype, d, causal, varlen;
-  int32_t schedule; /* SCHED_*: part of the table's key, and the overlap's name ends "_overlap" */
+  int32_t schedule; /* SCHED_* flags: part of the table's key and of the kernel's name */
 } attn_key;
 
 static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
@@ -172,11 +192,57 @@ static void release(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_exp
   tirx_if_end(b);
 }
 
-/* S = Q K^T on stage st (issued, committed, not waited for). */
-static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) {
+/*
+ * The ping-pong's turns (SCHED_PINGPONG): the two consumers take turns issuing their GEMMs, so
+ * that one's softmax runs while the other's GEMMs have the tensor cores. Consumer c's turn is
+ * named barrier TURN_BAR + c over 256 threads: its own 128 sync on it (turn_wait), the other's
+ * 128 arrive on it (turn_pass). Barrier 0 is tirx_sync_threads's, 1 and 2 the consumers' own
+ * (tirx__attn_wg_barrier). Consumer 1 arms consumer 0's barrier once before its first tile, so
+ * consumer 0 has the first turn; after that each consumer alternates wait, pass, wait, pass,
+ * the same number of each in every tile, so a consumer's pass always finds the other's barrier
+ * without an arrival pending (two arrivals of one consumer would complete the barrier alone).
+ */
+enum { TURN_BAR = 3, TURN_THREADS = 256 };
+
+static void turn_wait(tirx_builder *b, const cons *s) {
+  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
+  tirx_named_barrier_sync(b, TURN_BAR, TURN_THREADS);
+  tirx_else(b);
+  tirx_named_barrier_sync(b, TURN_BAR + 1, TURN_THREADS);
+  tirx_if_end(b);
+}
+
+static void turn_pass(tirx_builder *b, const cons *s) {
+  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
+  tirx_named_barrier_arrive(b, TURN_BAR + 1, TURN_THREADS);
+  tirx_else(b);
+  tirx_named_barrier_arrive(b, TURN_BAR, TURN_THREADS);
+  tirx_if_end(b);
+}
+
+/* Before the consumers' first tile: consumer 1 arms consumer 0's barrier (the first turn is
+ * consumer 0's). After their last: consumer 0 takes consumer 1's last pass, so that the CTA
+ * exits with no arrival pending. */
+static void turn_start(tirx_builder *b, const cons *s) {
+  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 1)));
+  tirx_named_barrier_arrive(b, TURN_BAR, TURN_THREADS);
+  tirx_if_end(b);
+}
+
+static void turn_end(tirx_builder *b, const cons *s) {
+  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
+  tirx_named_barrier_sync(b, TURN_BAR, TURN_THREADS);
+  tirx_if_end(b);
+}
+
+/* S = Q K^T on stage st (issued, committed, not waited for); with turn in the consumer's turn,
+ * waited for once the stage is full (FlashAttention-3's order: the data, then the turn). */
+static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
   tirx_builder *b = x->b;
   int bn = x->bn, d = x->key->d;
   tirx_ring_wait(b, s->kr, st, ph);
+  if (turn)
+    turn_wait(b, s);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)}; /* S = Q K^T, not S += */
   tirx_gemm_async(b, tirx_whole(b, s->S), rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
@@ -185,11 +251,13 @@ static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) 
   tirx_team_end(b);
 }
 
-/* O += P V on stage st (issued, committed). */
-static void issue_pv(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph) {
+/* O += P V on stage st (issued, committed); turn as issue_s's. */
+static void issue_pv(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
   tirx_builder *b = x->b;
   int bn = x->bn, d = x->key->d;
   tirx_ring_wait(b, s->vr, st, ph);
+  if (turn)
+    turn_wait(b, s);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_gemm_config g = {.accumulate = tirx_bool(b, true)};
   tirx_gemm_async(b, tirx_whole(b, s->O), tirx_whole(b, s->P),
@@ -280,22 +348,31 @@ void tirx__attn_rows_new(tirx_builder *b, tirx__attn_rows *r, int bn, int d) {
 }
 
 /*
- * Block j (the default schedule, SCHED_SERIAL): S_j = Q K_j^T, its softmax, then O += P_j V_j,
- * each GEMM waited for before the next step; the two consumer warpgroups interleave on their
- * own (one's softmax under the other's GEMMs). FlashAttention-3's intra-warpgroup overlap
- * (kv_blocks_overlap, TIRX_ATTN_SCHEDULE=overlap) and its named-barrier ping-pong were measured
- * slower in session 5 (docs/PERF-NOTES.md), when each wgmma descriptor was rebuilt from a
- * generic pointer; the ping-pong is left out.
+ * Block j without the overlap: S_j = Q K_j^T, its softmax, then O += P_j V_j, each GEMM waited
+ * for before the next step. SCHED_SERIAL leaves the two consumer warpgroups to interleave on
+ * their own (one's softmax under the other's GEMMs, when it happens). SCHED_PINGPONG makes
+ * them take turns (FlashAttention-3's schedule without the overlap): a consumer's turn is
+ * O += P_{j+1} V_{j+1} of its previous block, waited for, then S_j issued, and it passes the
+ * turn on before waiting for S_j,
+ *
+ *   consumer 0:  [P V, S] softmax  . . . . . . . [P V, S] softmax
+ *   consumer 1:  . . . . . [P V, S] softmax  . . . . . . . [P V, S]
+ *
+ * so each one's softmax runs under the other's GEMMs. kv_blocks takes the turn for the tile's
+ * first S and passes it after its last P V.
  */
 static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j, bool masked) {
   tirx_builder *b = x->b;
+  const bool pingpong = x->key->schedule & SCHED_PINGPONG;
   tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
-  issue_s(x, s, st, ph);
+  issue_s(x, s, st, ph, false);
+  if (pingpong)
+    turn_pass(b, s);
   tirx_wgmma_wait(b, 0);
   release(b, s, s->kr, st);
   softmax(x, s, ti, j, masked);
   rescale_and_pack(x, s);
-  issue_pv(x, s, st, ph);
+  issue_pv(x, s, st, ph, pingpong);
   tirx_wgmma_wait(b, 0);
   release(b, s, s->vr, st);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
@@ -304,14 +381,19 @@ static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_exp
 static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti);
 
 /* The tile's KV blocks from the last: the masked ones (the causal diagonal, the key tail) in
- * their own loop, then the unmasked ones, whose loop has no masking code (SCHED_SERIAL; the
- * overlap has its own, kv_blocks_overlap). */
+ * their own loop, then the unmasked ones, whose loop has no masking code (the overlap has its
+ * own, kv_blocks_overlap). With the ping-pong a consumer takes one turn more than it has
+ * blocks, a tile without blocks included: one wait and one pass each, as many as the other
+ * consumer, whose tile is the same. */
 static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
   tirx_builder *b = x->b;
-  if (x->key->schedule == SCHED_OVERLAP) {
+  const bool pingpong = x->key->schedule & SCHED_PINGPONG;
+  if (x->key->schedule & SCHED_OVERLAP) {
     kv_blocks_overlap(x, s, ti);
     return;
   }
+  if (pingpong)
+    turn_wait(b, s);
   tirx_expr *jm = tirx_for_begin(b, "jm", I(b, 0), tirx_sub(b, ti->nblocks, ti->nfull), NULL,
                                  TIRX_LOOP_SERIAL);
   kv_block(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nblocks, I(b, 1)), jm)), true);
@@ -319,6 +401,8 @@ static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
   tirx_expr *ju = tirx_for_begin(b, "ju", I(b, 0), ti->nfull, NULL, TIRX_LOOP_SERIAL);
   kv_block(x, s, ti, tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nfull, I(b, 1)), ju)), false);
   tirx_for_end(b);
+  if (pingpong)
+    turn_pass(b, s);
 }
 
 /*
@@ -336,6 +420,16 @@ static void kv_blocks(const kctx *x, const cons *s, const tile_info *ti) {
  * softmax, P; O is 0 and needs no rescale) and the last P V is issued after the loops. The
  * rescale after P_{n-1} V_{n-1} is exact: O then holds the blocks up to n - 1 under the max
  * m_{n-1}, and a_n = exp2((m_{n-1} - m_n) c) brings it to m_n before P_n V_n adds to it.
+ *
+ * With the ping-pong as well (SCHED_PINGPONG | SCHED_OVERLAP, FlashAttention-3's schedule at
+ * D = 128) a step's two GEMMs are issued in the consumer's turn, and the softmax under P V
+ * then also runs under the other consumer's two GEMMs:
+ *
+ *   consumer 0:  [S_n, P_{n-1} V_{n-1}] softmax of S_n . . . . . [S_n+1, P_n V_n] ...
+ *   consumer 1:  . . . . . . . . . . . [S_n, P_{n-1} V_{n-1}] softmax of S_n . . . . . .
+ *
+ * The first block's S and the last block's P V are outside the turns (there is one turn a
+ * step, the same number, nblocks - 1, for both consumers, whose tile is the same).
  */
 static void kv_step_overlap(const kctx *x, const cons *s, const tile_info *ti, tirx_expr *j,
                             bool masked) {
@@ -343,8 +437,11 @@ static void kv_step_overlap(const kctx *x, const cons *s, const tile_info *ti, t
   tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
   tirx_expr *prev = tirx_sub(b, s->it, I(b, 1));
   tirx_expr *pst = tirx_ring_stage(b, s->vr, prev), *pph = tirx_ring_phase(b, s->vr, prev, false);
-  issue_s(x, s, st, ph);
-  issue_pv(x, s, pst, pph);
+  const bool pingpong = x->key->schedule & SCHED_PINGPONG;
+  issue_s(x, s, st, ph, pingpong);
+  issue_pv(x, s, pst, pph, false);
+  if (pingpong)
+    turn_pass(b, s);
   tirx_wgmma_wait(b, 1); /* S_n; P_{n-1} V_{n-1} in flight */
   release(b, s, s->kr, st);
   softmax(x, s, ti, j, masked);
@@ -363,7 +460,7 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
   tirx_if_begin(b, tirx_gt(b, ti->nblocks, I(b, 0)));
   {
     tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
-    issue_s(x, s, st, ph);
+    issue_s(x, s, st, ph, false);
     tirx_wgmma_wait(b, 0);
     release(b, s, s->kr, st);
     softmax(x, s, ti, tirx_sub(b, ti->nblocks, I(b, 1)), true);
@@ -383,7 +480,7 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
   {
     tirx_expr *prev = tirx_sub(b, s->it, I(b, 1));
     tirx_expr *pst = tirx_ring_stage(b, s->vr, prev), *pph = tirx_ring_phase(b, s->vr, prev, false);
-    issue_pv(x, s, pst, pph);
+    issue_pv(x, s, pst, pph, false);
     tirx_wgmma_wait(b, 0);
     release(b, s, s->vr, pst);
   }
@@ -393,10 +490,12 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
 static tirx_status build(const attn_key *key, tirx_kernel **out) {
   const int d = key->d, bn = 128;
   tirx_dtype dt = (tirx_dtype)key->dtype;
+  const char *suffix = "";
+  for (int i = 0; i < NSCHEDULES; i++)
+    if (SCHEDULES[i].schedule == key->schedule) suffix = SCHEDULES[i].suffix;
   char name[64];
   snprintf(name, sizeof name, "attention_%s_d%d%s%s%s", tirx_dtype_name(dt), d,
-           key->causal ? "_causal" : "", key->varlen ? "_varlen" : "",
-           key->schedule == SCHED_OVERLAP ? "_overlap" : "");
+           key->causal ? "_causal" : "", key->varlen ? "_varlen" : "", suffix);
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_set_target(b, "sm_90a");
@@ -496,6 +595,8 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   s.tid_wg = tirx_let(b, "tid_wg", tirx_mod(b, tid, I(b, 128)));
   s.it = tirx_var(b, "it", TIRX_I32, NULL);
   tirx_expr *qt = tirx_var(b, "qt", TIRX_I32, NULL);
+  if (key->schedule & SCHED_PINGPONG)
+    turn_start(b, &s);
   tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
   tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
   tile_info ti = tile_of(&x, t, second);
@@ -563,6 +664,8 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_if_end(b); /* valid */
   tirx_for_end(b); /* second */
   tirx_for_end(b);
+  if (key->schedule & SCHED_PINGPONG)
+    turn_end(b, &s);
   if (!key->varlen)
     for (int q = 0; q < 2; q++) { /* stores complete before the CTA exits */
       tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
@@ -575,19 +678,21 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) { return build(ctx, out); }
 
-/* The schedule $TIRX_ATTN_SCHEDULE asks for: unset, empty or "serial" the default, "overlap"
- * FlashAttention-3's intra-warpgroup overlap; anything else is TIRX_E_INVALID_ARG (an A/B run
- * with a misspelt value would otherwise time the default twice). */
+/* The schedule $TIRX_ATTN_SCHEDULE asks for: unset or empty the default (serial), else one of
+ * SCHEDULES by name; anything else is TIRX_E_INVALID_ARG (an A/B run with a misspelt value
+ * would otherwise time the default twice). */
 static tirx_status schedule_of(const char *fn, int32_t *out) {
   const char *v = getenv("TIRX_ATTN_SCHEDULE");
-  if (!v || !*v || strcmp(v, "serial") == 0)
-    *out = SCHED_SERIAL;
-  else if (strcmp(v, "overlap") == 0)
-    *out = SCHED_OVERLAP;
-  else
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: TIRX_ATTN_SCHEDULE is \"%.64s\", expected "
-                       "serial (the default) or overlap", fn, v);
-  return TIRX_OK;
+  *out = SCHED_SERIAL;
+  if (!v || !*v)
+    return TIRX_OK;
+  for (int i = 0; i < NSCHEDULES; i++)
+    if (strcmp(v, SCHEDULES[i].name) == 0) {
+      *out = SCHEDULES[i].schedule;
+      return TIRX_OK;
+    }
+  return tirx__error(TIRX_E_INVALID_ARG, "%s: TIRX_ATTN_SCHEDULE is \"%.64s\", expected serial "
+                     "(the default), overlap, pingpong or pingpong_overlap", fn, v);
 }
 
 tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tirx_dtype dtype,

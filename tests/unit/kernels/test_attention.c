@@ -456,15 +456,16 @@ Test(kernels_attention, the_schedule_comes_from_the_environment, .timeout = 120)
   cr_expect_str_eq(tirx_kernel_name(k), "attention_bf16_d64_causal_varlen_overlap");
   tirx_kernel_release(k);
 
-  cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", "pingpong", 1), 0);
+  cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", "ping-pong", 1), 0);
   k = PTR(1);
   expect_error(tirx_kernels_attention_build(NULL, BF, 64, 8, 2, false, &k), TIRX_E_INVALID_ARG,
-               "tirx_kernels_attention_build: TIRX_ATTN_SCHEDULE is \"pingpong\", expected serial "
-               "(the default) or overlap");
+               "tirx_kernels_attention_build: TIRX_ATTN_SCHEDULE is \"ping-pong\", expected serial "
+               "(the default), overlap, pingpong or pingpong_overlap");
   cr_expect_null(k);
   tirx_runtime *rt = no_device();
   ERR(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_INVALID_ARG,
-      "%s: TIRX_ATTN_SCHEDULE is \"pingpong\", expected serial (the default) or overlap", FN);
+      "%s: TIRX_ATTN_SCHEDULE is \"ping-pong\", expected serial (the default), overlap, pingpong "
+      "or pingpong_overlap", FN);
   cr_expect_eq(tirx_kernels_cached(), 0);
 
   char want[1024];
@@ -477,6 +478,37 @@ Test(kernels_attention, the_schedule_comes_from_the_environment, .timeout = 120)
   cr_expect_eq(tirx_kernels_cached(), 2, "the schedule is part of the kernel's key");
   expect_error(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_NO_DEVICE, want);
   cr_expect_eq(tirx_kernels_cached(), 2);
+  unsetenv("TIRX_ATTN_SCHEDULE");
+  tirx_kernels_clear();
+  tirx_runtime_destroy(rt);
+}
+
+/* "pingpong" and "pingpong_overlap" are kernels of their own too (their names say so), each its
+ * own entry in the op's table beside the default and the overlap. */
+Test(kernels_attention, the_pingpong_schedules_are_kernels_of_their_own, .timeout = 120) {
+  static const char *const schedules[4] = {NULL, "overlap", "pingpong", "pingpong_overlap"};
+  static const char *const names[4] = {"attention_bf16_d64_causal_varlen",
+                                       "attention_bf16_d64_causal_varlen_overlap",
+                                       "attention_bf16_d64_causal_varlen_pingpong",
+                                       "attention_bf16_d64_causal_varlen_pingpong_overlap"};
+  for (int i = 2; i < 4; i++) {
+    tirx_kernel *k = fast_kernel(schedules[i], BF, 64, true, true);
+    cr_expect_str_eq(tirx_kernel_name(k), names[i]);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime *rt = no_device();
+  char want[1024];
+  snprintf(want, sizeof want, "%s: tirx_launch: no CUDA device: %s", FN, tirx_runtime_device_error(rt));
+  for (int i = 0; i < 4; i++) {
+    if (schedules[i])
+      cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", schedules[i], 1), 0);
+    else
+      unsetenv("TIRX_ATTN_SCHEDULE");
+    expect_error(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_NO_DEVICE, want);
+    cr_expect_eq(tirx_kernels_cached(), 1 + i, "the schedule is part of the kernel's key");
+    expect_error(tirx_op_attention(rt, NULL, Q, K, V, O, L, NULL, NULL), TIRX_E_NO_DEVICE, want);
+    cr_expect_eq(tirx_kernels_cached(), 1 + i);
+  }
   unsetenv("TIRX_ATTN_SCHEDULE");
   tirx_kernels_clear();
   tirx_runtime_destroy(rt);
