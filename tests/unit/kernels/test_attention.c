@@ -556,26 +556,121 @@ Test(kernels_attention, the_overlap_schedule_keeps_two_groups_in_flight, .timeou
   }
 }
 
-/* Every variant of the overlapped kernel (dtype x D x causal x varlen) compiles with NVRTC for
- * sm_90a, keeps its wait_group 1 in the PTX, uses no local memory, and under ptxas -v spills
- * nothing and keeps the wgmma pipeline (no "wgmma.mma_async instructions are serialized"). */
-Test(kernels_attention, every_overlap_variant_compiles_without_spills, .timeout = 600) {
+/* The first of needles[0..n) found in order in [from, to), each after the one before: n if all
+ * are, else the index of the first one missing. */
+static int in_order(const char *from, const char *to, const char *const *needles, int n) {
+  for (int i = 0; i < n; i++) {
+    const char *p = strstr(from, needles[i]);
+    if (!p || p >= to) return i;
+    from = p + strlen(needles[i]);
+  }
+  return n;
+}
+
+/* The ping-pong's turns in the source (f16, D = 128, each causal x varlen): consumer c waits on
+ * barrier 3 + c and passes to 4 - c, 256 threads; consumer 1 arms barrier 3 once before the
+ * tile loop and consumer 0 takes the last pass after it. Without the overlap each KV-block loop
+ * issues S, passes, waits for S, runs the softmax, waits for V's stage and then its turn, and
+ * issues P V; the tile takes a turn before its first block and passes after its last. With the
+ * overlap each loop waits for K's stage, then its turn, issues S and P V, passes, then
+ * wait_group 1; the peeled first block and the last P V take no turn. The other schedules'
+ * sources use neither barrier. */
+Test(kernels_attention, the_pingpong_schedules_take_turns, .timeout = 120) {
+  static const char SYNC0[] = "tirx_named_bar_sync(3, 256);", SYNC1[] = "tirx_named_bar_sync(4, 256);";
+  static const char PASS0[] = "tirx_named_bar_arrive(4, 256);", PASS1[] = "tirx_named_bar_arrive(3, 256);";
+  static const char SS[] = "tirx_wgmma_m64n128k16_f16_x8", RS[] = "tirx_wgmma_rs_m64n128k16_f16";
+  for (int v = 0; v < 8; v++) {
+    bool causal = v & 1, varlen = v & 2, overlap = v & 4;
+    tirx_kernel *k = fast_kernel(overlap ? "pingpong_overlap" : "pingpong", TIRX_F16, 128, causal, varlen);
+    const char *name = tirx_kernel_name(k), *src = tirx_kernel_source(k);
+    const char *loop = strstr(src, "for (int t = (int)blockIdx.x;");
+    loop = loop ? strstr(loop + 1, "for (int t = (int)blockIdx.x;") : NULL; /* the consumers' */
+    cr_assert_not_null(loop, "%s", name);
+    const char *arm = strstr(src, "if ((c == 1)) {");
+    cr_assert(arm && arm < loop && strstr(arm, PASS1) < loop, "%s: barrier 3 armed", name);
+    cr_expect_eq(count_in(src, loop, PASS1), 1, "%s", name);
+    const char *last = strstr(loop, "if ((c == 0)) {\n      tirx_named_bar_sync(3, 256);");
+    cr_assert_not_null(last, "%s: the last pass taken after the tile loop", name);
+    /* a wait and a pass per turn, both consumers' in one if/else */
+    int turns = overlap ? 2 : 3;
+    cr_expect_eq(count_in(loop, last, SYNC0), turns, "%s", name);
+    cr_expect_eq(count_in(loop, last, SYNC1), turns, "%s", name);
+    cr_expect_eq(count_in(loop, last, PASS0), turns, "%s", name);
+    cr_expect_eq(count_in(loop, last, PASS1), turns, "%s", name);
+    enum { NBODY = 14 };
+    static const char *const serial_body[NBODY] = {SS, "tirx_wgmma_commit();", PASS0, PASS1,
+        "tirx_wgmma_wait<0>();", "tirx_mbar_arrive(&k_empty[", "tirx_ex2(", "tirx_mbar_wait(&v_full[",
+        SYNC0, SYNC1, RS, "tirx_wgmma_commit();", "tirx_wgmma_wait<0>();", "it = (it + 1);"};
+    static const char *const overlap_body[NBODY] = {"tirx_mbar_wait(&k_full[", SYNC0, SYNC1, SS,
+        "tirx_wgmma_commit();", "tirx_mbar_wait(&v_full[", RS, "tirx_wgmma_commit();", PASS0, PASS1,
+        "tirx_wgmma_wait<1>();", "tirx_ex2(", "tirx_wgmma_wait<0>();", "it = (it + 1);"};
+    const char *const *body = overlap ? overlap_body : serial_body;
+    const char *loops[2] = {strstr(loop, " jm = "), strstr(loop, " ju = ")}; /* the fors */
+    for (int l = 0; l < 2; l++) {
+      cr_assert_not_null(loops[l], "%s", name);
+      const char *next = strstr(loops[l], "it = (it + 1);");
+      cr_assert_not_null(next, "%s", name);
+      next += strlen("it = (it + 1);");
+      int at = in_order(loops[l], next, body, NBODY);
+      cr_expect_eq(at, NBODY, "%s: loop %d lacks '%s' in order", name, l, at < NBODY ? body[at] : "");
+      cr_expect_eq(count_in(loops[l], next, SYNC0), 1, "%s", name);
+      cr_expect_eq(count_in(loops[l], next, PASS0), 1, "%s", name);
+    }
+    if (!overlap) { /* the tile's first turn before its loops, its last pass after them */
+      const char *q = strstr(loop, "tirx_mbar_wait(&q_full[0]");
+      cr_assert_not_null(q, "%s", name);
+      static const char *const around[] = {SYNC0, SYNC1, " jm = ", " ju = ",
+                                           "it = (it + 1);", PASS0, PASS1, "tirx_mbar_arrive(&q_empty[0]);"};
+      const char *ju = loops[1];
+      cr_expect_eq(in_order(q, ju, around, 3), 3, "%s", name);
+      cr_expect_eq(in_order(ju, last, around + 3, 5), 5, "%s", name);
+    } else { /* no turn before the first loop, nor after the last (the last P V) */
+      const char *after = strstr(loops[1], "it = (it + 1);");
+      const char *epilogue = strstr(loop, "tirx_named_bar_sync(1, 128);");
+      cr_assert(after && epilogue, "%s", name);
+      cr_expect_eq(count_in(loop, loops[0], "_named_bar_"), 0, "%s", name);
+      cr_expect_eq(count_in(after, epilogue, "_named_bar_"), 0, "%s", name);
+      cr_expect_eq(count_in(after, epilogue, RS), 8, "%s: the last P V", name);
+    }
+    tirx_kernel_release(k);
+  }
+  const char *others[2] = {NULL, "overlap"};
+  for (int i = 0; i < 2; i++) {
+    tirx_kernel *k = fast_kernel(others[i], TIRX_F16, 128, true, false);
+    const char *src = tirx_kernel_source(k);
+    const char *turns[4] = {SYNC0, SYNC1, PASS0, PASS1};
+    for (int t = 0; t < 4; t++)
+      cr_expect_null(strstr(src, turns[t]), "%s: %s", tirx_kernel_name(k), turns[t]);
+    tirx_kernel_release(k);
+  }
+}
+
+/* Every variant of a schedule's kernel (dtype x D x causal x varlen) compiles with NVRTC for
+ * sm_90a, keeps its wgmma wait_group 1s (waits1) and named-barrier arrivals (arrives) in the
+ * PTX, uses no local memory, and under ptxas -v spills nothing, keeps the wgmma pipeline (no
+ * "wgmma.mma_async instructions are serialized") and uses the barriers the kernel names
+ * (barriers: 3 without the ping-pong, 0 to 2; 5 with it, its 3 and 4 too). */
+static void compiles_without_spills(const char *schedule, int waits1, int arrives, int barriers) {
   tirx_runtime *rt = no_device();
   static const tirx_dtype dts[2] = {TIRX_BF16, TIRX_F16};
+  char used[32];
+  snprintf(used, sizeof used, "used %d barriers", barriers);
   for (int v = 0; v < 16; v++) {
-    tirx_kernel *k = fast_kernel("overlap", dts[v & 1], v & 2 ? 128 : 64, v & 4, v & 8);
+    tirx_kernel *k = fast_kernel(schedule, dts[v & 1], v & 2 ? 128 : 64, v & 4, v & 8);
     tirx_compiled *c = NULL;
     cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", tirx_kernel_name(k),
                  tirx_last_error());
-    const char *ptx = tirx_compiled_ptx(c);
+    const char *ptx = tirx_compiled_ptx(c), *end = ptx + strlen(ptx);
     cr_expect_null(strstr(ptx, ".local"), "%s uses local memory", tirx_kernel_name(k));
-    cr_expect_eq(count_in(ptx, ptx + strlen(ptx), "wgmma.wait_group.sync.aligned 1;"), 2, "%s",
+    cr_expect_eq(count_in(ptx, end, "wgmma.wait_group.sync.aligned 1;"), waits1, "%s",
                  tirx_kernel_name(k));
+    cr_expect_eq(count_in(ptx, end, "bar.arrive "), arrives, "%s", tirx_kernel_name(k));
     char *rep = test_ptxas_report(ptx);
     if (rep) {
       cr_expect(strstr(rep, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
                 "%s:\n%s", tirx_kernel_name(k), rep);
       cr_expect_null(strstr(rep, "serialized"), "%s:\n%s", tirx_kernel_name(k), rep);
+      cr_expect(strstr(rep, used), "%s:\n%s", tirx_kernel_name(k), rep);
       free(rep);
     } else {
       cr_log_warn("ptxas not found: the spill check is skipped");
@@ -584,4 +679,18 @@ Test(kernels_attention, every_overlap_variant_compiles_without_spills, .timeout 
     tirx_kernel_release(k);
   }
   tirx_runtime_destroy(rt);
+}
+
+Test(kernels_attention, every_overlap_variant_compiles_without_spills, .timeout = 600) {
+  compiles_without_spills("overlap", 2, 0, 3);
+}
+
+/* pingpong: an arrival arms barrier 3, two a pass (one per consumer's branch) after each loop's
+ * S and after the tile's last P V; pingpong_overlap: the arming and each loop's pass. */
+Test(kernels_attention, every_pingpong_variant_compiles_without_spills, .timeout = 600) {
+  compiles_without_spills("pingpong", 0, 1 + 2 * 3, 5);
+}
+
+Test(kernels_attention, every_pingpong_overlap_variant_compiles_without_spills, .timeout = 600) {
+  compiles_without_spills("pingpong_overlap", 2, 1 + 2 * 2, 5);
 }
