@@ -593,21 +593,30 @@ static void fuzz_cases(golden_set *g) {
   free(names);
 }
 
-/* ---- attention (src/kernels/attention_fast.c): dtype x D x causal x varlen ---- */
+/* ---- attention (src/kernels/attention_fast.c): schedule x dtype x D x causal x varlen ---- */
 
+/* The default schedule's cases keep their names; the ping-pong schedules' ($TIRX_ATTN_SCHEDULE,
+ * read at each build) are attention.<schedule>.<...>. The overlap's are the unit suite's. */
 static void attention_cases(golden_set *g) {
-  for (int di = 0; di < 2; di++)
-    for (int d = 64; d <= 128; d += 64)
-      for (int causal = 0; causal < 2; causal++)
-        for (int varlen = 0; varlen < 2; varlen++) {
-          tirx_attention_options o = {.causal = causal};
-          tirx_kernel *k = NULL;
-          if (tirx_kernels_attention_build(&o, DTYPES16[di], d, 8, 2, varlen, &k) != TIRX_OK)
-            k = NULL;
-          golden_add_kernel(g, golden_name(g, "attention.%s.d%d%s%s", dt_name(DTYPES16[di]), d,
-                                           causal ? ".causal" : "", varlen ? ".varlen" : ""),
-                            k, tirx_last_error());
-        }
+  static const char *const schedules[3] = {NULL, "pingpong", "pingpong_overlap"};
+  for (int si = 0; si < 3; si++)
+    for (int di = 0; di < 2; di++)
+      for (int d = 64; d <= 128; d += 64)
+        for (int causal = 0; causal < 2; causal++)
+          for (int varlen = 0; varlen < 2; varlen++) {
+            tirx_attention_options o = {.causal = causal};
+            tirx_kernel *k = NULL;
+            if (schedules[si])
+              setenv("TIRX_ATTN_SCHEDULE", schedules[si], 1);
+            if (tirx_kernels_attention_build(&o, DTYPES16[di], d, 8, 2, varlen, &k) != TIRX_OK)
+              k = NULL;
+            unsetenv("TIRX_ATTN_SCHEDULE");
+            golden_add_kernel(g, golden_name(g, "attention.%s%s%s.d%d%s%s",
+                                             schedules[si] ? schedules[si] : "",
+                                             schedules[si] ? "." : "", dt_name(DTYPES16[di]), d,
+                                             causal ? ".causal" : "", varlen ? ".varlen" : ""),
+                              k, tirx_last_error());
+          }
 }
 
 void golden_cases(golden_set *g) {
