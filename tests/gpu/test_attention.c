@@ -1,10 +1,13 @@
 /*
  * tirx_op_attention on the GPU against the float64 reference (tests/support/attn_ref.c), every
- * test twice: gpu_attention_ref::<name> runs opts->path "reference" (the simple kernel of
+ * test once a path and schedule: gpu_attention_ref::<name> runs opts->path "reference" (the simple kernel of
  * src/kernels/attention.c), gpu_attention::<name> the default path (the FlashAttention-3 style
- * kernel of attention_fast.c, its default schedule), gpu_attention_overlap::<name> the default
- * path under TIRX_ATTN_SCHEDULE=overlap (the intra-warpgroup overlap). Filter with --filter
- * 'gpu_attention_ref/?*', 'gpu_attention/?*' or 'gpu_attention_overlap/?*'.
+ * kernel of attention_fast.c, its default schedule), gpu_attention_overlap::<name>,
+ * gpu_attention_pingpong::<name> and gpu_attention_pingpong_overlap::<name> the default path
+ * under TIRX_ATTN_SCHEDULE=overlap (the intra-warpgroup overlap), pingpong (the inter-warpgroup
+ * ping-pong) and pingpong_overlap (both). Filter with --filter 'gpu_attention_ref/?*',
+ * 'gpu_attention/?*', 'gpu_attention_overlap/?*', 'gpu_attention_pingpong/?*' or
+ * 'gpu_attention_pingpong_overlap/?*'.
  *
  * Each case: fresh random inputs (q, k in [-2, 2), v in [-1, 1); the seed is logged and
  * TIRX_SEED replays it), o and lse poisoned with NaN before the launch, a synchronize with a
@@ -21,7 +24,8 @@
  * both dtypes (alternating over the cases so that each dtype meets each D and mask), a scale
  * other than the default, padded strides, lse NULL, and varlen batches of mixed lengths with
  * sequences of 1 and of 0 query rows and of 0 keys (the API allows empty sequences: offsets
- * need only be non-decreasing).
+ * need only be non-decreasing), and grids of 1 to 3 CTAs, each running many tiles of different
+ * lengths one after another (the persistent loop; the ping-pong's turns across tiles).
  */
 #define GPU_HANG "an attention kernel that does not finish"
 #include "gpu_util.h"
@@ -41,6 +45,7 @@ typedef struct attn_case {
   const int32_t *lens_q, *lens_k; /* varlen (NULL: fixed length) */
   bool no_lse;
   int pad;                     /* extra elements per token row (a multiple of 8): strided views */
+  int sms;                     /* opts->sms (0: the default) */
 } attn_case;
 
 static float unif(float lo, float hi) { return lo + (hi - lo) * (float)(rnd32() >> 8) / 16777216.0f; }
@@ -100,6 +105,10 @@ static void run_case(tirx_runtime *rt, const char *path, const attn_case *c) {
     at = strlen(what);
     snprintf(what + at, sizeof what - at, " scale=%g", c->scale);
   }
+  if (c->sms != 0) {
+    at = strlen(what);
+    snprintf(what + at, sizeof what - at, " sms=%d", c->sms);
+  }
 
   buf q = make_buf(rt, c->dt, (size_t)(tq * ssq), -2, 2, false);
   buf k = make_buf(rt, c->dt, (size_t)(tk * ssk), -2, 2, false);
@@ -138,7 +147,8 @@ static void run_case(tirx_runtime *rt, const char *path, const attn_case *c) {
   oa = (tirx_tensor_arg){o.dev, c->dt, rank, qsh, c->pad ? qst : NULL};
   la = (tirx_tensor_arg){dl, TIRX_F32, rank - 1, lsh, NULL};
   tirx_attention_varlen vl = {B, cu_q, cu_k, dcq, dck};
-  tirx_attention_options opts = {.scale = c->scale, .causal = c->causal, .path = path};
+  tirx_attention_options opts = {.scale = c->scale, .causal = c->causal, .sms = c->sms,
+                                 .path = path};
   tirx_status st = tirx_op_attention(rt, &opts, &qa, &ka, &va, &oa, c->no_lse ? NULL : &la,
                                      varlen ? &vl : NULL, NULL);
   cr_assert_eq(st, TIRX_OK, "%s: tirx_op_attention: %s", what, tirx_last_error());
@@ -180,9 +190,19 @@ static void run_case(tirx_runtime *rt, const char *path, const attn_case *c) {
 }
 
 /* Each test body runs for a path: "reference" (gpu_attention_ref), NULL (gpu_attention: the
- * default kernel with its default schedule) and NULL again with TIRX_ATTN_SCHEDULE=overlap
- * (gpu_attention_overlap: FlashAttention-3's intra-warpgroup overlap; the variable is read when
- * the op looks its kernel up, and each test runs in a process of its own). */
+ * default kernel with its default schedule) and NULL again with TIRX_ATTN_SCHEDULE set to each
+ * other schedule (gpu_attention_overlap: FlashAttention-3's intra-warpgroup overlap;
+ * gpu_attention_pingpong: its inter-warpgroup ping-pong; gpu_attention_pingpong_overlap: both;
+ * the variable is read when the op looks its kernel up, and each test runs in a process of its
+ * own). */
+#define ATTN_SCHEDULE_TEST(suite, schedule, name, secs)                                       \
+  Test(suite, name, .timeout = secs) {                                                        \
+    tirx_runtime *rt = gpu();                                                                 \
+    cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", schedule, 1), 0);                               \
+    name##_body(rt, NULL);                                                                    \
+    unsetenv("TIRX_ATTN_SCHEDULE");                                                           \
+    tirx_runtime_destroy(rt);                                                                 \
+  }
 #define ATTN_TEST(name, secs)                                                                 \
   static void name##_body(tirx_runtime *rt, const char *path);                                \
   Test(gpu_attention_ref, name, .timeout = secs) {                                            \
@@ -196,13 +216,9 @@ static void run_case(tirx_runtime *rt, const char *path, const attn_case *c) {
     name##_body(rt, NULL);                                                                    \
     tirx_runtime_destroy(rt);                                                                 \
   }                                                                                           \
-  Test(gpu_attention_overlap, name, .timeout = secs) {                                        \
-    tirx_runtime *rt = gpu();                                                                 \
-    cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", "overlap", 1), 0);                              \
-    name##_body(rt, NULL);                                                                    \
-    unsetenv("TIRX_ATTN_SCHEDULE");                                                           \
-    tirx_runtime_destroy(rt);                                                                 \
-  }                                                                                           \
+  ATTN_SCHEDULE_TEST(gpu_attention_overlap, "overlap", name, secs)                           \
+  ATTN_SCHEDULE_TEST(gpu_attention_pingpong, "pingpong", name, secs)                         \
+  ATTN_SCHEDULE_TEST(gpu_attention_pingpong_overlap, "pingpong_overlap", name, secs)         \
   static void name##_body(tirx_runtime *rt, const char *path)
 
 static const int HEADS[3][2] = {{8, 8}, {8, 2}, {8, 1}};
@@ -272,4 +288,23 @@ ATTN_TEST(varlen, 300) {
                                   .batch = 3, .lens_q = lq2, .lens_k = lk2, .pad = 16});
   run_case(rt, path, &(attn_case){.dt = TIRX_F16, .d = 64, .h = 4, .h_kv = 4, .causal = false,
                                   .batch = 3, .lens_q = lq2, .lens_k = lk2, .no_lse = true});
+}
+
+/* Grids of 1 to 3 CTAs (opts->sms), so that each CTA runs many tiles one after another:
+ * causal tiles of different lengths (an odd count of m-blocks, whose middle pair has one tile),
+ * tiles without a key (S_q > S_k under causal), S_k shorter than a KV block, and varlen
+ * sequences of 0 and 1 rows and of 0 keys; both dtypes, D 64 and 128. */
+ATTN_TEST(few_ctas, 300) {
+  static const int64_t L[][2] = {{1000, 1000}, {300, 300}, {1000, 300}, {300, 17}, {17, 1000}};
+  for (size_t i = 0; i < sizeof L / sizeof L[0]; i++)
+    for (int d = 0; d < 2; d++)
+      run_case(rt, path, &(attn_case){.dt = DT[(i + (size_t)d) % 2], .d = d ? 128 : 64, .h = 4,
+                                      .h_kv = 2, .causal = i != 4 || d, .batch = 2,
+                                      .s_q = L[i][0], .s_k = L[i][1], .sms = 1 + (int)(i % 3)});
+  static const int32_t lq[6] = {1, 0, 300, 17, 1000, 129}, lk[6] = {1, 5, 300, 0, 700, 64};
+  for (int dt = 0; dt < 2; dt++)
+    for (int causal = 0; causal < 2; causal++)
+      run_case(rt, path, &(attn_case){.dt = DT[dt], .d = dt ? 64 : 128, .h = 4, .h_kv = 1,
+                                      .causal = causal, .batch = 6, .lens_q = lq, .lens_k = lk,
+                                      .sms = 1 + dt + causal});
 }
