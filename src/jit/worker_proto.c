@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "nvrtc_lib.h"
@@ -98,23 +99,38 @@ typedef struct frame_head {
   uint32_t nfields, zero;
 } frame_head;
 
-/* Writes all of buf; 0 or a negative errno. */
-static int write_all(int fd, const void *buf, size_t len) {
-  const char *p = buf;
+/* Writes all of iov[0..n) (the array is consumed); 0 or a negative errno. A frame goes out in
+ * one system call when the stream's buffer has room, so its reader wakes once per frame rather
+ * than once per field (a request with four options was nine sends, a reply three). */
+static int write_all(int fd, struct iovec *iov, int n) {
   bool sock = true;
-  while (len > 0) {
-    ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
-    if (n < 0 && sock && errno == ENOTSOCK) {
-      sock = false;
-      continue;
+  while (n > 0) {
+    ssize_t w;
+    if (sock) {
+      struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+      w = sendmsg(fd, &m, MSG_NOSIGNAL);
+      if (w < 0 && errno == ENOTSOCK) {
+        sock = false;
+        continue;
+      }
+    } else {
+      w = writev(fd, iov, n); /* n <= 17, far below IOV_MAX */
     }
-    if (n < 0) {
+    if (w < 0) {
       if (errno == EINTR)
         continue;
       return -errno;
     }
-    p += n;
-    len -= (size_t)n;
+    size_t left = (size_t)w;
+    while (n > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (char *)iov->iov_base + left;
+      iov->iov_len -= left;
+    }
   }
   return 0;
 }
@@ -132,17 +148,18 @@ int tirx__wframe_write(int fd, int kind, const tirx__wfield *fields, int nfields
   head.h.version = TIRX__WFRAME_VERSION;
   head.h.kind = (uint16_t)kind;
   head.h.nfields = (uint32_t)nfields;
+  struct iovec iov[1 + TIRX__WFRAME_MAX_FIELDS];
+  int n = 0;
+  iov[n++] = (struct iovec){&head, sizeof head.h + (size_t)nfields * sizeof head.len[0]};
   for (int i = 0; i < nfields; i++) {
     head.len[i] = fields[i].len;
     total += fields[i].len;
+    if (fields[i].len)
+      iov[n++] = (struct iovec){(void *)fields[i].data, fields[i].len};
   }
   if (total > TIRX__WFRAME_MAX_BYTES)
     return -EINVAL;
-  int rc = write_all(fd, &head, sizeof head.h + (size_t)nfields * sizeof head.len[0]);
-  for (int i = 0; rc == 0 && i < nfields; i++)
-    if (fields[i].len)
-      rc = write_all(fd, fields[i].data, fields[i].len);
-  return rc;
+  return write_all(fd, iov, n);
 }
 
 /* Reads exactly len bytes: 1, 0 at end of input before the first byte, -1 on an error or an

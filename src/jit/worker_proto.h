@@ -110,7 +110,8 @@ static inline const char *tirx__wframe_field(const tirx__wframe *f, int i) {
   return f->data + f->off[i];
 }
 
-/* Writes one frame to fd (a socket: MSG_NOSIGNAL; else write(2), the caller ignoring SIGPIPE).
+/* Writes one frame to fd, in one call when the stream has room (a socket: sendmsg with
+ * MSG_NOSIGNAL; else writev(2), the caller ignoring SIGPIPE).
  * Returns 0, or a negative errno (-EPIPE when the other end is gone, -EINVAL for a frame
  * beyond the limits). */
 int tirx__wframe_write(int fd, int kind, const tirx__wfield *fields, int nfields);

@@ -2,7 +2,9 @@
  * (worker_proto.c): the bytes and messages of a compile in a worker are those of NVRTC in the
  * process; a worker killed during a compile costs one retry, two deaths give a clear error and
  * the runtime goes on; a missing or foreign program means NVRTC in the process; destroy with
- * compiles in flight leaves no process behind; bad options, frames and requests are refused. */
+ * compiles in flight leaves no process behind; bad options, frames and requests are refused; a
+ * worker keeps its heap between compiles and gives it back when idle; a frame larger than the
+ * stream's buffer goes out whole. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -655,4 +657,120 @@ Test(workers, the_environment_sets_the_workers_nice_value) {
   tirx_compiled_destroy(c);
   tirx_kernel_release(k);
   tirx_runtime_destroy(wk);
+}
+
+/* ---- a worker keeps its heap between compiles and gives it back when idle ---- */
+
+/* Field 10 of /proc/PID/stat: the process's minor page faults, its exited threads included. */
+static long minor_faults(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')'); /* after the command name, which may hold spaces */
+  cr_assert_not_null(p);
+  long minflt = 0; /* after: state ppid pgrp session tty_nr tpgid flags */
+  cr_assert_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %ld", &minflt), 1);
+  return minflt;
+}
+
+static long rss_kib(int pid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", pid);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  long kib = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+      break;
+  fclose(f);
+  cr_assert_geq(kib, 0);
+  return kib;
+}
+
+#ifdef __GLIBC__
+Test(workers, a_worker_reuses_its_heap_then_gives_it_back_when_idle) {
+  tirx_runtime *wk = runtime(true, 1);
+  tirx_kernel *k = example_kernels[0].make();
+  tirx_compiled *c = NULL;
+  /* The first compile grows the heap (and runs NVRTC's one-time start-up). */
+  cr_assert_eq(tirx_compile(wk, k, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  tirx_compiled_destroy(c);
+  int pid = 0;
+  cr_assert_eq(tirx__workers_pids(tirx__runtime_workers(wk), &pid, 1), 1);
+  /* The next, at once, finds its pages in place: glibc's defaults gave them back after each
+   * compile, and a compile of this kernel faulted in 1,500 pages. */
+  long before = minor_faults(pid);
+  cr_assert_eq(tirx_compile(wk, k, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  long faults = minor_faults(pid) - before;
+  cr_assert_lt(faults, 400, "a compile on a warm worker faulted in %ld pages", faults);
+  tirx_compiled_destroy(c);
+  /* Idle past IDLE_TRIM_MS (worker_main.c), the worker hands the free heap back. */
+  long busy = rss_kib(pid);
+  usleep(1500 * 1000);
+  long idle = rss_kib(pid);
+  cr_assert_lt(idle + 1024, busy, "resident %ld KiB after the compile, %ld KiB idle", busy, idle);
+  /* And compiles as before. */
+  cr_assert_eq(tirx_compile(wk, k, NULL, &c), TIRX_OK, "%s", tirx_last_error());
+  cr_assert_eq(stats(wk).worker_compiles, 3);
+  tirx_compiled_destroy(c);
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(wk);
+}
+#endif
+
+/* A frame far larger than a socket's buffer goes out whole: the writer's vector of fields is
+ * advanced over partial writes, on a socket (sendmsg) and on a pipe (writev). */
+typedef struct big_write {
+  int fd;
+  const tirx__wfield *fields;
+  int n, rc;
+} big_write;
+
+static void *big_writer(void *p) {
+  big_write *b = p;
+  b->rc = tirx__wframe_write(b->fd, TIRX__WFRAME_REPLY, b->fields, b->n);
+  close(b->fd);
+  return NULL;
+}
+
+Test(workers, frames_larger_than_the_stream_buffer_go_out_whole) {
+  enum { BIG = (4 << 20) + 3, SMALL = 777 };
+  char *big = malloc(BIG), *small = malloc(SMALL);
+  cr_assert(big && small);
+  for (size_t i = 0; i < BIG; i++)
+    big[i] = (char)(i * 31 + i / 4093);
+  for (size_t i = 0; i < SMALL; i++)
+    small[i] = (char)(i ^ 0x5a);
+  tirx__wfield in[4] = {{small, SMALL}, {big, BIG}, {"", 0}, {small, 5}};
+  for (int kind = 0; kind < 2; kind++) {
+    int fds[2];
+    if (kind == 0)
+      cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    else
+      cr_assert_eq(pipe(fds), 0);
+    big_write b = {fds[kind == 0 ? 0 : 1], in, 4, 1};
+    int rd = fds[kind == 0 ? 1 : 0];
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, big_writer, &b), 0);
+    tirx__wframe f;
+    char why[256] = "";
+    cr_assert_eq(tirx__wframe_read(rd, &f, why, sizeof why), 1, "%s", why);
+    pthread_join(th, NULL);
+    cr_assert_eq(b.rc, 0, "%s", strerror(-b.rc));
+    cr_assert_eq(f.nfields, 4);
+    cr_assert(f.len[0] == SMALL && memcmp(tirx__wframe_field(&f, 0), small, SMALL) == 0);
+    cr_assert(f.len[1] == BIG && memcmp(tirx__wframe_field(&f, 1), big, BIG) == 0,
+              "the %s lost or reordered bytes", kind == 0 ? "socket" : "pipe");
+    cr_assert_eq(f.len[2], 0);
+    cr_assert(f.len[3] == 5 && memcmp(tirx__wframe_field(&f, 3), small, 5) == 0);
+    tirx__wframe_free(&f);
+    cr_assert_eq(tirx__wframe_read(rd, &f, why, sizeof why), 0); /* nothing after it */
+    close(rd);
+  }
+  free(big);
+  free(small);
 }
