@@ -168,10 +168,11 @@ typedef struct tirx_gemm_tiles {
  * The tile shape the wgmma kernel uses for an M x N x K problem: 128x256 over 3 stages while
  * that gives every SM four tiles or more; otherwise 64 rows (one consumer) for M <= 64, else
  * 128, a BLOCK_N in steps of 16 from a per-SM cost model, and as many stages as shared memory
- * holds (at most 16). Where that BLOCK_N would be 16 or 32 (too few bytes per stage to keep
- * HBM busy), M <= 64 or K >= 8192, and opts->path is not TIRX_GEMM_PATH_WGMMA: 128 columns,
- * and the plan fills the SMs with K splits. When M < block_m, each TMA load reads M rounded
- * up to 8 rows of A. opts may be NULL (only opts->sms and opts->path are read).
+ * holds (at most 16). Unless opts->path is TIRX_GEMM_PATH_WGMMA, two narrow cases take K
+ * splits instead, which the plan chooses to fill the SMs: rows of 64 whose BLOCK_N would be 16
+ * take 128 columns, and rows of 128 whose BLOCK_N would be under 48 with K >= 8192 take 64
+ * columns (measured on the H200, PERF-NOTES session 13). When M < block_m, each TMA load reads
+ * M rounded up to 8 rows of A. opts may be NULL (only opts->sms and opts->path are read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; opts->sms out of range).
  */
 TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,

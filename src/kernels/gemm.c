@@ -71,13 +71,21 @@ static gemm_tiles gemm_pick(const gemm_spec *s) {
     double c = tile_cost(s, sms, bm, bn);
     if (c < best_cost * 0.999) best = bn, best_cost = c;
   }
-  /* Narrow tiles (BLOCK_N 16 or 32) move too few bytes per stage to keep HBM busy (H200:
-   * 64x32 tiles stream B at 1.8 TB/s); where split-K may follow (not for a forced wgmma path)
-   * take 128 columns and let the plan fill the SMs with K splits instead, on M <= 64 or on a
-   * long K (measured: M = 8..64, N = 4096: 1.2-1.7x faster; M = 128 only with K >= 8192). */
-  if (best < 48 && s->path != TIRX_GEMM_PATH_WGMMA && s->m <= SPLITK_MAX_M &&
-      (bm == 64 || s->k >= 8192))
-    best = 128;
+  /* Narrow tiles and split-K, where split-K may follow (not for a forced wgmma path). Measured
+   * on the H200 with the stepped descriptors (session 13, PERF-NOTES; bf16, N = 4096, K = 4096
+   * and 14336): 64 x 32 tiles without a split were the fastest at M = 8..64, 13.7 and 36.5 us,
+   * against 14.9-16.4 and 38.5-39.9 for 64 x 128 with 4 splits (which session 6 had measured
+   * 1.2-1.7x faster than 64 x 32 when every descriptor was rebuilt); at M = 128, K = 14336,
+   * 128 x 64 with 2 splits took 43.3 us against 47.1 for 128 x 32 and 47.3 for 128 x 128 with 4.
+   * So rows of 64 keep a 32-wide tile, and only the 16-wide one (not measured since) still
+   * becomes 128 columns split over K; rows of 128 on a long K take 64 columns and the splits
+   * that fill the SMs. */
+  if (s->path != TIRX_GEMM_PATH_WGMMA && s->m <= SPLITK_MAX_M) {
+    if (bm == 64 && best < 32)
+      best = 128;
+    else if (bm == 128 && best < 48 && s->k >= 8192)
+      best = 64;
+  }
   t.block_m = (int)bm;
   t.block_n = (int)best;
   t.consumers = bm == 64 ? 1 : 2;
@@ -140,11 +148,13 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
 
 /* The plan's gemv range: measured on the H200 (PERF-NOTES, session 5), gemv is 1.05-1.52x
  * cuBLAS at M = 1 but FMA-bound at M = 8 (0.49-0.68x). M <= 2 always takes gemv. M = 3 and 4
- * take it only where the wgmma plan would split K: with the stepped descriptors (session 12)
+ * take it only where the wgmma plan would split K or take a tile under 48 columns (the shapes
+ * that were split before session 13 kept 64 x 32 tiles at M > 4): with the stepped descriptors (session 12)
  * the wgmma tiles at M = 8 (which M = 3, 4 share: A's rows rounded up to 8) were faster than
  * gemv at M = 4 on the six LLaMA shapes without a split (by 3-23%: 28672 x 4096 61.1 against
  * 75.0 us) and slower on the two split-K ones (4096 x 4096 15.3 against 14.9, 4096 x 14336 39.3
- * against 34.6). Forcing gemv still works up to GEMV_MAX_M. */
+ * against 34.6; the 64 x 32 tile was not measured at M = 4). Forcing gemv still works up to
+ * GEMV_MAX_M. */
 enum { GEMV_ALWAYS_MAX_M = 2, GEMV_AUTO_MAX_M = 4 };
 
 /* Split-K's count for the tiles t: 0 when the tiles fill half the SMs or more or K has fewer
@@ -184,8 +194,11 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
     path = wgmma && s->m <= GEMV_ALWAYS_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA;
     if (path == TIRX_GEMM_PATH_WGMMA && wgmma && s->m <= SPLITK_MAX_M) {
       gemm_tiles t = gemm_pick(s);
-      if (splits_for(s, &t, 0) >= 2)
-        path = s->m <= GEMV_AUTO_MAX_M ? TIRX_GEMM_PATH_GEMV : TIRX_GEMM_PATH_WGMMA_SPLITK;
+      bool split = splits_for(s, &t, 0) >= 2;
+      if (s->m <= GEMV_AUTO_MAX_M && (split || t.block_n < 48))
+        path = TIRX_GEMM_PATH_GEMV;
+      else if (split)
+        path = TIRX_GEMM_PATH_WGMMA_SPLITK;
     }
   }
   p.path = path;

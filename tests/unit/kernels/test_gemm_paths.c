@@ -29,8 +29,8 @@ static tirx_gemm_plan plan(const tirx_gemm_options *o, int64_t m, int64_t n, int
 static const int64_t NK[][2] = {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336},
                                 {10240, 8192}, {8192, 8192}, {57344, 8192}, {8192, 28672}};
 
-/* M <= 2, and M = 3, 4 where the wgmma plan would split K (N = 4096): gemv with 4 rows per CTA
- * on the LLaMA shapes (N / 4 >= 264 CTAs); otherwise the wgmma kernel with
+/* M <= 2, and M = 3, 4 where the wgmma tiles would be under 48 wide (N = 4096): gemv with 4
+ * rows per CTA on the LLaMA shapes (N / 4 >= 264 CTAs); otherwise the wgmma kernel with
  * tirx_kernels_gemm_tiles' tiles, M = 8192 its 128x256x3 default. */
 Test(gemm_paths, the_plan_per_shape) {
   static const int64_t ms[] = {1, 2, 3, 4, 7, 8, 9, 16, 17, 32, 64, 128, 255, 256, 8192};
@@ -54,15 +54,16 @@ Test(gemm_paths, the_plan_per_shape) {
                   p.tiles.block_n, t.block_m, t.block_n);
         cr_expect_eq(p.gemv_rows, 0);
         int64_t tiles = (m + t.block_m - 1) / t.block_m * ((n + t.block_n - 1) / t.block_n);
-        /* N = 4096 (narrow tiles would be 32 wide) at M <= 64, or M <= 128 with a long K: 128
-         * columns and K splits that fill the SMs (gemm_pick, splits_for). */
-        bool sk = n == 4096 && (m <= 64 || (m <= 128 && k >= 8192));
+        /* N = 4096 at M = 65..128 with a long K (tiles of 128 rows would be 32 wide): 64
+         * columns and K splits that fill the SMs; at M <= 64 the 32-wide tiles stay, unsplit
+         * (gemm_pick, splits_for). */
+        bool sk = n == 4096 && m > 64 && m <= 128 && k >= 8192;
         cr_expect_eq(p.path, sk ? TIRX_GEMM_PATH_WGMMA_SPLITK : TIRX_GEMM_PATH_WGMMA,
                      "M=%lld N=%lld K=%lld: path %d", (long long)m, (long long)n, (long long)k,
                      (int)p.path);
         cr_expect_str_eq(p.name, sk ? "wgmma_splitk" : "wgmma");
         if (sk) {
-          cr_expect_eq(t.block_n, 128, "M=%lld N=%lld: block_n %d", (long long)m, (long long)n,
+          cr_expect_eq(t.block_n, 64, "M=%lld N=%lld: block_n %d", (long long)m, (long long)n,
                        t.block_n);
           cr_expect(p.splits >= 2 && tiles * p.splits >= 120 && tiles * p.splits <= 132,
                     "M=%lld N=%lld K=%lld: %lld tiles x %d splits", (long long)m, (long long)n,
@@ -293,8 +294,9 @@ Test(gemm_paths, the_split_k_plan) {
     for (size_t i = 0; i < sizeof NK / sizeof NK[0]; i++) {
       int64_t m = ms[a], n = NK[i][0], k = NK[i][1];
       tirx_gemm_plan p = plan(NULL, m, n, k);
-      /* Only N = 4096 (whose fill-the-SMs tiles would be 32 wide) splits: 128-column tiles. */
-      bool sk = n == 4096 && (m <= 64 || (m <= 128 && k >= 8192));
+      /* Only N = 4096 with rows of 128 and a long K (whose fill-the-SMs tiles would be 32
+       * wide) splits: 64-column tiles. */
+      bool sk = n == 4096 && m > 64 && m <= 128 && k >= 8192;
       cr_expect_eq(p.path, sk ? TIRX_GEMM_PATH_WGMMA_SPLITK : TIRX_GEMM_PATH_WGMMA,
                    "M=%lld N=%lld K=%lld: %s", (long long)m, (long long)n, (long long)k, p.name);
       if (!sk) {
@@ -312,8 +314,14 @@ Test(gemm_paths, the_split_k_plan) {
   p = plan(NULL, 64, 256, 8192); /* 2 tiles: 16 splits of 8 K blocks */
   cr_expect_eq(p.splits, 16);
   cr_expect_eq(p.workspace_bytes, 16 * 64 * 256 * 4);
-  p = plan(NULL, 64, 4096, 4096); /* 32 tiles of 64x128: 4 splits of 16 K blocks */
-  cr_expect(p.tiles.block_n == 128 && p.splits == 4 && p.ctas == 128);
+  p = plan(NULL, 64, 4096, 4096); /* 128 tiles of 64x32 fill the SMs: no split */
+  cr_expect(p.path == TIRX_GEMM_PATH_WGMMA && p.tiles.block_n == 32 && p.splits == 1 &&
+            p.ctas == 128);
+  p = plan(NULL, 128, 4096, 14336); /* 64 tiles of 128x64: 2 splits of 112 K blocks */
+  cr_expect(p.path == TIRX_GEMM_PATH_WGMMA_SPLITK && p.tiles.block_n == 64 && p.splits == 2 &&
+            p.ctas == 128);
+  p = plan(NULL, 128, 4096, 4096); /* a short K: 128 tiles of 128x32, no split */
+  cr_expect(p.path == TIRX_GEMM_PATH_WGMMA && p.tiles.block_n == 32 && p.splits == 1);
   p = plan(&(tirx_gemm_options){.path = TIRX_GEMM_PATH_WGMMA}, 64, 4096, 4096); /* no split */
   cr_expect(p.tiles.block_n == 32 && p.splits == 1 && p.ctas == 128);
   p = plan(NULL, 9, 77, 4096); /* 1 tile: 132 would fill the SMs; 16 at most */
