@@ -26,9 +26,12 @@
  * TIRX_BENCH_GEMM_DECODE_ONLY=1 leaves out every row but the decode ones (M = 8192, epilogues).
  * TIRX_BENCH_GEMM_CLUSTER=1x1|2x1|1x2 forces the wgmma paths' cluster shape (M > 4; the path
  * column says /c2x1 or /c1x2 where a cluster is used).
- * For A/B runs in one device call: TIRX_BENCH_GEMM_PATH=wgmma|gemv|splitk forces that path n_only
- * the rows where it applies (gemv: M <= 8; the others: family wgmma), TIRX_BENCH_GEMV_ROWS=1|2|4
- * forces the gemv path's rows of B per CTA.
+ * TIRX_BENCH_GEMM_DTYPE=bf16|f16 keeps only the rows of that type.
+ * For A/B runs in one device call: TIRX_BENCH_GEMM_PATH=wgmma|gemv|splitk forces that path on
+ * only the rows where it applies (gemv: M <= 8; the others: family wgmma),
+ * TIRX_BENCH_GEMV_ROWS=1|2|4 forces the gemv path's rows of B per CTA, and
+ * TIRX_BENCH_GEMM_SPLITS=2..64 forces the split-K path with that many K splits (as the plan
+ * trims them) on the rows of M <= 256.
  *
  * First, with or without a GPU: the cold compile of three GEMM variants (M=8192 plain and
  * bias+SiLU, a decode shape): the build (builder, dispatch, CUDA source), the whole miss path
@@ -451,10 +454,22 @@ int main(int argc, char **argv) {
   /* TIRX_BENCH_GEMM_MS=128,256: only the decode rows of those M (the M = 8192 rows stay) */
   const char *ms_only = getenv("TIRX_BENCH_GEMM_MS");
   const char *decode_only = getenv("TIRX_BENCH_GEMM_DECODE_ONLY");
+  const char *dt_only = getenv("TIRX_BENCH_GEMM_DTYPE");
+  const char *splits_env = getenv("TIRX_BENCH_GEMM_SPLITS");
+  if (dt_only && strcmp(dt_only, "bf16") && strcmp(dt_only, "f16")) {
+    fprintf(stderr, "gemm: TIRX_BENCH_GEMM_DTYPE is \"%s\", expected bf16 or f16\n", dt_only);
+    return 2;
+  }
+  int force_splits = splits_env ? atoi(splits_env) : 0;
+  if (splits_env && (force_splits < 2 || force_splits > 64)) {
+    fprintf(stderr, "gemm: TIRX_BENCH_GEMM_SPLITS is \"%s\", expected 2 to 64\n", splits_env);
+    return 2;
+  }
   for (int r = 0; r < nrows; r++) {
     const row *w = &rows[r];
     if (only && (w->m != m_only || w->n != n_only || w->k != k_only)) continue;
     if (decode_only && !strcmp(decode_only, "1") && strcmp(w->name, "decode") != 0) continue;
+    if (dt_only && (strcmp(dt_only, "bf16") == 0) != (w->dt == TIRX_BF16)) continue;
     if (ms_only && strcmp(w->name, "decode") == 0) {
       char mtext[24];
       snprintf(mtext, sizeof mtext, ",%lld,", (long long)w->m);
@@ -468,6 +483,8 @@ int main(int argc, char **argv) {
     if (fp && !strcmp(fp, "splitk")) spec.path = TIRX_GEMM_PATH_WGMMA_SPLITK;
     if (fp && !strcmp(fp, "gemv") && w->m <= 8) spec.path = TIRX_GEMM_PATH_GEMV;
     if (fr && (!strcmp(fr, "1") || !strcmp(fr, "2") || !strcmp(fr, "4"))) spec.gemv_rows = atoi(fr);
+    if (force_splits && w->m <= 256)
+      spec.path = TIRX_GEMM_PATH_WGMMA_SPLITK, spec.splits = force_splits;
     const char *fc = getenv("TIRX_BENCH_GEMM_CLUSTER");
     if (fc && (!strcmp(fc, "1x1") || !strcmp(fc, "2x1") || !strcmp(fc, "1x2")) && w->m > 4)
       spec.cluster_m = fc[0] - '0', spec.cluster_n = fc[2] - '0';
