@@ -1,4 +1,5 @@
-/* Helpers shared by the GPU benchmarks: a monotonic clock in microseconds and medians. */
+/* Helpers shared by the GPU benchmarks: a monotonic clock in microseconds, medians, and NVRTC's
+ * own cache turned off for compile timings. */
 #ifndef TIRX_BENCH_UTIL_H
 #define TIRX_BENCH_UTIL_H
 
@@ -15,6 +16,17 @@ static inline int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
+
+/* Turns NVRTC's own compile cache off for this process and the processes it starts (compile
+ * workers included); call before the first NVRTC call, which reads the setting once. NVRTC 12.9
+ * and later keep what they compile in the CUDA driver's compute cache (~/.nv/ComputeCache)
+ * wherever a driver can be loaded, and answer a compile of a program they have compiled before
+ * from there after the front end alone: on a GPU host that compiled the same source earlier (a
+ * previous run, the GPU suite before the benchmark) a "cold" compile of the 128x256 GEMM then
+ * costs 25-50 ms instead of hundreds. A machine without a driver has no such cache.
+ * CUDA_CACHE_DISABLE also turns off the driver's JIT cache of PTX, which these programs never
+ * use (they load cubins). */
+static inline void bench_nvrtc_cache_off(void) { setenv("CUDA_CACHE_DISABLE", "1", 1); }
 
 /* The median of v[0..n) (sorts v). */
 static inline double median(double *v, int n) {
