@@ -4,6 +4,7 @@
 #define TIRX_BENCH_UTIL_H
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline double now_us(void) {
@@ -25,8 +26,12 @@ static inline int cmp_double(const void *a, const void *b) {
  * previous run, the GPU suite before the benchmark) a "cold" compile of the 128x256 GEMM then
  * costs 25-50 ms instead of hundreds. A machine without a driver has no such cache.
  * CUDA_CACHE_DISABLE also turns off the driver's JIT cache of PTX, which these programs never
- * use (they load cubins). */
-static inline void bench_nvrtc_cache_off(void) { setenv("CUDA_CACHE_DISABLE", "1", 1); }
+ * use (they load cubins). TIRX_BENCH_NVRTC_CACHE=1 leaves the cache as the environment has it
+ * (to see its effect: the same run twice on a GPU host, with and without). */
+static inline void bench_nvrtc_cache_off(void) {
+  const char *keep = getenv("TIRX_BENCH_NVRTC_CACHE");
+  if (!keep || strcmp(keep, "1") != 0) setenv("CUDA_CACHE_DISABLE", "1", 1);
+}
 
 /* The median of v[0..n) (sorts v). */
 static inline double median(double *v, int n) {
