@@ -21,13 +21,15 @@
  *   getCUBIN  nvrtcGetCUBIN after the compile (a copy)
  * and ptxas' registers and spills (one more compile with --ptxas-options=-v, which changes
  * nothing in the code). --save DIR writes DIR/<case>.cu, .ptx and .cubin of the library's
- * configuration; --baseline DIR compares those cubins with DIR/<case>.cubin: whether the
- * kernel's SASS (.text) is byte-identical, else instruction counts, the opcode fields that
- * differ in count and the sequence of wgmma/TMA/barrier instructions from the first full-barrier
- * wait before the first HGMMA to the loop's back edge. (This machine has no nvdisasm or
+ * configuration; --baseline DIR compares every configuration's cubin (the library's, each
+ * --opts, each --against) with DIR/<case>.cubin: whether the kernel's SASS (.text) is
+ * byte-identical, else instruction counts, the opcode fields that differ in count and the
+ * sequence of wgmma/TMA/barrier instructions from the first full-barrier wait before the first
+ * HGMMA to the loop's back edge. (This machine has no nvdisasm or
  * cuobjdump; opcodes are the low 12 bits of each 128-bit sm_90 instruction, named where checked
  * against ptxas output of single PTX instructions.) --trace DIR writes NVRTC's
- * --fdevice-time-trace JSON per case (its phases are wall times).
+ * --fdevice-time-trace JSON per case (its phases are wall times). NVRTC's own cache is off
+ * (bench_util.h), so that on a GPU host, too, every compile is a real one.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -357,6 +359,7 @@ static int usage(void) {
 }
 
 int main(int argc, char **argv) {
+  bench_nvrtc_cache_off(); /* every compile below is a real one, on a GPU host too */
   int reps = 7;
   bool want[NCASES] = {false}, any = false;
   config cfgs[MAX_CONFIGS] = {{0}};
@@ -460,9 +463,9 @@ int main(int argc, char **argv) {
       if (compile(srcs[g], "sm_90a", &cfgs[g], "--ptxas-options=-v", &c, &w, &gg, &res))
         print_ptxas(res.log);
       result_free(&res);
-      if (g == 0 && (save || baseline) &&
-          compile(src, "sm_90a", &cfgs[g], NULL, &c, &w, &gg, &res)) {
-        if (save) {
+      if (((save && g == 0) || baseline) &&
+          compile(srcs[g], "sm_90a", &cfgs[g], NULL, &c, &w, &gg, &res)) {
+        if (save && g == 0) {
           write_file(save, cases[ci].name, "cu", src, strlen(src));
           if (res.ptx) write_file(save, cases[ci].name, "ptx", res.ptx, strlen(res.ptx));
           write_file(save, cases[ci].name, "cubin", res.cubin, res.cubin_size);

@@ -1202,6 +1202,11 @@ static int bench_hot_launch(tirx_runtime *rt, const char *label) {
 }
 
 int main(int argc, char **argv) {
+  /* NVRTC's own cache off unless TIRX_BENCH_NVRTC_CACHE=1 (bench_util.h, bench_nvrtc_cache_off:
+   * on a GPU host it answers a repeated compile of one source after the front end alone), for
+   * the child processes too. */
+  const char *keep = getenv("TIRX_BENCH_NVRTC_CACHE");
+  if (!keep || strcmp(keep, "1") != 0) setenv("CUDA_CACHE_DISABLE", "1", 1);
   if (argc == 4 && !strcmp(argv[1], "--first-launch-child"))
     return first_launch_child(argv[2], argv[3]);
   if (argc == 6 && !strcmp(argv[1], "--claim-child"))
