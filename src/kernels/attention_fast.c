@@ -167,34 +167,31 @@ static void release(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_exp
  */
 enum { TURN_BAR = 3, TURN_THREADS = 256 };
 
-static void turn_wait(tirx_builder *b, const cons *s) {
+typedef void barrier_op(tirx_builder *b, int id, int nthreads); /* sync or arrive */
+
+/* op by each consumer on its own turn's barrier, or (other) on the other consumer's. */
+static void turn_op(tirx_builder *b, const cons *s, barrier_op *op, bool other) {
   tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
-  tirx_named_barrier_sync(b, TURN_BAR, TURN_THREADS);
+  op(b, TURN_BAR + other, TURN_THREADS);
   tirx_else(b);
-  tirx_named_barrier_sync(b, TURN_BAR + 1, TURN_THREADS);
+  op(b, TURN_BAR + !other, TURN_THREADS);
   tirx_if_end(b);
+}
+
+static void turn_wait(tirx_builder *b, const cons *s) {
+  turn_op(b, s, tirx_named_barrier_sync, false);
 }
 
 static void turn_pass(tirx_builder *b, const cons *s) {
-  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
-  tirx_named_barrier_arrive(b, TURN_BAR + 1, TURN_THREADS);
-  tirx_else(b);
-  tirx_named_barrier_arrive(b, TURN_BAR, TURN_THREADS);
-  tirx_if_end(b);
+  turn_op(b, s, tirx_named_barrier_arrive, true);
 }
 
-/* Before the consumers' first tile: consumer 1 arms consumer 0's barrier (the first turn is
- * consumer 0's). After their last: consumer 0 takes consumer 1's last pass, so that the CTA
- * exits with no arrival pending. */
-static void turn_start(tirx_builder *b, const cons *s) {
-  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 1)));
-  tirx_named_barrier_arrive(b, TURN_BAR, TURN_THREADS);
-  tirx_if_end(b);
-}
-
-static void turn_end(tirx_builder *b, const cons *s) {
-  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
-  tirx_named_barrier_sync(b, TURN_BAR, TURN_THREADS);
+/* op by consumer c alone on consumer 0's turn barrier. Before the consumers' first tile,
+ * consumer 1 arrives (the first turn is consumer 0's); after their last, consumer 0 syncs,
+ * taking consumer 1's last pass, so that the CTA exits with no arrival pending. */
+static void turn_edge(tirx_builder *b, const cons *s, int c, barrier_op *op) {
+  tirx_if_begin(b, tirx_eq(b, s->c, I(b, c)));
+  op(b, TURN_BAR, TURN_THREADS);
   tirx_if_end(b);
 }
 
@@ -508,7 +505,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   s.it = tirx_var(b, "it", TIRX_I32, NULL);
   tirx_expr *qt = tirx_var(b, "qt", TIRX_I32, NULL);
   if (key->schedule & SCHED_PINGPONG)
-    turn_start(b, &s);
+    turn_edge(b, &s, 1, tirx_named_barrier_arrive);
   tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
   tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
   tile_info ti = tile_of(&x, t, second);
@@ -577,7 +574,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_for_end(b); /* second */
   tirx_for_end(b);
   if (key->schedule & SCHED_PINGPONG)
-    turn_end(b, &s);
+    turn_edge(b, &s, 0, tirx_named_barrier_sync);
   if (!key->varlen)
     for (int q = 0; q < 2; q++) { /* stores complete before the CTA exits */
       tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
