@@ -71,10 +71,25 @@ static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_ex
   return tirx_region_new(b, t, TIRX_EXPRS(r0, c0), (int64_t[]){rows, cols});
 }
 
+/* Rows r0 .. r0 + rows - 1 of head h at index bi of the first dim of a [batch, seq, heads, D]
+ * tensor: the (1, rows, 1, D) region of a TMA box or a row's copy. */
+static tirx_region *head_rows(tirx_builder *b, tirx_tensor *t, tirx_expr *bi, tirx_expr *r0,
+                              tirx_expr *h, int64_t rows, int64_t d) {
+  return tirx_region_new(b, t, TIRX_EXPRS(bi, r0, h, I(b, 0)), (int64_t[]){1, rows, 1, d});
+}
+
 /* Rows r0.. of the [1, rows, 1, D] view of a tile (the TMA box's shape). */
 static tirx_region *box(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, int64_t rows, int64_t d) {
-  return tirx_region_new(b, t, TIRX_EXPRS(I(b, 0), r0, I(b, 0), I(b, 0)),
-                         (int64_t[]){1, rows, 1, d});
+  return head_rows(b, t, I(b, 0), r0, I(b, 0), rows, d);
+}
+
+/* The TMA load of src into dst, stage st of ring r: waits for the stage to be empty (phase
+ * ph), arms its full barrier with the load's bytes, and issues the load on that barrier. */
+static void ring_load(tirx_builder *b, const tirx_ring *r, tirx_expr *st, tirx_expr *ph,
+                      int64_t bytes, tirx_region *dst, tirx_region *src) {
+  tirx_ring_acquire(b, r, st, ph, I(b, bytes));
+  tirx_config load = {.barrier = tirx_ring_full(b, r, st)};
+  tirx_copy_async(b, dst, src, &load);
 }
 
 /* What the producer and the consumers both derive for a tile. */
@@ -155,6 +170,13 @@ static void release(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_exp
   tirx_if_end(b);
 }
 
+/* Waits until at most n of the warpgroup's GEMM groups are pending, then releases stage st of
+ * r, which the finished ones read. */
+static void retire(tirx_builder *b, const cons *s, int n, const tirx_ring *r, tirx_expr *st) {
+  tirx_wgmma_wait(b, n);
+  release(b, s, r, st);
+}
+
 /*
  * The ping-pong's turns (SCHED_PINGPONG): the two consumers take turns issuing their GEMMs, so
  * that one's softmax runs while the other's GEMMs have the tensor cores. Consumer c's turn is
@@ -195,35 +217,36 @@ static void turn_edge(tirx_builder *b, const cons *s, int c, barrier_op *op) {
   tirx_if_end(b);
 }
 
-/* S = Q K^T on stage st (issued, committed, not waited for); with turn in the consumer's turn,
- * waited for once the stage is full (FlashAttention-3's order: the data, then the turn). */
-static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
-  tirx_builder *b = x->b;
-  int bn = x->bn, d = x->key->d;
-  tirx_ring_wait(b, s->kr, st, ph);
+/* D = A B (accumulate: D += A B) on stage st of ring r, issued and committed, not waited for:
+ * once the stage is full (phase ph) and, with turn, in the consumer's turn (FlashAttention-3's
+ * order: the data, then the turn). */
+static void issue(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_expr *st,
+                  tirx_expr *ph, bool turn, tirx_region *D, tirx_region *A, tirx_region *B,
+                  bool accumulate) {
+  tirx_ring_wait(b, r, st, ph);
   if (turn)
     turn_wait(b, s);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)}; /* S = Q K^T, not S += */
-  tirx_gemm_async(b, tirx_whole(b, s->S), rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
-                  rect(b, s->Ks, I(b, 0), tirx_mul(b, st, I(b, bn)), d, bn), &fresh);
+  tirx_gemm_config g = {.accumulate = tirx_bool(b, accumulate)};
+  tirx_gemm_async(b, D, A, B, &g);
   tirx_wgmma_commit(b);
   tirx_team_end(b);
 }
 
-/* O += P V on stage st (issued, committed); turn as issue_s's. */
-static void issue_pv(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
+/* S = Q K^T (not S +=) on stage st of the K ring; turn as issue's. */
+static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
   tirx_builder *b = x->b;
   int bn = x->bn, d = x->key->d;
-  tirx_ring_wait(b, s->vr, st, ph);
-  if (turn)
-    turn_wait(b, s);
-  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_gemm_config g = {.accumulate = tirx_bool(b, true)};
-  tirx_gemm_async(b, tirx_whole(b, s->O), tirx_whole(b, s->P),
-                  rect(b, s->Vs, tirx_mul(b, st, I(b, bn)), I(b, 0), bn, d), &g);
-  tirx_wgmma_commit(b);
-  tirx_team_end(b);
+  issue(b, s, s->kr, st, ph, turn, tirx_whole(b, s->S),
+        rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
+        rect(b, s->Ks, I(b, 0), tirx_mul(b, st, I(b, bn)), d, bn), false);
+}
+
+/* O += P V on stage st of the V ring; turn as issue's. */
+static void issue_pv(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
+  tirx_builder *b = x->b;
+  issue(b, s, s->vr, st, ph, turn, tirx_whole(b, s->O), tirx_whole(b, s->P),
+        rect(b, s->Vs, tirx_mul(b, st, I(b, x->bn)), I(b, 0), x->bn, x->key->d), true);
 }
 
 /* The online softmax of block j on S (complete): mask, m' = max(m, rowmax S), a = exp2((m -
@@ -277,13 +300,11 @@ static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_exp
   issue_s(x, s, st, ph, false);
   if (pingpong)
     turn_pass(b, s);
-  tirx_wgmma_wait(b, 0);
-  release(b, s, s->kr, st);
+  retire(b, s, 0, s->kr, st);
   softmax(x, s, ti, j, masked);
   rescale_and_pack(x, s);
   issue_pv(x, s, st, ph, pingpong);
-  tirx_wgmma_wait(b, 0);
-  release(b, s, s->vr, st);
+  retire(b, s, 0, s->vr, st);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
 
@@ -351,11 +372,9 @@ static void kv_step_overlap(const kctx *x, const cons *s, const tile_info *ti, t
   issue_pv(x, s, pst, pph, false);
   if (pingpong)
     turn_pass(b, s);
-  tirx_wgmma_wait(b, 1); /* S_n; P_{n-1} V_{n-1} in flight */
-  release(b, s, s->kr, st);
+  retire(b, s, 1, s->kr, st); /* S_n; P_{n-1} V_{n-1} in flight */
   softmax(x, s, ti, j, masked);
-  tirx_wgmma_wait(b, 0);
-  release(b, s, s->vr, pst);
+  retire(b, s, 0, s->vr, pst);
   rescale_and_pack(x, s);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
@@ -370,8 +389,7 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
   {
     tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
     issue_s(x, s, st, ph, false);
-    tirx_wgmma_wait(b, 0);
-    release(b, s, s->kr, st);
+    retire(b, s, 0, s->kr, st);
     softmax(x, s, ti, tirx_sub(b, ti->nblocks, I(b, 1)), true);
     tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
     tirx_cast_region(b, tirx_whole(b, s->P), tirx_whole(b, s->S), NULL); /* O is 0: no rescale */
@@ -390,8 +408,7 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
     tirx_expr *prev = tirx_sub(b, s->it, I(b, 1));
     tirx_expr *pst = tirx_ring_stage(b, s->vr, prev), *pph = tirx_ring_phase(b, s->vr, prev, false);
     issue_pv(x, s, pst, pph, false);
-    tirx_wgmma_wait(b, 0);
-    release(b, s, s->vr, pst);
+    retire(b, s, 0, s->vr, pst);
   }
   tirx_if_end(b);
 }
@@ -470,24 +487,19 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
     tile_info ti = tile_of(&x, t, second);
     tirx_if_begin(b, ti.valid);
-    tirx_ring_acquire(b, qr, I(b, 0), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)), I(b, qbytes));
-    tirx_config lq = {.barrier = tirx_ring_full(b, qr, I(b, 0))};
-    tirx_copy_async(b, tirx_whole(b, Qbox),
-                    tirx_region_new(b, Q, TIRX_EXPRS(ti.bq, tirx_add(b, ti.q_off, tirx_mul(b, ti.mb, I(b, BM))), ti.h, I(b, 0)),
-                                    (int64_t[]){1, BM, 1, d}), &lq);
+    ring_load(b, qr, I(b, 0), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)), qbytes,
+              tirx_whole(b, Qbox),
+              head_rows(b, Q, ti.bq, tirx_add(b, ti.q_off, tirx_mul(b, ti.mb, I(b, BM))), ti.h, BM, d));
     tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
     tirx_expr *jj = tirx_for_begin(b, "jj", I(b, 0), ti.nblocks, NULL, TIRX_LOOP_SERIAL);
     tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti.nblocks, I(b, 1)), jj));
     tirx_expr *st = tirx_ring_stage(b, kr, it), *ph = tirx_ring_phase(b, kr, it, true);
     tirx_expr *row = tirx_add(b, ti.k_off, tirx_mul(b, j, I(b, bn)));
-    tirx_ring_acquire(b, kr, st, ph, I(b, kvbytes));
-    tirx_config lk = {.barrier = tirx_ring_full(b, kr, st)};
-    tirx_copy_async(b, box(b, Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
-                    tirx_region_new(b, K, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lk);
-    tirx_ring_acquire(b, vr, st, ph, I(b, kvbytes)); /* V's stages go with K's */
-    tirx_config lv = {.barrier = tirx_ring_full(b, vr, st)};
-    tirx_copy_async(b, box(b, Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
-                    tirx_region_new(b, V, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lv);
+    ring_load(b, kr, st, ph, kvbytes, box(b, Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
+              head_rows(b, K, ti.bk, row, ti.kvh, bn, d));
+    /* V's stages go with K's */
+    ring_load(b, vr, st, ph, kvbytes, box(b, Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
+              head_rows(b, V, ti.bk, row, ti.kvh, bn, d));
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
     tirx_for_end(b);
     tirx_if_end(b);
@@ -520,9 +532,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_ring_wait(b, qr, I(b, 0), tirx_bit_and(b, qt, I(b, 1)));
   kv_blocks(&x, &s, &ti);
   /* Q is free once both consumers are past their last S = Q K^T */
-  tirx_if_begin(b, tirx_eq(b, s.tid_wg, I(b, 0)));
-  tirx_ring_release(b, qr, I(b, 0));
-  tirx_if_end(b);
+  release(b, &s, qr, I(b, 0));
   tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
   /* Epilogue: O / l (0 for a row that saw no key), lse = m scale + ln l */
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
@@ -550,8 +560,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   if (!key->varlen) { /* rows past S_q are clipped by the tensor map */
     for (int q = 0; q < 2; q++) {
       tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
-      tirx_copy_async(b, tirx_region_new(b, O, TIRX_EXPRS(ti.bq, tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), I(b, q * WM)), ti.h, I(b, 0)),
-                                         (int64_t[]){1, WM, 1, d}),
+      tirx_copy_async(b, head_rows(b, O, ti.bq, tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), I(b, q * WM)), ti.h, WM, d),
                       box(b, Obox, I(b, q * WM), WM, d), NULL);
       tirx_bulk_commit(b);
       tirx_bulk_wait(b, 0, true);
@@ -562,10 +571,8 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_expr *rr = tirx_for_begin(b, "rr", w, I(b, WM), I(b, 4), TIRX_LOOP_SERIAL);
     tirx_if_begin(b, tirx_lt(b, tirx_add(b, row0, rr), ti.len_q));
     tirx_team_begin(b, TIRX_TEAM_WARP);
-    tirx_copy(b, tirx_region_new(b, O, TIRX_EXPRS(I(b, 0), tirx_add(b, ti.q_off, tirx_add(b, row0, rr)), ti.h, I(b, 0)),
-                                 (int64_t[]){1, 1, 1, d}),
-              tirx_region_new(b, Obox, TIRX_EXPRS(I(b, 0), tirx_add(b, tirx_mul(b, s.c, I(b, WM)), rr), I(b, 0), I(b, 0)),
-                              (int64_t[]){1, 1, 1, d}), NULL);
+    tirx_copy(b, head_rows(b, O, I(b, 0), tirx_add(b, ti.q_off, tirx_add(b, row0, rr)), ti.h, 1, d),
+              box(b, Obox, tirx_add(b, tirx_mul(b, s.c, I(b, WM)), rr), 1, d), NULL);
     tirx_team_end(b);
     tirx_if_end(b);
     tirx_for_end(b);
