@@ -648,18 +648,12 @@ tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, voi
   int64_t tq = c->varlen ? c->t_q : c->s_q, tk = c->varlen ? c->t_k : c->s_k;
   int64_t qs[4] = {bq, tq, c->h, c->d}, ks[4] = {bq, tk, c->h_kv, c->d};
   int64_t lse_shape[3] = {bq, c->h, tq};
+  /* the integer parameters in build's order: B, H, G, Sq, Sk, Tq, Tk, Bq, Bk, Hkv */
+  const int64_t ints[] = {c->batch, c->h, c->h / c->h_kv, c->s_q, c->s_k, tq, tk, bq, bq, c->h_kv};
   tirx_arg args[24];
   int n = 0;
-  args[n++] = tirx_arg_i32(c->batch);
-  args[n++] = tirx_arg_i32(c->h);
-  args[n++] = tirx_arg_i32(c->h / c->h_kv);
-  args[n++] = tirx_arg_i32((int32_t)c->s_q);
-  args[n++] = tirx_arg_i32((int32_t)c->s_k);
-  args[n++] = tirx_arg_i32((int32_t)tq);
-  args[n++] = tirx_arg_i32((int32_t)tk);
-  args[n++] = tirx_arg_i32((int32_t)bq);
-  args[n++] = tirx_arg_i32((int32_t)bq);
-  args[n++] = tirx_arg_i32(c->h_kv);
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    args[n++] = tirx_arg_i32((int32_t)ints[i]);
   args[n++] = tirx_arg_f32((float)(c->scale * M_LOG2E));
   args[n++] = tirx_arg_tensor(c->q, c->dtype, 4, qs, c->q_stride);
   args[n++] = tirx_arg_tensor(c->k, c->dtype, 4, ks, c->k_stride);
