@@ -71,47 +71,25 @@ static tirx_region *rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_ex
   return tirx_region_new(b, t, TIRX_EXPRS(r0, c0), (int64_t[]){rows, cols});
 }
 
+/* Rows r0 .. r0 + rows - 1 of head h at index bi of the first dim of a [batch, seq, heads, D]
+ * tensor: the (1, rows, 1, D) region of a TMA box or a row's copy. */
+static tirx_region *head_rows(tirx_builder *b, tirx_tensor *t, tirx_expr *bi, tirx_expr *r0,
+                              tirx_expr *h, int64_t rows, int64_t d) {
+  return tirx_region_new(b, t, TIRX_EXPRS(bi, r0, h, I(b, 0)), (int64_t[]){1, rows, 1, d});
+}
+
 /* Rows r0.. of the [1, rows, 1, D] view of a tile (the TMA box's shape). */
 static tirx_region *box(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, int64_t rows, int64_t d) {
-  return tirx_region_new(b, t, TIRX_EXPRS(I(b, 0), r0, I(b, 0), I(b, 0)),
-                         (int64_t[]){1, rows, 1, d});
+  return head_rows(b, t, I(b, 0), r0, I(b, 0), rows, d);
 }
 
-static tirx_region *col0(tirx_builder *b, tirx_tensor *t) { return tirx__attn_col0(b, t); }
-
-void tirx__attn_wg_barrier(tirx_builder *b, tirx_expr *c) {
-  for (int q = 0; q < 2; q++) {
-    tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
-    tirx_named_barrier_sync(b, 1 + q, 128);
-    tirx_if_end(b);
-  }
-}
-
-tirx_region *tirx__attn_rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,
-                             int64_t rows, int64_t cols) {
-  return rect(b, t, r0, c0, rows, cols);
-}
-
-tirx_region *tirx__attn_col0(tirx_builder *b, tirx_tensor *t) {
-  return rect(b, t, I(b, 0), I(b, 0), WM, 1);
-}
-
-static tirx_tensor *tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows, int64_t d,
-                         int swz, tirx_tensor **view) {
-  return tirx__attn_tile(b, name, dt, rows, d, swz, view);
-}
-
-tirx_tensor *tirx__attn_tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows,
-                             int64_t d, int swz, tirx_tensor **view) {
-  tirx_arena *ar = tirx_builder_arena(b);
-  tirx_tensor *t = tirx_alloc_shared(b, name, dt, TIRX_DIMS(rows, d),
-                                     tirx_layout_smem_tile(ar, rows, d, 2, swz));
-  char vname[32];
-  snprintf(vname, sizeof vname, "%s_box", name);
-  *view = tirx_alloc_shared_view(b, vname, t, 0, dt, 4, (int64_t[]){1, rows, 1, d},
-                                 tirx_layout_group(ar, tirx_layout_smem_tile(ar, rows, d, 2, swz),
-                                                   4, (int64_t[]){1, rows, 1, d}));
-  return t;
+/* The TMA load of src into dst, stage st of ring r: waits for the stage to be empty (phase
+ * ph), arms its full barrier with the load's bytes, and issues the load on that barrier. */
+static void ring_load(tirx_builder *b, const tirx_ring *r, tirx_expr *st, tirx_expr *ph,
+                      int64_t bytes, tirx_region *dst, tirx_region *src) {
+  tirx_ring_acquire(b, r, st, ph, I(b, bytes));
+  tirx_config load = {.barrier = tirx_ring_full(b, r, st)};
+  tirx_copy_async(b, dst, src, &load);
 }
 
 /* What the producer and the consumers both derive for a tile. */
@@ -192,6 +170,13 @@ static void release(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_exp
   tirx_if_end(b);
 }
 
+/* Waits until at most n of the warpgroup's GEMM groups are pending, then releases stage st of
+ * r, which the finished ones read. */
+static void retire(tirx_builder *b, const cons *s, int n, const tirx_ring *r, tirx_expr *st) {
+  tirx_wgmma_wait(b, n);
+  release(b, s, r, st);
+}
+
 /*
  * The ping-pong's turns (SCHED_PINGPONG): the two consumers take turns issuing their GEMMs, so
  * that one's softmax runs while the other's GEMMs have the tensor cores. Consumer c's turn is
@@ -204,66 +189,64 @@ static void release(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_exp
  */
 enum { TURN_BAR = 3, TURN_THREADS = 256 };
 
-static void turn_wait(tirx_builder *b, const cons *s) {
+typedef void barrier_op(tirx_builder *b, int id, int nthreads); /* sync or arrive */
+
+/* op by each consumer on its own turn's barrier, or (other) on the other consumer's. */
+static void turn_op(tirx_builder *b, const cons *s, barrier_op *op, bool other) {
   tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
-  tirx_named_barrier_sync(b, TURN_BAR, TURN_THREADS);
+  op(b, TURN_BAR + other, TURN_THREADS);
   tirx_else(b);
-  tirx_named_barrier_sync(b, TURN_BAR + 1, TURN_THREADS);
+  op(b, TURN_BAR + !other, TURN_THREADS);
   tirx_if_end(b);
+}
+
+static void turn_wait(tirx_builder *b, const cons *s) {
+  turn_op(b, s, tirx_named_barrier_sync, false);
 }
 
 static void turn_pass(tirx_builder *b, const cons *s) {
-  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
-  tirx_named_barrier_arrive(b, TURN_BAR + 1, TURN_THREADS);
-  tirx_else(b);
-  tirx_named_barrier_arrive(b, TURN_BAR, TURN_THREADS);
+  turn_op(b, s, tirx_named_barrier_arrive, true);
+}
+
+/* op by consumer c alone on consumer 0's turn barrier. Before the consumers' first tile,
+ * consumer 1 arrives (the first turn is consumer 0's); after their last, consumer 0 syncs,
+ * taking consumer 1's last pass, so that the CTA exits with no arrival pending. */
+static void turn_edge(tirx_builder *b, const cons *s, int c, barrier_op *op) {
+  tirx_if_begin(b, tirx_eq(b, s->c, I(b, c)));
+  op(b, TURN_BAR, TURN_THREADS);
   tirx_if_end(b);
 }
 
-/* Before the consumers' first tile: consumer 1 arms consumer 0's barrier (the first turn is
- * consumer 0's). After their last: consumer 0 takes consumer 1's last pass, so that the CTA
- * exits with no arrival pending. */
-static void turn_start(tirx_builder *b, const cons *s) {
-  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 1)));
-  tirx_named_barrier_arrive(b, TURN_BAR, TURN_THREADS);
-  tirx_if_end(b);
+/* D = A B (accumulate: D += A B) on stage st of ring r, issued and committed, not waited for:
+ * once the stage is full (phase ph) and, with turn, in the consumer's turn (FlashAttention-3's
+ * order: the data, then the turn). */
+static void issue(tirx_builder *b, const cons *s, const tirx_ring *r, tirx_expr *st,
+                  tirx_expr *ph, bool turn, tirx_region *D, tirx_region *A, tirx_region *B,
+                  bool accumulate) {
+  tirx_ring_wait(b, r, st, ph);
+  if (turn)
+    turn_wait(b, s);
+  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+  tirx_gemm_config g = {.accumulate = tirx_bool(b, accumulate)};
+  tirx_gemm_async(b, D, A, B, &g);
+  tirx_wgmma_commit(b);
+  tirx_team_end(b);
 }
 
-static void turn_end(tirx_builder *b, const cons *s) {
-  tirx_if_begin(b, tirx_eq(b, s->c, I(b, 0)));
-  tirx_named_barrier_sync(b, TURN_BAR, TURN_THREADS);
-  tirx_if_end(b);
-}
-
-/* S = Q K^T on stage st (issued, committed, not waited for); with turn in the consumer's turn,
- * waited for once the stage is full (FlashAttention-3's order: the data, then the turn). */
+/* S = Q K^T (not S +=) on stage st of the K ring; turn as issue's. */
 static void issue_s(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
   tirx_builder *b = x->b;
   int bn = x->bn, d = x->key->d;
-  tirx_ring_wait(b, s->kr, st, ph);
-  if (turn)
-    turn_wait(b, s);
-  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_gemm_config fresh = {.accumulate = tirx_bool(b, false)}; /* S = Q K^T, not S += */
-  tirx_gemm_async(b, tirx_whole(b, s->S), rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
-                  rect(b, s->Ks, I(b, 0), tirx_mul(b, st, I(b, bn)), d, bn), &fresh);
-  tirx_wgmma_commit(b);
-  tirx_team_end(b);
+  issue(b, s, s->kr, st, ph, turn, tirx_whole(b, s->S),
+        rect(b, s->Qs, tirx_mul(b, s->c, I(b, WM)), I(b, 0), WM, d),
+        rect(b, s->Ks, I(b, 0), tirx_mul(b, st, I(b, bn)), d, bn), false);
 }
 
-/* O += P V on stage st (issued, committed); turn as issue_s's. */
+/* O += P V on stage st of the V ring; turn as issue's. */
 static void issue_pv(const kctx *x, const cons *s, tirx_expr *st, tirx_expr *ph, bool turn) {
   tirx_builder *b = x->b;
-  int bn = x->bn, d = x->key->d;
-  tirx_ring_wait(b, s->vr, st, ph);
-  if (turn)
-    turn_wait(b, s);
-  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_gemm_config g = {.accumulate = tirx_bool(b, true)};
-  tirx_gemm_async(b, tirx_whole(b, s->O), tirx_whole(b, s->P),
-                  rect(b, s->Vs, tirx_mul(b, st, I(b, bn)), I(b, 0), bn, d), &g);
-  tirx_wgmma_commit(b);
-  tirx_team_end(b);
+  issue(b, s, s->vr, st, ph, turn, tirx_whole(b, s->O), tirx_whole(b, s->P),
+        rect(b, s->Vs, tirx_mul(b, st, I(b, x->bn)), I(b, 0), x->bn, x->key->d), true);
 }
 
 /* The online softmax of block j on S (complete): mask, m' = max(m, rowmax S), a = exp2((m -
@@ -288,63 +271,12 @@ static void softmax(const kctx *x, const cons *s, const tile_info *ti, tirx_expr
   tirx_team_end(b);
 }
 
-void tirx__attn_softmax_step(tirx_builder *b, const tirx__attn_rows *r, tirx_region *S,
-                             tirx_expr *c_log2) {
-  tirx_copy(b, col0(b, r->Mold), col0(b, r->Mrun), NULL);
-  tirx_reduce(b, col0(b, r->Mrun), S, TIRX_OP_MAX, 0x2, true, NULL);
-  tirx_region *c = tirx_broadcast(b, c_log2);
-  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_SUB, col0(b, r->Mold), col0(b, r->Mrun), NULL);
-  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_MUL, col0(b, r->Alpha), c, NULL);
-  tirx_unary(b, col0(b, r->Alpha), TIRX_OP_EXP2_APPROX, col0(b, r->Alpha), NULL);
-  tirx_binary(b, col0(b, r->NegMs), TIRX_OP_MUL, col0(b, r->Mrun),
-              tirx_broadcast(b, tirx_neg(b, c_log2)), NULL);
-  tirx_ternary(b, S, TIRX_OP_FMA, S, c, tirx_whole(b, r->NegMs), NULL);
-  tirx_unary(b, S, TIRX_OP_EXP2_APPROX, S, NULL);
-  tirx_reduce(b, col0(b, r->Lx), S, TIRX_OP_SUM, 0x2, false, NULL);
-  tirx_ternary(b, col0(b, r->Lrun), TIRX_OP_FMA, col0(b, r->Lrun), col0(b, r->Alpha), col0(b, r->Lx), NULL);
-}
-
 /* Before the block's P V GEMM: O = O a, P = S as 16 bits (the RS A fragment as it stands). */
 static void rescale_and_pack(const kctx *x, const cons *s) {
   tirx_builder *b = x->b;
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx__attn_rescale_pack(b, &s->rows, s->O, s->P, s->S);
   tirx_team_end(b);
-}
-
-void tirx__attn_rescale_pack(tirx_builder *b, const tirx__attn_rows *r, tirx_tensor *O,
-                             tirx_tensor *P, tirx_tensor *S) {
-  tirx_binary(b, tirx_whole(b, O), TIRX_OP_MUL, tirx_whole(b, O), tirx_whole(b, r->Alpha), NULL);
-  tirx_cast_region(b, tirx_whole(b, P), tirx_whole(b, S), NULL);
-}
-
-/* O = O / l, 0 for a row that saw no key (l = 0). */
-void tirx__attn_normalize(tirx_builder *b, const tirx__attn_rows *r, tirx_tensor *O) {
-  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_MAX, col0(b, r->Lrun), tirx_broadcast(b, tirx_float(b, 1e-30, TIRX_F32)), NULL);
-  tirx_binary(b, col0(b, r->Alpha), TIRX_OP_DIV, tirx_broadcast(b, tirx_float(b, 1.0, TIRX_F32)), col0(b, r->Alpha), NULL);
-  tirx_binary(b, tirx_whole(b, O), TIRX_OP_MUL, tirx_whole(b, O), tirx_whole(b, r->Alpha), NULL);
-}
-
-/* Lx = m scale + ln l, the natural log-sum-exp of the scaled scores (scale = c_log2 ln 2). */
-void tirx__attn_lse(tirx_builder *b, const tirx__attn_rows *r, tirx_expr *c_log2) {
-  tirx_unary(b, col0(b, r->Lx), TIRX_OP_LOG, col0(b, r->Lrun), NULL);
-  tirx_ternary(b, col0(b, r->Lx), TIRX_OP_FMA, col0(b, r->Mrun),
-               tirx_broadcast(b, tirx_mul(b, c_log2, tirx_float(b, M_LN2, TIRX_F32))), col0(b, r->Lx), NULL);
-}
-
-void tirx__attn_rows_new(tirx_builder *b, tirx__attn_rows *r, int bn, int d) {
-  tirx_arena *ar = tirx_builder_arena(b);
-  const tirx_layout *rows_n = tirx_layout_wgmma_rows(ar, bn), *rows_d = tirx_layout_wgmma_rows(ar, d);
-  r->Mrun = tirx_alloc_local(b, "Mrun", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
-  r->Mold = tirx_alloc_local(b, "Mold", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
-  r->NegMs = tirx_alloc_local(b, "NegMs", TIRX_F32, TIRX_DIMS(WM, bn), rows_n);
-  r->Lrun = tirx_alloc_local(b, "Lrun", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
-  r->Lx = tirx_alloc_local(b, "Lx", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
-  r->Alpha = tirx_alloc_local(b, "Alpha", TIRX_F32, TIRX_DIMS(WM, d), rows_d);
-  /* m starts finite (-1e30): a row whose keys are all masked then gives exp2(-inf) = 0, not
-   * the NaN of -inf - -inf, with no check in the loop */
-  tirx_fill(b, col0(b, r->Mrun), tirx_float(b, -1e30, TIRX_F32), NULL);
-  tirx_fill(b, col0(b, r->Lrun), tirx_float(b, 0.0, TIRX_F32), NULL);
 }
 
 /*
@@ -368,13 +300,11 @@ static void kv_block(const kctx *x, const cons *s, const tile_info *ti, tirx_exp
   issue_s(x, s, st, ph, false);
   if (pingpong)
     turn_pass(b, s);
-  tirx_wgmma_wait(b, 0);
-  release(b, s, s->kr, st);
+  retire(b, s, 0, s->kr, st);
   softmax(x, s, ti, j, masked);
   rescale_and_pack(x, s);
   issue_pv(x, s, st, ph, pingpong);
-  tirx_wgmma_wait(b, 0);
-  release(b, s, s->vr, st);
+  retire(b, s, 0, s->vr, st);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
 
@@ -442,11 +372,9 @@ static void kv_step_overlap(const kctx *x, const cons *s, const tile_info *ti, t
   issue_pv(x, s, pst, pph, false);
   if (pingpong)
     turn_pass(b, s);
-  tirx_wgmma_wait(b, 1); /* S_n; P_{n-1} V_{n-1} in flight */
-  release(b, s, s->kr, st);
+  retire(b, s, 1, s->kr, st); /* S_n; P_{n-1} V_{n-1} in flight */
   softmax(x, s, ti, j, masked);
-  tirx_wgmma_wait(b, 0);
-  release(b, s, s->vr, pst);
+  retire(b, s, 0, s->vr, pst);
   rescale_and_pack(x, s);
   tirx_assign(b, s->it, tirx_add(b, s->it, I(b, 1)));
 }
@@ -461,8 +389,7 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
   {
     tirx_expr *st = tirx_ring_stage(b, s->kr, s->it), *ph = tirx_ring_phase(b, s->kr, s->it, false);
     issue_s(x, s, st, ph, false);
-    tirx_wgmma_wait(b, 0);
-    release(b, s, s->kr, st);
+    retire(b, s, 0, s->kr, st);
     softmax(x, s, ti, tirx_sub(b, ti->nblocks, I(b, 1)), true);
     tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
     tirx_cast_region(b, tirx_whole(b, s->P), tirx_whole(b, s->S), NULL); /* O is 0: no rescale */
@@ -481,8 +408,7 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
     tirx_expr *prev = tirx_sub(b, s->it, I(b, 1));
     tirx_expr *pst = tirx_ring_stage(b, s->vr, prev), *pph = tirx_ring_phase(b, s->vr, prev, false);
     issue_pv(x, s, pst, pph, false);
-    tirx_wgmma_wait(b, 0);
-    release(b, s, s->vr, pst);
+    retire(b, s, 0, s->vr, pst);
   }
   tirx_if_end(b);
 }
@@ -530,11 +456,11 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
 
   /* Shared memory: Q, the K and V rings, the O tile, the LSE rows, the barriers. */
   tirx_tensor *Qbox, *Kbox, *Vbox, *Obox;
-  tirx_tensor *Qs = tile(b, "Qs", dt, BM, d, 128, &Qbox);
-  tirx_tensor *Kring = tile(b, "Ks", dt, STAGES * bn, d, 128, &Kbox);
-  tirx_tensor *Vs = tile(b, "Vs", dt, STAGES * bn, d, 128, &Vbox);
+  tirx_tensor *Qs = tirx__attn_tile(b, "Qs", dt, BM, d, 128, &Qbox);
+  tirx_tensor *Kring = tirx__attn_tile(b, "Ks", dt, STAGES * bn, d, 128, &Kbox);
+  tirx_tensor *Vs = tirx__attn_tile(b, "Vs", dt, STAGES * bn, d, 128, &Vbox);
   /* O: swizzled for the TMA store; varlen stores rows one by one, from a plain tile */
-  tirx_tensor *Os = tile(b, "Os", dt, BM, d, key->varlen ? 0 : 128, &Obox);
+  tirx_tensor *Os = tirx__attn_tile(b, "Os", dt, BM, d, key->varlen ? 0 : 128, &Obox);
   /* K as the (D, keys) B operand of S = Q K^T: K-major, the same bytes */
   tirx_tensor *Ks = tirx_alloc_shared_view(b, "Kt", Kring, 0, dt, 2, (int64_t[]){d, STAGES * bn},
       tirx_layout_permute(ar, tirx_layout_smem_tile(ar, STAGES * bn, d, 2, 128), 2, (int64_t[]){1, 0}));
@@ -561,24 +487,19 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
     tile_info ti = tile_of(&x, t, second);
     tirx_if_begin(b, ti.valid);
-    tirx_ring_acquire(b, qr, I(b, 0), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)), I(b, qbytes));
-    tirx_config lq = {.barrier = tirx_ring_full(b, qr, I(b, 0))};
-    tirx_copy_async(b, tirx_whole(b, Qbox),
-                    tirx_region_new(b, Q, TIRX_EXPRS(ti.bq, tirx_add(b, ti.q_off, tirx_mul(b, ti.mb, I(b, BM))), ti.h, I(b, 0)),
-                                    (int64_t[]){1, BM, 1, d}), &lq);
+    ring_load(b, qr, I(b, 0), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)), qbytes,
+              tirx_whole(b, Qbox),
+              head_rows(b, Q, ti.bq, tirx_add(b, ti.q_off, tirx_mul(b, ti.mb, I(b, BM))), ti.h, BM, d));
     tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
     tirx_expr *jj = tirx_for_begin(b, "jj", I(b, 0), ti.nblocks, NULL, TIRX_LOOP_SERIAL);
     tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti.nblocks, I(b, 1)), jj));
     tirx_expr *st = tirx_ring_stage(b, kr, it), *ph = tirx_ring_phase(b, kr, it, true);
     tirx_expr *row = tirx_add(b, ti.k_off, tirx_mul(b, j, I(b, bn)));
-    tirx_ring_acquire(b, kr, st, ph, I(b, kvbytes));
-    tirx_config lk = {.barrier = tirx_ring_full(b, kr, st)};
-    tirx_copy_async(b, box(b, Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
-                    tirx_region_new(b, K, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lk);
-    tirx_ring_acquire(b, vr, st, ph, I(b, kvbytes)); /* V's stages go with K's */
-    tirx_config lv = {.barrier = tirx_ring_full(b, vr, st)};
-    tirx_copy_async(b, box(b, Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
-                    tirx_region_new(b, V, TIRX_EXPRS(ti.bk, row, ti.kvh, I(b, 0)), (int64_t[]){1, bn, 1, d}), &lv);
+    ring_load(b, kr, st, ph, kvbytes, box(b, Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
+              head_rows(b, K, ti.bk, row, ti.kvh, bn, d));
+    /* V's stages go with K's */
+    ring_load(b, vr, st, ph, kvbytes, box(b, Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
+              head_rows(b, V, ti.bk, row, ti.kvh, bn, d));
     tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
     tirx_for_end(b);
     tirx_if_end(b);
@@ -596,7 +517,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   s.it = tirx_var(b, "it", TIRX_I32, NULL);
   tirx_expr *qt = tirx_var(b, "qt", TIRX_I32, NULL);
   if (key->schedule & SCHED_PINGPONG)
-    turn_start(b, &s);
+    turn_edge(b, &s, 1, tirx_named_barrier_arrive);
   tirx_expr *t = tirx_for_begin(b, "t", tirx_block_idx(b, 0), ntiles, tirx_grid_dim(b, 0), TIRX_LOOP_SERIAL);
   tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
   tile_info ti = tile_of(&x, t, second);
@@ -611,9 +532,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_ring_wait(b, qr, I(b, 0), tirx_bit_and(b, qt, I(b, 1)));
   kv_blocks(&x, &s, &ti);
   /* Q is free once both consumers are past their last S = Q K^T */
-  tirx_if_begin(b, tirx_eq(b, s.tid_wg, I(b, 0)));
-  tirx_ring_release(b, qr, I(b, 0));
-  tirx_if_end(b);
+  release(b, &s, qr, I(b, 0));
   tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
   /* Epilogue: O / l (0 for a row that saw no key), lse = m scale + ln l */
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
@@ -626,7 +545,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx__attn_wg_barrier(b, s.c);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_copy(b, rect(b, Os, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, d), tirx_whole(b, O16), NULL);
-  tirx_copy(b, rect(b, LseS, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, 1), col0(b, s.rows.Lx), NULL);
+  tirx_copy(b, rect(b, LseS, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, 1), tirx__attn_col0(b, s.rows.Lx), NULL);
   tirx_team_end(b);
   tirx_fence_proxy_async(b);
   tirx__attn_wg_barrier(b, s.c);
@@ -641,8 +560,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   if (!key->varlen) { /* rows past S_q are clipped by the tensor map */
     for (int q = 0; q < 2; q++) {
       tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
-      tirx_copy_async(b, tirx_region_new(b, O, TIRX_EXPRS(ti.bq, tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), I(b, q * WM)), ti.h, I(b, 0)),
-                                         (int64_t[]){1, WM, 1, d}),
+      tirx_copy_async(b, head_rows(b, O, ti.bq, tirx_add(b, tirx_mul(b, ti.mb, I(b, BM)), I(b, q * WM)), ti.h, WM, d),
                       box(b, Obox, I(b, q * WM), WM, d), NULL);
       tirx_bulk_commit(b);
       tirx_bulk_wait(b, 0, true);
@@ -653,10 +571,8 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_expr *rr = tirx_for_begin(b, "rr", w, I(b, WM), I(b, 4), TIRX_LOOP_SERIAL);
     tirx_if_begin(b, tirx_lt(b, tirx_add(b, row0, rr), ti.len_q));
     tirx_team_begin(b, TIRX_TEAM_WARP);
-    tirx_copy(b, tirx_region_new(b, O, TIRX_EXPRS(I(b, 0), tirx_add(b, ti.q_off, tirx_add(b, row0, rr)), ti.h, I(b, 0)),
-                                 (int64_t[]){1, 1, 1, d}),
-              tirx_region_new(b, Obox, TIRX_EXPRS(I(b, 0), tirx_add(b, tirx_mul(b, s.c, I(b, WM)), rr), I(b, 0), I(b, 0)),
-                              (int64_t[]){1, 1, 1, d}), NULL);
+    tirx_copy(b, head_rows(b, O, I(b, 0), tirx_add(b, ti.q_off, tirx_add(b, row0, rr)), ti.h, 1, d),
+              box(b, Obox, tirx_add(b, tirx_mul(b, s.c, I(b, WM)), rr), 1, d), NULL);
     tirx_team_end(b);
     tirx_if_end(b);
     tirx_for_end(b);
@@ -665,7 +581,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_for_end(b); /* second */
   tirx_for_end(b);
   if (key->schedule & SCHED_PINGPONG)
-    turn_end(b, &s);
+    turn_edge(b, &s, 0, tirx_named_barrier_sync);
   if (!key->varlen)
     for (int q = 0; q < 2; q++) { /* stores complete before the CTA exits */
       tirx_filter_begin(b, TIRX_AXIS_TID, 128 * (1 + q), 128 * (1 + q) + 1);
@@ -732,18 +648,12 @@ tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, voi
   int64_t tq = c->varlen ? c->t_q : c->s_q, tk = c->varlen ? c->t_k : c->s_k;
   int64_t qs[4] = {bq, tq, c->h, c->d}, ks[4] = {bq, tk, c->h_kv, c->d};
   int64_t lse_shape[3] = {bq, c->h, tq};
+  /* the integer parameters in build's order: B, H, G, Sq, Sk, Tq, Tk, Bq, Bk, Hkv */
+  const int64_t ints[] = {c->batch, c->h, c->h / c->h_kv, c->s_q, c->s_k, tq, tk, bq, bq, c->h_kv};
   tirx_arg args[24];
   int n = 0;
-  args[n++] = tirx_arg_i32(c->batch);
-  args[n++] = tirx_arg_i32(c->h);
-  args[n++] = tirx_arg_i32(c->h / c->h_kv);
-  args[n++] = tirx_arg_i32((int32_t)c->s_q);
-  args[n++] = tirx_arg_i32((int32_t)c->s_k);
-  args[n++] = tirx_arg_i32((int32_t)tq);
-  args[n++] = tirx_arg_i32((int32_t)tk);
-  args[n++] = tirx_arg_i32((int32_t)bq);
-  args[n++] = tirx_arg_i32((int32_t)bq);
-  args[n++] = tirx_arg_i32(c->h_kv);
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    args[n++] = tirx_arg_i32((int32_t)ints[i]);
   args[n++] = tirx_arg_f32((float)(c->scale * M_LOG2E));
   args[n++] = tirx_arg_tensor(c->q, c->dtype, 4, qs, c->q_stride);
   args[n++] = tirx_arg_tensor(c->k, c->dtype, 4, ks, c->k_stride);

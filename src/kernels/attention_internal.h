@@ -52,7 +52,7 @@ typedef struct tirx__attn_ref_args {
 tirx_status tirx__attention_ref_get(const tirx__attn_call *c, tirx_kernel **out);
 void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_ref_args *a);
 
-/* ---- pieces the attention kernels share (attention_fast.c; builder code) ---- */
+/* ---- pieces the attention kernels share (attention_parts.c; builder code) ---- */
 
 /* A (rows, d) 16-bit tile in shared memory, swz-byte swizzled (tirx_layout_smem_tile), and
  * in *view its [1, rows, 1, d] view (the TMA box of a [batch, seq, heads, d] tensor). */
