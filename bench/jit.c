@@ -66,6 +66,7 @@
 
 #include "cache/store.h"
 #include "jit/jit.h"
+#include "bench_util.h"
 #include "demo_kernels.h"
 
 static FILE *csv;
@@ -83,16 +84,6 @@ static void row(const char *section, const char *name, const char *metric, doubl
                 const char *unit) {
   if (csv)
     fprintf(csv, "%s,%s,%s,%.6g,%s\n", section, name, metric, value, unit);
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return v[n / 2];
 }
 
 static void mkdtemp_in(char *buf, size_t len, const char *what) {
@@ -230,8 +221,8 @@ static int bench_launch(tirx_runtime *rt, long launches) {
     }
     tirx_runtime_synchronize(rt, NULL);
   }
-  double mt = median(tt, (size_t)launches) * 1e3, mr = median(tr, (size_t)launches) * 1e3;
-  double mn = median(tn, (size_t)launches) * 1e3;
+  double mt = median(tt, (int)launches) * 1e3, mr = median(tr, (int)launches) * 1e3;
+  double mn = median(tn, (int)launches) * 1e3;
   printf("(a) memory hit, %ld launches each, medians:\n", launches);
   printf("    tirx_launch (context current)   %8.3f us\n", mt);
   printf("    tirx_launch (no current ctx)    %8.3f us\n", mn);
@@ -838,8 +829,8 @@ static int bench_queue(void) {
              r + 1, ser[r], pool, par[r], sp_par[r], nw, wrk[r], sp_wrk[r], hot[r], sp_hot[r]);
   }
   tirx_kernel_release(k);
-  double serial = median(ser, (size_t)R), parallel = median(par, (size_t)R);
-  double s_par = median(sp_par, (size_t)R);
+  double serial = median(ser, R), parallel = median(par, R);
+  double s_par = median(sp_par, R);
   double target = 0.8 * (double)nw;
   printf("(d) %d distinct variants warmed up (libuv pool of %u threads, %ld CPUs)%s:\n", V,
          pool, cpus, R > 1 ? ", medians of the rounds" : "");
@@ -858,7 +849,7 @@ static int bench_queue(void) {
     row("d_queue", "64_variants", "workers_missing", 1, "flag");
     return 0;
   }
-  double workers = median(wrk, (size_t)R), s_wrk = median(sp_wrk, (size_t)R);
+  double workers = median(wrk, R), s_wrk = median(sp_wrk, R);
   printf("    %2u compile workers              %9.1f ms (%llu compiles): %.2fx (target >= "
          "%.1fx): %s\n",
          nw, workers, (unsigned long long)cw, s_wrk, target, s_wrk >= target ? "met" : "NOT met");
@@ -866,7 +857,7 @@ static int bench_queue(void) {
   row("d_queue", "64_variants", "worker_count", nw, "count");
   row("d_queue", "64_variants", "workers_speedup", s_wrk, "x");
   row("d_queue", "64_variants", "workers_target", target, "x");
-  double running = median(hot, (size_t)R), s_hot = median(sp_hot, (size_t)R);
+  double running = median(hot, R), s_hot = median(sp_hot, R);
   printf("    %2u workers, pool running        %9.1f ms (%llu compiles): %.2fx (started and "
          "past their first compile before the clock)\n",
          nw, running, (unsigned long long)ch, s_hot);
@@ -1202,11 +1193,9 @@ static int bench_hot_launch(tirx_runtime *rt, const char *label) {
 }
 
 int main(int argc, char **argv) {
-  /* NVRTC's own cache off unless TIRX_BENCH_NVRTC_CACHE=1 (bench_util.h, bench_nvrtc_cache_off:
-   * on a GPU host it answers a repeated compile of one source after the front end alone), for
-   * the child processes too. */
-  const char *keep = getenv("TIRX_BENCH_NVRTC_CACHE");
-  if (!keep || strcmp(keep, "1") != 0) setenv("CUDA_CACHE_DISABLE", "1", 1);
+  /* NVRTC's own cache off unless TIRX_BENCH_NVRTC_CACHE=1 (on a GPU host it answers a repeated
+   * compile of one source after the front end alone), for the child processes too. */
+  bench_nvrtc_cache_off();
   if (argc == 4 && !strcmp(argv[1], "--first-launch-child"))
     return first_launch_child(argv[2], argv[3]);
   if (argc == 6 && !strcmp(argv[1], "--claim-child"))
