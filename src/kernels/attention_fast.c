@@ -635,40 +635,55 @@ tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tir
   return build(&key, out);
 }
 
-tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, void *stream) {
+tirx_status tirx__attention_fast_get(const tirx__attn_call *c, tirx_kernel **out) {
   static const char fn[] = "tirx_op_attention";
+  *out = NULL;
   attn_key key = {.dtype = c->dtype, .d = c->d, .causal = c->causal, .varlen = c->varlen};
   if (schedule_of(fn, &key.schedule) != TIRX_OK)
     return TIRX_E_INVALID_ARG;
-  tirx_kernel *k;
-  tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, &key, &k);
+  tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, &key, out);
   if (st != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
+  return TIRX_OK;
+}
+
+void tirx__attention_fast_args(const tirx__attn_call *c, tirx__attn_fast_args *a) {
   int64_t bq = c->varlen ? 1 : c->batch;
   int64_t tq = c->varlen ? c->t_q : c->s_q, tk = c->varlen ? c->t_k : c->s_k;
-  int64_t qs[4] = {bq, tq, c->h, c->d}, ks[4] = {bq, tk, c->h_kv, c->d};
-  int64_t lse_shape[3] = {bq, c->h, tq};
+  memcpy(a->q_shape, (int64_t[]){bq, tq, c->h, c->d}, sizeof a->q_shape);
+  memcpy(a->k_shape, (int64_t[]){bq, tk, c->h_kv, c->d}, sizeof a->k_shape);
+  memcpy(a->lse_shape, (int64_t[]){bq, c->h, tq}, sizeof a->lse_shape);
+  a->cu_shape[0] = (int64_t)c->batch + 1;
   /* the integer parameters in build's order: B, H, G, Sq, Sk, Tq, Tk, Bq, Bk, Hkv */
   const int64_t ints[] = {c->batch, c->h, c->h / c->h_kv, c->s_q, c->s_k, tq, tk, bq, bq, c->h_kv};
-  tirx_arg args[24];
+  tirx_arg *args = a->args;
   int n = 0;
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     args[n++] = tirx_arg_i32((int32_t)ints[i]);
   args[n++] = tirx_arg_f32((float)(c->scale * M_LOG2E));
-  args[n++] = tirx_arg_tensor(c->q, c->dtype, 4, qs, c->q_stride);
-  args[n++] = tirx_arg_tensor(c->k, c->dtype, 4, ks, c->k_stride);
-  args[n++] = tirx_arg_tensor(c->v, c->dtype, 4, ks, c->v_stride);
-  args[n++] = tirx_arg_tensor(c->o, c->dtype, 4, qs, c->o_stride);
+  args[n++] = tirx_arg_tensor(c->q, c->dtype, 4, a->q_shape, c->q_stride);
+  args[n++] = tirx_arg_tensor(c->k, c->dtype, 4, a->k_shape, c->k_stride);
+  args[n++] = tirx_arg_tensor(c->v, c->dtype, 4, a->k_shape, c->v_stride);
+  args[n++] = tirx_arg_tensor(c->o, c->dtype, 4, a->q_shape, c->o_stride);
   /* without lse the kernel is passed o's pointer in its place and never writes it (has_lse 0) */
-  args[n++] = tirx_arg_tensor(c->lse ? (void *)c->lse : c->o, TIRX_F32, 3, lse_shape, NULL);
+  args[n++] = tirx_arg_tensor(c->lse ? (void *)c->lse : c->o, TIRX_F32, 3, a->lse_shape, NULL);
   args[n++] = tirx_arg_i32(c->lse ? 1 : 0);
-  int64_t cu_shape[1] = {c->batch + 1};
   if (c->varlen) {
-    args[n++] = tirx_arg_tensor((void *)c->cu_q_dev, TIRX_I32, 1, cu_shape, NULL);
-    args[n++] = tirx_arg_tensor((void *)c->cu_k_dev, TIRX_I32, 1, cu_shape, NULL);
+    args[n++] = tirx_arg_tensor((void *)c->cu_q_dev, TIRX_I32, 1, a->cu_shape, NULL);
+    args[n++] = tirx_arg_tensor((void *)c->cu_k_dev, TIRX_I32, 1, a->cu_shape, NULL);
   }
   args[n++] = tirx_arg_i32(c->sms);
-  st = tirx__kernels_launch(fn, rt, k, args, n, stream);
+  a->n = n;
+}
+
+tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, void *stream) {
+  tirx_kernel *k;
+  tirx_status st = tirx__attention_fast_get(c, &k);
+  if (st != TIRX_OK)
+    return st;
+  tirx__attn_fast_args a;
+  tirx__attention_fast_args(c, &a);
+  st = tirx__kernels_launch("tirx_op_attention", rt, k, a.args, a.n, stream);
   tirx_kernel_release(k);
   return st;
 }
