@@ -672,7 +672,7 @@ TIRX_API tirx_status tirx_op_tp_linear(tirx_runtime *rt, const tirx_tp_linear *t
  *   fixed length   q, o [B, S_q, H, D], k, v [B, S_k, H_kv, D], lse [B, H, S_q] (dense)
  *   varlen         q, o [T_q, H, D], k, v [T_k, H_kv, D] (sequences packed along the first
  *                  dimension), lse [H, T_q] (dense), and tirx_attention_varlen
- * H a multiple of H_kv (grouped-query; H_kv = 1 is multi-query); D 64 or 128.
+ * H a multiple of H_kv (grouped-query; H_kv = 1 is multi-query); D 64, 128 or 256.
  * Causal masks are aligned to the bottom right when S_q != S_k (FlashAttention's
  * convention): query row i sees keys j <= i + S_k - S_q; a row that sees no key (possible
  * when S_q > S_k) has o = 0 and lse = -inf.
@@ -690,9 +690,11 @@ typedef struct tirx_attention_options {
  * read), dtype, head dim d, heads h over h_kv, and varlen (true: packed sequences with
  * cumulative offsets). *out: a new kernel, one reference. Pure: no device. The launch
  * parameters are internal (use tirx_op_attention). $TIRX_ATTN_SCHEDULE (tirx/runtime.h) picks
- * the KV-block schedule of the kernel built (the name of the overlapped one ends "_overlap").
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, h, h_kv, a TIRX_ATTN_SCHEDULE
- * other than serial and overlap), the builder's.
+ * the KV-block schedule of the kernel built (its name ends in the schedule: "_overlap",
+ * "_pingpong", "_pingpong_overlap"); d = 256 has the serial schedule only.
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d other than 64, 128 and 256, h,
+ * h_kv, a TIRX_ATTN_SCHEDULE other than serial, overlap, pingpong and pingpong_overlap, or
+ * other than serial at d = 256), the builder's.
  */
 TIRX_API tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts,
                                                   tirx_dtype dtype, int d, int h, int h_kv,
@@ -717,13 +719,14 @@ typedef struct tirx_attention_varlen {
  * lse = -inf. opts->path "reference" runs a simple kernel (one group of four lanes per query
  * row, K and V read from global memory, f32 online softmax; B and H up to 65535), for tests.
  * Errors (never a launch): TIRX_E_NULL_ARG (rt, q, k, v, o, a data pointer, varlen's arrays),
- * TIRX_E_INVALID_ARG (shapes that disagree, H not a multiple of H_kv, D not 64 or 128, an
+ * TIRX_E_INVALID_ARG (shapes that disagree, H not a multiple of H_kv, D not 64, 128 or 256, an
  * innermost stride other than 1, strides or pointers not 16-byte aligned, decreasing or
  * out-of-range offsets, options out of range: scale negative or not finite, sms outside
  * 0..1024, a path other than NULL and "reference"; for the default path, a TIRX_ATTN_SCHEDULE
- * other than serial and overlap: tirx/runtime.h), TIRX_E_TYPE (dtypes: q, k, v, o one of
- * f16 and bf16, lse f32), the build's errors and tirx_launch's (its message prefixed with
- * "tirx_op_attention: "; TIRX_E_NO_DEVICE without a device).
+ * other than serial, overlap, pingpong and pingpong_overlap, or other than serial at D = 256:
+ * tirx/runtime.h), TIRX_E_TYPE (dtypes: q, k, v, o one of f16 and bf16, lse f32), the build's
+ * errors and tirx_launch's (its message prefixed with "tirx_op_attention: "; TIRX_E_NO_DEVICE
+ * without a device).
  */
 TIRX_API tirx_status tirx_op_attention(tirx_runtime *rt, const tirx_attention_options *opts,
                                        const tirx_tensor_arg *q, const tirx_tensor_arg *k,

@@ -45,10 +45,11 @@
  *                        "pingpong" its inter-warpgroup ping-pong (the two consumer
  *                        warpgroups take turns issuing their GEMMs, one's softmax under the
  *                        other's GEMMs); "pingpong_overlap" both; anything else fails the
- *                        call with TIRX_E_INVALID_ARG. Read at each op call and build, and
- *                        part of the op's kernel key and of the generated source, so kernels
- *                        of every schedule live in one process (set it before the call; not
- *                        while another thread reads it)
+ *                        call with TIRX_E_INVALID_ARG, and so does a schedule other than
+ *                        serial at head dim 256 (their kernels spill there). Read at each op
+ *                        call and build, and part of the op's kernel key and of the generated
+ *                        source, so kernels of every schedule live in one process (set it
+ *                        before the call; not while another thread reads it)
  *   TIRX_CACHE_DIR       the disk cache directory (see tirx_runtime_options.cache_dir)
  *   TIRX_CACHE_DISABLE   set (and not 0/no/false/off): no disk cache, as options.cache_disabled
  *                        (to rule the cache out while debugging)

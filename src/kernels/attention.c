@@ -193,8 +193,8 @@ tirx_status tirx__attention_ref_build(tirx_dtype dtype, int d, bool varlen, bool
   if (dtype != TIRX_F16 && dtype != TIRX_BF16)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
                        tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
-  if (d != 64 && d != 128)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64 or 128", fn, d);
+  if (d != 64 && d != 128 && d != 256)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64, 128 or 256", fn, d);
   return ref_build(dtype, d, varlen, lse, out);
 }
 
@@ -413,10 +413,11 @@ tirx_status tirx__attention_check(const tirx_attention_options *opts, const tirx
   const int64_t *qs = q->shape, *ks = k->shape;
   const int64_t D = qs[rank - 1], H = qs[rank - 2], HKV = ks[rank - 2];
   const int64_t B = vl ? 1 : qs[0], SQ = qs[rank - 3], SK = ks[rank - 3];
-  if (D != 64 && D != 128) {
+  if (D != 64 && D != 128 && D != 256) {
     char s[160];
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: q has shape %s, expected %s with D 64 or 128", FN,
-                       dims_str(s, sizeof s, rank, qs), vl ? "[T_q, H, D]" : "[B, S_q, H, D]");
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: q has shape %s, expected %s with D 64, 128 or "
+                       "256", FN, dims_str(s, sizeof s, rank, qs),
+                       vl ? "[T_q, H, D]" : "[B, S_q, H, D]");
   }
   int64_t kwant[4], qwant[4];
   if (vl) {

@@ -30,6 +30,13 @@
  *   "pingpong_overlap"      both (FlashAttention-3's schedule at D = 128)
  * Tiles go to CTAs in pairs (a long and a short m-block of one (batch, head), tile_of) so that
  * static rounds balance when causal; a head's pairs run together (its K and V stay in L2).
+ *
+ * The tile's shape by head dim (plan_of): D = 64 and 128 take KV blocks of BN = 128 keys and
+ * stage O in a tile of its own; D = 256 takes BN = 64 (O's accumulator is 128 registers a
+ * thread there, S 32 and P 16 beside it) and writes O over Q's bytes, Q being dead after the
+ * tile's last S = Q K^T, so that it fits an SM's 227 KB (plan_of's table; the epilogue's
+ * comment says how the two uses are ordered). D = 256 has the serial schedule only
+ * (schedule_of): the others spill there.
  */
 #include "attention_internal.h"
 
@@ -63,6 +70,32 @@ typedef struct attn_key {
   int32_t dtype, d, causal, varlen;
   int32_t schedule; /* SCHED_* flags: part of the table's key and of the kernel's name */
 } attn_key;
+
+/*
+ * What the head dim decides: bn, the keys of a KV block, and o_over_q, whether the epilogue
+ * stages O in Q's shared memory instead of a tile of its own. Dynamic shared memory of each
+ * (the tiles 1024-aligned; the LSE rows, then the six barriers 128-aligned, the last one's 16
+ * bytes ending it):
+ *
+ *   D     BN   Q        K ring      V ring      O             LSE, barriers  total
+ *   64    128  16 KiB   2 x 16 KiB  2 x 16 KiB  16 KiB        1,168          99,472
+ *   128   128  32 KiB   2 x 32 KiB  2 x 32 KiB  32 KiB        1,168          197,776
+ *   256   64   64 KiB   2 x 32 KiB  2 x 32 KiB  (Q's bytes)   1,168          197,776
+ *
+ * D = 256 with an O tile of its own would take 263,312 bytes, past the 232,448 (227 KiB) an
+ * SM gives one CTA; BN = 128 there would need a third of the consumers' registers more for S
+ * and P (O alone is 128 of them). One stage a ring instead would give up the double buffering.
+ */
+typedef struct attn_plan {
+  int bn;
+  bool o_over_q;
+} attn_plan;
+
+static attn_plan plan_of(int d) {
+  if (d == 256)
+    return (attn_plan){.bn = 64, .o_over_q = true};
+  return (attn_plan){.bn = 128, .o_over_q = false};
+}
 
 static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
 
@@ -188,6 +221,10 @@ static void retire(tirx_builder *b, const cons *s, int n, const tirx_ring *r, ti
  * without an arrival pending (two arrivals of one consumer would complete the barrier alone).
  */
 enum { TURN_BAR = 3, TURN_THREADS = 256 };
+
+/* Both consumers (256 threads) before varlen's epilogue writes O over Q (plan.o_over_q; the
+ * epilogue's comment): barrier 5, past the ping-pong's. */
+enum { O_BAR = 5 };
 
 typedef void barrier_op(tirx_builder *b, int id, int nthreads); /* sync or arrive */
 
@@ -413,8 +450,33 @@ static void kv_blocks_overlap(const kctx *x, const cons *s, const tile_info *ti)
   tirx_if_end(b);
 }
 
+/* What the producer's loads of K and V use. */
+typedef struct kv_loads {
+  tirx_tensor *K, *V, *Kbox, *Vbox;
+  tirx_ring *kr, *vr;
+  tirx_expr *it; /* the CTA's count of KV blocks */
+} kv_loads;
+
+/* The producer's TMA loads of the tile's KV block jj (from the last in key order: block
+ * nblocks - 1 - jj) into the stage of block it, K then V. */
+static void load_kv(const kctx *x, const kv_loads *p, const tile_info *ti, tirx_expr *jj) {
+  tirx_builder *b = x->b;
+  const int bn = x->bn, d = x->key->d;
+  const int64_t kvbytes = (int64_t)bn * d * 2;
+  tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti->nblocks, I(b, 1)), jj));
+  tirx_expr *st = tirx_ring_stage(b, p->kr, p->it), *ph = tirx_ring_phase(b, p->kr, p->it, true);
+  tirx_expr *row = tirx_add(b, ti->k_off, tirx_mul(b, j, I(b, bn)));
+  ring_load(b, p->kr, st, ph, kvbytes, box(b, p->Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
+            head_rows(b, p->K, ti->bk, row, ti->kvh, bn, d));
+  /* V's stages go with K's */
+  ring_load(b, p->vr, st, ph, kvbytes, box(b, p->Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
+            head_rows(b, p->V, ti->bk, row, ti->kvh, bn, d));
+  tirx_assign(b, p->it, tirx_add(b, p->it, I(b, 1)));
+}
+
 static tirx_status build(const attn_key *key, tirx_kernel **out) {
-  const int d = key->d, bn = 128;
+  const attn_plan plan = plan_of(key->d);
+  const int d = key->d, bn = plan.bn;
   tirx_dtype dt = (tirx_dtype)key->dtype;
   const char *suffix = "";
   for (int i = 0; i < NSCHEDULES; i++)
@@ -454,13 +516,16 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_set_block(b, 384, 1, 1);
   tirx_set_grid(b, tirx_max(b, tirx_min(b, tirx_mul(b, tirx_mul(b, tirx_ceildiv(b, tirx_ceildiv(b, x.Sq, I(b, BM)), I(b, 2)), x.B), x.H), sms), I(b, 1)), NULL, NULL);
 
-  /* Shared memory: Q, the K and V rings, the O tile, the LSE rows, the barriers. */
+  /* Shared memory: Q, the K and V rings, the O tile (plan.o_over_q: over Q's bytes), the LSE
+   * rows, the barriers (plan_of's table). */
   tirx_tensor *Qbox, *Kbox, *Vbox, *Obox;
   tirx_tensor *Qs = tirx__attn_tile(b, "Qs", dt, BM, d, 128, &Qbox);
   tirx_tensor *Kring = tirx__attn_tile(b, "Ks", dt, STAGES * bn, d, 128, &Kbox);
   tirx_tensor *Vs = tirx__attn_tile(b, "Vs", dt, STAGES * bn, d, 128, &Vbox);
   /* O: swizzled for the TMA store; varlen stores rows one by one, from a plain tile */
-  tirx_tensor *Os = tirx__attn_tile(b, "Os", dt, BM, d, key->varlen ? 0 : 128, &Obox);
+  const int oswz = key->varlen ? 0 : 128;
+  tirx_tensor *Os = plan.o_over_q ? tirx__attn_tile_over(b, "Os", Qs, dt, BM, d, oswz, &Obox)
+                                  : tirx__attn_tile(b, "Os", dt, BM, d, oswz, &Obox);
   /* K as the (D, keys) B operand of S = Q K^T: K-major, the same bytes */
   tirx_tensor *Ks = tirx_alloc_shared_view(b, "Kt", Kring, 0, dt, 2, (int64_t[]){d, STAGES * bn},
       tirx_layout_permute(ar, tirx_layout_smem_tile(ar, STAGES * bn, d, 2, 128), 2, (int64_t[]){1, 0}));
@@ -475,7 +540,7 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_if_end(b);
   tirx_sync_threads(b);
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
-  const int64_t qbytes = (int64_t)BM * d * 2, kvbytes = (int64_t)bn * d * 2;
+  const int64_t qbytes = (int64_t)BM * d * 2;
 
   /* ---- producer: one thread loads Q once per tile, then K and V block by block ---- */
   tirx_if_begin(b, tirx_eq(b, wg, I(b, 0)));
@@ -487,20 +552,22 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_expr *second = tirx_for_begin(b, "second", I(b, 0), I(b, 2), NULL, TIRX_LOOP_SERIAL);
     tile_info ti = tile_of(&x, t, second);
     tirx_if_begin(b, ti.valid);
+    const kv_loads kv = {.K = K, .V = V, .Kbox = Kbox, .Vbox = Vbox, .kr = kr, .vr = vr, .it = it};
+    /* o_over_q: the tile's first KV block before its Q, whose stage the previous tile's
+     * epilogue holds until its O is stored (a block needs no more than its own ring's stages:
+     * the consumers' epilogue waits for nothing the producer issues after it) */
+    if (plan.o_over_q) {
+      tirx_if_begin(b, tirx_gt(b, ti.nblocks, I(b, 0)));
+      load_kv(&x, &kv, &ti, I(b, 0));
+      tirx_if_end(b);
+    }
     ring_load(b, qr, I(b, 0), tirx_bit_xor(b, tirx_bit_and(b, qt, I(b, 1)), I(b, 1)), qbytes,
               tirx_whole(b, Qbox),
               head_rows(b, Q, ti.bq, tirx_add(b, ti.q_off, tirx_mul(b, ti.mb, I(b, BM))), ti.h, BM, d));
     tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
-    tirx_expr *jj = tirx_for_begin(b, "jj", I(b, 0), ti.nblocks, NULL, TIRX_LOOP_SERIAL);
-    tirx_expr *j = tirx_let(b, "j", tirx_sub(b, tirx_sub(b, ti.nblocks, I(b, 1)), jj));
-    tirx_expr *st = tirx_ring_stage(b, kr, it), *ph = tirx_ring_phase(b, kr, it, true);
-    tirx_expr *row = tirx_add(b, ti.k_off, tirx_mul(b, j, I(b, bn)));
-    ring_load(b, kr, st, ph, kvbytes, box(b, Kbox, tirx_mul(b, st, I(b, bn)), bn, d),
-              head_rows(b, K, ti.bk, row, ti.kvh, bn, d));
-    /* V's stages go with K's */
-    ring_load(b, vr, st, ph, kvbytes, box(b, Vbox, tirx_mul(b, st, I(b, bn)), bn, d),
-              head_rows(b, V, ti.bk, row, ti.kvh, bn, d));
-    tirx_assign(b, it, tirx_add(b, it, I(b, 1)));
+    tirx_expr *jj = tirx_for_begin(b, "jj", I(b, plan.o_over_q ? 1 : 0), ti.nblocks, NULL,
+                                   TIRX_LOOP_SERIAL);
+    load_kv(&x, &kv, &ti, jj);
     tirx_for_end(b);
     tirx_if_end(b);
     tirx_for_end(b); /* second */
@@ -531,8 +598,10 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_team_end(b);
   tirx_ring_wait(b, qr, I(b, 0), tirx_bit_and(b, qt, I(b, 1)));
   kv_blocks(&x, &s, &ti);
-  /* Q is free once both consumers are past their last S = Q K^T */
-  release(b, &s, qr, I(b, 0));
+  /* Q is free once both consumers are past their last S = Q K^T (o_over_q: once O, written
+   * over it, is stored) */
+  if (!plan.o_over_q)
+    release(b, &s, qr, I(b, 0));
   tirx_assign(b, qt, tirx_add(b, qt, I(b, 1)));
   /* Epilogue: O / l (0 for a row that saw no key), lse = m scale + ln l */
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
@@ -541,8 +610,37 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
   tirx_cast_region(b, tirx_whole(b, O16), tirx_whole(b, s.O), NULL);
   tirx__attn_lse(b, &s.rows, x.c_log2);
   tirx_team_end(b);
-  /* the previous tile's O store has read Os (its thread waited) before this tile writes it */
-  tirx__attn_wg_barrier(b, s.c);
+  /*
+   * Before the warpgroup writes O: without o_over_q, the previous tile's O store has read Os
+   * (its thread waited). With o_over_q O goes over Q's bytes, which this tile's S = Q K^T read
+   * through the async proxy; the ordering, for consumer c (rows R_c = 64 c .. 64 c + 63):
+   *
+   *   1. Every thread of the warpgroup ran wgmma.wait_group 0 after its last GEMM (retire, the
+   *      tile's last S and its last P V; a tile without KV blocks ran none, and Q's TMA load is
+   *      complete: the q_full wait), so the warpgroup's reads of Q are complete.
+   *   2. A barrier, then the writes: fixed length, the warpgroup's own (named barrier 1 + c):
+   *      O's view has Q's layout, so R_c of O is R_c of Q, bytes only this warpgroup's wgmma
+   *      read. Varlen's plain O tile puts R_c over other bytes (rows 0..63 of O are the first
+   *      two 64-column blocks of every row of Q), so there both consumers wait for each other
+   *      (named barrier O_BAR, 256 threads): each one's reads are complete before either writes.
+   *   3. O's stmatrix writes (generic proxy), fence.proxy.async, named barrier 1 + c, then the
+   *      TMA store (async proxy) reads R_c from one thread (the warpgroup's first); varlen's
+   *      row copies read them through the generic proxy from all four warps.
+   *   4. Only then is Q released: fixed length, by the storing thread itself after
+   *      cp.async.bulk.wait_group.read 0 (its store has read O); varlen, after every thread's
+   *      row copies, a fence.proxy.async (the next Q is an async-proxy write) and named barrier
+   *      1 + c. The producer loads the next tile's Q once both consumers released it (the
+   *      ring's two arrivals), so no write of the next Q meets a read of this O, and the next
+   *      tile's O is written after its own steps 1-2. Both consumers take every valid tile, so
+   *      O_BAR always has its 256 threads.
+   *
+   * The price: the next tile's Q load waits for this epilogue (without o_over_q it runs under
+   * it); the producer loads that tile's first KV block before it, under the epilogue.
+   */
+  if (plan.o_over_q && key->varlen)
+    tirx_named_barrier_sync(b, O_BAR, 256);
+  else
+    tirx__attn_wg_barrier(b, s.c);
   tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
   tirx_copy(b, rect(b, Os, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, d), tirx_whole(b, O16), NULL);
   tirx_copy(b, rect(b, LseS, tirx_mul(b, s.c, I(b, WM)), I(b, 0), WM, 1), tirx__attn_col0(b, s.rows.Lx), NULL);
@@ -566,6 +664,8 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
       tirx_bulk_wait(b, 0, true);
       tirx_filter_end(b);
     }
+    if (plan.o_over_q) /* tid_wg 0 is the thread that stored and waited */
+      release(b, &s, qr, I(b, 0));
   } else { /* varlen: row by row, warp w of the warpgroup rows w, w + 4, ... */
     tirx_expr *w = tirx_let(b, "w", tirx_div(b, s.tid_wg, I(b, 32)));
     tirx_expr *rr = tirx_for_begin(b, "rr", w, I(b, WM), I(b, 4), TIRX_LOOP_SERIAL);
@@ -576,6 +676,11 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
     tirx_team_end(b);
     tirx_if_end(b);
     tirx_for_end(b);
+    if (plan.o_over_q) { /* every row read before the next Q is loaded over them */
+      tirx_fence_proxy_async(b);
+      tirx__attn_wg_barrier(b, s.c);
+      release(b, &s, qr, I(b, 0));
+    }
   }
   tirx_if_end(b); /* valid */
   tirx_for_end(b); /* second */
@@ -594,16 +699,23 @@ static tirx_status build(const attn_key *key, tirx_kernel **out) {
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) { return build(ctx, out); }
 
-/* The schedule $TIRX_ATTN_SCHEDULE asks for: unset or empty the default (serial), else one of
- * SCHEDULES by name; anything else is TIRX_E_INVALID_ARG (an A/B run with a misspelt value
- * would otherwise time the default twice). */
-static tirx_status schedule_of(const char *fn, int32_t *out) {
+/* The schedule $TIRX_ATTN_SCHEDULE asks for at head dim d: unset or empty the default
+ * (serial), else one of SCHEDULES by name; anything else is TIRX_E_INVALID_ARG (an A/B run with
+ * a misspelt value would otherwise time the default twice), and so is a schedule other than
+ * serial at D = 256, rather than a kernel other than the one asked for: their kernels spill
+ * there (ptxas 13, bf16: overlap and pingpong_overlap 116-184 bytes in every variant, S, P and
+ * O being live together; pingpong 80 bytes causal). */
+static tirx_status schedule_of(const char *fn, int d, int32_t *out) {
   const char *v = getenv("TIRX_ATTN_SCHEDULE");
   *out = SCHED_SERIAL;
   if (!v || !*v)
     return TIRX_OK;
   for (int i = 0; i < NSCHEDULES; i++)
     if (strcmp(v, SCHEDULES[i].name) == 0) {
+      if (d == 256 && SCHEDULES[i].schedule != SCHED_SERIAL)
+        return tirx__error(TIRX_E_INVALID_ARG, "%s: TIRX_ATTN_SCHEDULE is \"%s\", which D = 256 "
+                           "does not have (its kernels spill there): expected serial (the "
+                           "default) at D = 256", fn, v);
       *out = SCHEDULES[i].schedule;
       return TIRX_OK;
     }
@@ -624,13 +736,13 @@ tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tir
   if (dtype != TIRX_F16 && dtype != TIRX_BF16)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn,
                        tirx_dtype_name(dtype) ? tirx_dtype_name(dtype) : "invalid");
-  if (d != 64 && d != 128)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64 or 128", fn, d);
+  if (d != 64 && d != 128 && d != 256)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64, 128 or 256", fn, d);
   if (h_kv < 1 || h < h_kv || h % h_kv)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d and h_kv %d, expected h a multiple of "
                        "h_kv >= 1", fn, h, h_kv);
   attn_key key = {.dtype = dtype, .d = d, .causal = opts->causal, .varlen = varlen};
-  if (schedule_of(fn, &key.schedule) != TIRX_OK)
+  if (schedule_of(fn, d, &key.schedule) != TIRX_OK)
     return TIRX_E_INVALID_ARG;
   return build(&key, out);
 }
@@ -639,7 +751,7 @@ tirx_status tirx__attention_fast_get(const tirx__attn_call *c, tirx_kernel **out
   static const char fn[] = "tirx_op_attention";
   *out = NULL;
   attn_key key = {.dtype = c->dtype, .d = c->d, .causal = c->causal, .varlen = c->varlen};
-  if (schedule_of(fn, &key.schedule) != TIRX_OK)
+  if (schedule_of(fn, c->d, &key.schedule) != TIRX_OK)
     return TIRX_E_INVALID_ARG;
   tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, &key, out);
   if (st != TIRX_OK)

@@ -9,7 +9,7 @@
  * D] with element strides (varlen: batch 1, sequences at the host offsets cu_q/cu_k). */
 typedef struct tirx__attn_call {
   tirx_dtype dtype; /* f16 or bf16 */
-  int d;            /* 64 or 128 */
+  int d;            /* 64, 128 or 256 */
   int h, h_kv;      /* h % h_kv == 0 */
   int batch;        /* B */
   bool causal, varlen;
@@ -40,7 +40,7 @@ void tirx__attention_fast_args(const tirx__attn_call *c, tirx__attn_fast_args *a
 
 /* The reference kernel (attention.c, opts->path "reference"): one thread group per query row,
  * K and V read from global memory, online softmax in f32. A new kernel for dtype (f16, bf16),
- * d (64, 128), varlen and whether it writes lse; its launch parameters are attention.c's.
+ * d (64, 128, 256), varlen and whether it writes lse; its launch parameters are attention.c's.
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d), the builder's. */
 tirx_status tirx__attention_ref_build(tirx_dtype dtype, int d, bool varlen, bool lse,
                                       tirx_kernel **out);
@@ -69,6 +69,12 @@ void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_ref_args *a);
  * in *view its [1, rows, 1, d] view (the TMA box of a [batch, seq, heads, d] tensor). */
 tirx_tensor *tirx__attn_tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows,
                              int64_t d, int swz, tirx_tensor **view);
+
+/* The same tile and view over base's bytes from its start (allocating nothing): a second use
+ * of a buffer whose first use is over, ordered by the caller's barriers. */
+tirx_tensor *tirx__attn_tile_over(tirx_builder *b, const char *name, tirx_tensor *base,
+                                  tirx_dtype dt, int64_t rows, int64_t d, int swz,
+                                  tirx_tensor **view);
 
 /* The (rows, cols) region of a 2-D tensor at (r0, c0). */
 tirx_region *tirx__attn_rect(tirx_builder *b, tirx_tensor *t, tirx_expr *r0, tirx_expr *c0,

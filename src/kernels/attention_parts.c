@@ -30,16 +30,33 @@ tirx_region *tirx__attn_col0(tirx_builder *b, tirx_tensor *t) {
   return tirx__attn_rect(b, t, I(b, 0), I(b, 0), WM, 1);
 }
 
+/* The [1, rows, 1, d] view "<name>_box" of the (rows, d) tile t. */
+static tirx_tensor *box_view(tirx_builder *b, tirx_tensor *t, const char *name, tirx_dtype dt,
+                             int64_t rows, int64_t d, int swz) {
+  tirx_arena *ar = tirx_builder_arena(b);
+  char vname[32];
+  snprintf(vname, sizeof vname, "%s_box", name);
+  return tirx_alloc_shared_view(b, vname, t, 0, dt, 4, (int64_t[]){1, rows, 1, d},
+                                tirx_layout_group(ar, tirx_layout_smem_tile(ar, rows, d, 2, swz),
+                                                  4, (int64_t[]){1, rows, 1, d}));
+}
+
 tirx_tensor *tirx__attn_tile(tirx_builder *b, const char *name, tirx_dtype dt, int64_t rows,
                              int64_t d, int swz, tirx_tensor **view) {
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_tensor *t = tirx_alloc_shared(b, name, dt, TIRX_DIMS(rows, d),
                                      tirx_layout_smem_tile(ar, rows, d, 2, swz));
-  char vname[32];
-  snprintf(vname, sizeof vname, "%s_box", name);
-  *view = tirx_alloc_shared_view(b, vname, t, 0, dt, 4, (int64_t[]){1, rows, 1, d},
-                                 tirx_layout_group(ar, tirx_layout_smem_tile(ar, rows, d, 2, swz),
-                                                   4, (int64_t[]){1, rows, 1, d}));
+  *view = box_view(b, t, name, dt, rows, d, swz);
+  return t;
+}
+
+tirx_tensor *tirx__attn_tile_over(tirx_builder *b, const char *name, tirx_tensor *base,
+                                  tirx_dtype dt, int64_t rows, int64_t d, int swz,
+                                  tirx_tensor **view) {
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_tensor *t = tirx_alloc_shared_view(b, name, base, 0, dt, 2, (int64_t[]){rows, d},
+                                          tirx_layout_smem_tile(ar, rows, d, 2, swz));
+  *view = box_view(b, t, name, dt, rows, d, swz);
   return t;
 }
 
