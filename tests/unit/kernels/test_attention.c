@@ -6,6 +6,9 @@
  * the reference path builds and returns TIRX_E_NO_DEVICE; and every variant of the reference
  * kernel (dtype x D x varlen x lse) compiles with NVRTC for sm_90a without local memory; and
  * the float64 reference of the GPU tests (tests/support/attn_ref.c) on values worked by hand.
+ * Head dim 256: accepted (other head dims refused), the serial schedule only, the default
+ * launch's plan at every head dim, O written over Q only after the last reads of Q (the
+ * source's order), and every D = 256 variant compiled with NVRTC and ptxas without spills.
  * The GPU suite runs the kernels: tests/gpu/test_attention.c.
  */
 #include <math.h>
@@ -112,8 +115,8 @@ Test(kernels_attention, the_op_checks_its_arguments_before_anything_else) {
       "%s: lse has dtype bf16, expected f32", FN);
   /* shapes */
   ERR(tirx_op_attention(rt, &ref, T4(0x100000, BF, 2, 100, 8, 96), K, V, O, L, NULL, NULL),
-      TIRX_E_INVALID_ARG, "%s: q has shape [2, 100, 8, 96], expected [B, S_q, H, D] with D 64 or 128",
-      FN);
+      TIRX_E_INVALID_ARG, "%s: q has shape [2, 100, 8, 96], expected [B, S_q, H, D] with D 64, 128 "
+      "or 256", FN);
   ERR(tirx_op_attention(rt, &ref, Q, T4(0x200000, BF, 3, 120, 2, 64), V, O, L, NULL, NULL),
       TIRX_E_INVALID_ARG,
       "%s: k has shape [3, 120, 2, 64], expected [B, S_k, H_kv, D] = [2, 120, 2, 64]", FN);
@@ -331,7 +334,7 @@ Test(kernels_attention, the_reference_build_checks_its_arguments) {
                "tirx_op_attention reference kernel: dtype is f32, expected f16 or bf16");
   cr_assert_null(k);
   expect_error(tirx__attention_ref_build(BF, 96, false, false, &k), TIRX_E_INVALID_ARG,
-               "tirx_op_attention reference kernel: d is 96, expected 64 or 128");
+               "tirx_op_attention reference kernel: d is 96, expected 64, 128 or 256");
 }
 
 /* Every variant compiles for sm_90a, with q and the accumulator in registers (no .local). */
@@ -693,4 +696,314 @@ Test(kernels_attention, every_pingpong_variant_compiles_without_spills, .timeout
 
 Test(kernels_attention, every_pingpong_overlap_variant_compiles_without_spills, .timeout = 600) {
   compiles_without_spills("pingpong_overlap", 2, 1 + 2 * 2, 5);
+}
+
+/* ---- head dim 256 (attention_fast.c's plan_of: BN = 64, O over Q's bytes) ---- */
+
+/* Fixed length at D = 256: q, o [2, 100, 8, 256], k, v [2, 120, 2, 256], lse [2, 8, 100];
+ * varlen: q, o [300, 8, 256], k, v [400, 1, 256], lse [8, 300] with VQ's sequences. */
+#define Q256 T4(0x100000, BF, 2, 100, 8, 256)
+#define K256 T4(0x200000, BF, 2, 120, 2, 256)
+#define V256 T4(0x300000, BF, 2, 120, 2, 256)
+#define O256 T4(0x400000, BF, 2, 100, 8, 256)
+#define VQ256 T3(0x100000, BF, 300, 8, 256)
+#define VK256 T3(0x200000, BF, 400, 1, 256)
+#define VV256 T3(0x300000, BF, 400, 1, 256)
+#define VO256 T3(0x400000, BF, 300, 8, 256)
+
+/* D 64, 128 and 256 pass the checks, D 256 builds on both paths and reaches the launch (no
+ * device here); other head dims are refused by the op, the default kernel's build and the
+ * reference kernel's build, each naming its argument. */
+Test(kernels_attention, d256_is_accepted_and_other_head_dims_are_not, .timeout = 120) {
+  tirx__attn_call c;
+  bool ref;
+  cr_assert_eq(tirx__attention_check(NULL, Q256, K256, V256, O256, L, NULL, &c, &ref), TIRX_OK, "%s",
+               tirx_last_error());
+  cr_expect(c.d == 256 && c.h == 8 && c.h_kv == 2 && !c.varlen && fabs(c.scale - 0.0625) < 1e-15);
+  cr_expect(c.q_stride[0] == 100 * 8 * 256 && c.q_stride[1] == 8 * 256 && c.q_stride[2] == 256);
+  cr_assert_eq(tirx__attention_check(NULL, VQ256, VK256, VV256, VO256, VL, GOOD_VARLEN, &c, &ref),
+               TIRX_OK, "%s", tirx_last_error());
+  cr_expect(c.d == 256 && c.varlen && c.h_kv == 1);
+
+  tirx_runtime *rt = no_device();
+  char want[1024];
+  snprintf(want, sizeof want, "%s: tirx_launch: no CUDA device: %s", FN, tirx_runtime_device_error(rt));
+  unsetenv("TIRX_ATTN_SCHEDULE");
+  expect_error(tirx_op_attention(rt, NULL, Q256, K256, V256, O256, L, NULL, NULL), TIRX_E_NO_DEVICE,
+               want);
+  cr_expect_eq(tirx_kernels_cached(), 1);
+  expect_error(tirx_op_attention(rt, &(tirx_attention_options){.causal = true}, VQ256, VK256, VV256,
+                                 VO256, NULL, GOOD_VARLEN, NULL),
+               TIRX_E_NO_DEVICE, want);
+  cr_expect_eq(tirx_kernels_cached(), 2);
+  expect_error(tirx_op_attention(rt, &(tirx_attention_options){.path = "reference"}, Q256, K256, V256,
+                                 O256, L, NULL, NULL),
+               TIRX_E_NO_DEVICE, want);
+  cr_expect_eq(tirx_kernels_cached(), 3);
+  tirx_kernels_clear();
+
+  static const int64_t bad[4] = {32, 192, 255, 512};
+  for (int i = 0; i < 4; i++) {
+    const int64_t d = bad[i];
+    ERR(tirx_op_attention(rt, NULL, T4(0x100000, BF, 2, 100, 8, d), T4(0x200000, BF, 2, 120, 2, d),
+                          T4(0x300000, BF, 2, 120, 2, d), T4(0x400000, BF, 2, 100, 8, d), L, NULL,
+                          NULL),
+        TIRX_E_INVALID_ARG, "%s: q has shape [2, 100, 8, %lld], expected [B, S_q, H, D] with D 64, "
+        "128 or 256", FN, (long long)d);
+    ERR(tirx_op_attention(rt, NULL, T3(0x100000, BF, 300, 8, d), T3(0x200000, BF, 400, 1, d),
+                          T3(0x300000, BF, 400, 1, d), T3(0x400000, BF, 300, 8, d), VL, GOOD_VARLEN,
+                          NULL),
+        TIRX_E_INVALID_ARG, "%s: q has shape [300, 8, %lld], expected [T_q, H, D] with D 64, 128 or "
+        "256", FN, (long long)d);
+    tirx_kernel *k = PTR(1);
+    ERR(tirx_kernels_attention_build(NULL, BF, (int)d, 8, 2, false, &k), TIRX_E_INVALID_ARG,
+        "tirx_kernels_attention_build: d is %lld, expected 64, 128 or 256", (long long)d);
+    cr_expect_null(k);
+    k = PTR(1);
+    ERR(tirx__attention_ref_build(TIRX_F16, (int)d, true, true, &k), TIRX_E_INVALID_ARG,
+        "tirx_op_attention reference kernel: d is %lld, expected 64, 128 or 256", (long long)d);
+    cr_expect_null(k);
+  }
+  cr_expect_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
+/* D = 256 has the serial schedule only: the other schedules are refused by the build and the
+ * op with a message naming the schedule and D, building and launching nothing; "serial" and
+ * unset are the default kernel; D = 128 keeps every schedule. */
+Test(kernels_attention, d256_refuses_the_other_schedules, .timeout = 120) {
+  static const char *const others[3] = {"overlap", "pingpong", "pingpong_overlap"};
+  tirx_runtime *rt = no_device();
+  for (int i = 0; i < 3; i++) {
+    cr_assert_eq(setenv("TIRX_ATTN_SCHEDULE", others[i], 1), 0);
+    tirx_kernel *k = PTR(1);
+    ERR(tirx_kernels_attention_build(NULL, TIRX_F16, 256, 8, 2, i == 1, &k), TIRX_E_INVALID_ARG,
+        "tirx_kernels_attention_build: TIRX_ATTN_SCHEDULE is \"%s\", which D = 256 does not have "
+        "(its kernels spill there): expected serial (the default) at D = 256", others[i]);
+    cr_expect_null(k);
+    ERR(tirx_op_attention(rt, NULL, Q256, K256, V256, O256, L, NULL, NULL), TIRX_E_INVALID_ARG,
+        "%s: TIRX_ATTN_SCHEDULE is \"%s\", which D = 256 does not have (its kernels spill there): "
+        "expected serial (the default) at D = 256", FN, others[i]);
+    ERR(tirx_op_attention(rt, &(tirx_attention_options){.causal = true}, VQ256, VK256, VV256, VO256,
+                          VL, GOOD_VARLEN, NULL),
+        TIRX_E_INVALID_ARG, "%s: TIRX_ATTN_SCHEDULE is \"%s\", which D = 256 does not have (its "
+        "kernels spill there): expected serial (the default) at D = 256", FN, others[i]);
+    cr_expect_eq(tirx_kernels_cached(), 0, "%s: a refused call built a kernel", others[i]);
+    /* the reference path has no schedule */
+    char want[1024];
+    snprintf(want, sizeof want, "%s: tirx_launch: no CUDA device: %s", FN, tirx_runtime_device_error(rt));
+    expect_error(tirx_op_attention(rt, &(tirx_attention_options){.path = "reference"}, Q256, K256,
+                                   V256, O256, L, NULL, NULL),
+                 TIRX_E_NO_DEVICE, want);
+    tirx_kernels_clear();
+  }
+  unsetenv("TIRX_ATTN_SCHEDULE");
+  tirx_kernel *k = fast_kernel("serial", BF, 256, true, false);
+  cr_expect_str_eq(tirx_kernel_name(k), "attention_bf16_d256_causal");
+  tirx_kernel_release(k);
+  k = fast_kernel(NULL, TIRX_F16, 256, false, true);
+  cr_expect_str_eq(tirx_kernel_name(k), "attention_f16_d256_varlen");
+  tirx_kernel_release(k);
+  k = fast_kernel("pingpong_overlap", BF, 128, true, false);
+  cr_expect_str_eq(tirx_kernel_name(k), "attention_bf16_d128_causal_pingpong_overlap");
+  tirx_kernel_release(k);
+  tirx_runtime_destroy(rt);
+}
+
+/* The default path's launch of checked calls passes the launch checks (TMA boxes included):
+ * shared memory as plan_of's table says (D = 256: 197,776 bytes, O over Q; D = 128 the same
+ * with an O tile; D = 64 99,472), 384 threads, a grid of min(pairs x B x H, sms) CTAs, the
+ * tensor maps of Q, K, V and (fixed length) O. */
+Test(kernels_attention, the_default_launch_plans_at_every_head_dim, .timeout = 120) {
+  tirx__launch_plan *plan = malloc(sizeof *plan);
+  struct {
+    const tirx_tensor_arg *q, *k, *v, *o, *lse;
+    const tirx_attention_varlen *vl;
+    bool causal;
+    int sms;
+    uint32_t grid, smem;
+    int ntmaps;
+  } cases[] = {
+      {Q256, K256, V256, O256, L, NULL, false, 0, 16, 197776, 4},
+      {Q256, K256, V256, O256, NULL, NULL, true, 7, 7, 197776, 4},
+      {VQ256, VK256, VV256, VO256, VL, GOOD_VARLEN, true, 0, 3 * 8, 197776, 3},
+      {VQ256, VK256, VV256, VO256, NULL, GOOD_VARLEN, false, 0, 3 * 8, 197776, 3},
+      {VQ, VK, VV, VO, VL, GOOD_VARLEN, false, 0, 3 * 8, 197776, 3},
+      {Q, K, V, O, L, NULL, true, 0, 16, 99472, 4},
+  };
+  unsetenv("TIRX_ATTN_SCHEDULE");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tirx__attn_call c;
+    bool r;
+    tirx_attention_options o = {.causal = cases[i].causal, .sms = cases[i].sms};
+    cr_assert_eq(tirx__attention_check(&o, cases[i].q, cases[i].k, cases[i].v, cases[i].o,
+                                       cases[i].lse, cases[i].vl, &c, &r),
+                 TIRX_OK, "case %zu: %s", i, tirx_last_error());
+    tirx_kernel *k = NULL;
+    cr_assert_eq(tirx__attention_fast_get(&c, &k), TIRX_OK, "case %zu: %s", i, tirx_last_error());
+    tirx__attn_fast_args a;
+    tirx__attention_fast_args(&c, &a);
+    cr_expect_eq(a.n, tirx_kernel_num_params(k), "case %zu", i);
+    cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", a.args, a.n, plan), TIRX_OK, "case %zu: %s", i,
+                 tirx_last_error());
+    cr_expect_eq(plan->shared_bytes, cases[i].smem, "case %zu: %u bytes", i, plan->shared_bytes);
+    cr_expect(plan->block[0] == 384 && plan->block[1] == 1 && plan->block[2] == 1, "case %zu", i);
+    cr_expect(plan->grid[0] == cases[i].grid && plan->grid[1] == 1 && plan->grid[2] == 1,
+              "case %zu: grid %u", i, plan->grid[0]);
+    cr_expect_eq(plan->ntmaps, cases[i].ntmaps, "case %zu", i);
+    tirx_kernel_release(k);
+  }
+  cr_expect_eq(tirx_kernels_cached(), 6, "one kernel per (dtype, D, causal, varlen)");
+  tirx_kernels_clear();
+  free(plan);
+}
+
+/* The first needle found in [from, to) after p (NULL: none). */
+static const char *after(const char *p, const char *to, const char *needle) {
+  const char *q = p ? strstr(p, needle) : NULL;
+  return q && q < to ? q : NULL;
+}
+
+/*
+ * The O-over-Q handoff at D = 256 in the source (the epilogue's comment in attention_fast.c):
+ * O's view starts at Q's byte (tirx_smem + 0) and is the only shared tensor there besides Q;
+ * Q's one release is after the O store: past the last KV loop's wgmma wait_group 0, the
+ * barrier (the warpgroup's own at fixed length, both consumers' for varlen), O's stmatrix
+ * writes, the proxy fence and the warpgroup's barrier, then (fixed) the TMA store and its
+ * read wait or (varlen) the row copies, a proxy fence and the warpgroup's barrier. The
+ * producer loads a tile's first KV block before its Q. D = 128 keeps its own O tile and
+ * releases Q right after the KV loops.
+ */
+Test(kernels_attention, d256_writes_o_over_q_after_the_last_reads, .timeout = 120) {
+  for (int v = 0; v < 4; v++) {
+    bool causal = v & 1, varlen = v & 2;
+    tirx_kernel *k = fast_kernel(NULL, v & 1 ? TIRX_F16 : BF, 256, causal, varlen);
+    const char *name = tirx_kernel_name(k), *src = tirx_kernel_source(k), *end = src + strlen(src);
+    const char *dt = v & 1 ? "tirx_f16" : "tirx_bf16";
+    char qs[64], os[64];
+    snprintf(qs, sizeof qs, "%s *Qs = (%s *)(tirx_smem + 0);", dt, dt);
+    snprintf(os, sizeof os, "%s *Os = (%s *)(tirx_smem + 0);", dt, dt);
+    cr_expect_not_null(strstr(src, qs), "%s", name);
+    cr_expect_not_null(strstr(src, os), "%s", name);
+    cr_expect_eq(count_in(src, end, "(tirx_smem + 0);"), 4, "%s: Qs, Qs_box, Os, Os_box", name);
+    cr_expect_eq(count_in(src, end, "tirx_mbar_arrive(&q_empty[0]);"), 1, "%s", name);
+    /* the consumers' tile loop, from the last KV loop's end */
+    const char *loop = strstr(src, "for (int t = (int)blockIdx.x;");
+    loop = loop ? strstr(loop + 1, "for (int t = (int)blockIdx.x;") : NULL;
+    cr_assert_not_null(loop, "%s", name);
+    const char *ju = strstr(loop, " ju = "), *p = ju;
+    cr_assert_not_null(ju, "%s", name);
+    p = after(p, end, "tirx_wgmma_wait<0>();");
+    p = after(p, end, "tirx_wgmma_wait<0>();"); /* the P V's, the loop body's last */
+    p = after(p, end, "it = (it + 1);");
+    const char *last_wait = p;
+    p = after(p, end, varlen ? "tirx_named_bar_sync(5, 256);" : "tirx_named_bar_sync(1, 128);");
+    cr_assert_not_null(p, "%s: the barrier before O is written", name);
+    cr_expect_null(after(last_wait, p, "q_empty"), "%s: Q released before O", name);
+    cr_expect_null(after(last_wait, p, "Os["), "%s: O written before the barrier", name);
+    p = after(p, end, "tirx_stmatrix_x4(&Os[");
+    p = after(p, end, "tirx_fence_proxy_async();");
+    p = after(p, end, "tirx_named_bar_sync(1, 128);");
+    cr_assert_not_null(p, "%s: O written, fenced, the warpgroup's barrier", name);
+    if (!varlen) {
+      p = after(p, end, "tirx_tma_store_4d(&O_tmap,");
+      p = after(p, end, "tirx_bulk_wait<0, 1>();");
+      p = after(p, end, "tirx_tma_store_4d(&O_tmap,"); /* the second consumer's */
+      p = after(p, end, "tirx_bulk_wait<0, 1>();");
+    } else {
+      p = after(p, end, "= Os_box[");
+      p = after(p, end, "tirx_fence_proxy_async();");
+      p = after(p, end, "tirx_named_bar_sync(1, 128);");
+    }
+    cr_assert_not_null(p, "%s: O stored", name);
+    p = after(p, end, "if ((tid_wg == 0)) {\n            tirx_mbar_arrive(&q_empty[0]);");
+    cr_expect_not_null(p, "%s: Q released by the warpgroup's first thread after the store", name);
+    cr_expect_eq(count_in(src, end, "tirx_named_bar_sync(5, 256);"), varlen ? 1 : 0, "%s", name);
+    /* the producer: the tile's first K and V, then Q, then the other blocks */
+    const char *prod = strstr(src, "tirx_setmaxnreg_dec<24>();"), *q = after(prod, end, "&q_full[0], ");
+    const char *k0 = after(prod, end, "&K_tmap, &k_full[s]"), *v0 = after(prod, end, "&V_tmap, &v_full[s]");
+    cr_assert(prod && q && k0 && v0 && k0 < v0 && v0 < q, "%s: K_0, V_0, Q", name);
+    cr_expect_not_null(after(q, loop, "for (int jj = 1; jj < nblocks; ++jj) {"), "%s", name);
+    tirx_kernel_release(k);
+  }
+  tirx_kernel *k = fast_kernel(NULL, BF, 128, false, false);
+  const char *src = tirx_kernel_source(k);
+  cr_expect_not_null(strstr(src, "tirx_bf16 *Os = (tirx_bf16 *)(tirx_smem + 163840);"));
+  cr_expect_null(strstr(src, "tirx_named_bar_sync(5,"));
+  tirx_kernel_release(k);
+}
+
+/* Every D = 256 variant (dtype x causal x varlen) compiles with NVRTC for sm_90a with the
+ * kernel's instructions in the PTX (S = Q K^T as wgmma SS m64n64k16, its A a descriptor; P V
+ * as RS m64n256k16, its A registers; the TMA loads of Q (5-D), K and V (4-D) and, fixed
+ * length, the TMA store of O; setmaxnreg 24 and 240), no local memory, and under ptxas -v no
+ * spills, no serialised wgmma, and the barriers it names (0-2; varlen 0-2 and 5). */
+Test(kernels_attention, every_d256_variant_compiles_without_spills, .timeout = 600) {
+  tirx_runtime *rt = no_device();
+  for (int v = 0; v < 8; v++) {
+    tirx_dtype dt = v & 1 ? TIRX_F16 : TIRX_BF16;
+    bool causal = v & 2, varlen = v & 4;
+    tirx_kernel *k = fast_kernel(NULL, dt, 256, causal, varlen);
+    const char *name = tirx_kernel_name(k);
+    tirx_compiled *c = NULL;
+    cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", name, tirx_last_error());
+    const char *ptx = tirx_compiled_ptx(c), *end = ptx + strlen(ptx);
+    const char *ty = dt == TIRX_F16 ? "f16.f16" : "bf16.bf16";
+    char ss[96], rs[96];
+    snprintf(ss, sizeof ss, "wgmma.mma_async.sync.aligned.m64n64k16.f32.%s", ty);
+    snprintf(rs, sizeof rs, "wgmma.mma_async.sync.aligned.m64n256k16.f32.%s", ty);
+    int nss = 0, nrs = 0;
+    for (const char *p = ptx; (p = strstr(p, ss)); p += strlen(ss)) {
+      const char *acc = strchr(p, '}'); /* the accumulator list, then A */
+      cr_assert_not_null(acc);
+      nss += strncmp(acc, "}, %rd", 6) == 0;
+    }
+    for (const char *p = ptx; (p = strstr(p, rs)); p += strlen(rs)) {
+      const char *acc = strchr(p, '}');
+      cr_assert_not_null(acc);
+      nrs += strncmp(acc, "}, {", 4) == 0;
+    }
+    cr_expect_gt(nss, 0, "%s: no wgmma SS m64n64k16", name);
+    cr_expect_gt(nrs, 0, "%s: no wgmma RS m64n256k16", name);
+    cr_expect_eq(count_in(ptx, end, "wgmma.mma_async"), nss + nrs, "%s: other wgmma", name);
+    cr_expect_gt(count_in(ptx, end, "cp.async.bulk.tensor.5d.shared::cluster.global"), 0, "%s", name);
+    cr_expect_gt(count_in(ptx, end, "cp.async.bulk.tensor.4d.shared::cluster.global"), 0, "%s", name);
+    cr_expect_eq(count_in(ptx, end, "cp.async.bulk.tensor.4d.global.shared::cta") > 0, !varlen, "%s",
+                 name);
+    cr_expect_eq(count_in(ptx, end, "setmaxnreg.dec.sync.aligned.u32 24;"), 1, "%s", name);
+    cr_expect_eq(count_in(ptx, end, "setmaxnreg.inc.sync.aligned.u32 240;"), 1, "%s", name);
+    cr_expect_null(strstr(ptx, ".local"), "%s uses local memory", name);
+    char *rep = test_ptxas_report(ptx);
+    if (rep) {
+      cr_expect(strstr(rep, "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+                "%s:\n%s", name, rep);
+      cr_expect_null(strstr(rep, "serialized"), "%s:\n%s", name, rep);
+      cr_expect(strstr(rep, varlen ? "used 6 barriers" : "used 3 barriers"), "%s:\n%s", name, rep);
+      free(rep);
+    } else {
+      cr_log_warn("ptxas not found: the spill check is skipped");
+    }
+    tirx_compiled_destroy(c);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
+}
+
+/* The reference kernel at D = 256 (64 values of q and of the accumulator a lane): every
+ * variant (dtype x varlen x lse) compiles for sm_90a without local memory. */
+Test(kernels_attention, every_d256_reference_variant_compiles, .timeout = 600) {
+  tirx_runtime *rt = no_device();
+  for (int v = 0; v < 8; v++) {
+    tirx_kernel *k = NULL;
+    cr_assert_eq(tirx__attention_ref_build(v & 1 ? TIRX_F16 : TIRX_BF16, 256, v & 2, v & 4, &k),
+                 TIRX_OK, "%s", tirx_last_error());
+    tirx_compiled *c = NULL;
+    cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", tirx_kernel_name(k),
+                 tirx_last_error());
+    cr_expect_null(strstr(tirx_compiled_ptx(c), ".local"), "%s uses local memory",
+                   tirx_kernel_name(k));
+    tirx_compiled_destroy(c);
+    tirx_kernel_release(k);
+  }
+  tirx_runtime_destroy(rt);
 }
