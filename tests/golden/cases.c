@@ -431,17 +431,19 @@ static void tp_cases(golden_set *g) {
 
 /* ---- attention's reference kernel (src/kernels/attention.c, opts->path "reference") ---- */
 
+static void attention_ref_case(golden_set *g, tirx_dtype dt, int d, bool varlen, bool lse) {
+  tirx_kernel *k = NULL;
+  const char *name = golden_name(g, "attention.ref.%s.d%d.%s.%s", dt_name(dt), d,
+                                 varlen ? "varlen" : "fixed", lse ? "lse" : "nolse");
+  tirx_status st = tirx__attention_ref_build(dt, d, varlen, lse, &k);
+  golden_add_kernel(g, name, st == TIRX_OK ? k : NULL, st == TIRX_OK ? "" : tirx_last_error());
+}
+
 static void attention_ref_cases(golden_set *g) {
-  for (int v = 0; v < 16; v++) {
-    tirx_dtype dt = DTYPES16[v & 1];
-    int d = v & 2 ? 128 : 64;
-    bool varlen = v & 4, lse = v & 8;
-    tirx_kernel *k = NULL;
-    const char *name = golden_name(g, "attention.ref.%s.d%d.%s.%s", dt_name(dt), d,
-                                   varlen ? "varlen" : "fixed", lse ? "lse" : "nolse");
-    tirx_status st = tirx__attention_ref_build(dt, d, varlen, lse, &k);
-    golden_add_kernel(g, name, st == TIRX_OK ? k : NULL, st == TIRX_OK ? "" : tirx_last_error());
-  }
+  for (int v = 0; v < 16; v++)
+    attention_ref_case(g, DTYPES16[v & 1], v & 2 ? 128 : 64, v & 4, v & 8);
+  for (int v = 0; v < 8; v++)
+    attention_ref_case(g, DTYPES16[v & 1], 256, v & 2, v & 4);
 }
 
 /* ---- mma/wgmma tiles, cp.async tiles (examples/mma_tiles.c, cp_async_tiles.c) ---- */
@@ -596,8 +598,20 @@ static void fuzz_cases(golden_set *g) {
 /* ---- attention (src/kernels/attention_fast.c): schedule x dtype x D x causal x varlen ---- */
 
 /* The default schedule's cases keep their names; the ping-pong schedules' ($TIRX_ATTN_SCHEDULE,
- * read at each build) are attention.<schedule>.<...>. The overlap's are the unit suite's. */
+ * read at each build) are attention.<schedule>.<...>. The overlap's are the unit suite's.
+ * D = 256 has the default schedule only (its BN = 64 and O over Q: attention_fast.c's plan_of). */
 static void attention_cases(golden_set *g) {
+  for (int di = 0; di < 2; di++)
+    for (int causal = 0; causal < 2; causal++)
+      for (int varlen = 0; varlen < 2; varlen++) {
+        tirx_attention_options o = {.causal = causal};
+        tirx_kernel *k = NULL;
+        if (tirx_kernels_attention_build(&o, DTYPES16[di], 256, 8, 2, varlen, &k) != TIRX_OK)
+          k = NULL;
+        golden_add_kernel(g, golden_name(g, "attention.%s.d256%s%s", dt_name(DTYPES16[di]),
+                                         causal ? ".causal" : "", varlen ? ".varlen" : ""),
+                          k, tirx_last_error());
+      }
   static const char *const schedules[3] = {NULL, "pingpong", "pingpong_overlap"};
   for (int si = 0; si < 3; si++)
     for (int di = 0; di < 2; di++)
