@@ -26,6 +26,10 @@
  * sequences of 1 and of 0 query rows and of 0 keys (the API allows empty sequences: offsets
  * need only be non-decreasing), and grids of 1 to 3 CTAs, each running many tiles of different
  * lengths one after another (the persistent loop; the ping-pong's turns across tiles).
+ * Head dim 256 has its own tests on the reference and default paths (gpu_attention::d256_* and
+ * gpu_attention_ref::d256_*; the default path has the serial schedule only there): S in {1, 17,
+ * 128, 1000}, S_q != S_k both ways, H / H_kv 1 and 4, both dtypes, causal and not, varlen with
+ * 1-row and empty sequences, padded strides, lse NULL, and grids of 1 to 3 CTAs.
  */
 #define GPU_HANG "an attention kernel that does not finish"
 #include "gpu_util.h"
@@ -307,4 +311,82 @@ ATTN_TEST(few_ctas, 300) {
       run_case(rt, path, &(attn_case){.dt = DT[dt], .d = dt ? 64 : 128, .h = 4, .h_kv = 1,
                                       .causal = causal, .batch = 6, .lens_q = lq, .lens_k = lk,
                                       .sms = 1 + dt + causal});
+}
+
+/* Head dim 256 (BN = 64, O written over Q's shared memory: attention_fast.c's plan_of) on the
+ * reference path (gpu_attention_ref::d256_<name>) and the default one (gpu_attention::
+ * d256_<name>; its only schedule at D = 256, so TIRX_ATTN_SCHEDULE is unset). Filter with
+ * --filter 'gpu_attention/d256*' and 'gpu_attention_ref/d256*'. */
+#define ATTN_D256_TEST(name, secs)                                                            \
+  static void d256_##name##_body(tirx_runtime *rt, const char *path);                         \
+  Test(gpu_attention_ref, d256_##name, .timeout = secs) {                                     \
+    tirx_runtime *rt = gpu();                                                                 \
+    d256_##name##_body(rt, "reference");                                                      \
+    tirx_runtime_destroy(rt);                                                                 \
+  }                                                                                           \
+  Test(gpu_attention, d256_##name, .timeout = secs) {                                         \
+    tirx_runtime *rt = gpu();                                                                 \
+    unsetenv("TIRX_ATTN_SCHEDULE");                                                           \
+    d256_##name##_body(rt, NULL);                                                             \
+    tirx_runtime_destroy(rt);                                                                 \
+  }                                                                                           \
+  static void d256_##name##_body(tirx_runtime *rt, const char *path)
+
+/* H / H_kv of 1 and 4 (and multi-query, 4 over 1), alternating over the cases. */
+static const int HEADS256[3][2] = {{8, 8}, {8, 2}, {4, 1}};
+
+/* S_q = S_k = S in {1, 17, 128, 1000}, causal and not, both dtypes. */
+ATTN_D256_TEST(square_lengths, 120) {
+  static const int64_t S[4] = {1, 17, 128, 1000};
+  int n = 0;
+  for (int s = 0; s < 4; s++)
+    for (int causal = 0; causal < 2; causal++, n++)
+      run_case(rt, path, &(attn_case){.dt = DT[(s + causal) % 2], .d = 256,
+                                      .h = HEADS256[n % 3][0], .h_kv = HEADS256[n % 3][1],
+                                      .causal = causal, .batch = S[s] <= 128 ? 3 : 2, .s_q = S[s],
+                                      .s_k = S[s]});
+}
+
+/* S_q != S_k both ways (under causal, rows i < S_q - S_k see no key: o = 0, lse = -inf), key
+ * counts that are not multiples of the 64-key block. */
+ATTN_D256_TEST(different_lengths, 120) {
+  static const int64_t L[][2] = {{1, 1000}, {17, 128}, {128, 17}, {1000, 129}, {1000, 1}};
+  int n = 0;
+  for (size_t i = 0; i < sizeof L / sizeof L[0]; i++)
+    for (int causal = 0; causal < 2; causal++, n++)
+      run_case(rt, path, &(attn_case){.dt = DT[(i + (size_t)causal) % 2], .d = 256,
+                                      .h = HEADS256[n % 3][0], .h_kv = HEADS256[n % 3][1],
+                                      .causal = causal, .batch = 2, .s_q = L[i][0],
+                                      .s_k = L[i][1]});
+}
+
+/* A varlen batch of mixed lengths: sequences of 1 query row and 1 key, of 0 query rows, of 0
+ * keys, S_q > S_k under causal, several m-blocks; both dtypes, causal and not, GQA. */
+ATTN_D256_TEST(varlen, 120) {
+  static const int32_t lq[6] = {1, 0, 17, 300, 129, 2}, lk[6] = {1, 5, 17, 200, 0, 64};
+  for (int dt = 0; dt < 2; dt++)
+    for (int causal = 0; causal < 2; causal++)
+      run_case(rt, path, &(attn_case){.dt = DT[dt], .d = 256, .h = 8,
+                                      .h_kv = (dt + causal) % 2 ? 2 : 8, .causal = causal,
+                                      .batch = 6, .lens_q = lq, .lens_k = lk});
+}
+
+/* A scale of its own, padded strides and no lse; and grids of 1 to 3 CTAs (opts->sms), each
+ * running many tiles one after another, so that every tile's Q is loaded over the previous
+ * tile's O (fixed length and varlen). */
+ATTN_D256_TEST(strides_no_lse_and_few_ctas, 120) {
+  run_case(rt, path, &(attn_case){.dt = TIRX_BF16, .d = 256, .h = 4, .h_kv = 1, .causal = true,
+                                  .scale = 0.05, .batch = 2, .s_q = 257, .s_k = 190, .pad = 8});
+  run_case(rt, path, &(attn_case){.dt = TIRX_F16, .d = 256, .h = 4, .h_kv = 4, .causal = false,
+                                  .batch = 2, .s_q = 129, .s_k = 129, .no_lse = true, .pad = 16});
+  static const int64_t L[][2] = {{1000, 1000}, {300, 17}, {1000, 300}};
+  for (size_t i = 0; i < sizeof L / sizeof L[0]; i++)
+    run_case(rt, path, &(attn_case){.dt = DT[i % 2], .d = 256, .h = 4, .h_kv = 2, .causal = i != 1,
+                                    .batch = 2, .s_q = L[i][0], .s_k = L[i][1],
+                                    .sms = 1 + (int)i});
+  static const int32_t lq[5] = {1, 300, 0, 17, 200}, lk[5] = {1, 300, 5, 0, 129};
+  for (int dt = 0; dt < 2; dt++)
+    run_case(rt, path, &(attn_case){.dt = DT[dt], .d = 256, .h = 4, .h_kv = 1, .causal = dt == 0,
+                                    .batch = 5, .lens_q = lq, .lens_k = lk, .sms = 1 + dt,
+                                    .no_lse = dt == 1});
 }
