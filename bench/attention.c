@@ -5,9 +5,10 @@
  *
  *   attention [out.csv] [reps]
  *
- * Shapes: 16k tokens (B x S = 16384), S in {512, 1k, 2k, 4k, 8k, 16k}, H = 16 at D = 128 and
- * H = 32 at D = 64 (H_kv = H), causal and not, bf16 and f16; q, k, v, o dense [B, S, H, D],
- * lse written. Each case: one launch, checked on 9 rows (8 random rows and the last row of the
+ * Shapes: 16k tokens (B x S = 16384), S in {512, 1k, 2k, 4k, 8k, 16k}, H = 16 at D = 128,
+ * H = 32 at D = 64 and H = 8 at D = 256 (H x D = 2048; H_kv = H), causal and not, bf16 and
+ * f16; q, k, v, o dense [B, S, H, D], lse written. TIRX_BENCH_ATTN_D=256 (a comma list of 64,
+ * 128 and 256) keeps only the rows of those head dims. Each case: one launch, checked on 9 rows (8 random rows and the last row of the
  * last head) against the float64 reference (tests/support/attn_ref.c), o poisoned first; then
  * 3 warm-up launches and `reps` samples of 5 back-to-back launches followed by a synchronize
  * (host clock), the median per launch. FLOPs: 4 B H S^2 D, half of it under causal. Prints
@@ -41,7 +42,7 @@
     }                                                                                              \
   } while (0)
 
-enum { TOKENS = 16384, HD = 2048 }; /* B x S tokens; H x D per token */
+enum { TOKENS = 16384, HD = 2048, DMAX = 256 }; /* B x S tokens; H x D per token */
 
 static uint64_t seed_state;
 
@@ -111,7 +112,7 @@ static bool spot_check(tirx_runtime *rt, const shape *s, const inputs *in, void 
   const float *src[3] = {in->q, in->k, in->v};
   for (int t = 0; t < 3; t++) view[t] = (attn_view){src[t], s->seq * HD, HD, s->d};
   const double u = s->dt == TIRX_BF16 ? 1.0 / 256 : 1.0 / 2048;
-  double want[128], wl;
+  double want[DMAX], wl;
   bool ok = true;
   *worst = 0;
   for (int t = 0; t < 9; t++) {
@@ -153,6 +154,25 @@ int main(int argc, char **argv) {
   const char *csv = argc > 1 ? argv[1] : NULL;
   int reps = argc > 2 ? atoi(argv[2]) : 9;
   if (reps < 3) reps = 3;
+  /* the head dims and their heads, in the rows' order; TIRX_BENCH_ATTN_D keeps some */
+  static const int dims[3][2] = {{128, 16}, {64, 32}, {256, 8}};
+  bool keep[3] = {true, true, true};
+  const char *d_only = getenv("TIRX_BENCH_ATTN_D");
+  if (d_only && *d_only) {
+    keep[0] = keep[1] = keep[2] = false;
+    for (const char *p = d_only; *p;) {
+      char *e;
+      long v = strtol(p, &e, 10);
+      int i = v == 128 ? 0 : v == 64 ? 1 : v == 256 ? 2 : -1;
+      if (e == p || i < 0 || (*e && *e != ',')) {
+        fprintf(stderr, "attention: TIRX_BENCH_ATTN_D is \"%s\", expected a comma list of 64, "
+                "128 and 256\n", d_only);
+        return 2;
+      }
+      keep[i] = true;
+      p = *e ? e + 1 : e;
+    }
+  }
   seed_state = (uint64_t)time(NULL) * 2654435761u;
   tirx_runtime *rt = NULL;
   CHECK(tirx_runtime_create(NULL, &rt));
@@ -178,10 +198,10 @@ int main(int argc, char **argv) {
   for (int di = 0; di < 2; di++) {
     inputs in;
     make_inputs(rt, dts[di], &in);
-    for (int dd = 0; dd < 2; dd++)
-      for (int c = 0; c < 2; c++)
+    for (int dd = 0; dd < 3; dd++)
+      for (int c = 0; c < 2 && keep[dd]; c++)
         for (int si = 0; si < 6; si++) {
-          shape s = {dts[di], dd ? 64 : 128, dd ? 32 : 16, (int)(TOKENS / seqs[si]), seqs[si], c};
+          shape s = {dts[di], dims[dd][0], dims[dd][1], (int)(TOKENS / seqs[si]), seqs[si], c};
           const char *path = NULL;
           CHECK(tirx_runtime_fill32(rt, o, 0xffffffffu, (size_t)TOKENS * HD / 2));
           tirx_status st = attend(rt, NULL, &s, &in, o, lse);
