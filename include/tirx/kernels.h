@@ -202,9 +202,9 @@ typedef struct tirx_gemm_plan {
 /*
  * The plan for an M x N x K problem under opts (NULL: defaults). The cost model of
  * TIRX_GEMM_PATH_AUTO: the gemv path for M <= 2, and for M = 3, 4 where the wgmma plan would
- * split K (measured: 1.05-1.52x cuBLAS at M = 1, but FMA-bound and behind the wgmma decode
- * tiles at M = 8, and at M = 4 behind them wherever they need no split; forced, it takes
- * M <= 8), where the
+ * split K or take a tile under 48 columns on K >= 8192 (measured: 1.05-1.52x cuBLAS at M = 1,
+ * but FMA-bound and behind the wgmma decode tiles at M = 8, and at M = 4 behind them except
+ * there; forced, it takes M <= 8), where the
  * wgmma kernel's 64-row tiles
  * waste 8x or more of the tensor work and, more to the point, give too few tiles to keep
  * every SM streaming B (N / block_n tiles: 0.5x cuBLAS at M = 1, N = 4096, K = 14336); its

@@ -148,13 +148,13 @@ static tirx_status build_gemv(const gemm_spec *s, int rows, tirx_kernel **out);
 
 /* The plan's gemv range: measured on the H200 (PERF-NOTES, session 5), gemv is 1.05-1.52x
  * cuBLAS at M = 1 but FMA-bound at M = 8 (0.49-0.68x). M <= 2 always takes gemv. M = 3 and 4
- * take it only where the wgmma plan would split K or take a tile under 48 columns (the shapes
- * that were split before session 13 kept 64 x 32 tiles at M > 4): with the stepped descriptors (session 12)
- * the wgmma tiles at M = 8 (which M = 3, 4 share: A's rows rounded up to 8) were faster than
- * gemv at M = 4 on the six LLaMA shapes without a split (by 3-23%: 28672 x 4096 61.1 against
- * 75.0 us) and slower on the two split-K ones (4096 x 4096 15.3 against 14.9, 4096 x 14336 39.3
- * against 34.6; the 64 x 32 tile was not measured at M = 4). Forcing gemv still works up to
- * GEMV_MAX_M. */
+ * take it only where the wgmma plan would split K, or take a tile under 48 columns on a K of
+ * 8192 or more: the wgmma tiles at M = 8 (which M = 3, 4 share: A's rows rounded up to 8)
+ * were faster than gemv at M = 4 on the six LLaMA shapes without a split (session 12, by
+ * 3-23%: 28672 x 4096 61.1 against 75.0 us), and, forced side by side in one call (session 14),
+ * on the 64 x 32 tile at 4 x 4096 x 4096 (13.3 against 13.6 us bf16, 13.2 against 14.4 f16)
+ * but not at 4 x 4096 x 14336 (36.5 against 34.3, 36.3 against 33.8). Forcing gemv still
+ * works up to GEMV_MAX_M. */
 enum { GEMV_ALWAYS_MAX_M = 2, GEMV_AUTO_MAX_M = 4 };
 
 /* Split-K's count for the tiles t: 0 when the tiles fill half the SMs or more or K has fewer
@@ -195,7 +195,7 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
     if (path == TIRX_GEMM_PATH_WGMMA && wgmma && s->m <= SPLITK_MAX_M) {
       gemm_tiles t = gemm_pick(s);
       bool split = splits_for(s, &t, 0) >= 2;
-      if (s->m <= GEMV_AUTO_MAX_M && (split || t.block_n < 48))
+      if (s->m <= GEMV_AUTO_MAX_M && (split || (t.block_n < 48 && s->k >= 8192)))
         path = TIRX_GEMM_PATH_GEMV;
       else if (split)
         path = TIRX_GEMM_PATH_WGMMA_SPLITK;
