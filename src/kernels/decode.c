@@ -14,12 +14,13 @@ enum { T = 128, N = TIRX_DECODE_TILE };
  * arithmetic is needed (exp2 of it less any real max is 0). */
 #define NEG_BIG (-3.0e38)
 
-/* A checked kernel request. */
+/* A checked kernel request. pdl: the attention and combine kernels are programmatic dependents
+ * of the stream's previous kernel and let their own dependents start early (decode_pdl). */
 typedef struct dspec {
   tirx_decode_kernel which;
   tirx_dtype dt;
   int d, p, h, hkv, ql;
-  bool lse;
+  bool lse, pdl;
 } dspec;
 
 static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
@@ -158,8 +159,9 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
   const bool split = s->which == TIRX_DECODE_PARTIAL;
   tirx_dtype dt = s->dt;
   char name[64];
-  snprintf(name, sizeof name, "decode_tc_%s_%s_d%d_p%d_g%d_q%d%s", split ? "partial" : "attn",
-           tirx_dtype_name(dt), D, P, G, s->ql, s->lse && !split ? "_lse" : "");
+  snprintf(name, sizeof name, "decode_tc_%s_%s_d%d_p%d_g%d_q%d%s%s", split ? "partial" : "attn",
+           tirx_dtype_name(dt), D, P, G, s->ql, s->lse && !split ? "_lse" : "",
+           s->pdl ? "" : "_nopdl");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_set_target(b, "sm_90a");
@@ -201,9 +203,31 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
 
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
+  /* the caches' tensor maps (kernel parameters) on their way in before the first page load */
+  tirx_tmap_prefetch(b, kc);
+  tirx_tmap_prefetch(b, vc);
   tirx_rings_init(b, (tirx_ring *[]){kv}, 1);
   tirx_if_end(b);
+  if (R < TC_WM) { /* each consumer's Q rows past R: zero once (no item writes them) */
+    tirx_if_begin(b, tirx_ge(b, tid, I(b, 128)));
+    tirx_expr *z0 = tirx_let(b, "z0", tirx_add(b, tirx_mul(b, tirx_sub(b, tirx_div(b, tid, I(b, 128)), I(b, 1)), I(b, TC_WM)), I(b, R)));
+    tirx_expr *e = tirx_for_begin(b, "e", tirx_mod(b, tid, I(b, 128)), I(b, (TC_WM - R) * D), I(b, 128), TIRX_LOOP_SERIAL);
+    tirx_store(b, Qs, TIRX_EXPRS(tirx_add(b, z0, tirx_div(b, e, I(b, D))), tirx_mod(b, e, I(b, D))),
+               tirx_cast(b, F(b, 0.0), dt));
+    tirx_for_end(b);
+    tirx_if_end(b);
+  }
   tirx_sync_threads(b);
+  if (s->pdl) {
+    /* Launched as a programmatic dependent (decode_pdl): what comes before (shared memory
+     * only) ran under the stream's previous kernel; every thread waits here for it to
+     * complete before the first read of global memory (context lengths, block table, q, the
+     * caches) and the first write (o, lse or the workspace, which the previous call's
+     * combine may still read). The CTA lets its own dependent (the combine, or the next
+     * kernel) be scheduled at once: that changes when it starts, never what it may read. */
+    tirx_grid_launch_dependents(b);
+    tirx_grid_dependency_wait(b);
+  }
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
 
   /* ---- producer: thread 0 loads the pages of every block of the CTA's items ---- */
@@ -248,12 +272,6 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
   tirx_if_begin(b, tirx_eq(b, x.cw, I(b, 1)));
   tirx_assign(b, x.it, tc_blocks_of(b, tirx_block_idx(b, 0), splits, tps, cl, s->hkv));
   tirx_if_end(b);
-  if (R < TC_WM) { /* Q's rows past R: zero once (no item writes them) */
-    tirx_expr *e = tirx_for_begin(b, "e", x.tid, I(b, (TC_WM - R) * D), I(b, 128), TIRX_LOOP_SERIAL);
-    tirx_store(b, Qs, TIRX_EXPRS(tirx_add(b, tirx_add(b, q0, I(b, R)), tirx_div(b, e, I(b, D))), tirx_mod(b, e, I(b, D))),
-               tirx_cast(b, F(b, 0.0), dt));
-    tirx_for_end(b);
-  }
   tirx_expr *w = tirx_let(b, "w", tirx_div(b, x.tid, I(b, 32)));
   tirx_expr *step = tirx_let(b, "step", tirx_mul(b, tirx_grid_dim(b, 0), I(b, 2)));
   tirx_expr *t = tirx_for_begin(b, "t", tirx_add(b, tirx_block_idx(b, 0), tirx_mul(b, x.cw, tirx_grid_dim(b, 0))),
@@ -365,8 +383,8 @@ static tirx_status build_combine(const dspec *s, tirx_kernel **out) {
   const int G = s->h / s->hkv, R = G * s->ql, D = s->d;
   tirx_dtype dt = s->dt;
   char name[64];
-  snprintf(name, sizeof name, "decode_combine_%s_d%d_g%d_q%d%s", tirx_dtype_name(dt), D, G, s->ql,
-           s->lse ? "_lse" : "");
+  snprintf(name, sizeof name, "decode_combine_%s_d%d_g%d_q%d%s%s", tirx_dtype_name(dt), D, G,
+           s->ql, s->lse ? "_lse" : "", s->pdl ? "" : "_nopdl");
   tirx_builder *b = tirx_builder_create(name);
   tirx_expr *B = dyn_int(b, "batch"), *splits = dyn_int(b, "splits"), *prows = dyn_int(b, "prows");
   tirx_tensor *po = tirx_param_tensor(b, "part_o", TIRX_F32, TIRX_EXPRS(prows, I(b, D)), NULL);
@@ -375,6 +393,12 @@ static tirx_status build_combine(const dspec *s, tirx_kernel **out) {
   tirx_tensor *lse = s->lse ? strided(b, "lse", TIRX_F32, 3, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h)}) : NULL;
   tirx_set_block(b, D, 1, 1);
   tirx_set_grid(b, tirx_mul(b, B, I(b, s->ql * s->h)), NULL, NULL);
+  if (s->pdl) {
+    /* a programmatic dependent of the split kernel (decode_pdl): its launch and start overlap
+     * that kernel's last blocks; it waits here, before reading the workspace */
+    tirx_grid_launch_dependents(b);
+    tirx_grid_dependency_wait(b);
+  }
   tirx_expr *idx = tirx_let(b, "idx", tirx_block_idx(b, 0));
   tirx_expr *bi = tirx_let(b, "bi", tirx_div(b, idx, I(b, s->ql * s->h)));
   tirx_expr *rem = tirx_let(b, "rem", tirx_mod(b, idx, I(b, s->ql * s->h)));
@@ -473,6 +497,25 @@ static tirx_status check_dims(const char *fn, tirx_dtype dt, int d, int p, int h
   return TIRX_OK;
 }
 
+/* Whether the attention and combine kernels are built as programmatic dependents (their
+ * launches carry programmatic stream serialization: each starts under the stream's previous
+ * kernel, waits for it before touching global memory, and lets its own dependent start at
+ * once): $TIRX_DECODE_PDL unset, empty or "1" yes (the default), "0" no, for an A/B of the
+ * dependent launches; anything else is TIRX_E_INVALID_ARG (an A/B run with a misspelt value
+ * would otherwise time the default twice). */
+static tirx_status decode_pdl(const char *fn, bool *out) {
+  const char *v = getenv("TIRX_DECODE_PDL");
+  *out = true;
+  if (!v || !*v || strcmp(v, "1") == 0)
+    return TIRX_OK;
+  if (strcmp(v, "0") == 0) {
+    *out = false;
+    return TIRX_OK;
+  }
+  return tirx__error(TIRX_E_INVALID_ARG, "%s: TIRX_DECODE_PDL is \"%.64s\", expected 1 (the "
+                     "default) or 0", fn, v);
+}
+
 tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype, int d,
                                       int page_size, int h, int h_kv, int q_len, bool lse,
                                       tirx_kernel **out) {
@@ -486,7 +529,10 @@ tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype
   tirx_status st = check_dims(fn, dtype, d, page_size, h, h_kv, q_len);
   if (st != TIRX_OK)
     return st;
-  dspec s = {which, dtype, d, page_size, h, h_kv, q_len, lse && which != TIRX_DECODE_PARTIAL};
+  dspec s = {which, dtype, d, page_size, h, h_kv, q_len, lse && which != TIRX_DECODE_PARTIAL,
+             true};
+  if ((st = decode_pdl(fn, &s.pdl)) != TIRX_OK)
+    return st;
   return dbuild(&s, out);
 }
 
@@ -499,7 +545,7 @@ tirx_status tirx_kernels_reshape_and_cache_build(tirx_dtype dtype, int d, int pa
   tirx_status st = check_dims(fn, dtype, d, page_size, h_kv, h_kv, 1);
   if (st != TIRX_OK)
     return st;
-  dspec s = {(tirx_decode_kernel)KIND_CACHE, dtype, d, page_size, h_kv, h_kv, 1, false};
+  dspec s = {(tirx_decode_kernel)KIND_CACHE, dtype, d, page_size, h_kv, h_kv, 1, false, false};
   return dbuild(&s, out);
 }
 
@@ -587,7 +633,7 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
 /* ---- the ops ---- */
 
 typedef struct dkey {
-  int32_t tag, which, dtype, d, p, h, hkv, ql, lse;
+  int32_t tag, which, dtype, d, p, h, hkv, ql, lse, pdl;
 } dkey;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) { return dbuild(ctx, out); }
@@ -597,7 +643,7 @@ static tirx_status get_kernel(const char *fn, const dspec *s, tirx_kernel **k) {
   memset(&key, 0, sizeof key);
   key.tag = 0x44454344; /* "DECD": apart from the other ops' keys */
   key.which = (int32_t)s->which, key.dtype = (int32_t)s->dt, key.d = s->d, key.p = s->p;
-  key.h = s->h, key.hkv = s->hkv, key.ql = s->ql, key.lse = s->lse;
+  key.h = s->h, key.hkv = s->hkv, key.ql = s->ql, key.lse = s->lse, key.pdl = s->pdl;
   tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, s, k);
   if (st != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
@@ -739,7 +785,9 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
   double scale = opts->scale > 0 ? opts->scale : 1.0 / sqrt((double)D);
   float c = (float)(scale * 1.4426950408889634); /* log2(e) */
   dspec s = {pl.splits > 1 ? TIRX_DECODE_PARTIAL : TIRX_DECODE_UNSPLIT, dt, (int)D, (int)P,
-             (int)H, (int)HKV, (int)QL, lse != NULL};
+             (int)H, (int)HKV, (int)QL, lse != NULL, true};
+  if ((st = decode_pdl(fn, &s.pdl)) != TIRX_OK)
+    return st;
   int64_t bt_st[2] = {MP, 1};
   const int64_t *bts = block_table->strides ? block_table->strides : bt_st;
   tirx_arg head[11] = {
@@ -838,7 +886,7 @@ tirx_status tirx_op_reshape_and_cache(tirx_runtime *rt, const tirx_tensor_arg *k
     return tirx__error(TIRX_E_INVALID_ARG, "%s: k has %lld tokens, expected at most 2^31 - 1", fn,
                        (long long)NT);
   dspec s = {(tirx_decode_kernel)KIND_CACHE, dt, (int)D, (int)k_cache->shape[1], (int)HKV,
-             (int)HKV, 1, false};
+             (int)HKV, 1, false, false};
   tirx_arg args[7] = {
       tirx_arg_i32((int32_t)NT),
       tirx_arg_i32((int32_t)k_cache->shape[0]),
