@@ -7,10 +7,11 @@
  * at group 4; unsplit (opts.splits 1), the chosen
  * split (0) and forced ones (7; 150 asked, 128 given) each against the reference and split
  * against unsplit; the chosen split run again with and without the dependent launches
- * (TIRX_DECODE_PDL=0) to the same bits; o and lse poisoned (NaN) before every call. Back to back
- * calls on one stream (the dependent launches' hazards: one call's combine reads the workspace
- * the next call's split kernel writes) keep their own inputs. reshape_and_cache is checked bit
- * for bit.
+ * (TIRX_DECODE_PDL=0) to the same bits, and the chosen and 7 splits merged in the split kernel
+ * (TIRX_DECODE_COMBINE=fused) to the combine kernel's bits; o and lse poisoned (NaN) before every
+ * call. Back to back calls on one stream (the dependent launches' hazards: one call's combine
+ * reads the workspace the next call's split kernel writes; the merge's counters) keep their own
+ * inputs. reshape_and_cache is checked bit for bit.
  */
 #define GPU_HANG "a decode kernel hangs"
 #include <math.h>
@@ -74,7 +75,8 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
   /* 150 asked over 512 tiles: 128 splits of 4, more than a combine CTA's threads at D 64 and
    * than its chunk of 16 splits */
   static const int modes[4] = {1, 0, 7, 150};
-  uint16_t *chosen = malloc(npad * 2);
+  uint16_t *chosen = malloc(npad * 2), *kept[2] = {malloc(npad * 2), malloc(npad * 2)};
+  float *kept_lse[2] = {malloc(nrow * 4), malloc(nrow * 4)};
   for (int mi = 0; mi < 4; mi++) {
     tirx_decode_options opts = {.splits = modes[mi], .context_lens_host = lens};
     tirx_decode_plan plan = {0};
@@ -107,7 +109,33 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
                 "%s ql %d g %d d %d p %d splits %d: lse[%zu] is %g, expected %g",
                 tirx_dtype_name(dt), ql, g, d, p, modes[mi], r, got_lse[r], want_lse[r]);
     if (mi == 1) memcpy(chosen, got, npad * 2);
+    if (mi == 1 || mi == 2) {
+      memcpy(kept[mi - 1], got, npad * 2);
+      memcpy(kept_lse[mi - 1], got_lse, nrow * 4);
+    }
   }
+  /* The merge in the split kernel (TIRX_DECODE_COMBINE=fused) at the chosen and 7 splits: the
+   * combine's arithmetic in its order, so the combine kernel's bits, o and lse, whichever
+   * split comes last. */
+  for (int mi = 1; mi <= 2; mi++) {
+    tirx_decode_options opts = {.splits = modes[mi], .context_lens_host = lens};
+    setenv("TIRX_DECODE_COMBINE", "fused", 1);
+    OK(tirx_runtime_fill32(rt, dout, 0xffffffffu, npad / 2));
+    OK(tirx_runtime_fill32(rt, dlse, 0xffffffffu, nrow));
+    OK(tirx_op_decode_attention(rt, &opts, &q, &kc, &vc, &bt, &cl, &o, &lse, NULL));
+    unsetenv("TIRX_DECODE_COMBINE");
+    sync_or_fail(rt);
+    OK(tirx_runtime_copy(rt, got, dout, npad * 2, TIRX_COPY_DEVICE_TO_HOST));
+    OK(tirx_runtime_copy(rt, got_lse, dlse, nrow * 4, TIRX_COPY_DEVICE_TO_HOST));
+    for (size_t i = 0; i < npad; i++)
+      cr_assert_eq(got[i], kept[mi - 1][i], "%s ql %d g %d d %d p %d splits %d merged in the split "
+                   "kernel: o[%zu] is 0x%04x, the combine kernel's 0x%04x", tirx_dtype_name(dt),
+                   ql, g, d, p, modes[mi], i, got[i], kept[mi - 1][i]);
+    cr_assert(memcmp(got_lse, kept_lse[mi - 1], nrow * 4) == 0, "%s ql %d g %d d %d p %d splits "
+              "%d merged in the split kernel: lse differs from the combine kernel's",
+              tirx_dtype_name(dt), ql, g, d, p, modes[mi]);
+  }
+  free(kept[0]), free(kept[1]), free(kept_lse[0]), free(kept_lse[1]);
   /* The chosen split again, poisoned, twice: with the dependent launches (the same bits: the
    * combine's order is fixed) and without them (TIRX_DECODE_PDL=0: other kernels, the same
    * arithmetic, the same bits). */
@@ -125,8 +153,9 @@ static void check_case(tirx_runtime *rt, tirx_dtype dt, int ql, int g, int d, in
                    again ? "without the dependent launches" : "again", i, got[i], chosen[i]);
   }
   cr_log_info("decode %s q_len %d group %d d %d page %d: unsplit, chosen, 7 and 128 splits "
-              "match; the chosen split repeats its bits, with and without dependent launches",
-              tirx_dtype_name(dt), ql, g, d, p);
+              "match; the chosen split repeats its bits, with and without dependent launches; "
+              "the merge in the split kernel gives the combine's bits", tirx_dtype_name(dt), ql,
+              g, d, p);
   free(chosen);
   void *bufs[7] = {dq, dk, dv, dbt, dl, dout, dlse};
   for (int i = 0; i < 7; i++) OK(tirx_runtime_free(rt, bufs[i]));
@@ -278,10 +307,15 @@ Test(gpu_decode, back_to_back_calls_keep_their_own_inputs, .timeout = 600) {
   tirx_decode_plan pl = {0};
   OK(tirx_kernels_decode_plan(&op1, 1, H, HKV, 1, D, lens1[0], &pl));
   cr_assert_eq(pl.splits, 16);
+  /* rounds 1 and 2 merge in the split kernel (its counters: the B = 3 call outgrows the B = 1
+   * call's buffer; each launch leaves them zero for the next) */
+  uint16_t *round0 = malloc((size_t)H * D * 2);
   for (int round = 0; round < 3; round++) { /* the first round compiles on the way */
+    if (round) setenv("TIRX_DECODE_COMBINE", "fused", 1);
     OK(tirx_op_decode_attention(rt, &op1, &qa1, &kc, &vc, &bta1, &cl1, &oa0, NULL, NULL));
     OK(tirx_op_decode_attention(rt, &op2, &qa2, &kc, &vc, &bta2, &cl2, &oa1, NULL, NULL));
     OK(tirx_op_decode_attention(rt, &op1, &qa1, &kc, &vc, &bta1, &cl1, &oa2, NULL, NULL));
+    unsetenv("TIRX_DECODE_COMBINE");
     sync_or_fail(rt);
     uint16_t *got = malloc(nq * 2), *got0 = malloc((size_t)H * D * 2);
     OK(tirx_runtime_copy(rt, got0, o[0], (size_t)H * D * 2, TIRX_COPY_DEVICE_TO_HOST));
@@ -300,13 +334,17 @@ Test(gpu_decode, back_to_back_calls_keep_their_own_inputs, .timeout = 600) {
     for (size_t i = 0; i < (size_t)H * D; i++)
       cr_assert_eq(got[i], got0[i], "round %d, call 3: o[%zu] is 0x%04x, call 1's 0x%04x", round,
                    i, got[i], got0[i]);
+    if (!round) memcpy(round0, got0, (size_t)H * D * 2);
+    for (size_t i = 0; i < (size_t)H * D; i++)
+      cr_assert_eq(got0[i], round0[i], "round %d, call 1: o[%zu] is 0x%04x, round 0's 0x%04x",
+                   round, i, got0[i], round0[i]);
     free(got), free(got0);
     for (int i = 0; i < 3; i++) OK(tirx_runtime_fill32(rt, o[i], 0xffffffffu, nq / 2));
   }
   void *bufs[7] = {dq1, dq2, dk, dv, dbt, dl1, dl2};
   for (int i = 0; i < 7; i++) OK(tirx_runtime_free(rt, bufs[i]));
   for (int i = 0; i < 3; i++) OK(tirx_runtime_free(rt, o[i]));
-  free(want), free(want1), free(q1);
+  free(want), free(want1), free(q1), free(round0);
   decode_ref_free(&c);
   tirx_runtime_destroy(rt);
 }
