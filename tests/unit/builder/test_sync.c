@@ -329,3 +329,83 @@ Test(sync, grid_dependency_control, .timeout = 300) {
   free(P);
   tirx_kernel_release(k);
 }
+
+/* GPU-scope ordering: tirx_fence_gpu and tirx_atomic_add_acq_rel emit fence.acq_rel.gpu and
+ * atom.acq_rel.gpu.add (their helpers only in kernels that use them, on any target: sm_80 too),
+ * the old value lands in the local element, the tensor counted into is written (no const), and
+ * the IR prints both. Every error names the argument. */
+Test(sync, gpu_scope_fence_and_counting_atomic, .timeout = 300) {
+  tirx_builder *b = fresh(128);
+  tirx_tensor *cnt = tirx_param_tensor(b, "cnt", TIRX_I32, TIRX_EXPRS(tirx_int(b, 4)), NULL);
+  tirx_tensor *out = tirx_param_tensor(b, "out", TIRX_I32, TIRX_EXPRS(tirx_int(b, 128)), NULL);
+  tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
+  tirx_store(b, out, TIRX_EXPRS(tid), tid);
+  tirx_fence_gpu(b);
+  tirx_tensor *old = tirx_alloc_local(b, "old", TIRX_I32, TIRX_DIMS(1), NULL);
+  tirx_atomic_add_acq_rel(b, cnt, 1, (tirx_expr *[]){tirx_mod(b, tid, tirx_int(b, 4))}, tirx_int(b, 1), old);
+  tirx_store(b, out, TIRX_EXPRS(tid), tirx_load(b, old, TIRX_EXPRS(tirx_int(b, 0))));
+  tirx_kernel *k = NULL;
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  const char *src = tirx_kernel_source(k), *ir = tirx_kernel_ir_str(k);
+  assert_has(src, "tirx_fence_gpu();\n");
+  assert_has(src, "tirx_atom_add_acq_rel_gpu(&cnt[(tid % 4)], 1, &old[0]);\n");
+  assert_has(src, "asm volatile(\"atom.acq_rel.gpu.add.s32 %0, [%1], %2;\"");
+  assert_has(src, "int *cnt");
+  cr_assert_null(strstr(src, "const int *cnt"), "%s", src);
+  assert_has(ir, "fence_gpu()\n");
+  assert_has(ir, "atomic_add_acq_rel(");
+  tirx_runtime *rt = NULL;
+  cr_assert_eq(tirx_runtime_create(&(tirx_runtime_options){.compile_only = true}, &rt), TIRX_OK);
+  for (int a = 0; a < 2; a++) {
+    tirx_compiled *c = NULL;
+    cr_assert_eq(tirx_compile(rt, k, a ? "sm_80" : "sm_90a", &c), TIRX_OK, "%s\n%s", tirx_last_error(), src);
+    assert_has(tirx_compiled_ptx(c), "fence.acq_rel.gpu;");
+    assert_has(tirx_compiled_ptx(c), "atom.acq_rel.gpu.add.s32");
+    tirx_compiled_destroy(c);
+  }
+  tirx_runtime_destroy(rt);
+  tirx_kernel_release(k);
+
+  b = fresh(32); /* without them: no helper */
+  out = tirx_param_tensor(b, "out", TIRX_I32, TIRX_EXPRS(tirx_int(b, 32)), NULL);
+  tirx_store(b, out, TIRX_EXPRS(tirx_thread_linear(b)), tirx_thread_linear(b));
+  cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "%s", tirx_builder_error(b));
+  tirx_builder_destroy(b);
+  cr_assert_null(strstr(tirx_kernel_source(k), "acq_rel"));
+  tirx_kernel_release(k);
+
+  static const char *const msgs[] = {
+      "tirx_atomic_add_acq_rel: t is f, a global f32 tensor: expected a global i32 tensor",
+      "tirx_atomic_add_acq_rel: t is s, a shared i32 tensor: expected a global i32 tensor",
+      "tirx_atomic_add_acq_rel: old is two, a local i32 tensor of 2 elements: expected a local "
+      "i32 tensor of one element",
+      "tirx_atomic_add_acq_rel: old is s, a shared i32 tensor of 4 elements: expected a local i32 "
+      "tensor of one element",
+      "tirx_atomic_add_acq_rel: value has dtype f32, expected an integer",
+      "tirx_atomic_add_acq_rel: t is NULL",
+      "tirx_atomic_add_acq_rel: old is NULL",
+  };
+  for (int i = 0; i < 7; i++) {
+    b = fresh(32);
+    tirx_tensor *g = tirx_param_tensor(b, "g", TIRX_I32, TIRX_EXPRS(tirx_int(b, 4)), NULL);
+    tirx_tensor *f = tirx_param_tensor(b, "f", TIRX_F32, TIRX_EXPRS(tirx_int(b, 4)), NULL);
+    tirx_tensor *s = tirx_alloc_shared(b, "s", TIRX_I32, TIRX_DIMS(4), NULL);
+    tirx_tensor *one1 = tirx_alloc_local(b, "one", TIRX_I32, TIRX_DIMS(1), NULL);
+    tirx_tensor *two = tirx_alloc_local(b, "two", TIRX_I32, TIRX_DIMS(2), NULL);
+    tirx_expr *z = tirx_int(b, 0), *v = tirx_int(b, 1);
+    switch (i) {
+    case 0: tirx_atomic_add_acq_rel(b, f, 1, &z, v, one1); break;
+    case 1: tirx_atomic_add_acq_rel(b, s, 1, &z, v, one1); break;
+    case 2: tirx_atomic_add_acq_rel(b, g, 1, &z, v, two); break;
+    case 3: tirx_atomic_add_acq_rel(b, g, 1, &z, v, s); break;
+    case 4: tirx_atomic_add_acq_rel(b, g, 1, &z, tirx_float(b, 1.0, TIRX_F32), one1); break;
+    case 5: tirx_atomic_add_acq_rel(b, NULL, 1, &z, v, one1); break;
+    case 6: tirx_atomic_add_acq_rel(b, g, 1, &z, v, NULL); break;
+    }
+    expect_builder(b, i == 4 ? TIRX_E_TYPE : i >= 5 ? TIRX_E_NULL_ARG : TIRX_E_INVALID_ARG, msgs[i]);
+  }
+  tirx_clear_error();
+  tirx_fence_gpu(NULL);
+  cr_assert_str_eq(tirx_last_error(), "tirx_fence_gpu: b is NULL");
+}
