@@ -27,6 +27,9 @@
  * TIRX_BENCH_GEMM_CLUSTER=1x1|2x1|1x2 forces the wgmma paths' cluster shape (M > 4; the path
  * column says /c2x1 or /c1x2 where a cluster is used).
  * TIRX_BENCH_GEMM_DTYPE=bf16|f16 keeps only the rows of that type.
+ * TIRX_BENCH_GEMM_FUSED=silu|gelu|both replaces the three bf16 bias+SiLU rows with fused rows of
+ * those epilogues in both dtypes on the same three (N, K) at M = 8192 (cuBLAS followed by a
+ * separate bias+SiLU or bias+GeLU kernel as the anchor): an A/B of the fused epilogues.
  * For A/B runs in one device call: TIRX_BENCH_GEMM_PATH=wgmma|gemv|splitk forces that path on
  * only the rows where it applies (gemv: M <= 8; the others: family wgmma),
  * TIRX_BENCH_GEMV_ROWS=1|2|4 forces the gemv path's rows of B per CTA, and
@@ -234,9 +237,10 @@ static double time_cublas(tirx_runtime *rt, tirx_dtype dt, const gemm_spec *s, v
   return us;
 }
 
-/* out[i, j] = silu(c[i, j] + bias[j]): the separate elementwise kernel after cuBLAS. */
-static tirx_kernel *bias_silu_kernel(tirx_dtype dt) {
-  tirx_builder *b = tirx_builder_create("bias_silu");
+/* out[i, j] = act(c[i, j] + bias[j]), act SiLU (ep TIRX_EPILOGUE_BIAS_SILU) or GeLU (erf, as the
+ * fused epilogue): the separate elementwise kernel after cuBLAS. */
+static tirx_kernel *bias_act_kernel(tirx_dtype dt, tirx_epilogue ep) {
+  tirx_builder *b = tirx_builder_create(ep == TIRX_EPILOGUE_BIAS_GELU ? "bias_gelu" : "bias_silu");
   tirx_expr *rows = tirx_param_int(b, "rows", TIRX_I32), *cols = tirx_param_int(b, "cols", TIRX_I32);
   tirx_tensor *c = tirx_param_tensor(b, "c", dt, TIRX_EXPRS(rows, cols), NULL);
   tirx_tensor *bias = tirx_param_tensor(b, "bias", dt, TIRX_EXPRS(tirx_int(b, 1), cols), NULL);
@@ -251,11 +255,18 @@ static tirx_kernel *bias_silu_kernel(tirx_dtype dt) {
   tirx_expr *col = tirx_cast(b, tirx_mod(b, i, tirx_cast(b, cols, TIRX_I64)), TIRX_I32);
   tirx_expr *x = tirx_add(b, tirx_cast(b, tirx_load(b, c, TIRX_EXPRS(r, col)), TIRX_F32),
                           tirx_cast(b, tirx_load(b, bias, TIRX_EXPRS(tirx_int(b, 0), col)), TIRX_F32));
-  tirx_expr *y = tirx_mul(b, x, tirx_math(b, TIRX_MATH_SIGMOID, x));
+  tirx_expr *y =
+      ep == TIRX_EPILOGUE_BIAS_GELU
+          ? tirx_mul(b, tirx_mul(b, tirx_float(b, 0.5, TIRX_F32), x),
+                     tirx_add(b, tirx_float(b, 1.0, TIRX_F32),
+                              tirx_erf(b, tirx_mul(b, x, tirx_float(b, 0.70710678118654752, TIRX_F32)))))
+          : tirx_mul(b, x, tirx_math(b, TIRX_MATH_SIGMOID, x));
   tirx_store(b, c, TIRX_EXPRS(r, col), tirx_cast(b, y, dt));
   tirx_if_end(b);
   tirx_kernel *k = NULL;
-  if (tirx_kernel_build(b, &k) != TIRX_OK) fprintf(stderr, "bias_silu: %s\n", tirx_builder_error(b));
+  if (tirx_kernel_build(b, &k) != TIRX_OK)
+    fprintf(stderr, "%s: %s\n", ep == TIRX_EPILOGUE_BIAS_GELU ? "bias_gelu" : "bias_silu",
+            tirx_builder_error(b));
   tirx_builder_destroy(b);
   return k;
 }
@@ -454,12 +465,26 @@ int main(int argc, char **argv) {
       for (int s = 0; s < 8; s++)
         rows[nrows++] = (row){"decode", decode_m[mi], nk[s][0], nk[s][1], d ? TIRX_F16 : TIRX_BF16,
                               TIRX_EPILOGUE_NONE};
-  for (int s = 0; s < (quick ? 1 : lite ? 0 : 3); s++)
-    rows[nrows++] = (row){"bias_silu", 8192, nk[s][0], nk[s][1], TIRX_BF16, TIRX_EPILOGUE_BIAS_SILU};
+  /* TIRX_BENCH_GEMM_FUSED=silu|gelu|both: the fused rows of those epilogues in both dtypes */
+  const char *fused = getenv("TIRX_BENCH_GEMM_FUSED");
+  if (fused && strcmp(fused, "silu") && strcmp(fused, "gelu") && strcmp(fused, "both")) {
+    fprintf(stderr, "gemm: TIRX_BENCH_GEMM_FUSED is \"%s\", expected silu, gelu or both\n", fused);
+    return 2;
+  }
+  for (int e = 0; e < 2; e++) {
+    bool silu = e == 0;
+    if (fused ? !strcmp(fused, silu ? "gelu" : "silu") : !silu) continue;
+    for (int d = 0; d < (fused ? 2 : 1); d++)
+      for (int s = 0; s < (quick ? 1 : lite ? 0 : 3); s++)
+        rows[nrows++] = (row){silu ? "bias_silu" : "bias_gelu", 8192, nk[s][0], nk[s][1],
+                              d ? TIRX_F16 : TIRX_BF16,
+                              silu ? TIRX_EPILOGUE_BIAS_SILU : TIRX_EPILOGUE_BIAS_GELU};
+  }
 
   /* Groups: M=8192 bf16, f16; decode bf16, f16; and the weights' bandwidth over the copy's
-   * for M <= 8 (both dtypes); decode bf16 at the M of the issue (1, 16, 64, 128, 256). */
-  double lg[6] = {0}, cnt[6] = {0}, worst_ratio[6] = {1e9, 1e9, 1e9, 1e9, 1e9, 1e9};
+   * for M <= 8 (both dtypes); decode bf16 at the M of the issue (1, 16, 64, 128, 256); the
+   * fused rows (against cuBLAS and the separate bias+activation kernel). */
+  double lg[7] = {0}, cnt[7] = {0}, worst_ratio[7] = {1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 1e9};
   int failures = 0;
   printf("%-9s %-4s %6s %6s %6s %-18s %9s %9s %8s %8s %6s %9s %8s %8s %6s\n", "case", "type",
          "M", "N", "K", "path", "tirx_us", "cublas_us", "tirx_TF", "cublas_TF", "ratio",
@@ -561,17 +586,17 @@ int main(int argc, char **argv) {
     tirx_arg pargs[4] = {tirx_arg_i32((int32_t)w->m), tirx_arg_i32((int32_t)w->n),
                          tirx_arg_tensor(c, w->dt, 2, (int64_t[]){w->m, w->n}, NULL),
                          tirx_arg_tensor(bias.dev, w->dt, 2, (int64_t[]){1, w->n}, NULL)};
-    if (w->ep == TIRX_EPILOGUE_BIAS_SILU) post = bias_silu_kernel(w->dt);
+    if (w->ep == TIRX_EPILOGUE_BIAS_SILU || w->ep == TIRX_EPILOGUE_BIAS_GELU)
+      post = bias_act_kernel(w->dt, w->ep);
     double cus = time_cublas(rt, w->dt, &spec, a.dev, bm.dev, c, post, pargs, 4, reps);
     tirx_kernel_release(post);
     double flops = 2.0 * (double)w->m * (double)w->n * (double)w->k;
     double ttf = flops / tus / 1e6, ctf = flops / cus / 1e6, ratio = cus / tus;
     int g = strcmp(w->name, "llama") == 0 ? (w->dt == TIRX_BF16 ? 0 : 1)
                                           : (w->dt == TIRX_BF16 ? 2 : 3);
-    if (strcmp(w->name, "bias_silu") != 0) {
-      lg[g] += log(ratio), cnt[g] += 1;
-      if (ratio < worst_ratio[g]) worst_ratio[g] = ratio;
-    }
+    if (w->ep != TIRX_EPILOGUE_NONE) g = 6; /* the fused rows: a group of their own */
+    lg[g] += log(ratio), cnt[g] += 1;
+    if (ratio < worst_ratio[g]) worst_ratio[g] = ratio;
     if (g == 2 && (w->m == 1 || w->m >= 16) && (w->m & (w->m - 1)) == 0 && w->m != 32) {
       lg[5] += log(ratio), cnt[5] += 1;
       if (ratio < worst_ratio[5]) worst_ratio[5] = ratio;
@@ -625,6 +650,9 @@ int main(int argc, char **argv) {
     printf("geomean ratio to cuBLAS, decode bf16 at M in {1, 16, 64, 128, 256}: %.3f (lowest "
            "%.3f, %d shapes; target >= 1.00, none below 0.90)\n", exp(lg[5] / cnt[5]),
            worst_ratio[5], (int)cnt[5]);
+  if (cnt[6])
+    printf("geomean ratio to cuBLAS + a bias/activation kernel, fused epilogues (M = 8192): "
+           "%.3f (lowest %.3f, %d shapes)\n", exp(lg[6] / cnt[6]), worst_ratio[6], (int)cnt[6]);
   if (cnt[4])
     printf("geomean weights' bandwidth over the copy's, M <= 8: %.3f (lowest %.3f, %d shapes)\n",
            exp(lg[4] / cnt[4]), worst_ratio[4], (int)cnt[4]);

@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { BK = 64, GROUP_M = 8, SMEM = 232448 };
+/* EW: the columns of one chunk of a fused activation's epilogue (build_wgmma): one 64-column
+ * block of the C tile's 128-byte swizzle (two or four blocks of the narrower ones), where a
+ * region of it may begin. */
+enum { BK = 64, GROUP_M = 8, SMEM = 232448, EW = 64 };
 
 /* A checked build request: the problem and the options with their defaults filled in. */
 typedef struct gemm_spec {
@@ -570,6 +573,23 @@ static tirx_expr *edge_ok(tirx_builder *b, tirx_expr *tm, tirx_expr *tn, tirx_ex
   return tirx_and(b, tirx_lt(b, tm, tiles_m), tirx_lt(b, tn, tiles_n));
 }
 
+/* Named barrier 1 + c: consumer warpgroup c's 128 threads (c of consumers; the id is a
+ * constant, hence one tiny if per consumer). */
+static void consumer_barrier(tirx_builder *b, tirx_expr *c, int consumers) {
+  for (int q = 0; q < consumers; q++) {
+    tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
+    tirx_named_barrier_sync(b, 1 + q, 128);
+    tirx_if_end(b);
+  }
+}
+
+/* A consumer warpgroup has read the bias row: its first thread releases it. */
+static void release_bias(tirx_builder *b, tirx_expr *tid, tirx_tensor *bias_empty) {
+  tirx_if_begin(b, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0)));
+  tirx_mbarrier_arrive(b, elem(b, bias_empty, I(b, 0)));
+  tirx_if_end(b);
+}
+
 /* The kernel's end: with clusters, no CTA leaves while its partner may still multicast into
  * its shared memory or arrive on its barriers. */
 static tirx_status finish_wgmma(tirx_builder *b, int cs, tirx_kernel **out) {
@@ -801,43 +821,52 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
     tirx_if_end(b);
     return finish_wgmma(b, CS, out);
   }
-  /* Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
-   * the swizzled C tile, TMA store. The storing thread waited for its previous store to have
-   * read Cs before the barrier. */
-  if (has_bias) {
-    tirx_mbarrier_wait(b, elem(b, bias_full, I(b, 0)), tirx_bit_and(b, lt, I(b, 1)));
-    tirx_region *accr = tirx_whole(b, acc);
-    tirx_binary(b, accr, TIRX_OP_ADD, accr, rect(b, biasF, I(b, 0), I(b, 0), WM, BN), NULL);
+  /*
+   * Epilogue: bias and activation on the f32 accumulators, their 16-bit copy, stmatrix into
+   * the swizzled C tile, one TMA store per consumer. With an activation it runs in chunks of
+   * EW columns (the last one narrower where EW does not divide BN), the chunk's bias,
+   * activation, cast and stmatrix before the next chunk's, so that only one chunk's
+   * temporaries are live beside the accumulators and each chunk's accumulators die at its
+   * stmatrix: the whole tile's phases one after the other spilled 12 to 604 bytes under
+   * ptxas' cap (168 registers with two consumers, 232 with one) on the fused epilogues of the
+   * tiles 192 to 256 wide (PERF-NOTES, session 14); without one (plain and bias, which never
+   * spilled) the tile is one chunk, the kernel as it was. The first consumer barrier comes
+   * before the first stmatrix: it waits for the storing thread, which waited for its previous
+   * store to have read Cs. The bias row is released after the barrier that follows the last
+   * chunk's reads of it. The stmatrix copies are written once for both consumers (rows
+   * c * WM): two copies doubled the epilogue's code, its compile time and the registers kept
+   * live across the main loop (the copy's addresses, hoisted out of the tile loop: 28 bytes of
+   * spills).
+   */
+  const bool act = s->epilogue == TIRX_EPILOGUE_BIAS_SILU || s->epilogue == TIRX_EPILOGUE_BIAS_GELU;
+  const int64_t ew = act ? EW : BN;
+  if (has_bias) tirx_mbarrier_wait(b, elem(b, bias_full, I(b, 0)), tirx_bit_and(b, lt, I(b, 1)));
+  tirx_tensor *acc16 = NULL;
+  for (int64_t j = 0; j < BN; j += ew) {
+    const int64_t w = BN - j < ew ? BN - j : ew;
+    tirx_region *accr = rect(b, acc, I(b, 0), I(b, j), WM, w);
+    if (has_bias)
+      tirx_binary(b, accr, TIRX_OP_ADD, accr, rect(b, biasF, I(b, 0), I(b, j), WM, w), NULL);
     if (s->epilogue == TIRX_EPILOGUE_BIAS_SILU) tirx_unary(b, accr, TIRX_OP_SILU, accr, NULL);
     if (s->epilogue == TIRX_EPILOGUE_BIAS_GELU) tirx_unary(b, accr, TIRX_OP_GELU, accr, NULL);
-    tirx_assign(b, lt, tirx_add(b, lt, I(b, 1)));
+    if (j == 0) {
+      if (has_bias) tirx_assign(b, lt, tirx_add(b, lt, I(b, 1)));
+      acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
+    }
+    tirx_region *a16 = rect(b, acc16, I(b, 0), I(b, j), WM, w);
+    tirx_cast_region(b, a16, accr, NULL);
+    if (j == 0) {
+      tirx_team_end(b);
+      consumer_barrier(b, c, T.consumers);
+      if (has_bias && ew == BN) release_bias(b, tid, bias_empty);
+      tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
+    }
+    tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, j), WM, w), a16, NULL);
   }
-  tirx_tensor *acc16 = tirx_alloc_local(b, "acc16", dt, TIRX_DIMS(WM, BN), accl);
-  tirx_cast_region(b, tirx_whole(b, acc16), tirx_whole(b, acc), NULL);
-  tirx_team_end(b);
-  /* Named barrier 1 + c: consumer c's 128 threads (the id is a constant, hence one tiny if per
-   * consumer). The stmatrix copy is written once for both consumers (rows c * WM): two copies
-   * of it doubled the epilogue's code, its compile time and the registers kept live across
-   * the main loop (the copy's addresses, hoisted out of the tile loop: 28 bytes of spills). */
-  for (int q = 0; q < T.consumers; q++) {
-    tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
-    tirx_named_barrier_sync(b, 1 + q, 128);
-    tirx_if_end(b);
-  }
-  if (has_bias) { /* the warpgroup has read the bias row: release it */
-    tirx_if_begin(b, tirx_eq(b, tirx_mod(b, tid, I(b, 128)), I(b, 0)));
-    tirx_mbarrier_arrive(b, elem(b, bias_empty, I(b, 0)));
-    tirx_if_end(b);
-  }
-  tirx_team_begin(b, TIRX_TEAM_WARPGROUP);
-  tirx_copy(b, rect(b, Cs, tirx_mul(b, c, I(b, WM)), I(b, 0), WM, BN), tirx_whole(b, acc16), NULL);
   tirx_team_end(b);
   if (!ragged) tirx_fence_proxy_async(b);
-  for (int q = 0; q < T.consumers; q++) {
-    tirx_if_begin(b, tirx_eq(b, c, I(b, q)));
-    tirx_named_barrier_sync(b, 1 + q, 128);
-    tirx_if_end(b);
-  }
+  consumer_barrier(b, c, T.consumers);
+  if (has_bias && ew < BN) release_bias(b, tid, bias_empty);
   if (ragged) { /* the warpgroup's rows, element by element; the next tile's first barrier
                  * orders these reads before Cs is written again */
     tirx_expr *r0 = tirx_add(b, tirx_mul(b, tm, I(b, BM)), tirx_mul(b, c, I(b, WM)));

@@ -482,18 +482,22 @@ typedef struct gemm_case {
   const char *family;
 } gemm_case;
 
-/* C = epilogue(A B^T [+ bias]) for one case: fresh inputs in [-1, 1) (bias in [-2, 2)), C
+/* C = epilogue(A B^T [+ bias]) for one case, the wgmma kernel's persistent grid sized for sms
+ * SMs (0: 132; fewer make each CTA run more tiles): fresh inputs in [-1, 1) (bias in [-2, 2)), C
  * poisoned (NaN) first, 4096 sampled elements (and the four corners) against a float64
  * reference within the output's rounding plus f32-accumulation slack relative to sum |a b|
  * (times 1.2 through an activation: the slopes of SiLU and GeLU stay below 1.13). */
-static void check_gemm_case(tirx_runtime *rt, const gemm_case *g) {
+static void check_gemm_on(tirx_runtime *rt, const gemm_case *g, int sms) {
   tirx_dtype dt = g->dt;
   int64_t m = g->m, n = g->n, k = g->k;
-  gemm_spec s = {.dtype = dt, .m = m, .n = n, .k = k, .epilogue = g->ep, .family = g->family};
+  gemm_spec s = {.dtype = dt, .m = m, .n = n, .k = k, .epilogue = g->ep, .family = g->family,
+                 .sms = sms};
   static const char *const ep_names[] = {"plain", "bias", "bias+silu", "bias+gelu"};
   char err[4096] = "", what[128];
-  snprintf(what, sizeof what, "gemm %s %s %s %lldx%lldx%lld", g->family ? g->family : "wgmma",
-           tirx_dtype_name(dt), ep_names[g->ep], (long long)m, (long long)n, (long long)k);
+  tirx_gemm_tiles tile = gemm_pick(&s);
+  snprintf(what, sizeof what, "gemm %s %s %s %lldx%lldx%lld (tile %dx%d, %d SMs)",
+           g->family ? g->family : "wgmma", tirx_dtype_name(dt), ep_names[g->ep], (long long)m,
+           (long long)n, (long long)k, tile.block_m, tile.block_n, sms ? sms : 132);
   tirx_kernel *kern = gemm_build(&s, err, sizeof err);
   cr_assert_not_null(kern, "%s: %s", what, err);
   /* Leading dimensions padded to 8 elements (TMA strides are multiples of 16 bytes); the
@@ -556,6 +560,9 @@ static void check_gemm_case(tirx_runtime *rt, const gemm_case *g) {
   tirx_kernel_release(kern);
 }
 
+/* The same, the grid sized for 132 SMs. */
+static void check_gemm_case(tirx_runtime *rt, const gemm_case *g) { check_gemm_on(rt, g, 0); }
+
 /* The LLaMA shapes at a reduced M, and tails in every dimension, both dtypes. */
 Test(gemm, warp_specialised_wgmma_tma, .timeout = 600) {
   tirx_runtime *rt = gpu();
@@ -584,7 +591,8 @@ Test(gemm, decode_shapes, .timeout = 600) {
   tirx_runtime_destroy(rt);
 }
 
-/* bias, bias + SiLU and bias + GeLU on the 128x256 tiles, decode tiles and tails. */
+/* bias, bias + SiLU and bias + GeLU on 128-row tiles (128 x 128 at 1024 x 2048), decode tiles
+ * and tails; the widest tiles in fused_epilogues_wide_tiles. */
 Test(gemm, fused_epilogues, .timeout = 600) {
   tirx_runtime *rt = gpu();
   static const int64_t shapes[][3] = {{1024, 2048, 1024}, {1, 4096, 4096}, {64, 6144, 512},
@@ -593,6 +601,41 @@ Test(gemm, fused_epilogues, .timeout = 600) {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
       check_gemm_case(rt, &(gemm_case){(e + (int)i) % 2 ? TIRX_F16 : TIRX_BF16, shapes[i][0],
                                        shapes[i][1], shapes[i][2], (tirx_epilogue)e, NULL});
+  tirx_runtime_destroy(rt);
+}
+
+/* The fused epilogues on the widest tiles, where they run in 64-column chunks (gemm.c; the
+ * last one narrower: 240 = 3 x 64 + 48, 224 = ... + 32, 208 = ... + 16): 128 x 256 down to
+ * 128 x 192 (two consumer warpgroups) and 64 x 256 to 64 x 224 (one), each sized for 4 SMs so
+ * that every CTA runs several tiles (the bias row and the C tile are reused across tiles),
+ * with tails in M, N and K (M = 120: the 120-row loads of A), and a ragged N (element stores)
+ * on three of them; the tile each shape picks is checked first. SiLU and GeLU in both dtypes
+ * everywhere, the bias alone on the 128 x 256 tiles. */
+Test(gemm, fused_epilogues_wide_tiles, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const struct {
+    int64_t m, n, k;
+    int bm, bn;
+  } cases[] = {{1000, 1000, 520, 128, 256}, {1000, 1001, 520, 128, 256},
+               {120, 1808, 520, 128, 240},  {128, 1810, 520, 128, 240},
+               {120, 1720, 520, 128, 224},  {120, 1544, 520, 128, 208},
+               {128, 1456, 520, 128, 192},  {60, 1984, 520, 64, 256},
+               {64, 1808, 520, 64, 240},    {64, 1810, 520, 64, 240},
+               {60, 2600, 520, 64, 224}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int d = 0; d < 2; d++)
+      for (int e = TIRX_EPILOGUE_BIAS; e <= TIRX_EPILOGUE_BIAS_GELU; e++) {
+        if (e == TIRX_EPILOGUE_BIAS && cases[i].bn != 256) continue;
+        gemm_case g = {d ? TIRX_F16 : TIRX_BF16, cases[i].m, cases[i].n, cases[i].k,
+                       (tirx_epilogue)e, NULL};
+        gemm_spec s = {.dtype = g.dt, .m = g.m, .n = g.n, .k = g.k, .sms = 4};
+        tirx_gemm_tiles t = gemm_pick(&s);
+        cr_assert(t.block_m == cases[i].bm && t.block_n == cases[i].bn,
+                  "%lldx%lldx%lld on 4 SMs picks %dx%d, expected %dx%d", (long long)g.m,
+                  (long long)g.n, (long long)g.k, t.block_m, t.block_n, cases[i].bm,
+                  cases[i].bn);
+        check_gemm_on(rt, &g, 4);
+      }
   tirx_runtime_destroy(rt);
 }
 

@@ -133,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_bf16_64x128x8_a8_bias_
         #pragma unroll
         for (int i = 0; i < 2; ++i) {
           #pragma unroll
-          for (int i_1 = 0; i_1 < 16; ++i_1) {
+          for (int i_1 = 0; i_1 < 8; ++i_1) {
             #pragma unroll
             for (int i_2 = 0; i_2 < 1; ++i_2) {
               float src[2]; /* ((2)):((1@m)) */
@@ -148,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_bf16_64x128x8_a8_bias_
         #pragma unroll
         for (int i = 0; i < 2; ++i) {
           #pragma unroll
-          for (int i_1 = 0; i_1 < 16; ++i_1) {
+          for (int i_1 = 0; i_1 < 8; ++i_1) {
             #pragma unroll
             for (int i_2 = 0; i_2 < 1; ++i_2) {
               acc[(i) * 2 + (i_1) * 4 + (0)] = ((0.5f * acc[(i) * 2 + (i_1) * 4 + (0)]) * (1.0f + erff((acc[(i) * 2 + (i_1) * 4 + (0)] * 0.707106769f))));
@@ -163,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_bf16_64x128x8_a8_bias_
         #pragma unroll
         for (int i = 0; i < 2; ++i) {
           #pragma unroll
-          for (int i_1 = 0; i_1 < 16; ++i_1) {
+          for (int i_1 = 0; i_1 < 8; ++i_1) {
             #pragma unroll
             for (int i_2 = 0; i_2 < 1; ++i_2) {
               acc16[(i) * 2 + (i_1) * 4 + (0)] = tirx_bf16_from_f32(acc[(i) * 2 + (i_1) * 4 + (0)]);
@@ -175,23 +175,68 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_bf16_64x128x8_a8_bias_
       if ((c == 0)) {
         tirx_named_bar_sync(1, 128);
       }
-      if (((tid % 128) == 0)) {
-        tirx_mbar_arrive(&bias_empty[0]);
-      }
       { /* tirx: copy.stmatrix num=4: copy(arch=sm_90, roles=local->shared, team=warpgroup) */
         const int lane = ((int)threadIdx.x & 31);
         const int wrow = ((((int)threadIdx.x >> 5) % 4) * 16);
         tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 0) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 0) % 64), 3, 2)], &acc16[0], &acc16[4], &acc16[8], &acc16[12]);
         tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 32) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 32) % 64), 3, 2)], &acc16[16], &acc16[20], &acc16[24], &acc16[28]);
-        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 64) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 64) % 64), 3, 2)], &acc16[32], &acc16[36], &acc16[40], &acc16[44]);
-        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 96) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 96) % 64), 3, 2)], &acc16[48], &acc16[52], &acc16[56], &acc16[60]);
         tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 0) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 0) % 64), 3, 2)], &acc16[2], &acc16[6], &acc16[10], &acc16[14]);
         tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 32) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 32) % 64), 3, 2)], &acc16[18], &acc16[22], &acc16[26], &acc16[30]);
-        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 64) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 64) % 64), 3, 2)], &acc16[34], &acc16[38], &acc16[42], &acc16[46]);
-        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + (((((lane >> 3) & 3) * 8) + 96) / 64) * 4096 + (((((lane >> 3) & 3) * 8) + 96) % 64), 3, 2)], &acc16[50], &acc16[54], &acc16[58], &acc16[62]);
+      }
+      { /* tirx: pointwise.vec vec=2,pack=1: binary(arch=sm_90, roles=local,shared->local, team=warpgroup) */
+        #pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          #pragma unroll
+          for (int i_1 = 0; i_1 < 8; ++i_1) {
+            #pragma unroll
+            for (int i_2 = 0; i_2 < 1; ++i_2) {
+              float src[2]; /* ((2)):((1@m)) */
+              tirx_vcopy<float, 2, 8>(&src[0], &biasF[(64 + (((i_1 * 8) + ((((int)threadIdx.x % 128) & 3) * 2)) + (i_2 * 2)))]);
+              acc[(i) * 2 + (i_1 + 8) * 4 + (0)] = (acc[(i) * 2 + (i_1 + 8) * 4 + (0)] + src[0]);
+              acc[(i) * 2 + (i_1 + 8) * 4 + (1)] = (acc[(i) * 2 + (i_1 + 8) * 4 + (1)] + src[1]);
+            }
+          }
+        }
+      }
+      { /* tirx: pointwise.vec vec=2,pack=1: unary(arch=sm_90, roles=local->local, team=warpgroup) */
+        #pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          #pragma unroll
+          for (int i_1 = 0; i_1 < 8; ++i_1) {
+            #pragma unroll
+            for (int i_2 = 0; i_2 < 1; ++i_2) {
+              acc[(i) * 2 + (i_1 + 8) * 4 + (0)] = ((0.5f * acc[(i) * 2 + (i_1 + 8) * 4 + (0)]) * (1.0f + erff((acc[(i) * 2 + (i_1 + 8) * 4 + (0)] * 0.707106769f))));
+              acc[(i) * 2 + (i_1 + 8) * 4 + (1)] = ((0.5f * acc[(i) * 2 + (i_1 + 8) * 4 + (1)]) * (1.0f + erff((acc[(i) * 2 + (i_1 + 8) * 4 + (1)] * 0.707106769f))));
+            }
+          }
+        }
+      }
+      { /* tirx: pointwise.vec vec=2,pack=2: cast(arch=sm_90, roles=local->local, team=warpgroup) */
+        #pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          #pragma unroll
+          for (int i_1 = 0; i_1 < 8; ++i_1) {
+            #pragma unroll
+            for (int i_2 = 0; i_2 < 1; ++i_2) {
+              acc16[(i) * 2 + (i_1 + 8) * 4 + (0)] = tirx_bf16_from_f32(acc[(i) * 2 + (i_1 + 8) * 4 + (0)]);
+              acc16[(i) * 2 + (i_1 + 8) * 4 + (1)] = tirx_bf16_from_f32(acc[(i) * 2 + (i_1 + 8) * 4 + (1)]);
+            }
+          }
+        }
+      }
+      { /* tirx: copy.stmatrix num=4: copy(arch=sm_90, roles=local->shared, team=warpgroup) */
+        const int lane = ((int)threadIdx.x & 31);
+        const int wrow = ((((int)threadIdx.x >> 5) % 4) * 16);
+        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + ((64 + ((((lane >> 3) & 3) * 8) + 0)) / 64) * 4096 + ((64 + ((((lane >> 3) & 3) * 8) + 0)) % 64), 3, 2)], &acc16[32], &acc16[36], &acc16[40], &acc16[44]);
+        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((0 + (lane & 7)) + wrow)) * 64 + ((64 + ((((lane >> 3) & 3) * 8) + 32)) / 64) * 4096 + ((64 + ((((lane >> 3) & 3) * 8) + 32)) % 64), 3, 2)], &acc16[48], &acc16[52], &acc16[56], &acc16[60]);
+        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + ((64 + ((((lane >> 3) & 3) * 8) + 0)) / 64) * 4096 + ((64 + ((((lane >> 3) & 3) * 8) + 0)) % 64), 3, 2)], &acc16[34], &acc16[38], &acc16[42], &acc16[46]);
+        tirx_stmatrix_x4(&Cs[tirx_swizzle(((c * 64) + ((8 + (lane & 7)) + wrow)) * 64 + ((64 + ((((lane >> 3) & 3) * 8) + 32)) / 64) * 4096 + ((64 + ((((lane >> 3) & 3) * 8) + 32)) % 64), 3, 2)], &acc16[50], &acc16[54], &acc16[58], &acc16[62]);
       }
       if ((c == 0)) {
         tirx_named_bar_sync(1, 128);
+      }
+      if (((tid % 128) == 0)) {
+        tirx_mbar_arrive(&bias_empty[0]);
       }
       for (int e = (tid % 128); e < 8192; e += 128) {
         const int er = (e / 128);
