@@ -848,23 +848,6 @@ TIRX_API void tirx_fence_proxy_async(tirx_builder *b);
 /* fence.mbarrier_init.release.cluster: initialised mbarriers become visible to the cluster. */
 TIRX_API void tirx_fence_mbarrier_init(tirx_builder *b);
 
-/* fence.acq_rel.gpu (__threadfence): the calling thread's memory operations before the fence
- * happen before its operations after it, for every thread of the GPU (with a barrier, the
- * writes of a CTA's threads before one thread's release; after an acquire, the reads of the
- * CTA's threads). Any target. */
-TIRX_API void tirx_fence_gpu(tirx_builder *b);
-
-/* old = atomicAdd(&t[index], value) with acquire-release semantics at GPU scope
- * (atom.acq_rel.gpu.add.s32): t a global i32 tensor (n indices, its rank), value an integer
- * expression (converted to i32), old a local i32 tensor of one element (tirx_alloc_local),
- * which receives t[index]'s value before the addition; read it with tirx_load. One thread's
- * statement: the caller's scope decides which threads run it. Any target. Errors (recorded):
- * TIRX_E_INVALID_ARG (t not a global i32 tensor, old not a local i32 tensor of one element, the
- * indices), TIRX_E_TYPE (value not an integer). */
-TIRX_API void tirx_atomic_add_acq_rel(tirx_builder *b, tirx_tensor *t, int n,
-                                      tirx_expr *const *index, tirx_expr *value,
-                                      tirx_tensor *old);
-
 /*
  * Rings: the stages of a pipeline handed between producers and consumers, each stage a pair of
  * mbarriers: "full" completes when the producers have arrived (with the transaction bytes of

@@ -838,26 +838,16 @@ TIRX_API tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, i
 typedef enum tirx_decode_kernel {
   TIRX_DECODE_UNSPLIT = 0, /* each item (KV head, sequence) writes o (and lse) */
   TIRX_DECODE_PARTIAL = 1, /* each item (split, KV head, sequence) writes the workspace */
-  TIRX_DECODE_COMBINE = 2, /* merges the splits into o (and lse) */
-  /* PARTIAL, and the last split of a (sequence, KV head) to write its rows merges them all into
-   * o (and lse) in split order, the combine's arithmetic (a counter per (sequence, KV head),
-   * which it resets): one kernel instead of two, for at most TIRX_DECODE_MERGE_MAX_SPLITS */
-  TIRX_DECODE_PARTIAL_MERGE = 3
+  TIRX_DECODE_COMBINE = 2  /* merges the splits into o (and lse) */
 } tirx_decode_kernel;
-
-/* The most splits TIRX_DECODE_PARTIAL_MERGE takes (its merge stages every split's (max, sum)
- * of the rows in shared memory). */
-enum { TIRX_DECODE_MERGE_MAX_SPLITS = 32 };
 
 /*
  * Builds one decode kernel for dtype, head dim d, page_size, heads h over h_kv, q_len, and
- * whether it writes lse (UNSPLIT, COMBINE, PARTIAL_MERGE). *out: a new kernel, one reference.
- * Pure: no device. The launch parameters are internal (use tirx_op_decode_attention). opts is
- * not read (the scale and splits are launch arguments). The kernels wait for the stream's
- * previous kernel with griddepcontrol (their launches are programmatic dependents) unless
- * $TIRX_DECODE_PDL is "0" (an A/B switch; unset, empty or "1": the default).
+ * whether it writes lse (UNSPLIT, COMBINE). *out: a new kernel, one reference. Pure: no device.
+ * The launch parameters are internal (use tirx_op_decode_attention). opts is not read (the
+ * scale and splits are launch arguments).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, page_size, h, h_kv, q_len,
- * which, $TIRX_DECODE_PDL), the builder's.
+ * which), the builder's.
  */
 TIRX_API tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype, int d,
                                                int page_size, int h, int h_kv, int q_len,

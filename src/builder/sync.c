@@ -179,43 +179,6 @@ void tirx_grid_launch_dependents(tirx_builder *b) {
   plain(b, "tirx_grid_launch_dependents", &tirx__nv_griddep_launch);
 }
 
-void tirx_fence_gpu(tirx_builder *b) { plain(b, "tirx_fence_gpu", &tirx__nv_fence_gpu); }
-
-void tirx_atomic_add_acq_rel(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *const *index,
-                             tirx_expr *value, tirx_tensor *old) {
-  static const char fn[] = "tirx_atomic_add_acq_rel";
-  static const char *const where[] = {"global", "shared", "local"};
-  if (!tirx__b_ok(b, fn) || !tirx__b_tensor(b, fn, t, "t") || !tirx__b_tensor(b, fn, old, "old") ||
-      !int_arg(b, fn, value, "value"))
-    return;
-  if (t->storage != TIRX__GLOBAL || t->dtype != TIRX_I32) {
-    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: t is %s, a %s %s tensor: expected a global i32 "
-                 "tensor", fn, t->decl.name, where[t->storage], tirx_dtype_name((tirx_dtype)t->dtype));
-    return;
-  }
-  if (old->storage != TIRX__LOCAL || old->dtype != TIRX_I32 || old->elems != 1) {
-    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: old is %s, a %s %s tensor of %lld elements: "
-                 "expected a local i32 tensor of one element", fn, old->decl.name,
-                 where[old->storage], tirx_dtype_name((tirx_dtype)old->dtype),
-                 (long long)(old->storage == TIRX__GLOBAL ? -1 : old->elems));
-    return;
-  }
-  tirx_expr **idx = tirx__b_index_list(b, fn, t, n, index);
-  if (!idx) return;
-  tirx_expr *zeros[TIRX_BUILDER_MAX_RANK];
-  for (int k = 0; k < old->rank; k++) zeros[k] = tirx_int(b, 0);
-  tirx_expr **oidx = tirx__b_index_list(b, fn, old, old->rank, zeros);
-  if (!oidx) return;
-  if (value->dtype != TIRX_I32 && !(value = tirx__b_convert(b, fn, value, TIRX_I32))) return;
-  tirx__stmt *s = native(b, fn, &tirx__nv_atom_add_acq_rel);
-  if (!s) return;
-  tirx__nv_atom *a = s->native.p;
-  a->dst.tensor = t, a->dst.index = idx;
-  a->value = value;
-  a->old.tensor = old, a->old.index = oidx;
-  t->written = true;
-}
-
 static tirx_expr *special(tirx_builder *b, const char *fn, int sp, tirx_dtype dtype) {
   if (!tirx__b_ok(b, fn)) return NULL;
   tirx_expr *e = tirx__b_expr_new(b, fn, TIRX__EX_SPECIAL, sp, dtype, NULL, NULL, NULL);

@@ -113,30 +113,6 @@ const tirx__native_op tirx__nv_griddep_launch = {
     .need = TIRX__NEED(F(GRIDDEP)), .section = S, .size = sizeof(IMMS), .ops = {{0}},
     .print_fmt = "$n()", .emit_fmt = "$h();", .prelude = griddep_frags};
 
-/* GPU-scope ordering (builder/sync.c): helpers emitted only where used, after the dependent
- * launch's; sm_70 and later, so every target */
-static const tirx__prelude_frag gpu_order_frag = {.order = 695, .text =
-    "/* GPU-scope ordering: the calling thread's memory operations before the fence happen before\n"
-    " * its later ones for every thread of the GPU; an atomic add that returns the old value,\n"
-    " * with acquire-release semantics at GPU scope. */\n"
-    "__device__ __forceinline__ void tirx_fence_gpu() {\n"
-    "  asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\");\n"
-    "}\n"
-    "__device__ __forceinline__ void tirx_atom_add_acq_rel_gpu(int *dst, int v, int *old) {\n"
-    "  asm volatile(\"atom.acq_rel.gpu.add.s32 %0, [%1], %2;\" : \"=r\"(*old) : \"l\"(dst), \"r\"(v) : \"memory\");\n"
-    "}\n"};
-static const tirx__prelude_frag *const gpu_order_frags[] = {&gpu_order_frag, NULL};
-const tirx__native_op tirx__nv_fence_gpu = {
-    .name = "fence_gpu", .helper = "tirx_fence_gpu", .need = 0, .section = TIRX__PRE_NONE,
-    .size = sizeof(IMMS), .ops = {{0}}, .print_fmt = "$n()", .emit_fmt = "$h();",
-    .prelude = gpu_order_frags};
-const tirx__native_op tirx__nv_atom_add_acq_rel = {
-    .name = "atomic_add_acq_rel", .helper = "tirx_atom_add_acq_rel_gpu", .need = 0,
-    .section = TIRX__PRE_NONE, .size = sizeof(tirx__nv_atom),
-    .ops = {TIRX__ELEM(tirx__nv_atom, dst), TIRX__EXPR(tirx__nv_atom, value),
-            TIRX__ELEM(tirx__nv_atom, old)},
-    .print_fmt = "$n($0, $1, $2)", .emit_fmt = "$h($0, $1, $2);", .prelude = gpu_order_frags};
-
 const tirx__native_op *const tirx__native_generic_ops[] = {
     &tirx__nv_mbar_init, &tirx__nv_mbar_arrive, &tirx__nv_mbar_arrive_cluster,
     &tirx__nv_mbar_expect_tx, &tirx__nv_mbar_wait, &tirx__nv_fence_proxy_async,
@@ -145,8 +121,7 @@ const tirx__native_op *const tirx__native_generic_ops[] = {
     &tirx__nv_wgmma_fence, &tirx__nv_wgmma_commit, &tirx__nv_wgmma_wait, &tirx__nv_bulk_commit,
     &tirx__nv_bulk_wait, &tirx__nv_bulk_wait_read, &tirx__nv_tmap_prefetch,
     &tirx__nv_cp_async_commit, &tirx__nv_cp_async_wait, &tirx__nv_cp_async_wait_all,
-    &tirx__nv_griddep_wait, &tirx__nv_griddep_launch, &tirx__nv_fence_gpu,
-    &tirx__nv_atom_add_acq_rel, NULL};
+    &tirx__nv_griddep_wait, &tirx__nv_griddep_launch, NULL};
 
 /* ---- the format interpreter ---- */
 

@@ -139,9 +139,6 @@ typedef struct tirx__nv_mbar { tirx__elem bar; tirx_expr *value; } tirx__nv_mbar
 typedef struct tirx__nv_imm { int32_t n; } tirx__nv_imm; /* setmaxnreg regs, groups left */
 typedef struct tirx__nv_named_bar { int32_t id, threads; } tirx__nv_named_bar;
 typedef struct tirx__nv_tensor { tirx_tensor *tensor; } tirx__nv_tensor; /* tmap_prefetch */
-/* atomic_add_acq_rel: dst an element of a global i32 tensor, value the i32 added, old the
- * element of a local i32 tensor that receives dst's value before the addition */
-typedef struct tirx__nv_atom { tirx__elem dst; tirx_expr *value; tirx__elem old; } tirx__nv_atom;
 
 extern const tirx__native_op tirx__nv_mbar_init, tirx__nv_mbar_arrive,
     tirx__nv_mbar_arrive_cluster, tirx__nv_mbar_expect_tx, tirx__nv_mbar_wait,
@@ -150,8 +147,7 @@ extern const tirx__native_op tirx__nv_mbar_init, tirx__nv_mbar_arrive,
     tirx__nv_named_bar_arrive, tirx__nv_wgmma_fence, tirx__nv_wgmma_commit,
     tirx__nv_wgmma_wait, tirx__nv_bulk_commit, tirx__nv_bulk_wait, tirx__nv_bulk_wait_read,
     tirx__nv_tmap_prefetch, tirx__nv_cp_async_commit, tirx__nv_cp_async_wait,
-    tirx__nv_cp_async_wait_all, tirx__nv_griddep_wait, tirx__nv_griddep_launch,
-    tirx__nv_fence_gpu, tirx__nv_atom_add_acq_rel;
+    tirx__nv_cp_async_wait_all, tirx__nv_griddep_wait, tirx__nv_griddep_launch;
 
 /* The generic ops, NULL-terminated (tests walk them). */
 extern const tirx__native_op *const tirx__native_generic_ops[];

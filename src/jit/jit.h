@@ -217,8 +217,7 @@ struct tirx_runtime {
   pthread_cond_t idle_cv;
 
   /* The kernel library's scratch buffers (tirx__runtime_scratch in memory.c: the split-K
-   * GEMM's workspace; tirx__runtime_counters: split decode's merge counters), one current
-   * buffer of each kind per stream, under scratch_lock; all freed by
+   * GEMM's workspace), one current buffer per stream, under scratch_lock; all freed by
    * tirx_runtime_destroy. */
   pthread_mutex_t scratch_lock;
   struct tirx__scratch *scratch;
@@ -260,8 +259,6 @@ void tirx__runtime_scratch_free(tirx_runtime *rt, bool device);
  * kernels_internal.h, which says what it does). */
 tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
                                   void **out);
-tirx_status tirx__runtime_counters(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
-                                   void **out);
 
 /* The hash of a variant's identity (kernel hash and specialisation key). */
 static inline uint64_t tirx__variant_hash(const uint64_t khash[2], int nspec,

@@ -58,26 +58,24 @@ tirx_status tirx_runtime_free(tirx_runtime *rt, void *ptr) {
 
 /* ---- scratch buffers of the kernel library (kernels_internal.h) ---- */
 
-/* One buffer; `current` is the one handed out for its stream (one of each kind: a workspace,
- * or counters that were zeroed when allocated), the others were outgrown and are kept until
- * the runtime is destroyed (work queued before the growth may still use them; freeing them
- * would need a synchronisation of the stream). */
+/* One buffer; `current` is the one handed out for its stream, the others were outgrown and
+ * are kept until the runtime is destroyed (work queued before the growth may still use them;
+ * freeing them would need a synchronisation of the stream). */
 struct tirx__scratch {
   struct tirx__scratch *next;
   void *stream;
   void *ptr;
   size_t bytes;
   bool current;
-  bool counters;
 };
 
-static tirx_status scratch_of(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
-                              bool counters, void **out) {
+tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
+                                  void **out) {
   *out = NULL;
   pthread_mutex_lock(&rt->scratch_lock);
   struct tirx__scratch *cur = NULL;
   for (struct tirx__scratch *s = rt->scratch; s; s = s->next)
-    if (s->current && s->stream == stream && s->counters == counters) cur = s;
+    if (s->current && s->stream == stream) cur = s;
   if (cur && cur->bytes >= bytes) {
     *out = cur->ptr;
     pthread_mutex_unlock(&rt->scratch_lock);
@@ -87,37 +85,22 @@ static tirx_status scratch_of(tirx_runtime *rt, const char *fn, void *stream, si
    * O(log) buffers. */
   size_t want = bytes, twice = cur && cur->bytes <= SIZE_MAX / 2 ? cur->bytes * 2 : 0;
   if (twice > want) want = twice;
-  if (counters) want = (want + 3) / 4 * 4;
   struct tirx__scratch *n = calloc(1, sizeof *n);
   void *p = NULL;
   tirx_status st = n ? tirx_runtime_alloc(rt, want, &p) : TIRX_E_NO_MEMORY;
-  /* counters: zero on the stream, before the launches that will use them */
-  if (st == TIRX_OK && counters && (st = tirx_runtime_fill32_async(rt, p, 0, want / 4, stream)) != TIRX_OK)
-    tirx_runtime_free(rt, p);
   if (st != TIRX_OK) {
     free(n);
     pthread_mutex_unlock(&rt->scratch_lock);
     if (st == TIRX_E_NO_MEMORY && !n)
       return tirx__error(st, "%s: out of memory", fn);
-    return tirx__error(st, "%s: the %s of %zu bytes: %s", fn, counters ? "counters" : "workspace",
-                       want, tirx_last_error());
+    return tirx__error(st, "%s: the workspace of %zu bytes: %s", fn, want, tirx_last_error());
   }
   if (cur) cur->current = false;
-  *n = (struct tirx__scratch){rt->scratch, stream, p, want, true, counters};
+  *n = (struct tirx__scratch){rt->scratch, stream, p, want, true};
   rt->scratch = n;
   *out = p;
   pthread_mutex_unlock(&rt->scratch_lock);
   return TIRX_OK;
-}
-
-tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
-                                  void **out) {
-  return scratch_of(rt, fn, stream, bytes, false, out);
-}
-
-tirx_status tirx__runtime_counters(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
-                                   void **out) {
-  return scratch_of(rt, fn, stream, bytes, true, out);
 }
 
 void tirx__runtime_scratch_free(tirx_runtime *rt, bool device) {

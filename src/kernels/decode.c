@@ -14,13 +14,12 @@ enum { T = 128, N = TIRX_DECODE_TILE };
  * arithmetic is needed (exp2 of it less any real max is 0). */
 #define NEG_BIG (-3.0e38)
 
-/* A checked kernel request. pdl: the attention and combine kernels are programmatic dependents
- * of the stream's previous kernel and let their own dependents start early (decode_pdl). */
+/* A checked kernel request. */
 typedef struct dspec {
   tirx_decode_kernel which;
   tirx_dtype dt;
   int d, p, h, hkv, ql;
-  bool lse, pdl;
+  bool lse;
 } dspec;
 
 static tirx_expr *I(tirx_builder *b, int64_t v) { return tirx_int(b, v); }
@@ -64,7 +63,7 @@ enum { TC_BN = TIRX_DECODE_TILE, TC_WM = 64, TC_THREADS = 384 };
 
 /* Ring stages: 4 (128 KiB at D = 128); 3 in the split kernel, whose f32 output tiles are
  * twice as large (both then fit 227 KiB of shared memory with the two consumers' tiles). */
-static int tc_stages(const dspec *s) { return s->which == TIRX_DECODE_UNSPLIT ? 4 : 3; }
+static int tc_stages(const dspec *s) { return s->which == TIRX_DECODE_PARTIAL ? 3 : 4; }
 
 typedef struct tc_item {
   tirx_expr *bi, *kvh, *sp, *L, *t0, *t1;
@@ -153,132 +152,14 @@ static void tc_block(tirx_builder *b, tc_ctx *x, tirx_expr *j, bool masked) {
   tirx_assign(b, x->it, tirx_add(b, x->it, I(b, 1)));
 }
 
-/* The combine's chunk: the partial O values of this many splits are loaded before their sums
- * (build_combine, tc_merge). */
-enum { COMBINE_CHUNK = 16, MERGE_GROUP = 4 };
-
-typedef struct tc_merge_ctx {
-  const dspec *s;
-  tc_ctx *x;
-  const tc_item *im;
-  tirx_tensor *po, *pml, *o, *lse, *cnt, *Last, *Wst;
-  tirx_expr *splits;
-} tc_merge_ctx;
-
-/*
- * PARTIAL_MERGE's end of an item, after its partial rows are written: the consumer's threads
- * fence them (gpu scope) and meet; thread 0 counts the split in (atom.acq_rel.gpu on the
- * (sequence, KV head)'s counter); the split that finds splits - 1 arrivals before it is the
- * last and merges: it resets the counter for the next launch, stages every split's (m, l) of
- * the R rows in shared memory, and each thread merges its elements (r, col) of the R x D
- * outputs, MERGE_GROUP at a time so that their chunks' loads issue together, with the combine
- * kernel's arithmetic in its order (M the max of the m, w = exp2(m - M), Ls and O the sums of l
- * w and O w from split 0 up), into o and lse. The order is fixed, so the bits do not depend on
- * which split is last.
- */
-static void tc_merge(tirx_builder *b, const tc_merge_ctx *m) {
-  const dspec *s = m->s;
-  const int G = s->h / s->hkv, R = G * s->ql, D = s->d, MS = TIRX_DECODE_MERGE_MAX_SPLITS;
-  const int NE = (R * D + 127) / 128, EG = NE < MERGE_GROUP ? NE : MERGE_GROUP;
-  tc_ctx *x = m->x;
-  const tc_item *im = m->im;
-  tirx_expr *S = m->splits;
-  tirx_fence_gpu(b); /* this thread's partial rows before the count */
-  tc_bar(b, x);
-  tirx_expr *ci = tirx_let(b, "ci", tirx_add(b, tirx_mul(b, im->bi, I(b, s->hkv)), im->kvh));
-  tirx_if_begin(b, tirx_eq(b, x->tid, I(b, 0)));
-  {
-    tirx_tensor *before = tirx_alloc_local(b, "arrived", TIRX_I32, TIRX_DIMS(1), NULL);
-    tirx_atomic_add_acq_rel(b, m->cnt, 1, &ci, I(b, 1), before);
-    tirx_store(b, m->Last, TIRX_EXPRS(x->cw),
-               tirx_cast(b, tirx_eq(b, tirx_load(b, before, TIRX_EXPRS(I(b, 0))), tirx_sub(b, S, I(b, 1))), TIRX_I32));
-  }
-  tirx_if_end(b);
-  tc_bar(b, x);
-  tirx_if_begin(b, tirx_ne(b, tirx_load(b, m->Last, TIRX_EXPRS(x->cw)), I(b, 0)));
-  tirx_fence_gpu(b); /* the other splits' rows after the count */
-  tirx_if_begin(b, tirx_eq(b, x->tid, I(b, 0)));
-  tirx_store(b, m->cnt, TIRX_EXPRS(ci), I(b, 0)); /* every split has counted: the next launch's */
-  tirx_if_end(b);
-  tirx_expr *base = tirx_let(b, "mbase", tirx_mul(b, ci, S)); /* split 0's rows: (base + sp) R + r */
-  tirx_expr *i = tirx_for_begin(b, "i", x->tid, tirx_mul(b, S, I(b, R)), I(b, 128), TIRX_LOOP_SERIAL);
-  {
-    tirx_expr *r = tirx_let(b, "r", tirx_div(b, i, S)), *sp = tirx_let(b, "sp", tirx_mod(b, i, S));
-    tirx_expr *row = tirx_let(b, "row", tirx_add(b, tirx_mul(b, tirx_add(b, base, sp), I(b, R)), r));
-    tirx_store(b, m->Wst, TIRX_EXPRS(x->cw, tirx_add(b, tirx_mul(b, r, I(b, MS)), sp)), tirx_load(b, m->pml, TIRX_EXPRS(row, I(b, 0))));
-    tirx_store(b, m->Wst, TIRX_EXPRS(x->cw, tirx_add(b, tirx_mul(b, tirx_add(b, r, I(b, TC_WM)), I(b, MS)), sp)),
-               tirx_load(b, m->pml, TIRX_EXPRS(row, I(b, 1))));
-  }
-  tirx_for_end(b);
-  tc_bar(b, x);
-  tirx_expr *g0 = tirx_for_begin(b, "g0", I(b, 0), I(b, NE), I(b, EG), TIRX_LOOP_SERIAL);
-  {
-    /* the group's elements e = tid + 128 (g0 + k), those past R x D on the last one's place */
-    tirx_expr *ek[MERGE_GROUP], *rk[MERGE_GROUP], *colk[MERGE_GROUP], *Mk[MERGE_GROUP];
-    tirx_expr *Lk[MERGE_GROUP], *Ak[MERGE_GROUP];
-    for (int k = 0; k < EG; k++) {
-      ek[k] = tirx_let(b, "e", tirx_add(b, x->tid, tirx_mul(b, tirx_add(b, g0, I(b, k)), I(b, 128))));
-      tirx_expr *ec = tirx_min(b, ek[k], I(b, R * D - 1));
-      rk[k] = tirx_let(b, "r", tirx_div(b, ec, I(b, D)));
-      colk[k] = tirx_let(b, "col", tirx_mod(b, ec, I(b, D)));
-      Mk[k] = tirx_var(b, "M", TIRX_F32, F(b, NEG_BIG));
-      tirx_expr *sp = tirx_for_begin(b, "sp", I(b, 0), S, NULL, TIRX_LOOP_SERIAL);
-      tirx_assign(b, Mk[k], tirx_max(b, Mk[k], tirx_load(b, m->Wst, TIRX_EXPRS(x->cw, tirx_add(b, tirx_mul(b, rk[k], I(b, MS)), sp)))));
-      tirx_for_end(b);
-      Lk[k] = tirx_var(b, "Ls", TIRX_F32, F(b, 0.0));
-      Ak[k] = tirx_var(b, "acc", TIRX_F32, F(b, 0.0));
-    }
-    tirx_expr *c0 = tirx_for_begin(b, "c0", I(b, 0), S, I(b, COMBINE_CHUNK), TIRX_LOOP_SERIAL);
-    {
-      tirx_tensor *ov = tirx_alloc_local(b, "ov", TIRX_F32, TIRX_DIMS(EG, COMBINE_CHUNK), NULL);
-      for (int k = 0; k < EG; k++) {
-        tirx_expr *u = tirx_for_begin(b, "u", I(b, 0), I(b, COMBINE_CHUNK), NULL, TIRX_LOOP_UNROLL);
-        tirx_expr *spc = tirx_let(b, "spc", tirx_min(b, tirx_add(b, c0, u), tirx_sub(b, S, I(b, 1))));
-        tirx_expr *row = tirx_let(b, "row", tirx_add(b, tirx_mul(b, tirx_add(b, base, spc), I(b, R)), rk[k]));
-        tirx_store(b, ov, TIRX_EXPRS(I(b, k), u), tirx_load(b, m->po, TIRX_EXPRS(row, colk[k])));
-        tirx_for_end(b);
-      }
-      for (int k = 0; k < EG; k++) {
-        tirx_expr *u = tirx_for_begin(b, "u", I(b, 0), I(b, COMBINE_CHUNK), NULL, TIRX_LOOP_UNROLL);
-        tirx_expr *spu = tirx_let(b, "spu", tirx_add(b, c0, u));
-        tirx_if_begin(b, tirx_lt(b, spu, S));
-        tirx_expr *at = tirx_add(b, tirx_mul(b, rk[k], I(b, MS)), spu);
-        tirx_expr *wt = tirx_let(b, "wt", tirx_exp2(b, tirx_sub(b, tirx_load(b, m->Wst, TIRX_EXPRS(x->cw, at)), Mk[k])));
-        tirx_expr *lat = tirx_add(b, tirx_mul(b, tirx_add(b, rk[k], I(b, TC_WM)), I(b, MS)), spu);
-        tirx_assign(b, Lk[k], tirx_add(b, Lk[k], tirx_mul(b, tirx_load(b, m->Wst, TIRX_EXPRS(x->cw, lat)), wt)));
-        tirx_assign(b, Ak[k], tirx_add(b, Ak[k], tirx_mul(b, tirx_load(b, ov, TIRX_EXPRS(I(b, k), u)), wt)));
-        tirx_if_end(b);
-        tirx_for_end(b);
-      }
-    }
-    tirx_for_end(b);
-    for (int k = 0; k < EG; k++) {
-      tirx_if_begin(b, tirx_lt(b, ek[k], I(b, R * D)));
-      tirx_expr *qi = tirx_let(b, "qi", tirx_div(b, rk[k], I(b, G)));
-      tirx_expr *h = tirx_let(b, "h", tirx_add(b, tirx_mul(b, im->kvh, I(b, G)), tirx_mod(b, rk[k], I(b, G))));
-      tirx_store(b, m->o, TIRX_EXPRS(im->bi, qi, h, colk[k]), tirx_cast(b, tirx_div(b, Ak[k], Lk[k]), s->dt));
-      if (m->lse) {
-        tirx_if_begin(b, tirx_eq(b, colk[k], I(b, 0)));
-        tirx_store(b, m->lse, TIRX_EXPRS(im->bi, qi, h), tirx_mul(b, tirx_add(b, Mk[k], tirx_log2(b, Lk[k])), F(b, 0.6931471805599453)));
-        tirx_if_end(b);
-      }
-      tirx_if_end(b);
-    }
-  }
-  tirx_for_end(b);
-  tirx_if_end(b); /* the last split */
-}
-
 static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
   const int G = s->h / s->hkv, R = G * s->ql, D = s->d, P = s->p, NP = TC_BN / P;
   const int ST = tc_stages(s);
-  const bool merge = s->which == TIRX_DECODE_PARTIAL_MERGE;
-  const bool split = s->which == TIRX_DECODE_PARTIAL || merge;
+  const bool split = s->which == TIRX_DECODE_PARTIAL;
   tirx_dtype dt = s->dt;
   char name[64];
-  snprintf(name, sizeof name, "decode_tc_%s_%s_d%d_p%d_g%d_q%d%s%s",
-           merge ? "merge" : split ? "partial" : "attn", tirx_dtype_name(dt), D, P, G, s->ql,
-           s->lse && (!split || merge) ? "_lse" : "", s->pdl ? "" : "_nopdl");
+  snprintf(name, sizeof name, "decode_tc_%s_%s_d%d_p%d_g%d_q%d%s", split ? "partial" : "attn",
+           tirx_dtype_name(dt), D, P, G, s->ql, s->lse && !split ? "_lse" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_arena *ar = tirx_builder_arena(b);
   tirx_set_target(b, "sm_90a");
@@ -292,18 +173,12 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
   tirx_tensor *vc = tirx_param_tensor(b, "v_cache", dt, TIRX_EXPRS(NPG, I(b, P), I(b, s->hkv), I(b, D)), NULL);
   tirx_tensor *bt = strided(b, "block_table", TIRX_I32, 2, (tirx_expr *[]){B, MP});
   tirx_tensor *cl = tirx_param_tensor(b, "context_lens", TIRX_I32, TIRX_EXPRS(B), NULL);
-  tirx_tensor *o = NULL, *lse = NULL, *po = NULL, *pml = NULL, *cnt = NULL;
+  tirx_tensor *o = NULL, *lse = NULL, *po = NULL, *pml = NULL;
   if (split) {
     tirx_expr *prows = dyn_int(b, "prows");
     po = tirx_param_tensor(b, "part_o", TIRX_F32, TIRX_EXPRS(prows, I(b, D)), NULL);
     pml = tirx_param_tensor(b, "part_ml", TIRX_F32, TIRX_EXPRS(prows, I(b, 2)), NULL);
-  }
-  if (merge) { /* and o, lse, one counter per (sequence, KV head) */
-    o = strided(b, "o", dt, 4, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h), I(b, D)});
-    if (s->lse)
-      lse = strided(b, "lse", TIRX_F32, 3, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h)});
-    cnt = tirx_param_tensor(b, "counters", TIRX_I32, TIRX_EXPRS(tirx_mul(b, B, I(b, s->hkv))), NULL);
-  } else if (!split) {
+  } else {
     o = strided(b, "o", dt, 4, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h), I(b, D)});
     if (s->lse)
       lse = strided(b, "lse", TIRX_F32, 3, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h)});
@@ -323,38 +198,12 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
                           : tirx__attn_tile(b, "Os", dt, 2 * TC_WM, D, 0, &Obox);
   tirx_tensor *MLs = tirx_alloc_shared(b, "MLs", TIRX_F32, TIRX_DIMS(2 * TC_WM, 2), NULL);
   tirx_ring *kv = tirx_ring_new(b, "kv", ST, 1, 1);
-  /* the merge: each consumer's flag (the last split), and its O rows seen as the staged (m, l)
-   * of the splits, [consumer][m or l][row][split] in the first 2 x 64 x 32 of its 64 x D */
-  tirx_tensor *Last = merge ? tirx_alloc_shared(b, "Last", TIRX_I32, TIRX_DIMS(2), NULL) : NULL;
-  tirx_tensor *Wst = merge ? tirx_alloc_shared_view(b, "Wst", Os, 0, TIRX_F32, 2, (int64_t[]){2, TC_WM * D}, NULL) : NULL;
 
   tirx_expr *tid = tirx_let(b, "tid", tirx_thread_linear(b));
   tirx_if_begin(b, tirx_eq(b, tid, I(b, 0)));
-  /* the caches' tensor maps (kernel parameters) on their way in before the first page load */
-  tirx_tmap_prefetch(b, kc);
-  tirx_tmap_prefetch(b, vc);
   tirx_rings_init(b, (tirx_ring *[]){kv}, 1);
   tirx_if_end(b);
-  if (R < TC_WM) { /* each consumer's Q rows past R: zero once (no item writes them) */
-    tirx_if_begin(b, tirx_ge(b, tid, I(b, 128)));
-    tirx_expr *z0 = tirx_let(b, "z0", tirx_add(b, tirx_mul(b, tirx_sub(b, tirx_div(b, tid, I(b, 128)), I(b, 1)), I(b, TC_WM)), I(b, R)));
-    tirx_expr *e = tirx_for_begin(b, "e", tirx_mod(b, tid, I(b, 128)), I(b, (TC_WM - R) * D), I(b, 128), TIRX_LOOP_SERIAL);
-    tirx_store(b, Qs, TIRX_EXPRS(tirx_add(b, z0, tirx_div(b, e, I(b, D))), tirx_mod(b, e, I(b, D))),
-               tirx_cast(b, F(b, 0.0), dt));
-    tirx_for_end(b);
-    tirx_if_end(b);
-  }
   tirx_sync_threads(b);
-  if (s->pdl) {
-    /* Launched as a programmatic dependent (decode_pdl): what comes before (shared memory
-     * only) ran under the stream's previous kernel; every thread waits here for it to
-     * complete before the first read of global memory (context lengths, block table, q, the
-     * caches) and the first write (o, lse or the workspace, which the previous call's
-     * combine may still read). The CTA lets its own dependent (the combine, or the next
-     * kernel) be scheduled at once: that changes when it starts, never what it may read. */
-    tirx_grid_launch_dependents(b);
-    tirx_grid_dependency_wait(b);
-  }
   tirx_expr *wg = tirx_let(b, "wg", tirx_div(b, tid, I(b, 128)));
 
   /* ---- producer: thread 0 loads the pages of every block of the CTA's items ---- */
@@ -399,6 +248,12 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
   tirx_if_begin(b, tirx_eq(b, x.cw, I(b, 1)));
   tirx_assign(b, x.it, tc_blocks_of(b, tirx_block_idx(b, 0), splits, tps, cl, s->hkv));
   tirx_if_end(b);
+  if (R < TC_WM) { /* Q's rows past R: zero once (no item writes them) */
+    tirx_expr *e = tirx_for_begin(b, "e", x.tid, I(b, (TC_WM - R) * D), I(b, 128), TIRX_LOOP_SERIAL);
+    tirx_store(b, Qs, TIRX_EXPRS(tirx_add(b, tirx_add(b, q0, I(b, R)), tirx_div(b, e, I(b, D))), tirx_mod(b, e, I(b, D))),
+               tirx_cast(b, F(b, 0.0), dt));
+    tirx_for_end(b);
+  }
   tirx_expr *w = tirx_let(b, "w", tirx_div(b, x.tid, I(b, 32)));
   tirx_expr *step = tirx_let(b, "step", tirx_mul(b, tirx_grid_dim(b, 0), I(b, 2)));
   tirx_expr *t = tirx_for_begin(b, "t", tirx_add(b, tirx_block_idx(b, 0), tirx_mul(b, x.cw, tirx_grid_dim(b, 0))),
@@ -495,10 +350,6 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
     tirx_store(b, lse, TIRX_EXPRS(im.bi, tirx_div(b, x.tid, I(b, G)), h), tirx_load(b, MLs, TIRX_EXPRS(mr, I(b, 0))));
   }
   tirx_if_end(b);
-  if (merge) {
-    tc_merge_ctx mc = {s, &x, &im, po, pml, o, lse, cnt, Last, Wst, splits};
-    tc_merge(b, &mc);
-  }
   /* the other consumer's next item: its blocks go by before this one's next */
   tirx_expr *tn = tirx_let(b, "tn", tirx_add(b, t, tirx_grid_dim(b, 0)));
   tirx_if_begin(b, tirx_lt(b, tn, nitems));
@@ -509,19 +360,13 @@ static tirx_status build_attention_tc(const dspec *s, tirx_kernel **out) {
   return tirx__kernels_finish(b, "tirx_kernels_decode_build", out);
 }
 
-/* COMBINE: grid B * q_len * H, D threads: row (b, qi, h) merges its splits in split order.
- * Its latency is what counts (at B = 1 it runs after the split kernel, on a few SMs): the
- * splits' (m, l) pairs are staged in shared memory by one load a thread, and the partial O
- * rows are read COMBINE_CHUNK splits at a time with no dependence between the loads, so a
- * chunk costs one round trip to L2 (the two loops over the splits it replaced, four splits to
- * a round trip, took 2 x S / 4). The arithmetic is the same, in the same order: M the max of
- * the m, w = exp2(m - M), Ls and O the sums of l w and O w from split 0 up. */
+/* COMBINE: grid B * q_len * H, D threads: row (b, qi, h) merges its splits in split order. */
 static tirx_status build_combine(const dspec *s, tirx_kernel **out) {
   const int G = s->h / s->hkv, R = G * s->ql, D = s->d;
   tirx_dtype dt = s->dt;
   char name[64];
-  snprintf(name, sizeof name, "decode_combine_%s_d%d_g%d_q%d%s%s", tirx_dtype_name(dt), D, G,
-           s->ql, s->lse ? "_lse" : "", s->pdl ? "" : "_nopdl");
+  snprintf(name, sizeof name, "decode_combine_%s_d%d_g%d_q%d%s", tirx_dtype_name(dt), D, G, s->ql,
+           s->lse ? "_lse" : "");
   tirx_builder *b = tirx_builder_create(name);
   tirx_expr *B = dyn_int(b, "batch"), *splits = dyn_int(b, "splits"), *prows = dyn_int(b, "prows");
   tirx_tensor *po = tirx_param_tensor(b, "part_o", TIRX_F32, TIRX_EXPRS(prows, I(b, D)), NULL);
@@ -530,14 +375,6 @@ static tirx_status build_combine(const dspec *s, tirx_kernel **out) {
   tirx_tensor *lse = s->lse ? strided(b, "lse", TIRX_F32, 3, (tirx_expr *[]){B, I(b, s->ql), I(b, s->h)}) : NULL;
   tirx_set_block(b, D, 1, 1);
   tirx_set_grid(b, tirx_mul(b, B, I(b, s->ql * s->h)), NULL, NULL);
-  tirx_tensor *Ms = tirx_alloc_shared(b, "Ms", TIRX_F32, TIRX_DIMS(TIRX_DECODE_MAX_SPLITS), NULL);
-  tirx_tensor *Lsp = tirx_alloc_shared(b, "Lsp", TIRX_F32, TIRX_DIMS(TIRX_DECODE_MAX_SPLITS), NULL);
-  if (s->pdl) {
-    /* a programmatic dependent of the split kernel (decode_pdl): its launch and start overlap
-     * that kernel's last blocks; it waits here, before reading the workspace */
-    tirx_grid_launch_dependents(b);
-    tirx_grid_dependency_wait(b);
-  }
   tirx_expr *idx = tirx_let(b, "idx", tirx_block_idx(b, 0));
   tirx_expr *bi = tirx_let(b, "bi", tirx_div(b, idx, I(b, s->ql * s->h)));
   tirx_expr *rem = tirx_let(b, "rem", tirx_mod(b, idx, I(b, s->ql * s->h)));
@@ -546,41 +383,17 @@ static tirx_status build_combine(const dspec *s, tirx_kernel **out) {
   tirx_expr *r = tirx_let(b, "r", tirx_add(b, tirx_mul(b, qi, I(b, G)), tirx_mod(b, h, I(b, G))));
   tirx_expr *base = tirx_let(b, "base", tirx_mul(b, tirx_add(b, tirx_mul(b, bi, I(b, s->hkv)), tirx_div(b, h, I(b, G))), splits));
   tirx_expr *col = tirx_let(b, "col", tirx_thread_linear(b));
-  tirx_expr *sp = tirx_for_begin(b, "sp", col, splits, I(b, D), TIRX_LOOP_SERIAL);
-  {
-    tirx_expr *row = tirx_let(b, "row", tirx_add(b, tirx_mul(b, tirx_add(b, base, sp), I(b, R)), r));
-    tirx_store(b, Ms, TIRX_EXPRS(sp), tirx_load(b, pml, TIRX_EXPRS(row, I(b, 0))));
-    tirx_store(b, Lsp, TIRX_EXPRS(sp), tirx_load(b, pml, TIRX_EXPRS(row, I(b, 1))));
-  }
-  tirx_for_end(b);
-  tirx_sync_threads(b);
   tirx_expr *M = tirx_var(b, "M", TIRX_F32, F(b, NEG_BIG));
-  sp = tirx_for_begin(b, "sp", I(b, 0), splits, NULL, TIRX_LOOP_SERIAL);
-  tirx_assign(b, M, tirx_max(b, M, tirx_load(b, Ms, TIRX_EXPRS(sp))));
+  tirx_expr *sp = tirx_for_begin(b, "sp", I(b, 0), splits, NULL, TIRX_LOOP_SERIAL);
+  tirx_assign(b, M, tirx_max(b, M, tirx_load(b, pml, TIRX_EXPRS(tirx_add(b, tirx_mul(b, tirx_add(b, base, sp), I(b, R)), r), I(b, 0)))));
   tirx_for_end(b);
   tirx_expr *Ls = tirx_var(b, "Ls", TIRX_F32, F(b, 0.0)), *acc = tirx_var(b, "acc", TIRX_F32, F(b, 0.0));
-  tirx_expr *c0 = tirx_for_begin(b, "c0", I(b, 0), splits, I(b, COMBINE_CHUNK), TIRX_LOOP_SERIAL);
+  sp = tirx_for_begin(b, "sp", I(b, 0), splits, NULL, TIRX_LOOP_SERIAL);
   {
-    /* the chunk's partial O values first, then the sums: the loads issue together (past the
-     * last split a chunk reads that split's row again, and the sums keep their value) */
-    tirx_tensor *ov = tirx_alloc_local(b, "ov", TIRX_F32, TIRX_DIMS(COMBINE_CHUNK), NULL);
-    tirx_expr *u = tirx_for_begin(b, "u", I(b, 0), I(b, COMBINE_CHUNK), NULL, TIRX_LOOP_UNROLL);
-    {
-      tirx_expr *spc = tirx_let(b, "spc", tirx_min(b, tirx_add(b, c0, u), tirx_sub(b, splits, I(b, 1))));
-      tirx_expr *row = tirx_let(b, "row", tirx_add(b, tirx_mul(b, tirx_add(b, base, spc), I(b, R)), r));
-      tirx_store(b, ov, TIRX_EXPRS(u), tirx_load(b, po, TIRX_EXPRS(row, col)));
-    }
-    tirx_for_end(b);
-    u = tirx_for_begin(b, "u", I(b, 0), I(b, COMBINE_CHUNK), NULL, TIRX_LOOP_UNROLL);
-    {
-      tirx_expr *spu = tirx_let(b, "spu", tirx_add(b, c0, u));
-      tirx_if_begin(b, tirx_lt(b, spu, splits));
-      tirx_expr *wt = tirx_let(b, "wt", tirx_exp2(b, tirx_sub(b, tirx_load(b, Ms, TIRX_EXPRS(spu)), M)));
-      tirx_assign(b, Ls, tirx_add(b, Ls, tirx_mul(b, tirx_load(b, Lsp, TIRX_EXPRS(spu)), wt)));
-      tirx_assign(b, acc, tirx_add(b, acc, tirx_mul(b, tirx_load(b, ov, TIRX_EXPRS(u)), wt)));
-      tirx_if_end(b);
-    }
-    tirx_for_end(b);
+    tirx_expr *row = tirx_let(b, "row", tirx_add(b, tirx_mul(b, tirx_add(b, base, sp), I(b, R)), r));
+    tirx_expr *wt = tirx_let(b, "wt", tirx_exp2(b, tirx_sub(b, tirx_load(b, pml, TIRX_EXPRS(row, I(b, 0))), M)));
+    tirx_assign(b, Ls, tirx_add(b, Ls, tirx_mul(b, tirx_load(b, pml, TIRX_EXPRS(row, I(b, 1))), wt)));
+    tirx_assign(b, acc, tirx_add(b, acc, tirx_mul(b, tirx_load(b, po, TIRX_EXPRS(row, col)), wt)));
   }
   tirx_for_end(b);
   tirx_store(b, o, TIRX_EXPRS(bi, qi, h, col), tirx_cast(b, tirx_div(b, acc, Ls), dt));
@@ -626,7 +439,7 @@ static tirx_status build_cache(const dspec *s, tirx_kernel **out) {
   return tirx__kernels_finish(b, "tirx_kernels_reshape_and_cache_build", out);
 }
 
-enum { KIND_CACHE = 8 }; /* past the tirx_decode_kernel values */
+enum { KIND_CACHE = 3 };
 
 static tirx_status dbuild(const dspec *s, tirx_kernel **out) {
   if ((int)s->which == KIND_CACHE) return build_cache(s, out);
@@ -660,25 +473,6 @@ static tirx_status check_dims(const char *fn, tirx_dtype dt, int d, int p, int h
   return TIRX_OK;
 }
 
-/* Whether the attention and combine kernels are built as programmatic dependents (their
- * launches carry programmatic stream serialization: each starts under the stream's previous
- * kernel, waits for it before touching global memory, and lets its own dependent start at
- * once): $TIRX_DECODE_PDL unset, empty or "1" yes (the default), "0" no, for an A/B of the
- * dependent launches; anything else is TIRX_E_INVALID_ARG (an A/B run with a misspelt value
- * would otherwise time the default twice). */
-static tirx_status decode_pdl(const char *fn, bool *out) {
-  const char *v = getenv("TIRX_DECODE_PDL");
-  *out = true;
-  if (!v || !*v || strcmp(v, "1") == 0)
-    return TIRX_OK;
-  if (strcmp(v, "0") == 0) {
-    *out = false;
-    return TIRX_OK;
-  }
-  return tirx__error(TIRX_E_INVALID_ARG, "%s: TIRX_DECODE_PDL is \"%.64s\", expected 1 (the "
-                     "default) or 0", fn, v);
-}
-
 tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype, int d,
                                       int page_size, int h, int h_kv, int q_len, bool lse,
                                       tirx_kernel **out) {
@@ -686,16 +480,13 @@ tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype
   if (!out)
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;
-  if ((unsigned)which > TIRX_DECODE_PARTIAL_MERGE)
+  if ((unsigned)which > TIRX_DECODE_COMBINE)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: which is %d, expected a tirx_decode_kernel (0 "
-                       "to 3)", fn, (int)which);
+                       "to 2)", fn, (int)which);
   tirx_status st = check_dims(fn, dtype, d, page_size, h, h_kv, q_len);
   if (st != TIRX_OK)
     return st;
-  dspec s = {which, dtype, d, page_size, h, h_kv, q_len, lse && which != TIRX_DECODE_PARTIAL,
-             true};
-  if ((st = decode_pdl(fn, &s.pdl)) != TIRX_OK)
-    return st;
+  dspec s = {which, dtype, d, page_size, h, h_kv, q_len, lse && which != TIRX_DECODE_PARTIAL};
   return dbuild(&s, out);
 }
 
@@ -708,25 +499,8 @@ tirx_status tirx_kernels_reshape_and_cache_build(tirx_dtype dtype, int d, int pa
   tirx_status st = check_dims(fn, dtype, d, page_size, h_kv, h_kv, 1);
   if (st != TIRX_OK)
     return st;
-  dspec s = {(tirx_decode_kernel)KIND_CACHE, dtype, d, page_size, h_kv, h_kv, 1, false, false};
+  dspec s = {(tirx_decode_kernel)KIND_CACHE, dtype, d, page_size, h_kv, h_kv, 1, false};
   return dbuild(&s, out);
-}
-
-/* Whether a split launch merges its splits in the split kernel ($TIRX_DECODE_COMBINE "fused":
- * TIRX_DECODE_PARTIAL_MERGE where the splits are at most TIRX_DECODE_MERGE_MAX_SPLITS, one
- * launch) or in the combine kernel (unset, empty or "kernel": the default, two launches); an
- * A/B switch until measured. Anything else is TIRX_E_INVALID_ARG. */
-static tirx_status decode_fused(const char *fn, bool *out) {
-  const char *v = getenv("TIRX_DECODE_COMBINE");
-  *out = false;
-  if (!v || !*v || strcmp(v, "kernel") == 0)
-    return TIRX_OK;
-  if (strcmp(v, "fused") == 0) {
-    *out = true;
-    return TIRX_OK;
-  }
-  return tirx__error(TIRX_E_INVALID_ARG, "%s: TIRX_DECODE_COMBINE is \"%.64s\", expected kernel "
-                     "(the default) or fused", fn, v);
 }
 
 /* ---- the split choice ---- */
@@ -813,7 +587,7 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
 /* ---- the ops ---- */
 
 typedef struct dkey {
-  int32_t tag, which, dtype, d, p, h, hkv, ql, lse, pdl;
+  int32_t tag, which, dtype, d, p, h, hkv, ql, lse;
 } dkey;
 
 static tirx_status build_for_op(const void *ctx, tirx_kernel **out) { return dbuild(ctx, out); }
@@ -823,7 +597,7 @@ static tirx_status get_kernel(const char *fn, const dspec *s, tirx_kernel **k) {
   memset(&key, 0, sizeof key);
   key.tag = 0x44454344; /* "DECD": apart from the other ops' keys */
   key.which = (int32_t)s->which, key.dtype = (int32_t)s->dt, key.d = s->d, key.p = s->p;
-  key.h = s->h, key.hkv = s->hkv, key.ql = s->ql, key.lse = s->lse, key.pdl = s->pdl;
+  key.h = s->h, key.hkv = s->hkv, key.ql = s->ql, key.lse = s->lse;
   tirx_status st = tirx__kernels_get(&key, sizeof key, build_for_op, s, k);
   if (st != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
@@ -965,10 +739,7 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
   double scale = opts->scale > 0 ? opts->scale : 1.0 / sqrt((double)D);
   float c = (float)(scale * 1.4426950408889634); /* log2(e) */
   dspec s = {pl.splits > 1 ? TIRX_DECODE_PARTIAL : TIRX_DECODE_UNSPLIT, dt, (int)D, (int)P,
-             (int)H, (int)HKV, (int)QL, lse != NULL, true};
-  bool fused;
-  if ((st = decode_pdl(fn, &s.pdl)) != TIRX_OK || (st = decode_fused(fn, &fused)) != TIRX_OK)
-    return st;
+             (int)H, (int)HKV, (int)QL, lse != NULL};
   int64_t bt_st[2] = {MP, 1};
   const int64_t *bts = block_table->strides ? block_table->strides : bt_st;
   tirx_arg head[11] = {
@@ -998,49 +769,32 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
     return tirx__error(TIRX_E_INVALID_ARG, "%s: %lld splits of B = %lld sequences need %lld "
                        "workspace rows, expected at most 2^31 - 1 (fewer opts->splits)", fn,
                        (long long)pl.splits, (long long)B, (long long)prows);
-  /* The merge in the split kernel where asked and the splits fit it. */
-  const bool merge = fused && pl.splits <= TIRX_DECODE_MERGE_MAX_SPLITS;
-  if (merge) s.which = TIRX_DECODE_PARTIAL_MERGE;
   /* Build both kernels before allocating, so that a build error comes first. */
   dspec cs = s;
   cs.which = TIRX_DECODE_COMBINE;
-  tirx_kernel *k1, *k2 = NULL;
+  tirx_kernel *k1, *k2;
   if ((st = get_kernel(fn, &s, &k1)) != TIRX_OK)
     return st;
-  if (!merge && (st = get_kernel(fn, &cs, &k2)) != TIRX_OK) {
+  if ((st = get_kernel(fn, &cs, &k2)) != TIRX_OK) {
     tirx_kernel_release(k1);
     return st;
   }
   /* Without a device there is no workspace: a placeholder (never read), and the launch says
-   * TIRX_E_NO_DEVICE as every op's does (or, preparing, prepares); the counters likewise. */
-  void *wsp = (void *)(uintptr_t)4096, *cnt = (void *)(uintptr_t)8192;
-  /* the runtime's scratch for the stream, shared with split-K (kernels_internal.h), and the
-   * merge's counters, which nothing else uses */
+   * TIRX_E_NO_DEVICE as every op's does (or, preparing, prepares). */
+  void *wsp = (void *)(uintptr_t)4096;
+  /* the runtime's scratch for the stream, shared with split-K (kernels_internal.h) */
   pthread_mutex_lock(&tirx__kernels_scratch_lock);
-  if (tirx_runtime_has_device(rt)) {
+  if (tirx_runtime_has_device(rt))
     st = tirx__runtime_scratch(rt, fn, stream, (size_t)pl.workspace_bytes, &wsp);
-    if (st == TIRX_OK && merge)
-      st = tirx__runtime_counters(rt, fn, stream, (size_t)(B * HKV) * 4, &cnt);
-  }
   if (st == TIRX_OK) {
     float *part_o = wsp, *part_ml = (float *)wsp + prows * D;
-    int64_t po_shape[2] = {prows, D}, pml_shape[2] = {prows, 2}, cnt_shape[1] = {B * HKV};
+    int64_t po_shape[2] = {prows, D}, pml_shape[2] = {prows, 2};
     tirx_arg pa = tirx_arg_tensor(part_o, TIRX_F32, 2, po_shape, NULL);
     tirx_arg pm = tirx_arg_tensor(part_ml, TIRX_F32, 2, pml_shape, NULL);
     args[12] = tirx_arg_i32((int32_t)prows);
     args[13] = pa, args[14] = pm;
-    if (merge) {
-      tirx_arg margs[18];
-      memcpy(margs, args, 15 * sizeof *args);
-      int n = 15;
-      margs[n++] = tirx_arg_tensor(o->data, dt, 4, o->shape, strides_of(o));
-      if (lse) margs[n++] = tirx_arg_tensor(lse->data, TIRX_F32, 3, lse->shape, strides_of(lse));
-      margs[n++] = tirx_arg_tensor(cnt, TIRX_I32, 1, cnt_shape, NULL);
-      st = tirx__kernels_launch(fn, rt, k1, margs, n, stream);
-    } else {
-      st = tirx__kernels_launch(fn, rt, k1, args, 15, stream);
-    }
-    if (st == TIRX_OK && !merge) {
+    st = tirx__kernels_launch(fn, rt, k1, args, 15, stream);
+    if (st == TIRX_OK) {
       tirx_arg ca[7] = {tirx_arg_i32((int32_t)B), tirx_arg_i32(pl.splits),
                         tirx_arg_i32((int32_t)prows), pa, pm,
                         tirx_arg_tensor(o->data, dt, 4, o->shape, strides_of(o))};
@@ -1051,7 +805,7 @@ tirx_status tirx_op_decode_attention(tirx_runtime *rt, const tirx_decode_options
   }
   pthread_mutex_unlock(&tirx__kernels_scratch_lock);
   tirx_kernel_release(k1);
-  if (k2) tirx_kernel_release(k2);
+  tirx_kernel_release(k2);
   return st;
 }
 
@@ -1084,7 +838,7 @@ tirx_status tirx_op_reshape_and_cache(tirx_runtime *rt, const tirx_tensor_arg *k
     return tirx__error(TIRX_E_INVALID_ARG, "%s: k has %lld tokens, expected at most 2^31 - 1", fn,
                        (long long)NT);
   dspec s = {(tirx_decode_kernel)KIND_CACHE, dt, (int)D, (int)k_cache->shape[1], (int)HKV,
-             (int)HKV, 1, false, false};
+             (int)HKV, 1, false};
   tirx_arg args[7] = {
       tirx_arg_i32((int32_t)NT),
       tirx_arg_i32((int32_t)k_cache->shape[0]),

@@ -56,18 +56,6 @@ tirx_status tirx__check_row(const char *fn, const char *name, const tirx_tensor_
 tirx_status tirx__runtime_scratch(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
                                   void **out);
 
-/*
- * Counters for stream: a device buffer of at least bytes (rounded up to 4) owned by rt, kept
- * apart from the workspace above (which another op may overwrite) and zeroed on stream when it
- * is allocated; the kernels that use it must leave every counter zero when they end (split
- * decode's merge: the last split of a (sequence, KV head) resets its counter). The same buffer
- * for every call on that stream while large enough, a larger zeroed one otherwise; freed by
- * tirx_runtime_destroy; not under stream capture for the first call on a stream. Errors:
- * tirx_runtime_alloc's and tirx_runtime_fill32_async's, prefixed with fn.
- */
-tirx_status tirx__runtime_counters(tirx_runtime *rt, const char *fn, void *stream, size_t bytes,
-                                   void **out);
-
 /* Held by an op from its tirx__runtime_scratch call until its launches that use the buffer
  * are queued (split-K's GEMM and reduction, split decode's partials and combine): two ops on
  * one stream from two threads would otherwise interleave their launches over one buffer

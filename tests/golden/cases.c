@@ -370,23 +370,16 @@ static void gemm_cases(golden_set *g) {
 
 /* ---- decode attention over a paged KV cache (src/kernels/decode.c, bench/decode_attention.c) ---- */
 
-/* tag: "" or a variant's name and a dot, after the kind ("decode.partial.nopdl.bf16..."). */
-static void decode_case_tagged(golden_set *g, const char *tag, tirx_decode_kernel w, tirx_dtype dt,
-                               int d, int p, int grp, int ql, bool lse) {
-  static const char *const kinds[] = {"unsplit", "partial", "combine", "merge"};
+static void decode_case(golden_set *g, tirx_decode_kernel w, tirx_dtype dt, int d, int p, int grp,
+                        int ql, bool lse) {
+  static const char *const kinds[] = {"unsplit", "partial", "combine"};
   tirx_kernel *k = NULL;
   char err[4096] = "";
   if (tirx_kernels_decode_build(w, dt, d, p, grp * 2, 2, ql, lse, &k) != TIRX_OK)
     snprintf(err, sizeof err, "%s", tirx_last_error());
-  golden_add_kernel(g, golden_name(g, "decode.%s.%s%s.d%d.p%d.g%d.q%d%s", kinds[w], tag,
-                                   dt_name(dt), d, w == TIRX_DECODE_COMBINE ? 0 : p, grp, ql,
-                                   lse ? ".lse" : ""),
+  golden_add_kernel(g, golden_name(g, "decode.%s.%s.d%d.p%d.g%d.q%d%s", kinds[w], dt_name(dt), d,
+                                   w == TIRX_DECODE_COMBINE ? 0 : p, grp, ql, lse ? ".lse" : ""),
                     k, err);
-}
-
-static void decode_case(golden_set *g, tirx_decode_kernel w, tirx_dtype dt, int d, int p, int grp,
-                        int ql, bool lse) {
-  decode_case_tagged(g, "", w, dt, d, p, grp, ql, lse);
 }
 
 static void decode_cases(golden_set *g) {
@@ -413,16 +406,6 @@ static void decode_cases(golden_set *g) {
     for (size_t j = 0; j < 3; j++)
       if (grps[i] != 4 || qls[j] != 1) decode_case(g, TIRX_DECODE_PARTIAL, TIRX_BF16, 128, 16, grps[i], qls[j], false);
   decode_case(g, TIRX_DECODE_UNSPLIT, TIRX_BF16, 128, 16, 16, 8, false); /* refused: 128 rows */
-  /* the split kernel that merges its splits itself (TIRX_DECODE_COMBINE=fused): the bench's,
-   * with lse, and 32 rows at D 64 (sixteen elements a thread, four groups) */
-  decode_case(g, TIRX_DECODE_PARTIAL_MERGE, TIRX_BF16, 128, 16, 4, 1, false);
-  decode_case(g, TIRX_DECODE_PARTIAL_MERGE, TIRX_BF16, 128, 16, 4, 1, true);
-  decode_case(g, TIRX_DECODE_PARTIAL_MERGE, TIRX_F16, 64, 32, 8, 4, true);
-  /* the bench's kernels without the dependent launches (TIRX_DECODE_PDL=0, the A/B switch) */
-  setenv("TIRX_DECODE_PDL", "0", 1);
-  for (int w = 0; w < 3; w++)
-    decode_case_tagged(g, "nopdl.", (tirx_decode_kernel)w, TIRX_BF16, 128, 16, 4, 1, false);
-  unsetenv("TIRX_DECODE_PDL");
 }
 
 /* ---- the tensor-parallel linear layer (src/kernels/tp.c) ---- */

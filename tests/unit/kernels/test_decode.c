@@ -4,7 +4,6 @@
  * calls get past the checks to the device, and that every variant compiles with NVRTC for
  * sm_90a with TMA page loads and wgmma (the GPU suite runs them:
  * tests/gpu/test_decode.c). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "../helpers.h"
@@ -60,25 +59,6 @@ Test(kernels_decode, the_split_fills_the_gpu_for_one_long_and_many_short_sequenc
   cr_assert_eq(p.workspace_bytes, (int64_t)6 * 2 * 7 * 16 * (64 + 2) * 4);
 }
 
-/* The bench's latency-bound shapes (H 32 over H_kv 8, D 128, q_len 1): items of whole splits,
- * at most one a CTA, so that an SM streams tiles_per_split tiles of 32 KiB (K and V of 64 keys)
- * and the split kernel ends when its slowest CTA does (docs/PERF-NOTES.md, decode at B = 1). */
-Test(kernels_decode, the_plan_at_batch_1_and_8_gives_each_cta_one_item) {
-  static const struct { int b, ctx, splits, tps, ctas; } want[] = {
-      {1, 1024, 8, 2, 64},    {1, 4096, 16, 4, 128},  {1, 16384, 16, 16, 128},
-      {1, 65536, 16, 64, 128}, {8, 1024, 2, 8, 128},  {8, 4096, 2, 32, 128},
-  };
-  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-    tirx_decode_plan p = plan(NULL, want[i].b, 32, 8, 1, 128, want[i].ctx);
-    cr_assert(p.splits == want[i].splits && p.tiles_per_split == want[i].tps &&
-                  p.ctas == want[i].ctas,
-              "B %d x %d: %d splits of %d tiles on %d CTAs, expected %d of %d on %d", want[i].b,
-              want[i].ctx, p.splits, p.tiles_per_split, p.ctas, want[i].splits, want[i].tps,
-              want[i].ctas);
-    cr_assert_eq(p.workspace_bytes, (int64_t)want[i].b * 8 * p.splits * 4 * (128 + 2) * 4);
-  }
-}
-
 Test(kernels_decode, plan_and_build_errors_name_the_argument) {
   tirx_decode_plan p = {0};
   tirx_kernel *k = NULL;
@@ -100,9 +80,9 @@ Test(kernels_decode, plan_and_build_errors_name_the_argument) {
                "sqrt(D)) or a finite scale > 0");
   expect_error(tirx_kernels_decode_build(TIRX_DECODE_UNSPLIT, TIRX_BF16, 128, 16, 32, 8, 1, false, NULL),
                TIRX_E_NULL_ARG, "tirx_kernels_decode_build: out is NULL");
-  expect_error(tirx_kernels_decode_build((tirx_decode_kernel)4, TIRX_BF16, 128, 16, 32, 8, 1, false, &k),
-               TIRX_E_INVALID_ARG, "tirx_kernels_decode_build: which is 4, expected a "
-               "tirx_decode_kernel (0 to 3)");
+  expect_error(tirx_kernels_decode_build((tirx_decode_kernel)3, TIRX_BF16, 128, 16, 32, 8, 1, false, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_build: which is 3, expected a "
+               "tirx_decode_kernel (0 to 2)");
   expect_error(tirx_kernels_decode_build(TIRX_DECODE_UNSPLIT, TIRX_F32, 128, 16, 32, 8, 1, false, &k),
                TIRX_E_INVALID_ARG, "tirx_kernels_decode_build: dtype is f32, expected f16 or bf16");
   expect_error(tirx_kernels_decode_build(TIRX_DECODE_UNSPLIT, TIRX_BF16, 96, 16, 32, 8, 1, false, &k),
@@ -119,13 +99,6 @@ Test(kernels_decode, plan_and_build_errors_name_the_argument) {
                "expected at most 64");
   expect_error(tirx_kernels_reshape_and_cache_build(TIRX_BF16, 128, 48, 8, &k), TIRX_E_INVALID_ARG,
                "tirx_kernels_reshape_and_cache_build: page_size is 48, expected 16, 32 or 64");
-  cr_assert_null(k);
-  /* the A/B switch of the dependent launches: a misspelt value is an error, not the default */
-  setenv("TIRX_DECODE_PDL", "yes", 1);
-  expect_error(tirx_kernels_decode_build(TIRX_DECODE_COMBINE, TIRX_BF16, 128, 16, 32, 8, 1, false, &k),
-               TIRX_E_INVALID_ARG, "tirx_kernels_decode_build: TIRX_DECODE_PDL is \"yes\", "
-               "expected 1 (the default) or 0");
-  unsetenv("TIRX_DECODE_PDL");
   cr_assert_null(k);
 }
 
@@ -230,16 +203,6 @@ Test(kernels_decode, the_op_checks_every_argument_before_anything_else, .timeout
       "and >= 1");
   BAD(c.lens[1] = 65, TIRX_E_INVALID_ARG, "block_table has 4 columns, but context length 65 "
       "(sequence 1) needs 5 pages of 16");
-  /* after every argument: the environment's switches */
-  setenv("TIRX_DECODE_PDL", "2", 1);
-  BAD((void)0, TIRX_E_INVALID_ARG, "TIRX_DECODE_PDL is \"2\", expected 1 (the default) or 0");
-  BAD(c.lens[1] = 0, TIRX_E_INVALID_ARG, "opts->context_lens_host[1] is 0, expected >= q_len (2) "
-      "and >= 1");
-  unsetenv("TIRX_DECODE_PDL");
-  setenv("TIRX_DECODE_COMBINE", "merge", 1);
-  BAD((void)0, TIRX_E_INVALID_ARG, "TIRX_DECODE_COMBINE is \"merge\", expected kernel (the "
-      "default) or fused");
-  unsetenv("TIRX_DECODE_COMBINE");
   /* valid: unsplit and split both get to the device (the launch; without a device the split
    * path's workspace is a placeholder, as split-K's); preparing, unsplit is one kernel and
    * split two (the split kernel and the combine) */
@@ -263,29 +226,6 @@ Test(kernels_decode, the_op_checks_every_argument_before_anything_else, .timeout
   }
   cr_assert_eq(launches[0], 1);
   cr_assert_eq(launches[1], 2);
-  /* the merge in the split kernel: one kernel; past TIRX_DECODE_MERGE_MAX_SPLITS, two again */
-  for (int i = 0; i < 2; i++) {
-    setenv("TIRX_DECODE_COMBINE", "fused", 1);
-    if (i) { /* 33 tiles, 33 splits of one */
-      c.opts.splits = TIRX_DECODE_MERGE_MAX_SPLITS + 1;
-      c.bts[1] = 132, c.lens[1] = 33 * 64;
-    }
-    cr_assert_eq(tirx_kernels_prepare_begin(), TIRX_OK);
-    cr_assert_eq(run(rt, &c), TIRX_OK, "%s", tirx_last_error());
-    tirx_future **f = NULL;
-    int n = 0;
-    cr_assert_eq(tirx_kernels_prepare_end(&f, &n), TIRX_OK);
-    for (int j = 0; j < n; j++) {
-      tirx_future_cancel(f[j]);
-      tirx_future_release(f[j]);
-    }
-    free(f);
-    unsetenv("TIRX_DECODE_COMBINE");
-    tirx_decode_plan p = plan(&c.opts, 3, 8, 2, 2, 128, c.lens[1]);
-    cr_assert_eq(n, p.splits <= TIRX_DECODE_MERGE_MAX_SPLITS ? 1 : 2, "%d splits: %d launches",
-                 p.splits, n);
-    cr_assert_eq(p.splits > TIRX_DECODE_MERGE_MAX_SPLITS, i == 1, "%d splits", p.splits);
-  }
   cr_assert_eq(run(rt, &c), TIRX_E_NO_DEVICE, "%s", tirx_last_error());
   cr_assert_not_null(strstr(tirx_last_error(), "tirx_op_decode_attention: tirx_launch: no CUDA "
                                                "device"),
@@ -339,113 +279,6 @@ static void compile_ok(tirx_runtime *rt, tirx_kernel *k, bool attention) {
   }
   tirx_compiled_destroy(c);
   tirx_kernel_release(k);
-}
-
-/* The dependent launches: by default the attention kernels (both kinds) and the combine wait
- * for the stream's previous kernel (griddepcontrol.wait, so the launch carries programmatic
- * stream serialization) and let their dependents start (launch_dependents), the attention
- * kernel after its shared-memory prologue, which prefetches the caches' tensor maps;
- * TIRX_DECODE_PDL=0 builds them without either, under names ending _nopdl. */
-Test(kernels_decode, the_kernels_are_dependent_launches_unless_the_switch_says_0, .timeout = 300) {
-  tirx_runtime *rt = no_device();
-  static const tirx_decode_kernel kinds[3] = {TIRX_DECODE_UNSPLIT, TIRX_DECODE_PARTIAL,
-                                              TIRX_DECODE_COMBINE};
-  static const char *const names[2][3] = {
-      {"decode_tc_attn_bf16_d128_p16_g4_q1_lse", "decode_tc_partial_bf16_d128_p16_g4_q1",
-       "decode_combine_bf16_d128_g4_q1_lse"},
-      {"decode_tc_attn_bf16_d128_p16_g4_q1_lse_nopdl", "decode_tc_partial_bf16_d128_p16_g4_q1_nopdl",
-       "decode_combine_bf16_d128_g4_q1_lse_nopdl"}};
-  for (int off = 0; off < 2; off++) {
-    if (off) setenv("TIRX_DECODE_PDL", "0", 1);
-    else setenv("TIRX_DECODE_PDL", "1", 1);
-    for (int w = 0; w < 3; w++) {
-      tirx_kernel *k = NULL;
-      OK(tirx_kernels_decode_build(kinds[w], TIRX_BF16, 128, 16, 32, 8, 1, true, &k));
-      cr_assert_str_eq(tirx_kernel_name(k), names[off][w]);
-      const char *src = tirx_kernel_source(k);
-      bool wait = strstr(src, "tirx_griddep_wait();") != NULL;
-      bool trigger = strstr(src, "tirx_griddep_launch();") != NULL;
-      cr_assert(wait == !off && trigger == !off, "%s: wait %d, launch_dependents %d",
-                tirx_kernel_name(k), wait, trigger);
-      if (w != 2) { /* the prefetch, and the wait after the prologue's barrier */
-        const char *pf = strstr(src, "tirx_tmap_prefetch(&k_cache_tmap);");
-        cr_assert_not_null(pf, "%s", tirx_kernel_name(k));
-        cr_assert_not_null(strstr(src, "tirx_tmap_prefetch(&v_cache_tmap);"));
-        if (!off)
-          cr_assert(strstr(src, "__syncthreads();") < strstr(src, "tirx_griddep_wait();"),
-                    "%s: the wait comes before the prologue's barrier", tirx_kernel_name(k));
-      }
-      tirx_compiled *c = NULL;
-      cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s: %s", tirx_kernel_name(k),
-                   tirx_last_error());
-      const char *ptx = tirx_compiled_ptx(c);
-      cr_assert((strstr(ptx, "griddepcontrol.wait") != NULL) == !off, "%s", tirx_kernel_name(k));
-      cr_assert((strstr(ptx, "griddepcontrol.launch_dependents") != NULL) == !off, "%s",
-                tirx_kernel_name(k));
-      if (w != 2) cr_assert_not_null(strstr(ptx, "prefetch.tensormap"), "%s", tirx_kernel_name(k));
-      tirx_compiled_destroy(c);
-      tirx_kernel_release(k);
-    }
-  }
-  unsetenv("TIRX_DECODE_PDL");
-  tirx_runtime_destroy(rt);
-}
-
-/* The combine reads the partial O rows a chunk of 16 splits at a time, with the loads ahead of
- * the sums, so that a chunk is one round trip; splits past a multiple of 16 read the last
- * split's row again and leave the sums alone. */
-Test(kernels_decode, the_combine_reads_its_splits_in_chunks) {
-  tirx_kernel *k = NULL;
-  OK(tirx_kernels_decode_build(TIRX_DECODE_COMBINE, TIRX_BF16, 64, 16, 8, 2, 1, false, &k));
-  const char *src = tirx_kernel_source(k);
-  const char *stage = strstr(src, "Ms[sp] = part_ml[");
-  const char *chunk = strstr(src, "for (int c0 = 0; c0 < splits; c0 += 16) {");
-  const char *loads = strstr(src, "ov[(u)] = part_o[");
-  const char *sums = strstr(src, "acc = (acc + (ov[(u)] * wt));");
-  cr_assert(stage && chunk && loads && sums && stage < chunk && chunk < loads && loads < sums,
-            "%s", src);
-  cr_assert_not_null(strstr(src, "tirx_min((c0 + u), (splits - 1))"), "%s", src);
-  cr_assert_not_null(strstr(src, "if ((spu < splits)) {"), "%s", src);
-  tirx_kernel_release(k);
-}
-
-/* PARTIAL_MERGE (TIRX_DECODE_COMBINE=fused): the split kernel with o, lse and the counters;
- * every thread fences its partial rows, one counts the split in with an acquire-release atomic,
- * the last resets the counter and merges in split order; it compiles with TMA and wgmma as the
- * split kernel does, for the bench's rows and for 64 (sixteen elements a thread at D 128). */
-Test(kernels_decode, the_merge_kernel_counts_its_splits_and_merges_them, .timeout = 600) {
-  tirx_runtime *rt = no_device();
-  static const struct { tirx_dtype dt; int d, p, h, hkv, ql; bool lse; const char *name; } v[] = {
-      {TIRX_BF16, 128, 16, 32, 8, 1, false, "decode_tc_merge_bf16_d128_p16_g4_q1"},
-      {TIRX_F16, 64, 32, 32, 8, 4, true, "decode_tc_merge_f16_d64_p32_g4_q4_lse"},
-      {TIRX_BF16, 128, 64, 8, 1, 8, true, "decode_tc_merge_bf16_d128_p64_g8_q8_lse"},
-  };
-  for (int i = 0; i < 3; i++) {
-    tirx_kernel *k = NULL;
-    OK(tirx_kernels_decode_build(TIRX_DECODE_PARTIAL_MERGE, v[i].dt, v[i].d, v[i].p, v[i].h,
-                                 v[i].hkv, v[i].ql, v[i].lse, &k));
-    cr_assert_str_eq(tirx_kernel_name(k), v[i].name);
-    const char *src = tirx_kernel_source(k);
-    const char *fence = strstr(src, "tirx_fence_gpu();");
-    const char *count = strstr(src, "tirx_atom_add_acq_rel_gpu(&counters[ci], 1, &arrived[0]);");
-    const char *last = strstr(src, "Last[cw] = ((int)(arrived[0] == (splits - 1)));");
-    const char *reset = strstr(src, "counters[ci] = 0;");
-    cr_assert(fence && count && last && reset && fence < count && count < last && last < reset,
-              "%s", v[i].name);
-    cr_assert_not_null(strstr(src, "o[(long long)bi * o_stride0"), "%s", v[i].name);
-    cr_assert((strstr(src, "lse[(long long)bi * lse_stride0") != NULL) == v[i].lse, "%s", v[i].name);
-    compile_ok(rt, k, true);
-  }
-  tirx_kernel *k = NULL; /* and the PTX: the fences and the atomic */
-  OK(tirx_kernels_decode_build(TIRX_DECODE_PARTIAL_MERGE, TIRX_BF16, 128, 16, 32, 8, 1, true, &k));
-  tirx_compiled *c = NULL;
-  cr_assert_eq(tirx_compile(rt, k, "sm_90a", &c), TIRX_OK, "%s", tirx_last_error());
-  cr_assert_not_null(strstr(tirx_compiled_ptx(c), "fence.acq_rel.gpu;"));
-  cr_assert_not_null(strstr(tirx_compiled_ptx(c), "atom.acq_rel.gpu.add.s32"));
-  cr_assert_not_null(strstr(tirx_compiled_ptx(c), "griddepcontrol.wait;"));
-  tirx_compiled_destroy(c);
-  tirx_kernel_release(k);
-  tirx_runtime_destroy(rt);
 }
 
 Test(kernels_decode, every_variant_compiles_for_sm_90a, .timeout = 900) {

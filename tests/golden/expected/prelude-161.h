@@ -336,16 +336,6 @@ __device__ __forceinline__ void tirx_tma_load_ef_4d(void *d, const tirx_tmap *m,
 __device__ __forceinline__ void tirx_tma_load_ef_5d(void *d, const tirx_tmap *m, void *bar, int c0, int c1, int c2, int c3, int c4) {
   asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, %4, %5, %6, %7}], [%2], %8;" :: "r"(tirx_smem_addr(d)), "l"(m), "r"(tirx_smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "l"(tirx_l2_evict_first()) : "memory");
 }
-/* Programmatic dependent launch: wait for the grids this one depends on (complete, their
- * memory visible); let the dependents of this one be scheduled. */
-#if __CUDA_ARCH__ >= 900
-__device__ __forceinline__ void tirx_griddep_wait() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-}
-__device__ __forceinline__ void tirx_griddep_launch() {
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-#endif
 /* Synchronisation and tensor cores (tirx: builder/sync.c, gemm families). mbarriers are
  * shared 64-bit words; addresses go to PTX as 32-bit shared addresses. */
 #if __CUDA_ARCH__ >= 900
@@ -446,18 +436,18 @@ TIRX_MMA_M16N8K16(tirx_bf16, "bf16")
 TIRX_MMA_M16N8K16(tirx_f16, "f16")
 #undef TIRX_MMA_M16N8K16
 #endif
-/* 4 x wgmma.mma_async m64n64k16, f32 += bf16 x bf16, in one asm statement: d
+/* 4 x wgmma.mma_async m64n64k16, f32 += f16 x f16, in one asm statement: d
  * the warpgroup's 32 accumulator registers, (da, db) each instruction's
  * shared-memory descriptors, acc the first one's scale-d predicate (the
  * others accumulate), TA/TB the transpose bits. */
 #ifdef __CUDA_ARCH_FEAT_SM90_ALL
 template <int TA, int TB>
-__device__ __forceinline__ void tirx_wgmma_m64n64k16_bf16_x4(float *d, unsigned long long da0, unsigned long long db0, unsigned long long da1, unsigned long long db1, unsigned long long da2, unsigned long long db2, unsigned long long da3, unsigned long long db3, bool acc) {
+__device__ __forceinline__ void tirx_wgmma_m64n64k16_f16_x4(float *d, unsigned long long da0, unsigned long long db0, unsigned long long da1, unsigned long long db1, unsigned long long da2, unsigned long long db2, unsigned long long da3, unsigned long long db3, bool acc) {
   asm volatile("{\n.reg .pred p, q;\nsetp.ne.b32 p, %40, 0;\nsetp.ne.b32 q, 1, 0;\n"
-    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %41, %42;\n"
-    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %34, %35, q, 1, 1, %41, %42;\n"
-    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %36, %37, q, 1, 1, %41, %42;\n"
-    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %38, %39, q, 1, 1, %41, %42;\n}\n"
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, %41, %42;\n"
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %34, %35, q, 1, 1, %41, %42;\n"
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %36, %37, q, 1, 1, %41, %42;\n"
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %38, %39, q, 1, 1, %41, %42;\n}\n"
     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -465,14 +455,14 @@ __device__ __forceinline__ void tirx_wgmma_m64n64k16_bf16_x4(float *d, unsigned 
     : "l"(da0), "l"(db0), "l"(da1), "l"(db1), "l"(da2), "l"(db2), "l"(da3), "l"(db3), "r"((int)acc), "n"(TA), "n"(TB));
 }
 #endif
-/* wgmma.mma_async m64n64k16, f32 += bf16 x bf16 with A from registers (RS): d the warpgroup's
+/* wgmma.mma_async m64n64k16, f32 += f16 x f16 with A from registers (RS): d the warpgroup's
  * 32 accumulator registers, a this thread's 8 values of the A fragment (a0..a7), db the
  * shared-memory descriptor of B, acc the scale-d predicate, TB the transpose bit of B. */
 #ifdef __CUDA_ARCH_FEAT_SM90_ALL
 template <int TB>
-__device__ __forceinline__ void tirx_wgmma_rs_m64n64k16_bf16(float *d, const tirx_bf16 *a, unsigned long long db, bool acc) {
+__device__ __forceinline__ void tirx_wgmma_rs_m64n64k16_f16(float *d, const tirx_f16 *a, unsigned long long db, bool acc) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
       "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
       "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
