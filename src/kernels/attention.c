@@ -209,7 +209,7 @@ static tirx_status ref_build_for_op(const void *ctx, tirx_kernel **out) {
   return tirx__attention_ref_build((tirx_dtype)k->dtype, k->d, k->varlen != 0, k->lse != 0, out);
 }
 
-void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_ref_args *a) {
+void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_args *a) {
   const tirx_dtype dt = c->dtype;
   const int64_t D = c->d;
   tirx_arg *args = a->args;
@@ -267,7 +267,7 @@ static tirx_status attention_reference(tirx_runtime *rt, const tirx__attn_call *
   tirx_status st = tirx__attention_ref_get(c, &k);
   if (st != TIRX_OK)
     return st;
-  tirx__attn_ref_args a;
+  tirx__attn_args a;
   tirx__attention_ref_args(c, &a);
   st = tirx__kernels_launch(FN, rt, k, a.args, a.n, stream);
   tirx_kernel_release(k);

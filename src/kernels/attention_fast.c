@@ -759,7 +759,7 @@ tirx_status tirx__attention_fast_get(const tirx__attn_call *c, tirx_kernel **out
   return TIRX_OK;
 }
 
-void tirx__attention_fast_args(const tirx__attn_call *c, tirx__attn_fast_args *a) {
+void tirx__attention_fast_args(const tirx__attn_call *c, tirx__attn_args *a) {
   int64_t bq = c->varlen ? 1 : c->batch;
   int64_t tq = c->varlen ? c->t_q : c->s_q, tk = c->varlen ? c->t_k : c->s_k;
   memcpy(a->q_shape, (int64_t[]){bq, tq, c->h, c->d}, sizeof a->q_shape);
@@ -793,7 +793,7 @@ tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, voi
   tirx_status st = tirx__attention_fast_get(c, &k);
   if (st != TIRX_OK)
     return st;
-  tirx__attn_fast_args a;
+  tirx__attn_args a;
   tirx__attention_fast_args(c, &a);
   st = tirx__kernels_launch("tirx_op_attention", rt, k, a.args, a.n, stream);
   tirx_kernel_release(k);

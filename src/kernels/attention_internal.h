@@ -27,16 +27,19 @@ typedef struct tirx__attn_call {
 /* The default (FlashAttention-3 style) kernel path: builds or finds its kernel and launches. */
 tirx_status tirx__attention_fast(tirx_runtime *rt, const tirx__attn_call *c, void *stream);
 
-/* The default path's kernel of a checked call from the op table, in the schedule
- * $TIRX_ATTN_SCHEDULE names (*out: a new reference), and its launch arguments (they point
- * into *a, which must stay where it is while they are used). Errors as the op's. */
-typedef struct tirx__attn_fast_args {
+/* A kernel's launch arguments, default or reference path: args[0..n), whose tensors' shapes
+ * point into the struct (it must stay where it is while they are used). */
+typedef struct tirx__attn_args {
   tirx_arg args[24];
   int n;
   int64_t q_shape[4], k_shape[4], lse_shape[3], cu_shape[1];
-} tirx__attn_fast_args;
+} tirx__attn_args;
+
+/* The default path's kernel of a checked call from the op table, in the schedule
+ * $TIRX_ATTN_SCHEDULE names (*out: a new reference), and its launch arguments. Errors as the
+ * op's. */
 tirx_status tirx__attention_fast_get(const tirx__attn_call *c, tirx_kernel **out);
-void tirx__attention_fast_args(const tirx__attn_call *c, tirx__attn_fast_args *a);
+void tirx__attention_fast_args(const tirx__attn_call *c, tirx__attn_args *a);
 
 /* The reference kernel (attention.c, opts->path "reference"): one thread group per query row,
  * K and V read from global memory, online softmax in f32. A new kernel for dtype (f16, bf16),
@@ -54,14 +57,9 @@ tirx_status tirx__attention_check(const tirx_attention_options *opts, const tirx
                                   bool *reference);
 
 /* The reference kernel of a checked call from the op table (*out: a new reference), and its
- * launch arguments (they point into *a, which must stay where it is while they are used). */
-typedef struct tirx__attn_ref_args {
-  tirx_arg args[16];
-  int n;
-  int64_t q_shape[4], k_shape[4], lse_shape[3], cu_shape[1];
-} tirx__attn_ref_args;
+ * launch arguments. */
 tirx_status tirx__attention_ref_get(const tirx__attn_call *c, tirx_kernel **out);
-void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_ref_args *a);
+void tirx__attention_ref_args(const tirx__attn_call *c, tirx__attn_args *a);
 
 /* ---- pieces the attention kernels share (attention_parts.c; builder code) ---- */
 

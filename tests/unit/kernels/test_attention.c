@@ -287,7 +287,7 @@ Test(kernels_attention, reference_arguments_pass_the_launch_checks, .timeout = 1
                  TIRX_OK, "case %zu: %s", i, tirx_last_error());
     tirx_kernel *k = NULL;
     cr_assert_eq(tirx__attention_ref_get(&c, &k), TIRX_OK, "%s", tirx_last_error());
-    tirx__attn_ref_args a;
+    tirx__attn_args a;
     tirx__attention_ref_args(&c, &a);
     cr_expect_eq(a.n, cases[i].nargs);
     cr_expect_eq(a.n, tirx_kernel_num_params(k));
@@ -841,7 +841,7 @@ Test(kernels_attention, the_default_launch_plans_at_every_head_dim, .timeout = 1
                  TIRX_OK, "case %zu: %s", i, tirx_last_error());
     tirx_kernel *k = NULL;
     cr_assert_eq(tirx__attention_fast_get(&c, &k), TIRX_OK, "case %zu: %s", i, tirx_last_error());
-    tirx__attn_fast_args a;
+    tirx__attn_args a;
     tirx__attention_fast_args(&c, &a);
     cr_expect_eq(a.n, tirx_kernel_num_params(k), "case %zu", i);
     cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", a.args, a.n, plan), TIRX_OK, "case %zu: %s", i,
