@@ -839,7 +839,9 @@ static tirx_status build_wgmma(const gemm_spec *s, tirx_kernel **out) {
    * spills).
    */
   const bool act = s->epilogue == TIRX_EPILOGUE_BIAS_SILU || s->epilogue == TIRX_EPILOGUE_BIAS_GELU;
-  const int64_t ew = act ? EW : BN;
+  /* at most the tile: a tile no wider than a chunk is one chunk (ew == BN), and the bias row
+   * is released after the first barrier as without an activation */
+  const int64_t ew = act && BN > EW ? EW : BN;
   if (has_bias) tirx_mbarrier_wait(b, elem(b, bias_full, I(b, 0)), tirx_bit_and(b, lt, I(b, 1)));
   tirx_tensor *acc16 = NULL;
   for (int64_t j = 0; j < BN; j += ew) {

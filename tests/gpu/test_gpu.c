@@ -1830,17 +1830,35 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
  * number of tile rows and columns for the clusters' edge tiles: 300 x 520, 128 x 1000), decode
  * shapes of LLaMA (M = 1 and 8, N = 4096, K = 14336; M = 16, N = 1024, K = 14336: split-K by
  * default), both dtypes, every epilogue on the odd ones. */
-Test(gpu, gemm_paths, .timeout = 900) {
+static const int64_t gemm_paths_odd[][3] = {
+    {1, 77, 40},     {3, 136, 9},     {7, 255, 300},   {8, 5, 24},      {9, 77, 40},
+    {17, 130, 65},   {255, 200, 72},  {1, 1000, 4097}, {9, 77, 4096},   {17, 130, 1000},
+    {255, 200, 1100}, {64, 256, 2056}, {300, 520, 256}, {128, 1000, 1024}};
+
+/* Shapes [2 part, 2 part + 2) of gemm_paths_odd, both dtypes, every epilogue. The shapes are in
+ * seven tests, not one, so that the suite's -j runs their compiles side by side (one test of
+ * all of them took longer than the rest of the suite). */
+static void gemm_paths_part(int part) {
   tirx_runtime *rt = gpu_runtime();
-  static const int64_t odd[][3] = {{1, 77, 40},   {3, 136, 9},    {7, 255, 300},  {8, 5, 24},
-                                   {9, 77, 40},   {17, 130, 65},  {255, 200, 72}, {1, 1000, 4097},
-                                   {9, 77, 4096}, {17, 130, 1000}, {255, 200, 1100},
-                                   {64, 256, 2056}, {300, 520, 256}, {128, 1000, 1024}};
-  for (size_t s = 0; s < sizeof odd / sizeof odd[0]; s++)
+  for (int s = 2 * part; s < 2 * part + 2; s++)
     for (int d = 0; d < 2; d++)
       for (int e = 0; e < 4; e++)
-        check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, odd[s][0], odd[s][1], odd[s][2],
-                         (tirx_epilogue)e);
+        check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, gemm_paths_odd[s][0], gemm_paths_odd[s][1],
+                         gemm_paths_odd[s][2], (tirx_epilogue)e);
+  tirx_runtime_destroy(rt);
+}
+Test(gpu, gemm_paths_odd0, .timeout = 600) { gemm_paths_part(0); }
+Test(gpu, gemm_paths_odd1, .timeout = 600) { gemm_paths_part(1); }
+Test(gpu, gemm_paths_odd2, .timeout = 600) { gemm_paths_part(2); }
+Test(gpu, gemm_paths_odd3, .timeout = 600) { gemm_paths_part(3); }
+Test(gpu, gemm_paths_odd4, .timeout = 600) { gemm_paths_part(4); }
+Test(gpu, gemm_paths_odd5, .timeout = 600) { gemm_paths_part(5); }
+Test(gpu, gemm_paths_odd6, .timeout = 600) { gemm_paths_part(6); }
+_Static_assert(sizeof gemm_paths_odd / sizeof gemm_paths_odd[0] == 14,
+               "gemm_paths_odd0..6 take two shapes each");
+
+Test(gpu, gemm_paths_decode, .timeout = 600) {
+  tirx_runtime *rt = gpu_runtime();
   for (int d = 0; d < 2; d++) {
     check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 1, 4096, 14336, TIRX_EPILOGUE_NONE);
     check_gemm_paths(rt, d ? TIRX_F16 : TIRX_BF16, 8, 4096, 14336, TIRX_EPILOGUE_BIAS_SILU);

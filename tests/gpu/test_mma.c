@@ -639,6 +639,35 @@ Test(gemm, fused_epilogues_wide_tiles, .timeout = 600) {
   tirx_runtime_destroy(rt);
 }
 
+/* The fused epilogues on tiles no wider than one 64-column chunk, and on 80 (64 + 16), where
+ * every CTA of 4 SMs' grid runs two tiles: the bias row's barrier is released once per tile
+ * whatever the tile's width (session 15: a tile narrower than the chunk never released it,
+ * and a CTA's second tile waited for the bias forever; gemm_paths' 2 x 1 cluster at
+ * 8 x 4096 x 14336 hung on it): N = 16 to 72 on 128-row tiles, M = 1000 (8 tile rows, the
+ * last ragged), SiLU, GeLU and the bias alone in both dtypes; the tile each shape picks is
+ * checked first. */
+Test(gemm, fused_epilogues_narrow_tiles, .timeout = 600) {
+  tirx_runtime *rt = gpu();
+  static const struct {
+    int64_t m, n, k;
+    int bn;
+  } cases[] = {{1000, 16, 256, 16}, {1000, 30, 256, 32}, {1000, 40, 256, 48},
+               {1000, 60, 256, 64}, {1000, 72, 256, 80}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (int d = 0; d < 2; d++)
+      for (int e = TIRX_EPILOGUE_BIAS; e <= TIRX_EPILOGUE_BIAS_GELU; e++) {
+        gemm_case g = {d ? TIRX_F16 : TIRX_BF16, cases[i].m, cases[i].n, cases[i].k,
+                       (tirx_epilogue)e, NULL};
+        gemm_spec s = {.dtype = g.dt, .m = g.m, .n = g.n, .k = g.k, .sms = 4};
+        tirx_gemm_tiles t = gemm_pick(&s);
+        cr_assert(t.block_m == 128 && t.block_n == cases[i].bn,
+                  "%lldx%lldx%lld on 4 SMs picks %dx%d, expected 128x%d", (long long)g.m,
+                  (long long)g.n, (long long)g.k, t.block_m, t.block_n, cases[i].bn);
+        check_gemm_on(rt, &g, 4);
+      }
+  tirx_runtime_destroy(rt);
+}
+
 /* The families mma and scalar give the reference's answer too (with and without epilogues),
  * on whole tiles and tails in every dimension. */
 Test(gemm, every_family, .timeout = 600) {
