@@ -330,7 +330,7 @@ enum {
 
 /* Variants of the weight-row loads and of staging (tirx_row_options.variant, or-ed). */
 enum {
-  TIRX_ROW_VARIANT_WEIGHTS_STREAM = 1, /* weights read with .cs like the rows (streamed) */
+  TIRX_ROW_VARIANT_WEIGHTS_STREAM = 1, /* weights read with ld.global.cs (else .nc) */
   TIRX_ROW_VARIANT_WEIGHTS_EARLY = 2,  /* weights loaded before the reduction, widened after */
   TIRX_ROW_VARIANT_STAGED = 4,         /* staged rows also under TIRX_ROW_STAGE_MIN_BYTES */
   TIRX_ROW_VARIANT_UNSTAGED = 8,       /* never staged rows */

@@ -197,8 +197,17 @@ static void rk_init(rk *k, const opts *o, tirx_row_op kind, tirx_dtype dt, int64
             .width = width, .scalar = scalar, .ncta = row_cluster(o, kind, dt, width)};
   k->cols = width / k->ncta;
   k->rows = tirx_param_int(k->b, "rows", TIRX_I32);
-  k->ld = (tirx_config){.family = scalar ? "scalar" : NULL, .hint = TIRX_HINT_STREAM};
-  k->st = k->ld;
+  /* Cache hints of the rows' loads and stores, as measured on the H200 (PERF-NOTES, session
+   * 15: every kernel at three shapes, .cs or none on each side): plain loads were 1-6% faster
+   * than ld.global.cs on every kernel that writes rows (silu_mul 5-6%, add_rmsnorm and chain
+   * 4%), and 1% slower on the two row reductions, which keep .cs; plain stores were faster
+   * where the rows are loaded directly (add_rmsnorm, chain 1-2.5%) but 2-2.6% slower on
+   * layernorm at 8192 and the staged rows (softmax at 32768), which keep st.global.cs (set
+   * below, once the stages are known). */
+  bool reduction = kind == TIRX_ROW_OP_SUM || kind == TIRX_ROW_OP_MAX;
+  k->ld = (tirx_config){.family = scalar ? "scalar" : NULL,
+                        .hint = reduction ? TIRX_HINT_STREAM : TIRX_HINT_NONE};
+  k->st = (tirx_config){.family = scalar ? "scalar" : NULL};
   k->wld = (tirx_config){.family = scalar ? "scalar" : NULL,
                          .hint = o->variant & TIRX_ROW_VARIANT_WEIGHTS_STREAM ? TIRX_HINT_STREAM
                                                                             : TIRX_HINT_NC};
@@ -207,6 +216,7 @@ static void rk_init(rk *k, const opts *o, tirx_row_op kind, tirx_dtype dt, int64
   k->T = k->ncta > 1 ? row_threads(o, dt, k->cols) : kind_threads(o, kind, dt, k->cols);
   k->stages = k->cta && !scalar ? row_stages(o, kind, dt, width) : 0;
   k->wsmem = k->stages && !(o->variant & TIRX_ROW_VARIANT_WEIGHTS_GLOBAL) && weight_rows(kind);
+  if (k->stages || kind == TIRX_ROW_OP_LAYERNORM) k->st.hint = TIRX_HINT_STREAM;
 }
 
 static tirx_tensor *rk_param(rk *k, const char *name, tirx_expr *rows, int64_t width) {

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cluster) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))]);
       }
     }
     float xf[8]; /* ((),(4,1,1024,8)):((),(1@cbx,8@reg,1@tid,1@reg)) */
@@ -30,7 +30,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cluster) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &res[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &res[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))]);
       }
     }
     float xf_1[8]; /* ((),(4,1,1024,8)):((),(1@cbx,8@reg,1@tid,1@reg)) */
@@ -65,7 +65,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cluster) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&res_out[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))], &yh[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&res_out[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))], &yh[(0)]);
       }
     }
     float red[1]; /* ((1),(1)):((1@m),(1@m)) */
@@ -160,7 +160,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cluster) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))], &yh_1[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))], &yh_1[(0)]);
       }
     }
   }

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 625) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))]);
         }
       }
     }
@@ -32,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 625) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &res[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &res[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))]);
         }
       }
     }
@@ -69,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 625) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&res_out[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))], &yh[(0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&res_out[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))], &yh[(0)]);
         }
       }
     }
@@ -158,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const t
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 625) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))], &yh_1[(0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))], &yh_1[(0)]);
         }
       }
     }

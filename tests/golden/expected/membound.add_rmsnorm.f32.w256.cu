@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm(int rows, const fl
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))]);
         }
       }
     }
@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm(int rows, const fl
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh_1[(i) * 4 + (0)], &res[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh_1[(i) * 4 + (0)], &res[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))]);
         }
       }
     }
@@ -43,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm(int rows, const fl
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 6>(&res_out[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+          tirx_vcopy<float, 4, 4>(&res_out[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
         }
       }
     }
@@ -105,7 +105,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm(int rows, const fl
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 6>(&out[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+          tirx_vcopy<float, 4, 4>(&out[(long long)row * 256LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
         }
       }
     }

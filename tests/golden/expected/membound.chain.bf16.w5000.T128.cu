@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) chain(int rows, const tirx_bf1
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 5000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 5000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(128) chain(int rows, const tirx_bf1
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &x[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &x[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
         }
       }
     }
@@ -152,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(128) chain(int rows, const tirx_bf1
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 5000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }
@@ -170,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(128) chain(int rows, const tirx_bf1
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))], &yh_1[(0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))], &yh_1[(0)]);
         }
       }
     }

@@ -16,25 +16,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8)], &x[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8)], &x[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 8)], &x[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 8)], &x[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 16)], &x[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 16)], &x[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 24)], &x[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 24)], &x[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
@@ -97,25 +97,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
       }
     }
   }
@@ -133,25 +133,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8)], &x[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8)], &x[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 8)], &x[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 8)], &x[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 16)], &x[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 16)], &x[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 24)], &x[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 24)], &x[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))]);
       }
     }
     float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
@@ -215,7 +215,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const tirx_
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
         }
       }
     }
@@ -223,7 +223,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const tirx_
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
         }
       }
     }
@@ -231,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const tirx_
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
         }
       }
     }
@@ -239,7 +239,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const tirx_
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
         }
       }
     }

@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(96) chain(int rows, const tirx_f16 
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_f16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 3072LL + (long long)(((i * 768) + (((int)(((unsigned)(int)threadIdx.x) % 96u)) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_f16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 3072LL + (long long)(((i * 768) + (((int)(((unsigned)(int)threadIdx.x) % 96u)) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(96) chain(int rows, const tirx_f16 
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_f16, 8, 6>(&out[(long long)row * 3072LL + (long long)(((i * 768) + (((int)(((unsigned)(int)threadIdx.x) % 96u)) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_f16, 8, 4>(&out[(long long)row * 3072LL + (long long)(((i * 768) + (((int)(((unsigned)(int)threadIdx.x) % 96u)) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }

@@ -16,25 +16,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const float
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4)], &x[(((u0 + 0LL) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4)], &x[(((u0 + 0LL) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 4)], &x[(((u0 + 256LL) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 4)], &x[(((u0 + 256LL) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 8)], &x[(((u0 + 512LL) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 8)], &x[(((u0 + 512LL) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 12)], &x[(((u0 + 768LL) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 12)], &x[(((u0 + 768LL) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     float s[16]; /* ((1),(16)):((16@m),(1@m)) */
@@ -77,25 +77,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const float
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 0LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 0LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 256LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 256LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 512LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 512LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 768LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 768LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
       }
     }
   }
@@ -113,25 +113,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const float
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4)], &x[((tirx_min(u, last) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4)], &x[((tirx_min(u, last) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 4)], &x[((tirx_min(u_1, last) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 4)], &x[((tirx_min(u_1, last) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 8)], &x[((tirx_min(u_2, last) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 8)], &x[((tirx_min(u_2, last) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 12)], &x[((tirx_min(u_3, last) * 4LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 12)], &x[((tirx_min(u_3, last) * 4LL) + ((long long)(i * 4)))]);
       }
     }
     float s[16]; /* ((1),(16)):((16@m),(1@m)) */
@@ -175,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const float
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
         }
       }
     }
@@ -183,7 +183,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const float
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u_1, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u_1, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
         }
       }
     }
@@ -191,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const float
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u_2, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u_2, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
         }
       }
     }
@@ -199,7 +199,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) chain(int rows, const float
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u_3, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u_3, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
         }
       }
     }

@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(512) layernorm(int rows, const tirx
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 32768LL + (long long)(((((tirx_cluster_ctarank() & 3) * 8192) + (i * 4096)) + (((int)threadIdx.x & 511) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 32768LL + (long long)(((((tirx_cluster_ctarank() & 3) * 8192) + (i * 4096)) + (((int)threadIdx.x & 511) * 8)) + (i_1 * 8))]);
         }
       }
     }

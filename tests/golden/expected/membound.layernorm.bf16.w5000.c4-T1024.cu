@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm(int rows, const tir
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 625) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 5000LL + (long long)((((int)(((unsigned)(int)threadIdx.x) % 625u)) * 8) + (i * 8))]);
         }
       }
     }

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(512) layernorm(int rows, const tirx
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 5000LL + (long long)((((int)threadIdx.x & 511) * 8) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 5000LL + (long long)((((int)threadIdx.x & 511) * 8) + (i * 8))]);
       }
     }
     tirx_bf16 xh_1[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(512) layernorm(int rows, const tirx
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &x[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &x[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
         }
       }
     }

@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(192) layernorm(int rows, const floa
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 3072LL + (long long)(((i * 768) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 3072LL + (long long)(((i * 768) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 4)) + (i_1 * 4))]);
         }
       }
     }

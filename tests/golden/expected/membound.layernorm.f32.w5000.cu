@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(256) layernorm(int rows, const floa
         for (int i = 0; i < 5; ++i) {
           #pragma unroll
           for (int i_1 = 0; i_1 < 1; ++i_1) {
-            tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 5000LL + (long long)(((i * 1000) + (((int)(((unsigned)(int)threadIdx.x) % 250u)) * 4)) + (i_1 * 4))]);
+            tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 5000LL + (long long)(((i * 1000) + (((int)(((unsigned)(int)threadIdx.x) % 250u)) * 4)) + (i_1 * 4))]);
           }
         }
       }

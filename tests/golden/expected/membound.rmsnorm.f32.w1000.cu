@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm(int rows, const float 
       for (int i = 0; i < 7; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 1000LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 1000LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))]);
         }
       }
     }
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm(int rows, const float 
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh_2[(i * 4)], &x[(long long)row * 1000LL + (long long)(992 + (i * 4))]);
+        tirx_vcopy<float, 4, 8>(&xh_2[(i * 4)], &x[(long long)row * 1000LL + (long long)(992 + (i * 4))]);
       }
     }
     float red[1]; /* ((1),(1)):((1@m),(1@m)) */
@@ -153,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm(int rows, const float 
       for (int i = 0; i < 7; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 6>(&out[(long long)row * 1000LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+          tirx_vcopy<float, 4, 4>(&out[(long long)row * 1000LL + (long long)(((i * 128) + ((((int)threadIdx.x & 31) & 31) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
         }
       }
     }
@@ -166,7 +166,7 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm(int rows, const float 
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=warp) */
       #pragma unroll
       for (int i = 0; i < 2; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(long long)row * 1000LL + (long long)(992 + (i * 4))], &xh_2[(i * 4)]);
+        tirx_vcopy<float, 4, 4>(&out[(long long)row * 1000LL + (long long)(992 + (i * 4))], &xh_2[(i * 4)]);
       }
     }
   }

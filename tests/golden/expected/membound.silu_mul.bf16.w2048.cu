@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(64) silu_mul(int rows, const tirx_b
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 4096LL + (long long)(((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 4096LL + (long long)(((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -35,7 +35,7 @@ extern "C" __global__ void __launch_bounds__(64) silu_mul(int rows, const tirx_b
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(i) * 8 + (0)], &x[(long long)row * 4096LL + (long long)(2048 + (((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(i) * 8 + (0)], &x[(long long)row * 4096LL + (long long)(2048 + (((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8)))]);
         }
       }
     }
@@ -94,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(64) silu_mul(int rows, const tirx_b
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 2048LL + (long long)(((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 2048LL + (long long)(((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }

@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 512LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 512LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))]);
       }
     }
     float xf[8]; /* ((),(1,32,8)):((),(8@reg,1@laneid,1@reg)) */
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &x[(long long)row * 512LL + (long long)(256 + (((((int)threadIdx.x & 31) & 31) * 8) + (i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &x[(long long)row * 512LL + (long long)(256 + (((((int)threadIdx.x & 31) & 31) * 8) + (i * 8)))]);
       }
     }
     float xf_1[8]; /* ((),(1,32,8)):((),(8@reg,1@laneid,1@reg)) */
@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 256LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))], &yh[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 256LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))], &yh[(0)]);
       }
     }
   }

@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 10000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 10000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -21,7 +21,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &x[(long long)row * 10000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &x[(long long)row * 10000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
         }
       }
     }
@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_2[(i) * 8 + (0)], &x[(long long)row * 10000LL + (long long)(5000 + (((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_2[(i) * 8 + (0)], &x[(long long)row * 10000LL + (long long)(5000 + (((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8)))]);
         }
       }
     }
@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_3[(0)], &x[(long long)row * 10000LL + (long long)(9096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_3[(0)], &x[(long long)row * 10000LL + (long long)(9096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
         }
       }
     }
@@ -150,7 +150,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 5000LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }
@@ -168,7 +168,7 @@ extern "C" __global__ void __launch_bounds__(128) silu_mul(int rows, const tirx_
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))], &yh_1[(0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))], &yh_1[(0)]);
         }
       }
     }

@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 10000LL + (long long)((((int)threadIdx.x & 511) * 8) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 10000LL + (long long)((((int)threadIdx.x & 511) * 8) + (i * 8))]);
       }
     }
     tirx_bf16 xh_1[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
@@ -18,7 +18,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const tirx_
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &x[(long long)row * 10000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &x[(long long)row * 10000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
         }
       }
     }
@@ -46,7 +46,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh_2[(0)], &x[(long long)row * 10000LL + (long long)(5000 + ((((int)threadIdx.x & 511) * 8) + (i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh_2[(0)], &x[(long long)row * 10000LL + (long long)(5000 + ((((int)threadIdx.x & 511) * 8) + (i * 8)))]);
       }
     }
     tirx_bf16 xh_3[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const tirx_
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_3[(0)], &x[(long long)row * 10000LL + (long long)(9096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_3[(0)], &x[(long long)row * 10000LL + (long long)(9096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))]);
         }
       }
     }
@@ -127,7 +127,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)((((int)threadIdx.x & 511) * 8) + (i * 8))], &yh[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 5000LL + (long long)((((int)threadIdx.x & 511) * 8) + (i * 8))], &yh[(0)]);
       }
     }
     tirx_bf16 yh_1[8]; /* ((),(113,8)):((),(1@tid,1@reg)) */
@@ -144,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const tirx_
       if ((((int)threadIdx.x >= 0) && ((int)threadIdx.x == (0 + (((((int)threadIdx.x - 0) / 1) % 113) * 1))))) {
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))], &yh_1[(0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 5000LL + (long long)(4096 + ((((int)(((unsigned)(int)threadIdx.x) % 113u)) * 8) + (i * 8)))], &yh_1[(0)]);
         }
       }
     }

@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(1024) silu_mul(int rows, const tirx
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 16384LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 16384LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))]);
       }
     }
     float xf[8]; /* ((),(1,1024,8)):((),(8@reg,1@tid,1@reg)) */
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(1024) silu_mul(int rows, const tirx
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(0)], &x[(long long)row * 16384LL + (long long)(8192 + ((((int)threadIdx.x & 1023) * 8) + (i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(0)], &x[(long long)row * 16384LL + (long long)(8192 + ((((int)threadIdx.x & 1023) * 8) + (i * 8)))]);
       }
     }
     float xf_1[8]; /* ((),(1,1024,8)):((),(8@reg,1@tid,1@reg)) */
@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(1024) silu_mul(int rows, const tirx
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 8192LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))], &yh[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 8192LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))], &yh[(0)]);
       }
     }
   }

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(640) silu_mul(int rows, const float
         for (int i = 0; i < 8; ++i) {
           #pragma unroll
           for (int i_1 = 0; i_1 < 1; ++i_1) {
-            tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 40000LL + (long long)(((i * 2500) + (((int)(((unsigned)(int)threadIdx.x) % 625u)) * 4)) + (i_1 * 4))]);
+            tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 40000LL + (long long)(((i * 2500) + (((int)(((unsigned)(int)threadIdx.x) % 625u)) * 4)) + (i_1 * 4))]);
           }
         }
       }
@@ -25,7 +25,7 @@ extern "C" __global__ void __launch_bounds__(640) silu_mul(int rows, const float
         for (int i = 0; i < 8; ++i) {
           #pragma unroll
           for (int i_1 = 0; i_1 < 1; ++i_1) {
-            tirx_vcopy<float, 4, 9>(&xh_1[(i) * 4 + (0)], &x[(long long)row * 40000LL + (long long)(20000 + (((i * 2500) + (((int)(((unsigned)(int)threadIdx.x) % 625u)) * 4)) + (i_1 * 4)))]);
+            tirx_vcopy<float, 4, 8>(&xh_1[(i) * 4 + (0)], &x[(long long)row * 40000LL + (long long)(20000 + (((i * 2500) + (((int)(((unsigned)(int)threadIdx.x) % 625u)) * 4)) + (i_1 * 4)))]);
           }
         }
       }
@@ -60,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(640) silu_mul(int rows, const float
         for (int i = 0; i < 8; ++i) {
           #pragma unroll
           for (int i_1 = 0; i_1 < 1; ++i_1) {
-            tirx_vcopy<float, 4, 6>(&out[(long long)row * 20000LL + (long long)(((i * 2500) + (((int)(((unsigned)(int)threadIdx.x) % 625u)) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+            tirx_vcopy<float, 4, 4>(&out[(long long)row * 20000LL + (long long)(((i * 2500) + (((int)(((unsigned)(int)threadIdx.x) % 625u)) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
           }
         }
       }

@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(1024) silu_mul(int rows, const floa
       for (int i = 0; i < 8; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 65536LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 65536LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
         }
       }
     }
@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(1024) silu_mul(int rows, const floa
       for (int i = 0; i < 8; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh_1[(i) * 4 + (0)], &x[(long long)row * 65536LL + (long long)(32768 + (((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4)))]);
+          tirx_vcopy<float, 4, 8>(&xh_1[(i) * 4 + (0)], &x[(long long)row * 65536LL + (long long)(32768 + (((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4)))]);
         }
       }
     }
@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(1024) silu_mul(int rows, const floa
       for (int i = 0; i < 8; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 6>(&out[(long long)row * 32768LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+          tirx_vcopy<float, 4, 4>(&out[(long long)row * 32768LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
         }
       }
     }

@@ -10,7 +10,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax(int rows, const tirx_b
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 256LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 256LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))]);
       }
     }
     float xf[8]; /* ((),(1,32,8)):((),(8@reg,1@laneid,1@reg)) */
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(128) softmax(int rows, const tirx_b
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 256LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))], &yh[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 256LL + (long long)(((((int)threadIdx.x & 31) & 31) * 8) + (i * 8))], &yh[(0)]);
       }
     }
   }

@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cluster) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))]);
       }
     }
     float xf[8]; /* ((),(4,1,1024,8)):((),(1@cbx,8@reg,1@tid,1@reg)) */
@@ -157,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cluster) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))], &yh[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 32768LL + (long long)((((tirx_cluster_ctarank() & 3) * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i * 8))], &yh[(0)]);
       }
     }
   }

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(0)], &x[(long long)row * 8192LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(0)], &x[(long long)row * 8192LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))]);
       }
     }
     float xf[8]; /* ((),(1,1024,8)):((),(8@reg,1@tid,1@reg)) */
@@ -131,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(1024) softmax(int rows, const tirx_
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=cta) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 8192LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))], &yh[(0)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 8192LL + (long long)((((int)threadIdx.x & 1023) * 8) + (i * 8))], &yh[(0)]);
       }
     }
   }

@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(512, 4) softmax(int rows, const tir
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 511) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 511) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -157,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(512, 4) softmax(int rows, const tir
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 511) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 511) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }

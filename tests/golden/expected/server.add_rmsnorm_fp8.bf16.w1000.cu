@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
       for (int i = 0; i < 3; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 1000LL + (long long)(((i * 256) + ((((int)threadIdx.x & 31) & 31) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 1000LL + (long long)(((i * 256) + ((((int)threadIdx.x & 31) & 31) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -27,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh_2[(i * 8)], &x[(long long)row * 1000LL + (long long)(992 + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh_2[(i * 8)], &x[(long long)row * 1000LL + (long long)(992 + (i * 8))]);
       }
     }
     float xf[24]; /* ((),(3,32,8)):((),(8@reg,1@laneid,1@reg)) */
@@ -66,7 +66,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
       for (int i = 0; i < 3; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_3[(i) * 8 + (0)], &res[(long long)row * 1000LL + (long long)(((i * 256) + ((((int)threadIdx.x & 31) & 31) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_3[(i) * 8 + (0)], &res[(long long)row * 1000LL + (long long)(((i * 256) + ((((int)threadIdx.x & 31) & 31) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -81,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh_5[(i * 8)], &res[(long long)row * 1000LL + (long long)(992 + (i * 8))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh_5[(i * 8)], &res[(long long)row * 1000LL + (long long)(992 + (i * 8))]);
       }
     }
     float xf_3[24]; /* ((),(3,32,8)):((),(8@reg,1@laneid,1@reg)) */
@@ -159,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
       for (int i = 0; i < 3; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&res_out[(long long)row * 1000LL + (long long)(((i * 256) + ((((int)threadIdx.x & 31) & 31) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&res_out[(long long)row * 1000LL + (long long)(((i * 256) + ((((int)threadIdx.x & 31) & 31) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }
@@ -189,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&res_out[(long long)row * 1000LL + (long long)(992 + (i * 8))], &yh_2[(i * 8)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&res_out[(long long)row * 1000LL + (long long)(992 + (i * 8))], &yh_2[(i * 8)]);
       }
     }
     float red[1]; /* ((1),(1)):((1@m),(1@m)) */

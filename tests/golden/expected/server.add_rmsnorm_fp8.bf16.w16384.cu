@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm_fp8(int rows, con
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 16384LL + (long long)(((i * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 16384LL + (long long)(((i * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -38,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm_fp8(int rows, con
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(i) * 8 + (0)], &res[(long long)row * 16384LL + (long long)(((i * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(i) * 8 + (0)], &res[(long long)row * 16384LL + (long long)(((i * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -85,7 +85,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm_fp8(int rows, con
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&res_out[(long long)row * 16384LL + (long long)(((i * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&res_out[(long long)row * 16384LL + (long long)(((i * 8192) + (((int)threadIdx.x & 1023) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }

@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh_1[(i * 4)], &x[(long long)row * 100LL + (long long)(96 + (i * 4))]);
+        tirx_vcopy<float, 4, 8>(&xh_1[(i * 4)], &x[(long long)row * 100LL + (long long)(96 + (i * 4))]);
       }
     }
     float xh_2[3]; /* ((),(3,32)):((),(1@reg,1@laneid)) */
@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh_3[(i * 4)], &res[(long long)row * 100LL + (long long)(96 + (i * 4))]);
+        tirx_vcopy<float, 4, 8>(&xh_3[(i * 4)], &res[(long long)row * 100LL + (long long)(96 + (i * 4))]);
       }
     }
     { /* tirx: pointwise.scalar vec=1,pack=1: binary(arch=sm_90, roles=local,local->local, team=warp) */
@@ -58,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&res_out[(long long)row * 100LL + (long long)(96 + (i * 4))], &xh_1[(i * 4)]);
+        tirx_vcopy<float, 4, 4>(&res_out[(long long)row * 100LL + (long long)(96 + (i * 4))], &xh_1[(i * 4)]);
       }
     }
     float red[1]; /* ((1),(1)):((1@m),(1@m)) */

@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const ti
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 4, 9>(&xh_1[(i * 4)], &x[(long long)row * 100LL + (long long)(96 + (i * 4))]);
+        tirx_vcopy<tirx_bf16, 4, 8>(&xh_1[(i * 4)], &x[(long long)row * 100LL + (long long)(96 + (i * 4))]);
       }
     }
     float xf[3]; /* ((),(3,32)):((),(1@reg,1@laneid)) */

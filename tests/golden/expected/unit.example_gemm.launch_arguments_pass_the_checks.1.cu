@@ -191,6 +191,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) gemm_f16_64x32x16_a8_bias_g
       if ((c == 0)) {
         tirx_named_bar_sync(1, 128);
       }
+      if (((tid % 128) == 0)) {
+        tirx_mbar_arrive(&bias_empty[0]);
+      }
       { /* tirx: copy.stmatrix num=4: copy(arch=sm_90, roles=local->shared, team=warpgroup) */
         const int lane = ((int)threadIdx.x & 31);
         const int wrow = ((((int)threadIdx.x >> 5) % 4) * 16);

@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(192) add_rmsnorm(int rows, const ti
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -37,7 +37,7 @@ extern "C" __global__ void __launch_bounds__(192) add_rmsnorm(int rows, const ti
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 9>(&xh_1[(i) * 8 + (0)], &res[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_bf16, 8, 8>(&xh_1[(i) * 8 + (0)], &res[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))]);
         }
       }
     }
@@ -84,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(192) add_rmsnorm(int rows, const ti
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&res_out[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&res_out[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))], &yh[(i) * 8 + (0)]);
         }
       }
     }
@@ -188,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(192) add_rmsnorm(int rows, const ti
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))], &yh_1[(i) * 8 + (0)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[(long long)row * 3072LL + (long long)(((i * 1536) + (((int)(((unsigned)(int)threadIdx.x) % 192u)) * 8)) + (i_1 * 8))], &yh_1[(i) * 8 + (0)]);
         }
       }
     }

@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(1024) layernorm(int rows, const flo
       for (int i = 0; i < 8; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 32768LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 32768LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
         }
       }
     }

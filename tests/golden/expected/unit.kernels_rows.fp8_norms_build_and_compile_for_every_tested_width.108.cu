@@ -17,7 +17,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_f16, 4, 9>(&xh_1[(i * 4)], &x[(long long)row * 100LL + (long long)(96 + (i * 4))]);
+        tirx_vcopy<tirx_f16, 4, 8>(&xh_1[(i * 4)], &x[(long long)row * 100LL + (long long)(96 + (i * 4))]);
       }
     }
     float xf[3]; /* ((),(3,32)):((),(1@reg,1@laneid)) */
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_f16, 4, 9>(&xh_3[(i * 4)], &res[(long long)row * 100LL + (long long)(96 + (i * 4))]);
+        tirx_vcopy<tirx_f16, 4, 8>(&xh_3[(i * 4)], &res[(long long)row * 100LL + (long long)(96 + (i * 4))]);
       }
     }
     float xf_2[3]; /* ((),(3,32)):((),(1@reg,1@laneid)) */
@@ -109,7 +109,7 @@ extern "C" __global__ void __launch_bounds__(128) add_rmsnorm_fp8(int rows, cons
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=warp) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_f16, 4, 6>(&res_out[(long long)row * 100LL + (long long)(96 + (i * 4))], &yh_1[(i * 4)]);
+        tirx_vcopy<tirx_f16, 4, 4>(&res_out[(long long)row * 100LL + (long long)(96 + (i * 4))], &yh_1[(i * 4)]);
       }
     }
     float red[1]; /* ((1),(1)):((1@m),(1@m)) */

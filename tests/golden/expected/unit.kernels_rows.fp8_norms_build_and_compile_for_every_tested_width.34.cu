@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(128) rmsnorm_fp8(int rows, const ti
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_f16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 2048LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_f16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 2048LL + (long long)(((i * 1024) + (((int)threadIdx.x & 127) * 8)) + (i_1 * 8))]);
         }
       }
     }

@@ -16,7 +16,7 @@ extern "C" __global__ void __launch_bounds__(352) rmsnorm_fp8(int rows, const fl
         for (int i = 0; i < 5; ++i) {
           #pragma unroll
           for (int i_1 = 0; i_1 < 1; ++i_1) {
-            tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 7000LL + (long long)(((i * 1400) + (((int)(((unsigned)(int)threadIdx.x) % 350u)) * 4)) + (i_1 * 4))]);
+            tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 7000LL + (long long)(((i * 1400) + (((int)(((unsigned)(int)threadIdx.x) % 350u)) * 4)) + (i_1 * 4))]);
           }
         }
       }

@@ -18,50 +18,50 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4)], &x[((((u0 + 0LL) * 4LL) + (r0 * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4)], &x[((((u0 + 0LL) * 4LL) + (r0 * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 4)], &x[((((u0 + 256LL) * 4LL) + ((r0 + ((long long)((q0 + 256u) / 1250u))) * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 4)], &x[((((u0 + 256LL) * 4LL) + ((r0 + ((long long)((q0 + 256u) / 1250u))) * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 8)], &x[((((u0 + 512LL) * 4LL) + ((r0 + ((long long)((q0 + 512u) / 1250u))) * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 8)], &x[((((u0 + 512LL) * 4LL) + ((r0 + ((long long)((q0 + 512u) / 1250u))) * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 12)], &x[((((u0 + 768LL) * 4LL) + ((r0 + ((long long)((q0 + 768u) / 1250u))) * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 12)], &x[((((u0 + 768LL) * 4LL) + ((r0 + ((long long)((q0 + 768u) / 1250u))) * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     float uh[16]; /* ((1),(16)):((16@m),(1@m)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4)], &x[(((((u0 + 0LL) * 4LL) + (r0 * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4)], &x[(((((u0 + 0LL) * 4LL) + (r0 * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4 + 4)], &x[(((((u0 + 256LL) * 4LL) + ((r0 + ((long long)((q0 + 256u) / 1250u))) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4 + 4)], &x[(((((u0 + 256LL) * 4LL) + ((r0 + ((long long)((q0 + 256u) / 1250u))) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4 + 8)], &x[(((((u0 + 512LL) * 4LL) + ((r0 + ((long long)((q0 + 512u) / 1250u))) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4 + 8)], &x[(((((u0 + 512LL) * 4LL) + ((r0 + ((long long)((q0 + 512u) / 1250u))) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4 + 12)], &x[(((((u0 + 768LL) * 4LL) + ((r0 + ((long long)((q0 + 768u) / 1250u))) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4 + 12)], &x[(((((u0 + 768LL) * 4LL) + ((r0 + ((long long)((q0 + 768u) / 1250u))) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
@@ -85,25 +85,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 0LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 0LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 256LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 256LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 512LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 512LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 6>(&out[(((u0 + 768LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
+        tirx_vcopy<float, 4, 4>(&out[(((u0 + 768LL) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
       }
     }
   }
@@ -121,50 +121,50 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4)], &x[(((tirx_min(u, last) * 4LL) + ((tirx_min(u, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4)], &x[(((tirx_min(u, last) * 4LL) + ((tirx_min(u, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 4)], &x[(((tirx_min(u_1, last) * 4LL) + ((tirx_min(u_1, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 4)], &x[(((tirx_min(u_1, last) * 4LL) + ((tirx_min(u_1, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 8)], &x[(((tirx_min(u_2, last) * 4LL) + ((tirx_min(u_2, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 8)], &x[(((tirx_min(u_2, last) * 4LL) + ((tirx_min(u_2, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&xh[(i * 4 + 12)], &x[(((tirx_min(u_3, last) * 4LL) + ((tirx_min(u_3, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&xh[(i * 4 + 12)], &x[(((tirx_min(u_3, last) * 4LL) + ((tirx_min(u_3, last) / 1250LL) * 5000LL)) + ((long long)(i * 4)))]);
       }
     }
     float uh[16]; /* ((1),(16)):((16@m),(1@m)) */
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4)], &x[((((tirx_min(u, last) * 4LL) + ((tirx_min(u, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4)], &x[((((tirx_min(u, last) * 4LL) + ((tirx_min(u, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4 + 4)], &x[((((tirx_min(u_1, last) * 4LL) + ((tirx_min(u_1, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4 + 4)], &x[((((tirx_min(u_1, last) * 4LL) + ((tirx_min(u_1, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4 + 8)], &x[((((tirx_min(u_2, last) * 4LL) + ((tirx_min(u_2, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4 + 8)], &x[((((tirx_min(u_2, last) * 4LL) + ((tirx_min(u_2, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<float, 4, 9>(&uh[(i * 4 + 12)], &x[((((tirx_min(u_3, last) * 4LL) + ((tirx_min(u_3, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
+        tirx_vcopy<float, 4, 8>(&uh[(i * 4 + 12)], &x[((((tirx_min(u_3, last) * 4LL) + ((tirx_min(u_3, last) / 1250LL) * 5000LL)) + 5000LL) + ((long long)(i * 4)))]);
       }
     }
     { /* tirx: pointwise.vec vec=4,pack=1: unary(arch=sm_90, roles=local->local, team=thread) */
@@ -189,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4)]);
         }
       }
     }
@@ -197,7 +197,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u_1, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u_1, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 4)]);
         }
       }
     }
@@ -205,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u_2, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u_2, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 8)]);
         }
       }
     }
@@ -213,7 +213,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const fl
       { /* tirx: copy.vec vec=4: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<float, 4, 6>(&out[((tirx_min(u_3, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
+          tirx_vcopy<float, 4, 4>(&out[((tirx_min(u_3, last) * 4LL) + ((long long)(i * 4)))], &xh[(i * 4 + 12)]);
         }
       }
     }

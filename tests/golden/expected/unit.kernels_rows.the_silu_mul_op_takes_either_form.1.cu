@@ -18,50 +18,50 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8)], &x[((((u0 + 0LL) * 8LL) + (r0 * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8)], &x[((((u0 + 0LL) * 8LL) + (r0 * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 8)], &x[((((u0 + 256LL) * 8LL) + ((r0 + ((long long)((q0 + 256u) / 512u))) * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 8)], &x[((((u0 + 256LL) * 8LL) + ((r0 + ((long long)((q0 + 256u) / 512u))) * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 16)], &x[((((u0 + 512LL) * 8LL) + ((r0 + ((long long)((q0 + 512u) / 512u))) * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 16)], &x[((((u0 + 512LL) * 8LL) + ((r0 + ((long long)((q0 + 512u) / 512u))) * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 24)], &x[((((u0 + 768LL) * 8LL) + ((r0 + ((long long)((q0 + 768u) / 512u))) * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 24)], &x[((((u0 + 768LL) * 8LL) + ((r0 + ((long long)((q0 + 768u) / 512u))) * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 uh[32]; /* ((1),(32)):((32@m),(1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8)], &x[(((((u0 + 0LL) * 8LL) + (r0 * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8)], &x[(((((u0 + 0LL) * 8LL) + (r0 * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8 + 8)], &x[(((((u0 + 256LL) * 8LL) + ((r0 + ((long long)((q0 + 256u) / 512u))) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8 + 8)], &x[(((((u0 + 256LL) * 8LL) + ((r0 + ((long long)((q0 + 256u) / 512u))) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8 + 16)], &x[(((((u0 + 512LL) * 8LL) + ((r0 + ((long long)((q0 + 512u) / 512u))) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8 + 16)], &x[(((((u0 + 512LL) * 8LL) + ((r0 + ((long long)((q0 + 512u) / 512u))) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8 + 24)], &x[(((((u0 + 768LL) * 8LL) + ((r0 + ((long long)((q0 + 768u) / 512u))) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8 + 24)], &x[(((((u0 + 768LL) * 8LL) + ((r0 + ((long long)((q0 + 768u) / 512u))) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
@@ -115,25 +115,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 0LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 256LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 512LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 6>(&out[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
+        tirx_vcopy<tirx_bf16, 8, 4>(&out[(((u0 + 768LL) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
       }
     }
   }
@@ -151,50 +151,50 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8)], &x[(((tirx_min(u, last) * 8LL) + ((tirx_min(u, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8)], &x[(((tirx_min(u, last) * 8LL) + ((tirx_min(u, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 8)], &x[(((tirx_min(u_1, last) * 8LL) + ((tirx_min(u_1, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 8)], &x[(((tirx_min(u_1, last) * 8LL) + ((tirx_min(u_1, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 16)], &x[(((tirx_min(u_2, last) * 8LL) + ((tirx_min(u_2, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 16)], &x[(((tirx_min(u_2, last) * 8LL) + ((tirx_min(u_2, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i * 8 + 24)], &x[(((tirx_min(u_3, last) * 8LL) + ((tirx_min(u_3, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i * 8 + 24)], &x[(((tirx_min(u_3, last) * 8LL) + ((tirx_min(u_3, last) / 512LL) * 4096LL)) + ((long long)(i * 8)))]);
       }
     }
     tirx_bf16 uh[32]; /* ((1),(32)):((32@m),(1@m)) */
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8)], &x[((((tirx_min(u, last) * 8LL) + ((tirx_min(u, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8)], &x[((((tirx_min(u, last) * 8LL) + ((tirx_min(u, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8 + 8)], &x[((((tirx_min(u_1, last) * 8LL) + ((tirx_min(u_1, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8 + 8)], &x[((((tirx_min(u_1, last) * 8LL) + ((tirx_min(u_1, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8 + 16)], &x[((((tirx_min(u_2, last) * 8LL) + ((tirx_min(u_2, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8 + 16)], &x[((((tirx_min(u_2, last) * 8LL) + ((tirx_min(u_2, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=global->local, team=thread) */
       #pragma unroll
       for (int i = 0; i < 1; ++i) {
-        tirx_vcopy<tirx_bf16, 8, 9>(&uh[(i * 8 + 24)], &x[((((tirx_min(u_3, last) * 8LL) + ((tirx_min(u_3, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
+        tirx_vcopy<tirx_bf16, 8, 8>(&uh[(i * 8 + 24)], &x[((((tirx_min(u_3, last) * 8LL) + ((tirx_min(u_3, last) / 512LL) * 4096LL)) + 4096LL) + ((long long)(i * 8)))]);
       }
     }
     float xf[32]; /* ((1),(32)):((32@m),(1@m)) */
@@ -249,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8)]);
         }
       }
     }
@@ -257,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u_1, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 8)]);
         }
       }
     }
@@ -265,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u_2, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 16)]);
         }
       }
     }
@@ -273,7 +273,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) silu_mul(int rows, const ti
       { /* tirx: copy.vec vec=8: copy(arch=sm_90, roles=local->global, team=thread) */
         #pragma unroll
         for (int i = 0; i < 1; ++i) {
-          tirx_vcopy<tirx_bf16, 8, 6>(&out[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
+          tirx_vcopy<tirx_bf16, 8, 4>(&out[((tirx_min(u_3, last) * 8LL) + ((long long)(i * 8)))], &yh[(i * 8 + 24)]);
         }
       }
     }

@@ -15,7 +15,7 @@ extern "C" __global__ void __launch_bounds__(128) layernorm(int rows, const tirx
         for (int i = 0; i < 5; ++i) {
           #pragma unroll
           for (int i_1 = 0; i_1 < 1; ++i_1) {
-            tirx_vcopy<tirx_bf16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 5000LL + (long long)(((i * 1000) + (((int)(((unsigned)(int)threadIdx.x) % 125u)) * 8)) + (i_1 * 8))]);
+            tirx_vcopy<tirx_bf16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 5000LL + (long long)(((i * 1000) + (((int)(((unsigned)(int)threadIdx.x) % 125u)) * 8)) + (i_1 * 8))]);
           }
         }
       }

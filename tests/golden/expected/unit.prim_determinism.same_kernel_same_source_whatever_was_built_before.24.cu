@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const f
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
         }
       }
     }
@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const f
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh_1[(i) * 4 + (0)], &res[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh_1[(i) * 4 + (0)], &res[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))]);
         }
       }
     }
@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const f
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 6>(&res_out[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+          tirx_vcopy<float, 4, 4>(&res_out[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
         }
       }
     }
@@ -123,7 +123,7 @@ extern "C" __global__ void __launch_bounds__(1024) add_rmsnorm(int rows, const f
       for (int i = 0; i < 2; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 6>(&out[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+          tirx_vcopy<float, 4, 4>(&out[(long long)row * 8192LL + (long long)(((i * 4096) + (((int)threadIdx.x & 1023) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
         }
       }
     }

@@ -12,7 +12,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const float
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh[(i) * 4 + (0)], &x[(long long)row * 16384LL + (long long)(((i * 2048) + (((int)threadIdx.x & 511) * 4)) + (i_1 * 4))]);
+          tirx_vcopy<float, 4, 8>(&xh[(i) * 4 + (0)], &x[(long long)row * 16384LL + (long long)(((i * 2048) + (((int)threadIdx.x & 511) * 4)) + (i_1 * 4))]);
         }
       }
     }
@@ -22,7 +22,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const float
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 9>(&xh_1[(i) * 4 + (0)], &x[(long long)row * 16384LL + (long long)(8192 + (((i * 2048) + (((int)threadIdx.x & 511) * 4)) + (i_1 * 4)))]);
+          tirx_vcopy<float, 4, 8>(&xh_1[(i) * 4 + (0)], &x[(long long)row * 16384LL + (long long)(8192 + (((i * 2048) + (((int)threadIdx.x & 511) * 4)) + (i_1 * 4)))]);
         }
       }
     }
@@ -55,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(512) silu_mul(int rows, const float
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<float, 4, 6>(&out[(long long)row * 8192LL + (long long)(((i * 2048) + (((int)threadIdx.x & 511) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
+          tirx_vcopy<float, 4, 4>(&out[(long long)row * 8192LL + (long long)(((i * 2048) + (((int)threadIdx.x & 511) * 4)) + (i_1 * 4))], &xh[(i) * 4 + (0)]);
         }
       }
     }

@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(64) layernorm(int rows, const tirx_
       for (int i = 0; i < 4; ++i) {
         #pragma unroll
         for (int i_1 = 0; i_1 < 1; ++i_1) {
-          tirx_vcopy<tirx_f16, 8, 9>(&xh[(i) * 8 + (0)], &x[(long long)row * 2048LL + (long long)(((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8))]);
+          tirx_vcopy<tirx_f16, 8, 8>(&xh[(i) * 8 + (0)], &x[(long long)row * 2048LL + (long long)(((i * 512) + (((int)threadIdx.x & 63) * 8)) + (i_1 * 8))]);
         }
       }
     }

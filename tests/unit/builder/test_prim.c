@@ -169,7 +169,7 @@ Test(prim_lower, rmsnorm_lowers_to_vector_copies_shuffles_and_pointwise, .timeou
         if (!scalar && widths[w] == 5000) {
           assert_has(src, dts[d] == TIRX_F32 ? "/* tirx: copy.vec vec=4: copy("
                                              : "/* tirx: copy.vec vec=8: copy(");
-          assert_has(src, dts[d] == TIRX_F32 ? "tirx_vcopy<float, 4, 9>" : ", 8, 9>(");
+          assert_has(src, dts[d] == TIRX_F32 ? "tirx_vcopy<float, 4, 8>" : ", 8, 8>(");
           assert_has(src, "__shfl_xor_sync(0xffffffffu, acc, 16)");
           assert_has(src, "__syncthreads();");
           assert_has(src, "/* tirx: pointwise.vec vec=");
