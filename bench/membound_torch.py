@@ -3,8 +3,12 @@
 
     python3 bench/membound_torch.py out.csv [all | classic | server]
 
-Times with triton.testing.do_bench (CUDA events, median); bytes as membound_bytes; the copy
-reference is x.clone()-style copy_ of the same bytes. CSV columns as bench/membound.c.
+Times with triton.testing.do_bench (CUDA events around one call, L2 flushed before it, median);
+bytes as membound_bytes; the copy reference is x.clone()-style copy_ of the same bytes. CSV
+columns as bench/membound.c. TIRX_BENCH_TORCH_TIMING=loop10 times the way bench/membound.c
+does instead (5 calls of warm-up, then 15 samples of 10 back-to-back calls and a synchronize,
+host clock, median per call; copy and kernel alike), so that tirx and torch can be compared
+under one method; =both writes both, the loop10 rows with "-loop10" after the impl name.
 
 Then the server rows of bench/membound.c (same names, shapes and byte counts): rmsnorm,
 rmsnorm_fp8 and add_rmsnorm_fp8 (y = rms_norm in f32, scale = amax / 448 per row, out =
@@ -13,13 +17,42 @@ rope (neox: cos/sin rows by index_select on the positions, rotate halves, the us
 out-of-place formulation; gptj: interleaved pairs) on q [T, 32, 128], k [T, 8, 128] slices of a
 fused qkv buffer with f32 caches of 4096 positions.
 """
+import os
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
 from triton.testing import do_bench
 
 SHAPES = [(16384, 8192), (16384, 5000), (4096, 32768)]
+
+
+TIMING = os.environ.get("TIRX_BENCH_TORCH_TIMING", "do_bench")
+if TIMING not in ("do_bench", "loop10", "both"):
+    sys.exit(f"membound_torch: TIRX_BENCH_TORCH_TIMING is '{TIMING}', expected do_bench, loop10 or both")
+
+
+def loop10(f, reps=15):
+    """bench/membound.c's measure(): ms per call, median of reps samples of 10 calls."""
+    for _ in range(5):
+        f()
+    torch.cuda.synchronize()
+    t = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(10):
+            f()
+        torch.cuda.synchronize()
+        t.append((time.perf_counter() - t0) / 10 * 1e3)
+    return sorted(t)[reps // 2]
+
+
+def timings():
+    """(suffix, timer) pairs of the methods asked for."""
+    db = ("", lambda f: do_bench(f, warmup=25, rep=200, return_mode="median"))
+    lp = ("-loop10" if TIMING == "both" else "", loop10)
+    return {"do_bench": [db], "loop10": [lp], "both": [db, lp]}[TIMING]
 
 
 def kernels(W):
@@ -81,22 +114,24 @@ def rope_gptj(q, k, pos, cos, sin):
 
 def bench_rows(fh, name, M, W, nbytes, eager, compiled, args):
     """One kernel at one shape: the copy of the same bytes, then eager and torch.compile."""
-    src = torch.empty(max(nbytes // 4, 1), dtype=torch.bfloat16, device="cuda").normal_()
-    dst = torch.empty_like(src)
-    copy_ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=200, return_mode="median")
-    cgbps = nbytes / copy_ms / 1e6
-    del src, dst
-    for impl, f in (("torch_eager", eager), ("torch_compile", compiled)):
-        try:
-            ms = do_bench(lambda: f(*args), warmup=25, rep=200, return_mode="median")
-        except Exception as e:  # noqa: BLE001
-            print(f"{impl} {name} {M}x{W}: {e}", file=sys.stderr)
-            continue
-        gbps = nbytes / ms / 1e6
-        line = f"{impl},{name},bf16,{M},{W},{ms * 1e3:.2f},{gbps:.1f},{cgbps:.1f},{gbps / cgbps:.4f}"
-        fh.write(line + "\n")
-        fh.flush()
-        print(line, flush=True)
+    for suffix, timer in timings():
+        src = torch.empty(max(nbytes // 4, 1), dtype=torch.bfloat16, device="cuda").normal_()
+        dst = torch.empty_like(src)
+        copy_ms = timer(lambda: dst.copy_(src))
+        cgbps = nbytes / copy_ms / 1e6
+        del src, dst
+        for impl, f in (("torch_eager", eager), ("torch_compile", compiled)):
+            try:
+                ms = timer(lambda: f(*args))
+            except Exception as e:  # noqa: BLE001
+                print(f"{impl} {name} {M}x{W}: {e}", file=sys.stderr)
+                continue
+            gbps = nbytes / ms / 1e6
+            line = (f"{impl}{suffix},{name},bf16,{M},{W},{ms * 1e3:.2f},{gbps:.1f},{cgbps:.1f},"
+                    f"{gbps / cgbps:.4f}")
+            fh.write(line + "\n")
+            fh.flush()
+            print(line, flush=True)
 
 
 def server(fh):
@@ -155,22 +190,7 @@ def main():
             if name == "silu_mul":
                 fn = lambda x, r, w, b: F.silu(x2[:, :W]) * x2[:, W:]
             nbytes = mult * M * W * 2
-            src = torch.empty(nbytes // 4, dtype=torch.bfloat16, device="cuda").normal_()
-            dst = torch.empty_like(src)
-            copy_ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=200, return_mode="median")
-            cgbps = nbytes / copy_ms / 1e6
-            del src, dst
-            for impl, f in (("torch_eager", fn), ("torch_compile", torch.compile(fn, dynamic=False))):
-                try:
-                    ms = do_bench(lambda: f(x, r, w, b), warmup=25, rep=200, return_mode="median")
-                except Exception as e:  # noqa: BLE001
-                    print(f"{impl} {name} {M}x{W}: {e}", file=sys.stderr)
-                    continue
-                gbps = nbytes / ms / 1e6
-                line = f"{impl},{name},bf16,{M},{W},{ms * 1e3:.2f},{gbps:.1f},{cgbps:.1f},{gbps / cgbps:.4f}"
-                fh.write(line + "\n")
-                fh.flush()
-                print(line, flush=True)
+            bench_rows(fh, name, M, W, nbytes, fn, torch.compile(fn, dynamic=False), (x, r, w, b))
     if mode != "classic":
         server(fh)
     fh.close()
