@@ -187,6 +187,47 @@ Test(gemm_kernel, planned_plain_and_bias_kernels_compile_without_spills, .timeou
   planned_kernels_compile_without_spills(TIRX_EPILOGUE_BIAS, 128);
 }
 
+/* Occurrences of needle in hay. */
+static int occurrences(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + strlen(needle), needle)) n++;
+  return n;
+}
+
+/* Every planned tile with a bias (alone, SiLU, GeLU), unclustered and in both clusters, whole
+ * and ragged in N: the bias row's barriers are initialised, waited on by the producer and
+ * arrived on by each consumer warpgroup once per tile, in one place of the source. (The
+ * chunked epilogue of session 14 left the arrive out on the fused tiles under 64 columns: a
+ * CTA's second tile then waited forever, seen on the GPU only where a CTA runs two tiles.)
+ * Source only: no compile. */
+Test(gemm_kernel, planned_bias_kernels_release_the_bias_row_once_a_tile, .timeout = 300) {
+  skip_when_recording(); /* 558 kernels: not golden cases */
+  gemm_spec tiles[MAX_PLANNED];
+  int n = planned_tiles(tiles), checked = 0;
+  static const int clusters[3][2] = {{1, 1}, {2, 1}, {1, 2}};
+  for (int i = 0; i < n; i++)
+    for (int e = TIRX_EPILOGUE_BIAS; e <= TIRX_EPILOGUE_BIAS_GELU; e++)
+      for (int q = 0; q < 3; q++)
+        for (int ragged = 0; ragged < 2; ragged++) {
+          gemm_spec s = tiles[i];
+          s.epilogue = (tirx_epilogue)e, s.path = TIRX_GEMM_PATH_WGMMA;
+          s.cluster_m = clusters[q][0], s.cluster_n = clusters[q][1];
+          s.n += ragged;
+          tirx_gemm_tiles t = gemm_pick(&s);
+          char err[4096] = "", what[128];
+          snprintf(what, sizeof what, "%dx%d epilogue %d cluster %dx%d N %lld", t.block_m,
+                   t.block_n, e, s.cluster_m, s.cluster_n, (long long)s.n);
+          tirx_kernel *k = gemm_build(&s, err, sizeof err);
+          cr_assert_not_null(k, "%s: %s", what, err);
+          const char *src = tirx_kernel_source(k);
+          cr_expect_eq(occurrences(src, "tirx_mbar_arrive(&bias_empty[0]);"), 1, "%s", what);
+          cr_expect_geq(occurrences(src, "&bias_empty[0]"), 3, "%s: init, wait, arrive", what);
+          tirx_kernel_release(k);
+          checked++;
+        }
+  cr_assert_eq(checked, n * 3 * 3 * 2);
+}
+
 /* The split-K path's kernels: the wgmma kernel of the planned tiles 128 to 256 wide (f32
  * partial tiles, no epilogue) in both dtypes, and the reduction with each epilogue. */
 Test(gemm_kernel, planned_split_k_kernels_compile_without_spills, .timeout = 600) {
