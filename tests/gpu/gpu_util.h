@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "tirx.h"
+#include "bounded_sync.h"
 
 #ifndef GPU_HANG
 #define GPU_HANG "a hang"
@@ -47,48 +48,8 @@ static uint32_t rnd32(void) {
   return (uint32_t)((rng * 2685821657736338717ull) >> 32);
 }
 
-/* ---- synchronisation with a 10-second host timeout ---- */
+/* ---- synchronisation with a 10-second host timeout (bounded_sync.h) ---- */
 
-typedef struct sync_job {
-  tirx_runtime *rt;
-  tirx_status st;
-  char msg[512];
-  bool done;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-} sync_job;
-
-static void *sync_thread(void *arg) {
-  sync_job *j = arg;
-  tirx_status st = tirx_runtime_synchronize(j->rt, NULL);
-  pthread_mutex_lock(&j->mu);
-  j->st = st;
-  snprintf(j->msg, sizeof j->msg, "%s", st == TIRX_OK ? "" : tirx_last_error());
-  j->done = true;
-  pthread_cond_signal(&j->cv);
-  pthread_mutex_unlock(&j->mu);
-  return NULL;
-}
-
-static void sync_or_fail(tirx_runtime *rt) {
-  static sync_job j; /* leaked on a timeout: the process is about to fail */
-  memset(&j, 0, sizeof j);
-  j.rt = rt;
-  pthread_mutex_init(&j.mu, NULL);
-  pthread_cond_init(&j.cv, NULL);
-  pthread_t t;
-  cr_assert_eq(pthread_create(&t, NULL, sync_thread, &j), 0);
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += 10;
-  pthread_mutex_lock(&j.mu);
-  while (!j.done)
-    if (pthread_cond_timedwait(&j.cv, &j.mu, &until) != 0) break;
-  bool done = j.done;
-  pthread_mutex_unlock(&j.mu);
-  if (!done) cr_assert_fail("the kernel did not finish within 10 s (" GPU_HANG ")");
-  pthread_join(t, NULL);
-  cr_assert_eq(j.st, TIRX_OK, "synchronize: %s", j.msg);
-}
+static void sync_or_fail(tirx_runtime *rt) { sync_within(rt, 10, GPU_HANG); }
 
 #endif

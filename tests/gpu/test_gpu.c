@@ -20,6 +20,7 @@
 #include "demo_kernels.h"
 #include "rows_ref.h"
 #include "gemm_ref.h"
+#include "bounded_sync.h"
 
 /* The row kernels' options of the current test (each test runs in its own process). */
 static tirx_row_options ro;
@@ -1681,7 +1682,7 @@ static uint16_t *gp_run(tirx_runtime *rt, const tirx_gemm_options *o, tirx_dtype
   tirx_tensor_arg c = {dc, dt, 2, (int64_t[]){M, N}, (int64_t[]){ldc, 1}};
   tirx_tensor_arg bias = {dbias, dt, 1, (int64_t[]){N}, NULL};
   OK(tirx_op_gemm(rt, o, &a, &b, o->epilogue == TIRX_EPILOGUE_NONE ? NULL : &bias, &c, NULL));
-  OK(tirx_runtime_synchronize(rt, NULL));
+  sync_within(rt, 20, what); /* a hung path fails here, named, within 20 s */
   uint16_t *h = malloc(cbytes);
   cr_assert_not_null(h);
   OK(tirx_runtime_copy(rt, h, dc, cbytes, TIRX_COPY_DEVICE_TO_HOST));
