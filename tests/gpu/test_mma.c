@@ -14,14 +14,13 @@
  * of blocking the suite. Each test skips cleanly without a device.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "bounded_sync.h"
 #include "gemm_ref.h"
 #include "mma_tiles.h"
 
@@ -91,32 +90,8 @@ static float from_f16(uint16_t h) {
 
 /* ---- a launch with a host-side timeout ---- */
 
-typedef struct launch_job {
-  tirx_runtime *rt;
-  const tirx_kernel *k;
-  const tirx_arg *args;
-  int nargs;
-  tirx_status status;
-  char msg[512];
-  bool done;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-} launch_job;
-
-static void *launch_thread(void *p) {
-  launch_job *j = p;
-  tirx_status st = tirx_launch(j->rt, j->k, j->args, j->nargs, NULL);
-  if (st == TIRX_OK) st = tirx_runtime_synchronize(j->rt, NULL);
-  pthread_mutex_lock(&j->mu);
-  j->status = st;
-  snprintf(j->msg, sizeof j->msg, "%s", st == TIRX_OK ? "" : tirx_last_error());
-  j->done = true;
-  pthread_cond_signal(&j->cv);
-  pthread_mutex_unlock(&j->mu);
-  return NULL;
-}
-
-/* Compiles (no clock), then launches and synchronises within 10 seconds or fails the test. */
+/* Compiles (no clock), then launches and synchronises within 10 seconds or fails the test
+ * (bounded_sync.h). */
 static void launch_within_10s(tirx_runtime *rt, const tirx_kernel *k, const tirx_arg *args,
                               int nargs, const char *what) {
   tirx_future *f = NULL;
@@ -124,23 +99,8 @@ static void launch_within_10s(tirx_runtime *rt, const tirx_kernel *k, const tirx
   tirx_status st = tirx_future_wait(f, -1);
   tirx_future_release(f);
   cr_assert_eq(st, TIRX_OK, "%s: compile: %s", what, tirx_last_error());
-  static launch_job j; /* outlives this frame if the kernel hangs and the test fails */
-  j = (launch_job){.rt = rt, .k = k, .args = args, .nargs = nargs};
-  pthread_mutex_init(&j.mu, NULL);
-  pthread_cond_init(&j.cv, NULL);
-  pthread_t th;
-  cr_assert_eq(pthread_create(&th, NULL, launch_thread, &j), 0);
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += 10;
-  pthread_mutex_lock(&j.mu);
-  int rc = 0;
-  while (!j.done && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&j.cv, &j.mu, &until);
-  bool done = j.done;
-  pthread_mutex_unlock(&j.mu);
-  if (!done) cr_assert_fail("%s: the kernel did not finish within 10 s (a hang)", what);
-  pthread_join(th, NULL);
-  cr_assert_eq(j.status, TIRX_OK, "%s: %s", what, j.msg);
+  cr_assert_eq(tirx_launch(rt, k, args, nargs, NULL), TIRX_OK, "%s: %s", what, tirx_last_error());
+  sync_within(rt, 10, what);
 }
 
 /* ---- GEMM tiles ---- */
