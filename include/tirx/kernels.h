@@ -149,7 +149,7 @@ typedef struct tirx_gemm_options {
    * H200: clusters were faster on few shapes, slower on most; PERF-NOTES, session 8); 1 x 1:
    * no cluster; 2 x 1 or 1 x 2: asked for (1 x 2 falls back to 1 x 1 where A's tile cannot be
    * halved on 8-row boundaries: fewer than 16 rows of A). Families "mma" and "scalar" and the
-   * gemv path take no cluster (0 or 1 x 1 only). */
+   * gemv path take no cluster (0 or 1 x 1 only), and neither does sms = 1. */
   int cluster_m;
   int cluster_n;
 } tirx_gemm_options;

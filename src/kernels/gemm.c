@@ -289,6 +289,9 @@ static tirx_status check_options(const char *fn, const tirx_gemm_options *o, gem
     return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->cluster_m x cluster_n is %d x %d, expected "
                        "0 x 0 or 1 x 1 for %s (clusters are the wgmma paths')", fn, o->cluster_m,
                        o->cluster_n, wgmma_family ? "the gemv path" : "this family");
+  if (cl_set && o->cluster_m * o->cluster_n > 1 && o->sms == 1) /* a grid of no whole cluster */
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->sms is 1 with a %d x %d cluster, expected 0 "
+                       "or at least 2 (the cluster's CTAs)", fn, o->cluster_m, o->cluster_n);
   s->cm = o->cluster_m, s->cn = o->cluster_n;
   s->epilogue = o->epilogue;
   s->path = o->path;

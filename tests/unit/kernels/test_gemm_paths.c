@@ -600,6 +600,19 @@ Test(gemm_paths, cluster_options_are_checked) {
   cr_assert_null(k);
   o.cluster_n = 1; /* 1 x 1 is "no cluster": accepted everywhere */
   cr_assert_eq(tirx_kernels_gemm_plan(&o, 4, 64, 64, &p), TIRX_OK, "%s", tirx_last_error());
+  /* one SM's grid holds no 2-CTA cluster (its grid would be 0 CTAs) */
+  for (int q = 0; q < 2; q++) {
+    o = (tirx_gemm_options){.size = sizeof o, .sms = 1, .cluster_m = 2 - q, .cluster_n = 1 + q};
+    char want[256];
+    snprintf(want, sizeof want, "tirx_kernels_gemm_build: opts->sms is 1 with a %d x %d cluster, "
+             "expected 0 or at least 2 (the cluster's CTAs)", 2 - q, 1 + q);
+    expect_error(tirx_kernels_gemm_build(&o, TIRX_BF16, 256, 256, 256, &k), TIRX_E_INVALID_ARG,
+                 want);
+    cr_assert_null(k);
+    o.sms = 2;
+    cr_assert_eq(tirx_kernels_gemm_plan(&o, 256, 256, 256, &p), TIRX_OK, "%s", tirx_last_error());
+    cr_assert_eq(p.ctas, 2, "sms 2, cluster %d x %d: %lld CTAs", 2 - q, 1 + q, (long long)p.ctas);
+  }
 }
 
 /* The clustered kernels (A shared, B shared, plain and split-K, a bias epilogue, a ragged N),
