@@ -212,6 +212,7 @@ Test(gemm_kernel, planned_bias_kernels_release_the_bias_row_once_a_tile, .timeou
           gemm_spec s = tiles[i];
           s.epilogue = (tirx_epilogue)e, s.path = TIRX_GEMM_PATH_WGMMA;
           s.cluster_m = clusters[q][0], s.cluster_n = clusters[q][1];
+          if (q && s.sms < 2) s.sms = 2; /* a 2-CTA cluster needs 2 SMs (refused otherwise) */
           s.n += ragged;
           tirx_gemm_tiles t = gemm_pick(&s);
           char err[4096] = "", what[128];
