@@ -1722,13 +1722,10 @@ typedef struct gp_path {
  * and N: multiples of 8 elements, ldb 8 more), fresh random values, C poisoned before every
  * launch.
  */
-static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
-                             tirx_epilogue ep) {
-  int64_t lda = (K + 7) / 8 * 8, ldb = lda + 8, ldc = (N + 7) / 8 * 8;
-  float *ha, *hb, *hbias;
-  void *da = gp_matrix(rt, dt, M, lda, &ha), *db = gp_matrix(rt, dt, N, ldb, &hb);
-  void *dbias = mb_input(rt, dt, (size_t)N, -1, 1, &hbias);
-  void *dc = mb_output(rt, (size_t)(M * ldc) * 2);
+/* The float64 reference of the padded operands: epilogue(A B^T + bias), M x N dense. */
+static double *gp_reference(const float *ha, const float *hb, const float *hbias,
+                            tirx_epilogue ep, int64_t M, int64_t N, int64_t K, int64_t lda,
+                            int64_t ldb) {
   double *want = malloc((size_t)(M * N) * sizeof *want);
   cr_assert_not_null(want);
   for (int64_t i = 0; i < M; i++)
@@ -1738,6 +1735,17 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
       if (ep != TIRX_EPILOGUE_NONE) acc += hbias[j];
       want[i * N + j] = gemm_epilogue_ref(ep, acc);
     }
+  return want;
+}
+
+static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
+                             tirx_epilogue ep) {
+  int64_t lda = (K + 7) / 8 * 8, ldb = lda + 8, ldc = (N + 7) / 8 * 8;
+  float *ha, *hb, *hbias;
+  void *da = gp_matrix(rt, dt, M, lda, &ha), *db = gp_matrix(rt, dt, N, ldb, &hb);
+  void *dbias = mb_input(rt, dt, (size_t)N, -1, 1, &hbias);
+  void *dc = mb_output(rt, (size_t)(M * ldc) * 2);
+  double *want = gp_reference(ha, hb, hbias, ep, M, N, K, lda, ldb);
   double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2, atol = rel * sqrt((double)K) * 0.5;
   gp_path runs[12];
   int nr = 0;
@@ -1867,6 +1875,68 @@ Test(gpu, gemm_paths_decode, .timeout = 600) {
   }
   tirx_runtime_destroy(rt);
 }
+
+/*
+ * The persistent paths on grids of 2, 3 and 5 SMs, so that every CTA (and every 2-CTA
+ * cluster) loops over several tiles or split units, an odd number on some: the wgmma path
+ * unclustered and in 2 x 1 and 1 x 2 clusters, split-K with the plan's splits and with 3, no
+ * epilogue and bias+SiLU (the chunked fused epilogue, whose bias row is released once a tile),
+ * against the float64 reference, C poisoned before each launch. check_gemm_paths runs the same
+ * paths on the default 132 SMs, where most CTAs of its shapes get one tile (a review of
+ * session 16 found the multi-tile loops of the cluster and split-K paths covered on the GPU only
+ * by the fused_epilogues tests' 4 SMs). Not yet run on a GPU when it was written.
+ */
+static void check_gemm_few_sms(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
+                               tirx_epilogue ep) {
+  int64_t lda = (K + 7) / 8 * 8, ldb = lda + 8, ldc = (N + 7) / 8 * 8;
+  float *ha, *hb, *hbias;
+  void *da = gp_matrix(rt, dt, M, lda, &ha), *db = gp_matrix(rt, dt, N, ldb, &hb);
+  void *dbias = mb_input(rt, dt, (size_t)N, -1, 1, &hbias);
+  void *dc = mb_output(rt, (size_t)(M * ldc) * 2);
+  double *want = gp_reference(ha, hb, hbias, ep, M, N, K, lda, ldb);
+  double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2, atol = rel * sqrt((double)K) * 0.5;
+  static const struct { tirx_gemm_path path; int splits, cm, cn; const char *name; } paths[] = {
+      {TIRX_GEMM_PATH_WGMMA, 0, 1, 1, "wgmma"},
+      {TIRX_GEMM_PATH_WGMMA, 0, 2, 1, "wgmma cluster 2x1"},
+      {TIRX_GEMM_PATH_WGMMA, 0, 1, 2, "wgmma cluster 1x2"},
+      {TIRX_GEMM_PATH_WGMMA_SPLITK, 0, 0, 0, "split-K"},
+      {TIRX_GEMM_PATH_WGMMA_SPLITK, 3, 0, 0, "split-K 3"}};
+  static const int sms[] = {2, 3, 5};
+  for (size_t q = 0; q < sizeof paths / sizeof paths[0]; q++)
+    for (size_t n = 0; n < sizeof sms / sizeof sms[0]; n++) {
+      tirx_gemm_options o = {.size = sizeof o, .epilogue = ep, .sms = sms[n],
+                             .path = paths[q].path, .splits = paths[q].splits,
+                             .cluster_m = paths[q].cm, .cluster_n = paths[q].cn};
+      tirx_gemm_plan p = {.size = sizeof p};
+      OK(tirx_kernels_gemm_plan(&o, M, N, K, &p));
+      char what[192];
+      snprintf(what, sizeof what, "gemm %s %lldx%lldx%lld epilogue %d, %s on %d SMs (plan %s, "
+               "%lld CTAs)", tirx_dtype_name(dt), (long long)M, (long long)N, (long long)K,
+               (int)ep, paths[q].name, sms[n], p.name, (long long)p.ctas);
+      cr_assert_leq(p.ctas, sms[n], "%s: more CTAs than SMs", what);
+      uint16_t *h = gp_run(rt, &o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
+      float *got = gp_values(h, dt, M, N, ldc);
+      compare(what, got, want, (size_t)(M * N), atol, rel);
+      free(got), free(h);
+    }
+  void *bufs[] = {da, db, dbias, dc};
+  for (int i = 0; i < 4; i++) tirx_runtime_free(rt, bufs[i]);
+  free(ha), free(hb), free(hbias), free(want);
+}
+
+/* Shapes with several tiles a CTA on 2..5 SMs: odd tile rows and columns (300 x 520, 255 x
+ * 1000), a 64-row tile (17 x 130) and K long enough for many split units (1100, 2056). */
+static void gemm_few_sms(tirx_dtype dt) {
+  static const int64_t shapes[][3] = {{300, 520, 256}, {255, 1000, 1100}, {17, 130, 2056}};
+  tirx_runtime *rt = gpu_runtime();
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int e = 0; e < 2; e++)
+      check_gemm_few_sms(rt, dt, shapes[s][0], shapes[s][1], shapes[s][2],
+                         e ? TIRX_EPILOGUE_BIAS_SILU : TIRX_EPILOGUE_NONE);
+  tirx_runtime_destroy(rt);
+}
+Test(gpu, gemm_paths_few_sms_bf16, .timeout = 600) { gemm_few_sms(TIRX_BF16); }
+Test(gpu, gemm_paths_few_sms_f16, .timeout = 600) { gemm_few_sms(TIRX_F16); }
 
 Test(gpu, membound_rmsnorm, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_RMSNORM); }
 Test(gpu, membound_layernorm, .timeout = 300) { check_membound_kind(TIRX_ROW_OP_LAYERNORM); }
