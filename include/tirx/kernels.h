@@ -187,7 +187,7 @@ typedef struct tirx_gemm_plan {
   size_t size;      /* in: 0 or sizeof(tirx_gemm_plan); out: bytes written */
   tirx_gemm_path path;     /* never TIRX_GEMM_PATH_AUTO */
   const char *name;        /* the path's name; static storage */
-  tirx_gemm_tiles tiles;   /* the wgmma tile shape (zeros for gemv) */
+  tirx_gemm_tiles tiles;   /* the wgmma tile shape tirx_op_gemm runs (zeros for gemv) */
   int gemv_rows;           /* rows of B per CTA of the gemv path (0 otherwise) */
   int splits;              /* K splits (1 but for split-K) */
   int64_t ctas;            /* CTAs launched (split-K: its first kernel) */
@@ -213,7 +213,10 @@ typedef struct tirx_gemm_plan {
  * tirx_kernels_gemm_tiles, split-K when those tiles fill fewer than half the SMs and K has 8
  * blocks of 64 or more: as many splits as fill the SMs, each of 4 K blocks or more, at most
  * 16 (the decode tile choice is kept where it fills the SMs: gemm_pick's BLOCK_N already
- * aims at that, so on the LLaMA shapes split-K is taken for narrow N only). A forced path
+ * aims at that, so on the LLaMA shapes split-K is taken for narrow N only); where it does not
+ * split, the tiles (and CTAs) reported are those of opts->path TIRX_GEMM_PATH_WGMMA, which
+ * tirx_op_gemm then runs (tirx_kernels_gemm_tiles' two narrow split-K cases do not apply
+ * unsplit). A forced path
  * (opts->path) is reported as forced; split-K forced without opts->splits takes the model's
  * count, at least 2 where K allows. Families "mma"
  * and "scalar" report path TIRX_GEMM_PATH_WGMMA's tile shape under their own name.

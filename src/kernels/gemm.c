@@ -213,7 +213,11 @@ static tirx_gemm_plan plan_of(const gemm_spec *s) {
     return p;
   }
   p.name = wgmma ? "wgmma" : s->family;
-  p.tiles = gemm_pick(s);
+  /* The tiles of the path taken, as tirx_op_gemm builds them (it passes the plan's path):
+   * gemm_pick's split-K tiles only where the plan splits. */
+  gemm_spec taken = *s;
+  taken.path = path;
+  p.tiles = gemm_pick(&taken);
   int64_t tiles = (s->m + p.tiles.block_m - 1) / p.tiles.block_m *
                   ((s->n + p.tiles.block_n - 1) / p.tiles.block_n);
   if (path == TIRX_GEMM_PATH_WGMMA_SPLITK) {

@@ -107,6 +107,52 @@ Test(gemm_paths, forced_paths) {
   cr_expect_eq(p.gemv_rows, 1);
 }
 
+/* The plan reports the kernel tirx_op_gemm runs: the op builds with opts->path set to the
+ * plan's path, so the plan of TIRX_GEMM_PATH_AUTO equals the plan with that path forced (tiles,
+ * CTAs, splits). Review of session 16: where AUTO kept the wgmma path without a split, the plan
+ * reported gemm_pick's split-K tile (rows of 64 whose BLOCK_N would be 16 take 128 columns;
+ * rows of 128 under 48 columns with K >= 8192 take 64) and its CTAs, while the op built the
+ * unsplit tile of the forced path: 3 x 64 x 64 planned 64x128 on 1 CTA and ran 64x16 on 4. */
+Test(gemm_paths, the_plan_is_what_the_op_runs) {
+  static const int64_t ms[] = {1, 3, 4, 7, 8, 9, 16, 17, 64, 65, 100, 128, 129, 255, 256, 257};
+  static const int64_t ns[] = {8, 16, 64, 100, 256, 1000, 2048, 2112, 4096, 8192};
+  static const int64_t ks[] = {8, 16, 64, 100, 256, 448, 512, 4096, 8192, 14336};
+  static const int sms[] = {0, 1, 8, 64, 132, 200};
+  static const char *const fams[] = {NULL, "mma"};
+  int checked = 0;
+  for (size_t f = 0; f < 2; f++)
+    for (size_t q = 0; q < sizeof sms / sizeof sms[0]; q++)
+      for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+          for (size_t j = 0; j < sizeof ks / sizeof ks[0]; j++) {
+            tirx_gemm_options o = {.sms = sms[q], .family = fams[f]};
+            tirx_gemm_plan p = plan(&o, ms[a], ns[i], ks[j]);
+            if (p.path != TIRX_GEMM_PATH_WGMMA) continue;
+            tirx_gemm_options w = o;
+            if (!fams[f]) w.path = TIRX_GEMM_PATH_WGMMA; /* "mma": its tiles are WGMMA's */
+            tirx_gemm_plan pw = plan(&w, ms[a], ns[i], ks[j]);
+            if (fams[f]) {
+              tirx_gemm_options t = {.sms = sms[q], .path = TIRX_GEMM_PATH_WGMMA};
+              cr_assert_eq(tirx_kernels_gemm_tiles(&t, ms[a], ns[i], ks[j], &pw.tiles), TIRX_OK);
+            }
+            cr_expect(memcmp(&p.tiles, &pw.tiles, sizeof p.tiles) == 0 &&
+                          (fams[f] || (p.ctas == pw.ctas && p.splits == pw.splits)),
+                      "%s sms %d: %lld x %lld x %lld plans %dx%dx%d on %lld CTAs, the op runs "
+                      "%dx%dx%d on %lld", fams[f] ? fams[f] : "wgmma", sms[q], (long long)ms[a],
+                      (long long)ns[i], (long long)ks[j], p.tiles.block_m, p.tiles.block_n,
+                      p.tiles.stages, (long long)p.ctas, pw.tiles.block_m, pw.tiles.block_n,
+                      pw.tiles.stages, (long long)pw.ctas);
+            checked++;
+          }
+  cr_expect_gt(checked, 1000);
+  /* the case the review found, exactly */
+  tirx_gemm_plan p = plan(NULL, 3, 64, 64);
+  cr_expect(p.path == TIRX_GEMM_PATH_WGMMA && p.tiles.block_m == 64 && p.tiles.block_n == 16 &&
+                p.ctas == 4,
+            "3 x 64 x 64: %s %dx%d on %lld CTAs", p.name, p.tiles.block_m, p.tiles.block_n,
+            (long long)p.ctas);
+}
+
 Test(gemm_paths, bad_options_name_the_field) {
   tirx_gemm_plan p = {0};
   tirx_kernel *k = PTR(1);
