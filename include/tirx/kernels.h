@@ -831,7 +831,7 @@ typedef struct tirx_decode_plan {
  * 95%, the split that fills the most. Then the splits the tiles of max_context need at that
  * many tiles each. opts may be NULL (context_lens_host is not read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (batch, heads, q_len, d, max_context < 1,
- * options out of range).
+ * max_context over 2^31 - 1 (context lengths are int32), options out of range).
  */
 TIRX_API tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch, int h,
                                               int h_kv, int q_len, int d, int64_t max_context,

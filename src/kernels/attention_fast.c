@@ -750,6 +750,16 @@ tirx_status tirx_kernels_attention_build(const tirx_attention_options *opts, tir
 tirx_status tirx__attention_fast_get(const tirx__attn_call *c, tirx_kernel **out) {
   static const char fn[] = "tirx_op_attention";
   *out = NULL;
+  /* The kernel counts its tile pairs, ceil(ceil(S_q / BM) / 2) x B x H (build's npairs; varlen
+   * S_q the longest sequence), and indexes them in int32: more would wrap and leave o
+   * unwritten. Fixed length needs tensors too large to hold for it; varlen only many
+   * sequences beside a long one. */
+  int64_t pairs = ((c->s_q + BM - 1) / BM + 1) / 2 * (int64_t)c->batch * c->h;
+  if (pairs > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: B x H x ceil(S_q / %d) is %d x %d x %lld = %lld "
+                       "tile pairs, expected at most 2^31 - 1 (S_q the longest query sequence)",
+                       fn, 2 * BM, c->batch, c->h, (long long)((c->s_q + 2 * BM - 1) / (2 * BM)),
+                       (long long)pairs);
   attn_key key = {.dtype = c->dtype, .d = c->d, .causal = c->causal, .varlen = c->varlen};
   if (schedule_of(fn, c->d, &key.schedule) != TIRX_OK)
     return TIRX_E_INVALID_ARG;

@@ -555,7 +555,7 @@ static tirx_decode_plan plan_of(const tirx_decode_options *o, int batch, int h, 
   tirx_decode_plan p = {.size = sizeof p, .splits = (int)splits, .tiles_per_split = (int)tps,
                         .ctas = (int)(items < sms ? items : sms)};
   if (splits > 1)
-    p.workspace_bytes = (int64_t)batch * hkv * splits * (h / hkv) * ql * (d + 2) * 4;
+    p.workspace_bytes = (int64_t)batch * hkv * splits * (h / hkv) * ql * ((int64_t)d + 2) * 4;
   return p;
 }
 
@@ -579,6 +579,10 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
   if (h % h_kv)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d, expected a multiple of h_kv (%d)", fn, h,
                        h_kv);
+  /* the op's context lengths are int32; past them tiles_per_split (an int) would wrap */
+  if (max_context > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: max_context is %lld, expected at most 2^31 - 1 "
+                       "(context lengths are int32)", fn, (long long)max_context);
   tirx_decode_plan p = plan_of(&o, batch, h, h_kv, q_len, d, max_context);
   tirx__ext_write(out, &p, bytes);
   return TIRX_OK;

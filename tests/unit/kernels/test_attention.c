@@ -228,6 +228,28 @@ Test(kernels_attention, varlen_arguments_are_checked) {
   tirx_runtime_destroy(rt);
 }
 
+/* The default kernel counts its tile pairs, ceil(S_q / 256) x B x H (S_q the longest query
+ * sequence), in int32: varlen with many short sequences beside a long one (20000 sequences,
+ * one of 2^20 tokens, H 128: 1.0e10 pairs, about 2.7 GB of q) wrapped it, and the kernel then
+ * wrote nothing. Refused now, before any build. Found by the session 16 review. */
+Test(kernels_attention, varlen_tile_pairs_past_int32_are_refused) {
+  tirx_runtime *rt = no_device();
+  enum { NB = 20000, LONG = 1 << 20 };
+  static int32_t cu[NB + 1];
+  cu[0] = 0, cu[1] = LONG;
+  for (int i = 2; i <= NB; i++) cu[i] = cu[i - 1] + 1;
+  const int64_t T = cu[NB];
+  tirx_tensor_arg q = {PTR(0x1000000), BF, 3, (int64_t[]){T, 128, 64}, NULL};
+  tirx_tensor_arg kv = {PTR(0x2000000), BF, 3, (int64_t[]){T, 8, 64}, NULL};
+  tirx_tensor_arg o = {PTR(0x3000000), BF, 3, (int64_t[]){T, 128, 64}, NULL};
+  tirx_attention_varlen vl = {NB, cu, cu, PTR(0x600000), PTR(0x700000)};
+  ERR(tirx_op_attention(rt, NULL, &q, &kv, &kv, &o, NULL, &vl, NULL), TIRX_E_INVALID_ARG,
+      "%s: B x H x ceil(S_q / 256) is 20000 x 128 x 4096 = 10485760000 tile pairs, expected at "
+      "most 2^31 - 1 (S_q the longest query sequence)", FN);
+  cr_assert_eq(tirx_kernels_cached(), 0, "a refused call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
 /* What the checks hand to a path: defaults, strides of the rank-4 views, varlen's lengths. */
 Test(kernels_attention, the_checked_call) {
   tirx__attn_call c;

@@ -59,6 +59,24 @@ Test(kernels_decode, the_split_fills_the_gpu_for_one_long_and_many_short_sequenc
   cr_assert_eq(p.workspace_bytes, (int64_t)6 * 2 * 7 * 16 * (64 + 2) * 4);
 }
 
+/* max_context past int32 (the op's context lengths are int32): the plan refused it, where it
+ * used to report tiles_per_split wrapped to an int (2^34 tiles unsplit gave 0). Found by the
+ * session 16 review. */
+Test(kernels_decode, the_plan_refuses_a_max_context_past_int32) {
+  tirx_decode_plan p = {.size = sizeof p};
+  expect_error(tirx_kernels_decode_plan(&(tirx_decode_options){.splits = 1}, 1, 32, 8, 1, 128,
+                                        (int64_t)1 << 40, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_plan: max_context is 1099511627776, "
+               "expected at most 2^31 - 1 (context lengths are int32)");
+  expect_error(tirx_kernels_decode_plan(NULL, 1, 32, 8, 1, 128, (int64_t)INT32_MAX + 1, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_plan: max_context is 2147483648, "
+               "expected at most 2^31 - 1 (context lengths are int32)");
+  /* the largest the op can see still plans, tiles_per_split in range */
+  p = plan(&(tirx_decode_options){.splits = 1}, 1, 32, 8, 1, 128, INT32_MAX);
+  cr_assert_eq(p.splits, 1);
+  cr_assert_eq(p.tiles_per_split, (int)(((int64_t)INT32_MAX + TIRX_DECODE_TILE - 1) / TIRX_DECODE_TILE));
+}
+
 Test(kernels_decode, plan_and_build_errors_name_the_argument) {
   tirx_decode_plan p = {0};
   tirx_kernel *k = NULL;
