@@ -1204,6 +1204,16 @@ static tirx_status check_input(const char *fn, tirx_runtime *rt, const tirx_tens
   return tirx__check_dense(fn, "x", x);
 }
 
+/* The op's row width W (x's columns, silu_mul's half of them) within the kernels' 2^31 - 1, so
+ * that the error names x, not the build's "width" the caller never passed. */
+static tirx_status check_width(const char *fn, const tirx_tensor_arg *x, int64_t w,
+                               const char *what) {
+  if (w <= INT32_MAX)
+    return TIRX_OK;
+  return tirx__error(TIRX_E_INVALID_ARG, "%s: x has shape [%lld, %lld], expected %s with W at "
+                     "most 2^31 - 1", fn, (long long)x->shape[0], (long long)x->shape[1], what);
+}
+
 /* A [rows, cols] tensor like x: dense, of dtype. */
 static tirx_status check_like(const char *fn, const char *name, const tirx_tensor_arg *t,
                               tirx_dtype dtype, int64_t rows, int64_t cols, const char *what) {
@@ -1230,6 +1240,8 @@ tirx_status tirx_op_rmsnorm(tirx_runtime *rt, const tirx_row_options *opts_in,
     return st;
   tirx_dtype dt = x->dtype;
   const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_width(fn, x, W, "[rows, W]")) != TIRX_OK)
+    return st;
   if ((st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||
       (st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
     return st;
@@ -1249,6 +1261,8 @@ tirx_status tirx_op_layernorm(tirx_runtime *rt, const tirx_row_options *opts_in,
     return st;
   tirx_dtype dt = x->dtype;
   const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_width(fn, x, W, "[rows, W]")) != TIRX_OK)
+    return st;
   if ((st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||
       (st = tirx__check_row(fn, "bias", bias, dt, W)) != TIRX_OK ||
       (st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
@@ -1269,6 +1283,8 @@ tirx_status tirx_op_add_rmsnorm(tirx_runtime *rt, const tirx_row_options *opts_i
     return st;
   tirx_dtype dt = x->dtype;
   const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_width(fn, x, W, "[rows, W]")) != TIRX_OK)
+    return st;
   if ((st = check_like(fn, "res", res, dt, R, W, "[rows, W]")) != TIRX_OK ||
       (st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||
       (st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK ||
@@ -1290,6 +1306,8 @@ tirx_status tirx_op_softmax(tirx_runtime *rt, const tirx_row_options *opts_in,
     return st;
   tirx_dtype dt = x->dtype;
   const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_width(fn, x, W, "[rows, W]")) != TIRX_OK)
+    return st;
   if ((st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
     return st;
   int64_t xs[2] = {R, W};
@@ -1308,6 +1326,8 @@ tirx_status tirx_op_silu_mul(tirx_runtime *rt, const tirx_row_options *opts_in,
   if (W2 % 2)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: x has shape [%lld, %lld], expected [rows, 2W] "
                        "(an even number of columns)", fn, (long long)R, (long long)W2);
+  if ((st = check_width(fn, x, W, "[rows, 2W]")) != TIRX_OK)
+    return st;
   if ((st = check_like(fn, "out", out, dt, R, W, "[rows, W]")) != TIRX_OK)
     return st;
   int64_t xs[2] = {R, W2}, os[2] = {R, W};
@@ -1324,6 +1344,8 @@ static tirx_status row_reduce(const char *fn, tirx_row_op op, tirx_runtime *rt,
     return st;
   tirx_dtype dt = x->dtype;
   const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_width(fn, x, W, "[rows, W]")) != TIRX_OK)
+    return st;
   if (out && out->rank != 1 && out->rank != 2)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: out has rank %d, expected 1 ([rows]) or 2 "
                        "([rows, 1])", fn, out->rank);
@@ -1359,6 +1381,8 @@ static tirx_status norm_fp8(const char *fn, tirx_runtime *rt, const tirx_row_opt
     return st;
   tirx_dtype dt = x->dtype;
   const int64_t R = x->shape[0], W = x->shape[1];
+  if ((st = check_width(fn, x, W, "[rows, W]")) != TIRX_OK)
+    return st;
   if (add && (st = check_like(fn, "res", res, dt, R, W, "[rows, W]")) != TIRX_OK)
     return st;
   if ((st = tirx__check_row(fn, "w", w, dt, W)) != TIRX_OK ||

@@ -269,6 +269,45 @@ Test(kernels_rows, ops_check_their_tensors_before_anything_else) {
   tirx_runtime_destroy(rt);
 }
 
+/* A row of 2^31 elements or more (x's columns; silu_mul's half of them) is refused naming x and
+ * the limit on W, before the other tensors are looked at (it was the build's "width is ...,
+ * expected 1 to 2^31 - 1": an argument the op's caller never passed). No data is touched. */
+Test(kernels_rows, ops_name_x_for_rows_wider_than_the_kernels_take) {
+  tirx_runtime *rt = no_device();
+  const tirx_dtype B = TIRX_BF16;
+  const int64_t big = (int64_t)INT32_MAX + 1;
+  const tirx_tensor_arg *x = T2(0x10000, B, 2, big), *w = T1(0x20000, B, big);
+  const tirx_tensor_arg *out = T2(0x30000, B, 2, big), *sum = T1(0x40000, TIRX_F32, 2);
+  const tirx_tensor_arg *o8 = T2(0x30000, TIRX_FP8_E4M3, 2, big);
+  const char *want = "x has shape [2, 2147483648], expected [rows, W] with W at most 2^31 - 1";
+  char msg[200];
+#define WIDE(call, name)                                                                           \
+  do {                                                                                             \
+    snprintf(msg, sizeof msg, "%s: %s", name, want);                                               \
+    expect_error(call, TIRX_E_INVALID_ARG, msg);                                                   \
+  } while (0)
+  WIDE(tirx_op_rmsnorm(rt, NULL, x, w, out, 1e-6f, NULL), "tirx_op_rmsnorm");
+  WIDE(tirx_op_layernorm(rt, NULL, x, w, w, out, 1e-5f, NULL), "tirx_op_layernorm");
+  WIDE(tirx_op_add_rmsnorm(rt, NULL, x, x, w, out, out, 1e-6f, NULL), "tirx_op_add_rmsnorm");
+  WIDE(tirx_op_softmax(rt, NULL, x, out, NULL), "tirx_op_softmax");
+  WIDE(tirx_op_row_sum(rt, NULL, x, sum, NULL), "tirx_op_row_sum");
+  WIDE(tirx_op_row_max(rt, NULL, x, sum, NULL), "tirx_op_row_max");
+  WIDE(tirx_op_rmsnorm_fp8(rt, NULL, x, w, o8, sum, 1e-6f, NULL), "tirx_op_rmsnorm_fp8");
+  WIDE(tirx_op_add_rmsnorm_fp8(rt, NULL, x, x, w, o8, out, sum, 1e-6f, NULL),
+       "tirx_op_add_rmsnorm_fp8");
+#undef WIDE
+  /* silu_mul: x [rows, 2W]; 2^31 columns are W = 2^30, within the limit (then out's shape) */
+  expect_error(tirx_op_silu_mul(rt, NULL, T2(0x10000, B, 2, 2 * big), out, NULL),
+               TIRX_E_INVALID_ARG,
+               "tirx_op_silu_mul: x has shape [2, 4294967296], expected [rows, 2W] with W at most "
+               "2^31 - 1");
+  expect_error(tirx_op_silu_mul(rt, NULL, x, out, NULL), TIRX_E_INVALID_ARG,
+               "tirx_op_silu_mul: out has shape [2, 2147483648], expected [rows, W] = [2, "
+               "1073741824]");
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
 /* Without a device every op checks, builds and returns tirx_launch's TIRX_E_NO_DEVICE. */
 Test(kernels_rows, ops_without_a_device_return_no_device, .timeout = 120) {
   tirx_runtime *rt = no_device();
