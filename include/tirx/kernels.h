@@ -173,7 +173,8 @@ typedef struct tirx_gemm_tiles {
  * take 128 columns, and rows of 128 whose BLOCK_N would be under 48 with K >= 8192 take 64
  * columns (measured on the H200, PERF-NOTES session 13). When M < block_m, each TMA load reads
  * M rounded up to 8 rows of A. opts may be NULL (only opts->sms and opts->path are read).
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; opts->sms out of range).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1 or > 2^31 - 1; opts->sms
+ * out of range).
  */
 TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
                                              int64_t k, tirx_gemm_tiles *out);
@@ -217,8 +218,8 @@ typedef struct tirx_gemm_plan {
  * (opts->path) is reported as forced; split-K forced without opts->splits takes the model's
  * count, at least 2 where K allows. Families "mma"
  * and "scalar" report path TIRX_GEMM_PATH_WGMMA's tile shape under their own name.
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; an option out of range,
- * named as in tirx_kernels_gemm_build's messages).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1 or > 2^31 - 1; an option
+ * out of range, named as in tirx_kernels_gemm_build's messages).
  */
 TIRX_API tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int64_t n,
                                             int64_t k, tirx_gemm_plan *out);
@@ -240,10 +241,10 @@ TIRX_API tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64
  * WR, WC (i32) and W [WR, WC] f32 dense: the workspace, WR = splits * ceil(M / block_m) *
  * block_m, WC = ceil(N / block_n) * block_n; no C, no bias (the epilogue is the reduction's).
  * Errors (then *out is NULL): TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype not f16/bf16,
- * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms, opts->path or
- * opts->gemv_rows out of range, opts->splits out of 0..64 or set with another path than
- * split-K, a path with family "mma" or "scalar", the gemv path for M > 8, split-K for
- * M > 65535), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
+ * m, n or k < 1 or > 2^31 - 1, an epilogue out of the enum, an unknown family, opts->sms,
+ * opts->path or opts->gemv_rows out of range, opts->splits out of 0..64 or set with another
+ * path than split-K, a path with family "mma" or "scalar", the gemv path for M > 8, split-K
+ * for M > 65535), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
  */
 TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dtype,
                                              int64_t m, int64_t n, int64_t k, tirx_kernel **out);

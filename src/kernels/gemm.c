@@ -307,6 +307,10 @@ static tirx_status check_shape(const char *fn, int64_t m, int64_t n, int64_t k) 
   if (m < 1 || n < 1 || k < 1)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: m, n, k are %lld, %lld, %lld, expected >= 1", fn,
                        (long long)m, (long long)n, (long long)k);
+  /* the kernels take M, N, K as i32 (and the plan's arithmetic stays within int64) */
+  if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: m, n, k are %lld, %lld, %lld, expected at most "
+                       "2^31 - 1", fn, (long long)m, (long long)n, (long long)k);
   return TIRX_OK;
 }
 

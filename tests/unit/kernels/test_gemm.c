@@ -207,6 +207,31 @@ Test(kernels_gemm, huge_row_strides_are_refused_without_overflow) {
   tirx_runtime_destroy(rt);
 }
 
+/* Found by tools/fuzz_ops under UBSan: M, N or K near INT64_MAX overflowed the tile arithmetic
+ * of the plan (M + 127 in gemm_pick, K + 63 in the split count) and the plan came back TIRX_OK.
+ * The kernels take M, N, K as i32: the plan, tiles and build refuse more than 2^31 - 1. */
+Test(kernels_gemm, plan_tiles_and_build_refuse_extents_past_int32) {
+  tirx_gemm_tiles t;
+  tirx_gemm_plan p = {0};
+  tirx_kernel *k = NULL;
+  expect_error(tirx_kernels_gemm_plan(NULL, INT64_MAX, 256, 4096, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_gemm_plan: m, n, k are 9223372036854775807, 256, 4096, expected at "
+               "most 2^31 - 1");
+  expect_error(tirx_kernels_gemm_plan(NULL, 64, 1263, INT64_MAX, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_gemm_plan: m, n, k are 64, 1263, 9223372036854775807, expected at "
+               "most 2^31 - 1");
+  expect_error(tirx_kernels_gemm_tiles(NULL, 64, (int64_t)INT32_MAX + 1, 64, &t),
+               TIRX_E_INVALID_ARG, "tirx_kernels_gemm_tiles: m, n, k are 64, 2147483648, 64, "
+               "expected at most 2^31 - 1");
+  expect_error(tirx_kernels_gemm_build(NULL, TIRX_BF16, INT64_MAX, 64, 64, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_gemm_build: m, n, k are 9223372036854775807, "
+               "64, 64, expected at most 2^31 - 1");
+  cr_assert_null(k);
+  /* 2^31 - 1 itself is a shape */
+  cr_assert_eq(tirx_kernels_gemm_plan(NULL, INT32_MAX, INT32_MAX, INT32_MAX, &p), TIRX_OK, "%s",
+               tirx_last_error());
+}
+
 /* Without a device the op checks, builds (one kernel per family, dtype, epilogue and tile
  * shape) and returns tirx_launch's TIRX_E_NO_DEVICE. */
 Test(kernels_gemm, the_op_without_a_device_returns_no_device, .timeout = 120) {
