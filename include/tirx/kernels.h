@@ -829,7 +829,9 @@ typedef struct tirx_decode_plan {
  * 95%, the split that fills the most. Then the splits the tiles of max_context need at that
  * many tiles each. opts may be NULL (context_lens_host is not read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (batch, heads, q_len, d, max_context < 1,
- * options out of range).
+ * h not a multiple of h_kv, options out of range, and past tirx_op_decode_attention's limits:
+ * batch or h_kv over 65535, q_len over 8, (h / h_kv) * q_len over TIRX_DECODE_MAX_ROWS, d other
+ * than 64 and 128, max_context over 2^31 - 1).
  */
 TIRX_API tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch, int h,
                                               int h_kv, int q_len, int d, int64_t max_context,
@@ -847,8 +849,8 @@ typedef enum tirx_decode_kernel {
  * whether it writes lse (UNSPLIT, COMBINE). *out: a new kernel, one reference. Pure: no device.
  * The launch parameters are internal (use tirx_op_decode_attention). opts is not read (the
  * scale and splits are launch arguments).
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, page_size, h, h_kv, q_len,
- * which), the builder's.
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, page_size, h, h_kv (1 to
+ * 65535), q_len, which), the builder's.
  */
 TIRX_API tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype, int d,
                                                int page_size, int h, int h_kv, int q_len,
