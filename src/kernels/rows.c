@@ -1169,6 +1169,10 @@ static tirx_status row_launch(const char *fn, tirx_runtime *rt, const tirx_row_o
                               tirx_row_op op, tirx_dtype dtype, int64_t width,
                               const tirx_arg *args, int nargs, void *stream) {
   row_request r = {.op = op, .dtype = dtype, .width = width};
+  /* check_request would name the width, which the caller gave as x's shape */
+  if (width > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: x has rows of W = %lld elements, expected W at "
+                       "most 2^31 - 1", fn, (long long)width);
   /* the FP8 kinds take rmsnorm's options */
   tirx_row_op checked = (unsigned)op < TIRX_ROW_OP_COUNT ? op : TIRX_ROW_OP_RMSNORM;
   tirx_status st = check_request(fn, checked, in, dtype, width, &r.o);

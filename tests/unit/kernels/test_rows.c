@@ -270,6 +270,22 @@ Test(kernels_rows, ops_check_their_tensors_before_anything_else) {
 }
 
 /* Without a device every op checks, builds and returns tirx_launch's TIRX_E_NO_DEVICE. */
+/* Found by tools/fuzz_ops: a row wider than 2^31 - 1 elements, given as x's shape, was
+ * reported as "width is ...", an argument the ops do not have. */
+Test(kernels_rows, ops_name_x_for_rows_too_wide) {
+  tirx_runtime *rt = no_device();
+  const tirx_dtype B = TIRX_BF16;
+  const int64_t W = ((int64_t)1 << 40) + 8;
+  expect_error(tirx_op_row_sum(rt, NULL, T2(0x10000, B, 8, W), T1(0x20000, TIRX_F32, 8), NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_row_sum: x has rows of W = 1099511627784 elements, "
+               "expected W at most 2^31 - 1");
+  expect_error(tirx_op_softmax(rt, NULL, T2(0x10000, B, 8, W), T2(0x20000, B, 8, W), NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_softmax: x has rows of W = 1099511627784 elements, "
+               "expected W at most 2^31 - 1");
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
 Test(kernels_rows, ops_without_a_device_return_no_device, .timeout = 120) {
   tirx_runtime *rt = no_device();
   char want[1024];
