@@ -715,7 +715,8 @@ typedef struct tirx_attention_varlen {
 /*
  * Attention on stream. varlen NULL: fixed-length rank-4 tensors; else rank-3 packed tensors
  * as above. lse may be NULL. Strides NULL mean dense; given strides are >= 0, in elements,
- * innermost 1, the others multiples of 8 (16 bytes); extents are at most 2^31 - 1. Varlen
+ * innermost 1, the others multiples of 8 (16 bytes), and for the default path (TMA) those of
+ * dimensions longer than 1 positive and below 2^39 elements; extents are at most 2^31 - 1. Varlen
  * sequences may be empty (equal offsets): a sequence of no keys gives its rows o = 0 and
  * lse = -inf. opts->path "reference" runs a simple kernel (one group of four lanes per query
  * row, K and V read from global memory, f32 online softmax; B and H up to 65535), for tests.
