@@ -639,7 +639,9 @@ TIRX_API void tirx_kernels_tp_linear_destroy(tirx_tp_linear *t);
 /* Bytes of one rank's buffer `which` (0 for NULL t or an unknown buffer). */
 TIRX_API size_t tirx_kernels_tp_linear_bytes(const tirx_tp_linear *t, tirx_tp_buffer which);
 
-/* The six GEMM arguments (M, N, K/P, X_r, W_r as (K/P, N), Y_r) for b; they point into t. */
+/* The six GEMM arguments (M, N, K/P, X_r, W_r as (K/P, N), Y_r) for b; they point into t.
+ * NULL t or b: args are zeroed (a launch refuses them) and the thread's last error is
+ * TIRX_E_NULL_ARG naming it; NULL args: nothing is written. */
 TIRX_API void tirx_kernels_tp_linear_gemm_args(const tirx_tp_linear *t, const tirx_tp_buffers *b,
                                                tirx_arg args[6]);
 
