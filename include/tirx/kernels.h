@@ -173,7 +173,8 @@ typedef struct tirx_gemm_tiles {
  * take 128 columns, and rows of 128 whose BLOCK_N would be under 48 with K >= 8192 take 64
  * columns (measured on the H200, PERF-NOTES session 13). When M < block_m, each TMA load reads
  * M rounded up to 8 rows of A. opts may be NULL (only opts->sms and opts->path are read).
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; opts->sms out of range).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1 or > 2^31 - 1; opts->sms
+ * out of range).
  */
 TIRX_API tirx_status tirx_kernels_gemm_tiles(const tirx_gemm_options *opts, int64_t m, int64_t n,
                                              int64_t k, tirx_gemm_tiles *out);
@@ -220,8 +221,8 @@ typedef struct tirx_gemm_plan {
  * (opts->path) is reported as forced; split-K forced without opts->splits takes the model's
  * count, at least 2 where K allows. Families "mma"
  * and "scalar" report path TIRX_GEMM_PATH_WGMMA's tile shape under their own name.
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1; an option out of range,
- * named as in tirx_kernels_gemm_build's messages).
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (m, n or k < 1 or > 2^31 - 1; an option
+ * out of range, named as in tirx_kernels_gemm_build's messages).
  */
 TIRX_API tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64_t m, int64_t n,
                                             int64_t k, tirx_gemm_plan *out);
@@ -243,10 +244,10 @@ TIRX_API tirx_status tirx_kernels_gemm_plan(const tirx_gemm_options *opts, int64
  * WR, WC (i32) and W [WR, WC] f32 dense: the workspace, WR = splits * ceil(M / block_m) *
  * block_m, WC = ceil(N / block_n) * block_n; no C, no bias (the epilogue is the reduction's).
  * Errors (then *out is NULL): TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype not f16/bf16,
- * m, n or k < 1, an epilogue out of the enum, an unknown family, opts->sms, opts->path or
- * opts->gemv_rows out of range, opts->splits out of 0..64 or set with another path than
- * split-K, a path with family "mma" or "scalar", the gemv path for M > 8, split-K for
- * M > 65535), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
+ * m, n or k < 1 or > 2^31 - 1, an epilogue out of the enum, an unknown family, opts->sms,
+ * opts->path or opts->gemv_rows out of range, opts->splits out of 0..64 or set with another
+ * path than split-K, a path with family "mma" or "scalar", the gemv path for M > 8, split-K
+ * for M > 65535), and the builder's error (its status, "tirx_kernels_gemm_build: <message>").
  */
 TIRX_API tirx_status tirx_kernels_gemm_build(const tirx_gemm_options *opts, tirx_dtype dtype,
                                              int64_t m, int64_t n, int64_t k, tirx_kernel **out);
@@ -641,7 +642,9 @@ TIRX_API void tirx_kernels_tp_linear_destroy(tirx_tp_linear *t);
 /* Bytes of one rank's buffer `which` (0 for NULL t or an unknown buffer). */
 TIRX_API size_t tirx_kernels_tp_linear_bytes(const tirx_tp_linear *t, tirx_tp_buffer which);
 
-/* The six GEMM arguments (M, N, K/P, X_r, W_r as (K/P, N), Y_r) for b; they point into t. */
+/* The six GEMM arguments (M, N, K/P, X_r, W_r as (K/P, N), Y_r) for b; they point into t.
+ * NULL t or b: args are zeroed (a launch refuses them) and the thread's last error is
+ * TIRX_E_NULL_ARG naming it; NULL args: nothing is written. */
 TIRX_API void tirx_kernels_tp_linear_gemm_args(const tirx_tp_linear *t, const tirx_tp_buffers *b,
                                                tirx_arg args[6]);
 
@@ -717,7 +720,8 @@ typedef struct tirx_attention_varlen {
 /*
  * Attention on stream. varlen NULL: fixed-length rank-4 tensors; else rank-3 packed tensors
  * as above. lse may be NULL. Strides NULL mean dense; given strides are >= 0, in elements,
- * innermost 1, the others multiples of 8 (16 bytes); extents are at most 2^31 - 1. Varlen
+ * innermost 1, the others multiples of 8 (16 bytes), and for the default path (TMA) those of
+ * dimensions longer than 1 positive and below 2^39 elements; extents are at most 2^31 - 1. Varlen
  * sequences may be empty (equal offsets): a sequence of no keys gives its rows o = 0 and
  * lse = -inf. opts->path "reference" runs a simple kernel (one group of four lanes per query
  * row, K and V read from global memory, f32 online softmax; B and H up to 65535), for tests.
@@ -831,7 +835,9 @@ typedef struct tirx_decode_plan {
  * 95%, the split that fills the most. Then the splits the tiles of max_context need at that
  * many tiles each. opts may be NULL (context_lens_host is not read).
  * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (batch, heads, q_len, d, max_context < 1,
- * max_context over 2^31 - 1 (context lengths are int32), options out of range).
+ * h not a multiple of h_kv, options out of range, and past tirx_op_decode_attention's limits:
+ * batch or h_kv over 65535, q_len over 8, (h / h_kv) * q_len over TIRX_DECODE_MAX_ROWS, d other
+ * than 64 and 128, max_context over 2^31 - 1).
  */
 TIRX_API tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch, int h,
                                               int h_kv, int q_len, int d, int64_t max_context,
@@ -849,8 +855,8 @@ typedef enum tirx_decode_kernel {
  * whether it writes lse (UNSPLIT, COMBINE). *out: a new kernel, one reference. Pure: no device.
  * The launch parameters are internal (use tirx_op_decode_attention). opts is not read (the
  * scale and splits are launch arguments).
- * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, page_size, h, h_kv, q_len,
- * which), the builder's.
+ * Errors: TIRX_E_NULL_ARG (out), TIRX_E_INVALID_ARG (dtype, d, page_size, h, h_kv (1 to
+ * 65535), q_len, which), the builder's.
  */
 TIRX_API tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype, int d,
                                                int page_size, int h, int h_kv, int q_len,

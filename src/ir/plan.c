@@ -126,7 +126,9 @@ static tirx_status read_tensor(const char *fn, int i, int ai, const tirx__kparam
   for (int k = v->rank - 1; k >= 0; k--) {
     v->stride[k] = strides ? strides[k] : dense;
     if (!tirx__mul_ok(dense, v->shape[k] ? v->shape[k] : 1, &dense))
-      return ARG_FAIL(TIRX_E_LAUNCH_ARG, "shape is too large");
+      return ARG_FAIL(TIRX_E_LAUNCH_ARG, "shape is too large: its elements overflow int64 at "
+                      "shape[%d] = %lld, expected a product of extents up to 2^63 - 1", k,
+                      (long long)v->shape[k]);
   }
   if ((uintptr_t)v->data % (uintptr_t)p->align)
     return ARG_FAIL(TIRX_E_LAUNCH_ARG, "data %p is not aligned to %d bytes", v->data, p->align);

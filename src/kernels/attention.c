@@ -451,6 +451,16 @@ tirx_status tirx__attention_check(const tirx_attention_options *opts, const tirx
   for (int i = 0; i < 4; i++) {
     int64_t s[4];
     if ((st = check_strides(names[i], ts[i], s)) != TIRX_OK) return st;
+    /* The default path moves q, k, v and o with TMA, whose strides are positive and below
+     * 2^40 bytes; a dimension of one element never moves (the launch ignores its stride). */
+    for (int d = 0; d < rank - 1 && !*reference; d++)
+      if (ts[i]->shape[d] > 1 && (s[d] == 0 || s[d] >= (INT64_C(1) << 39))) {
+        char buf[160];
+        return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has strides %s, expected strides of the "
+                           "dimensions longer than 1 from 8 to 2^39 - 8 elements (TMA: "
+                           "positive, below 2^40 bytes; opts->path \"reference\" takes any)",
+                           FN, names[i], dims_str(buf, sizeof buf, rank, s));
+      }
     /* the rank-4 view [batch, seq, heads, D]; varlen: batch 1 */
     if (vl)
       strides[i][0] = s[0] * ts[i]->shape[0], memcpy(strides[i] + 1, s, 3 * sizeof(int64_t));

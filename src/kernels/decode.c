@@ -465,9 +465,11 @@ static tirx_status check_dims(const char *fn, tirx_dtype dt, int d, int p, int h
   if (hkv < 1 || h < 1 || h % hkv)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d and h_kv %d, expected h a multiple of "
                        "h_kv >= 1", fn, h, hkv);
+  if (hkv > 65535)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: h_kv is %d, expected at most 65535", fn, hkv);
   if (ql < 1 || ql > 8)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: q_len is %d, expected 1 to 8", fn, ql);
-  if ((h / hkv) * ql > TIRX_DECODE_MAX_ROWS)
+  if ((int64_t)(h / hkv) * ql > TIRX_DECODE_MAX_ROWS)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: (h / h_kv) * q_len is %d * %d, expected at most "
                        "%d", fn, h / hkv, ql, TIRX_DECODE_MAX_ROWS);
   return TIRX_OK;
@@ -579,7 +581,18 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
   if (h % h_kv)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d, expected a multiple of h_kv (%d)", fn, h,
                        h_kv);
-  /* the op's context lengths are int32; past them tiles_per_split (an int) would wrap */
+  /* tirx_op_decode_attention's limits, which also keep the plan's arithmetic within range */
+  if (batch > 65535)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: batch is %d, expected at most 65535", fn, batch);
+  if (h_kv > 65535)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: h_kv is %d, expected at most 65535", fn, h_kv);
+  if (q_len > 8)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: q_len is %d, expected 1 to 8", fn, q_len);
+  if ((int64_t)(h / h_kv) * q_len > TIRX_DECODE_MAX_ROWS)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: (h / h_kv) * q_len is %d * %d, expected at most "
+                       "%d", fn, h / h_kv, q_len, TIRX_DECODE_MAX_ROWS);
+  if (d != 64 && d != 128)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64 or 128", fn, d);
   if (max_context > INT32_MAX)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: max_context is %lld, expected at most 2^31 - 1 "
                        "(context lengths are int32)", fn, (long long)max_context);

@@ -311,6 +311,10 @@ static tirx_status check_shape(const char *fn, int64_t m, int64_t n, int64_t k) 
   if (m < 1 || n < 1 || k < 1)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: m, n, k are %lld, %lld, %lld, expected >= 1", fn,
                        (long long)m, (long long)n, (long long)k);
+  /* the kernels take M, N, K as i32 (and the plan's arithmetic stays within int64) */
+  if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: m, n, k are %lld, %lld, %lld, expected at most "
+                       "2^31 - 1", fn, (long long)m, (long long)n, (long long)k);
   return TIRX_OK;
 }
 
@@ -1195,13 +1199,22 @@ static tirx_status check_matrix(const char *fn, const char *name, const tirx_ten
                        "rows would overlap)", fn, name, (long long)*ld, (long long)cols);
   if (rows == 1 && *ld < cols)
     *ld = cols;
-  if (*ld * 2 % 16)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has a row stride of %lld elements (%lld "
+  /* ld >= cols >= 1 here: its bytes fit an unsigned 64-bit number */
+  if (*ld % 8)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has a row stride of %lld elements (%llu "
                        "bytes), expected a multiple of 16 bytes (TMA): pad its rows", fn, name,
-                       (long long)*ld, (long long)(*ld * 2));
+                       (long long)*ld, (unsigned long long)*ld * 2u);
   if (rows > INT32_MAX || cols > INT32_MAX)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has shape [%lld, %lld], expected extents up "
                        "to 2^31 - 1", fn, name, (long long)rows, (long long)cols);
+  /* the last element's byte offset, (rows - 1) * ld + cols elements of 2 bytes, within int64
+   * (the gemv path passes the flat lengths; TMA takes byte strides) */
+  int64_t span;
+  if (__builtin_mul_overflow(rows - 1, *ld, &span) || __builtin_add_overflow(span, cols, &span) ||
+      span > INT64_MAX / 2)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: %s has row stride %lld: its %lld rows span more "
+                       "than 2^63 - 1 bytes, expected a smaller stride", fn, name,
+                       (long long)*ld, (long long)rows);
   return TIRX_OK;
 }
 

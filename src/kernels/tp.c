@@ -155,6 +155,13 @@ size_t tirx_kernels_tp_linear_bytes(const tp_linear *t, tirx_tp_buffer which) {
 
 void tirx_kernels_tp_linear_gemm_args(const tp_linear *t, const tirx_tp_buffers *b,
                                       tirx_arg args[6]) {
+  if (!t || !b || !args) {
+    /* zeroed arguments (i32 0s) fail a launch's checks instead of pointing anywhere */
+    if (args) memset(args, 0, 6 * sizeof *args);
+    tirx__error(TIRX_E_NULL_ARG, "tirx_kernels_tp_linear_gemm_args: %s is NULL",
+                !t ? "t" : !b ? "b" : "args");
+    return;
+  }
   tirx_dtype dt = t->spec.dtype;
   args[0] = tirx_arg_i32((int32_t)t->spec.m);
   args[1] = tirx_arg_i32((int32_t)t->spec.n);

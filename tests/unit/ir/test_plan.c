@@ -158,6 +158,19 @@ Test(plan, negative_shape) {
                "tirx_launch: argument 0 (x): shape[0] is -1, expected >= 0");
 }
 
+/* Found by tools/fuzz_ops -m launch: the message said "shape is too large" without the bound
+ * it broke. */
+Test(plan, a_shape_whose_elements_overflow_int64_says_so) {
+  const int64_t ok[] = {4, 64}, big[] = {4, (int64_t)1 << 62};
+  tirx_arg args[] = {tirx_arg_i32(4), tirx_arg_i64(64), tirx_arg_f32(1.0f),
+                     tirx_arg_tensor(PTR(0x1000), TIRX_F16, 2, ok, NULL),
+                     tirx_arg_tensor(PTR(0x2000), TIRX_F16, 2, big, NULL),
+                     tirx_arg_tensor(PTR(0x3000), TIRX_F32, 2, ok, NULL)};
+  expect_error(tirx__kernel_plan(K2, "tirx_launch", args, 6, &P), TIRX_E_LAUNCH_ARG,
+               "tirx_launch: argument 4 (b): shape is too large: its elements overflow int64 at "
+               "shape[0] = 4, expected a product of extents up to 2^63 - 1");
+}
+
 Test(plan, null_data_and_shape) {
   tirx_arg args[] = {tirx_arg_i64(1000), tirx_arg_tensor(NULL, TIRX_F32, 1, N1000, NULL),
                      tirx_arg_tensor(PTR(0x2000), TIRX_F32, 1, N1000, NULL)};

@@ -173,6 +173,36 @@ static const int32_t CUQ[4] = {0, 100, 100, 300}, CUK[4] = {0, 1, 200, 400};
 #define VLEN(...) (&(tirx_attention_varlen){__VA_ARGS__})
 #define GOOD_VARLEN VLEN(3, CUQ, CUK, PTR(0x600000), PTR(0x700000))
 
+/* Found by tools/fuzz_ops -m prepare: the default path took strides its TMA loads cannot (0
+ * on a dimension longer than 1, 2^40 bytes or more), and only the launch refused them
+ * ("tirx_prepare_async: argument 11 (Q): stride[0] is 0 elements ..."). The op refuses them,
+ * naming the tensor; the reference path (plain loads) still takes a zero stride. */
+Test(kernels_attention, the_default_path_refuses_strides_tma_cannot_take) {
+  tirx_runtime *rt = no_device();
+  ERR(tirx_op_attention(rt, NULL, T4S(0x100000, BF, 2, 100, 8, 64, 0, 512, 64, 1), K, V, O, L,
+                        NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: q has strides [0, 512, 64, 1], expected strides of the dimensions "
+      "longer than 1 from 8 to 2^39 - 8 elements (TMA: positive, below 2^40 bytes; opts->path "
+      "\"reference\" takes any)", FN);
+  ERR(tirx_op_attention(rt, NULL, Q, K, T4S(0x300000, BF, 2, 120, 2, 64, 1ll << 40, 128, 64, 1), O,
+                        L, NULL, NULL),
+      TIRX_E_INVALID_ARG, "%s: v has strides [1099511627776, 128, 64, 1], expected strides of the "
+      "dimensions longer than 1 from 8 to 2^39 - 8 elements (TMA: positive, below 2^40 bytes; "
+      "opts->path \"reference\" takes any)", FN);
+  ERR(tirx_op_attention(rt, NULL, T3(0x100000, BF, 200, 8, 64), T3(0x200000, BF, 200, 2, 64),
+                        &(tirx_tensor_arg){PTR(0x300000), BF, 3, (int64_t[]){200, 2, 64},
+                                           (int64_t[]){0, 64, 1}},
+                        T3(0x400000, BF, 200, 8, 64), NULL,
+                        &(tirx_attention_varlen){1, (int32_t[]){0, 200}, (int32_t[]){0, 200},
+                                                 PTR(0x600000), PTR(0x700000)},
+                        NULL),
+      TIRX_E_INVALID_ARG, "%s: v has strides [0, 64, 1], expected strides of the dimensions "
+      "longer than 1 from 8 to 2^39 - 8 elements (TMA: positive, below 2^40 bytes; opts->path "
+      "\"reference\" takes any)", FN);
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
 Test(kernels_attention, varlen_arguments_are_checked) {
   tirx_runtime *rt = no_device();
   const tirx_attention_options ref = {.path = "reference"};

@@ -120,6 +120,46 @@ Test(kernels_decode, plan_and_build_errors_name_the_argument) {
   cr_assert_null(k);
 }
 
+/* Found by tools/fuzz_ops under UBSan: the plan took any int for its sizes, and max_context
+ * near INT64_MAX overflowed the tile count, d near INT_MAX the workspace bytes (d + 2); the
+ * builds took any h_kv, and reshape_and_cache's h_kv * d overflowed int. Both now refuse what
+ * tirx_op_decode_attention refuses. */
+Test(kernels_decode, plan_and_builds_refuse_sizes_past_the_ops_limits) {
+  tirx_decode_plan p = {0};
+  tirx_kernel *k = NULL;
+  expect_error(tirx_kernels_decode_plan(NULL, 1, 32, 8, 1, 128, INT64_MAX, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_plan: max_context is "
+               "9223372036854775807, expected at most 2^31 - 1 (context lengths are int32)");
+  expect_error(tirx_kernels_decode_plan(NULL, 1, 32, 8, 1, INT32_MAX - 1, 1000, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_plan: d is 2147483646, expected 64 or 128");
+  expect_error(tirx_kernels_decode_plan(NULL, 65536, 32, 8, 1, 128, 1000, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_decode_plan: batch is 65536, expected at most 65535");
+  expect_error(tirx_kernels_decode_plan(NULL, 1, 65536 * 2, 65536, 1, 128, 1000, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_plan: h_kv is 65536, expected at most 65535");
+  expect_error(tirx_kernels_decode_plan(NULL, 1, 32, 8, 9, 128, 1000, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_decode_plan: q_len is 9, expected 1 to 8");
+  expect_error(tirx_kernels_decode_plan(NULL, 1, 128, 1, 1, 128, 1000, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_decode_plan: (h / h_kv) * q_len is 128 * 1, expected at most 64");
+  expect_error(tirx_kernels_reshape_and_cache_build(TIRX_BF16, 128, 16, INT32_MAX - 1, &k),
+               TIRX_E_INVALID_ARG,
+               "tirx_kernels_reshape_and_cache_build: h_kv is 2147483646, expected at most 65535");
+  expect_error(tirx_kernels_decode_build(TIRX_DECODE_UNSPLIT, TIRX_BF16, 128, 16, 65536, 65536, 1,
+                                         false, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_build: h_kv is 65536, expected at most 65535");
+  /* (h / h_kv) * q_len overflowed int (2147483647 * 8 wrapped to -8 and passed) */
+  expect_error(tirx_kernels_decode_build(TIRX_DECODE_UNSPLIT, TIRX_BF16, 128, 16, INT32_MAX, 1, 8,
+                                         false, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_build: (h / h_kv) * q_len is 2147483647 * "
+               "8, expected at most 64");
+  expect_error(tirx_kernels_decode_plan(NULL, 1, INT32_MAX, 1, 7, 128, 1000, &p),
+               TIRX_E_INVALID_ARG, "tirx_kernels_decode_plan: (h / h_kv) * q_len is 2147483647 * "
+               "7, expected at most 64");
+  cr_assert_null(k);
+  /* the limits themselves plan */
+  cr_assert_eq(tirx_kernels_decode_plan(NULL, 65535, 64 * 4, 4, 1, 64, INT32_MAX, &p), TIRX_OK,
+               "%s", tirx_last_error());
+}
+
 /* A valid call: B = 3 sequences, q_len 2, H 8 over H_kv 2, D 128, 16-token pages, a table of 4
  * columns; each test below breaks one thing. */
 typedef struct call {

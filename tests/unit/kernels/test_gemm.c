@@ -179,6 +179,59 @@ Test(kernels_gemm, the_op_checks_its_tensors_before_anything_else) {
   tirx_runtime_destroy(rt);
 }
 
+/* Found by tools/fuzz_ops under UBSan: a row stride near INT64_MAX overflowed its byte count
+ * (the message said -2 bytes), and a huge stride multiple of 8 on the gemv path overflowed the
+ * flat lengths (M - 1) * lda + K, reaching the launch. Both are refused, with nothing built. */
+Test(kernels_gemm, huge_row_strides_are_refused_without_overflow) {
+  tirx_runtime *rt = no_device();
+  const tirx_dtype B = TIRX_BF16;
+  const tirx_tensor_arg *b = M2(0x20000, B, 256, 64), *c = M2(0x30000, B, 8, 256);
+  expect_error(tirx_op_gemm(rt, NULL, &(tirx_tensor_arg){PTR(0x10000), B, 2, (int64_t[]){8, 64},
+                                                         (int64_t[]){INT64_MAX, 1}},
+                            b, NULL, c, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_gemm: a has a row stride of 9223372036854775807 "
+               "elements (18446744073709551614 bytes), expected a multiple of 16 bytes (TMA): pad "
+               "its rows");
+  expect_error(tirx_op_gemm(rt, NULL, &(tirx_tensor_arg){PTR(0x10000), B, 2, (int64_t[]){8, 64},
+                                                         (int64_t[]){(int64_t)1 << 62, 1}},
+                            b, NULL, c, NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_gemm: a has row stride 4611686018427387904: its 8 "
+               "rows span more than 2^63 - 1 bytes, expected a smaller stride");
+  expect_error(tirx_op_gemm(rt, NULL, M2(0x10000, B, 2, 64), b, NULL,
+                            &(tirx_tensor_arg){PTR(0x30000), B, 2, (int64_t[]){2, 256},
+                                               (int64_t[]){(int64_t)1 << 62, 1}},
+                            NULL),
+               TIRX_E_INVALID_ARG, "tirx_op_gemm: c has row stride 4611686018427387904: its 2 "
+               "rows span more than 2^63 - 1 bytes, expected a smaller stride");
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
+/* Found by tools/fuzz_ops under UBSan: M, N or K near INT64_MAX overflowed the tile arithmetic
+ * of the plan (M + 127 in gemm_pick, K + 63 in the split count) and the plan came back TIRX_OK.
+ * The kernels take M, N, K as i32: the plan, tiles and build refuse more than 2^31 - 1. */
+Test(kernels_gemm, plan_tiles_and_build_refuse_extents_past_int32) {
+  tirx_gemm_tiles t;
+  tirx_gemm_plan p = {0};
+  tirx_kernel *k = NULL;
+  expect_error(tirx_kernels_gemm_plan(NULL, INT64_MAX, 256, 4096, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_gemm_plan: m, n, k are 9223372036854775807, 256, 4096, expected at "
+               "most 2^31 - 1");
+  expect_error(tirx_kernels_gemm_plan(NULL, 64, 1263, INT64_MAX, &p), TIRX_E_INVALID_ARG,
+               "tirx_kernels_gemm_plan: m, n, k are 64, 1263, 9223372036854775807, expected at "
+               "most 2^31 - 1");
+  expect_error(tirx_kernels_gemm_tiles(NULL, 64, (int64_t)INT32_MAX + 1, 64, &t),
+               TIRX_E_INVALID_ARG, "tirx_kernels_gemm_tiles: m, n, k are 64, 2147483648, 64, "
+               "expected at most 2^31 - 1");
+  expect_error(tirx_kernels_gemm_build(NULL, TIRX_BF16, INT64_MAX, 64, 64, &k),
+               TIRX_E_INVALID_ARG, "tirx_kernels_gemm_build: m, n, k are 9223372036854775807, "
+               "64, 64, expected at most 2^31 - 1");
+  cr_assert_null(k);
+  /* 2^31 - 1 itself is a shape */
+  cr_assert_eq(tirx_kernels_gemm_plan(NULL, INT32_MAX, INT32_MAX, INT32_MAX, &p), TIRX_OK, "%s",
+               tirx_last_error());
+}
+
 /* Without a device the op checks, builds (one kernel per family, dtype, epilogue and tile
  * shape) and returns tirx_launch's TIRX_E_NO_DEVICE. */
 Test(kernels_gemm, the_op_without_a_device_returns_no_device, .timeout = 120) {

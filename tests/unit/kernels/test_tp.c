@@ -4,6 +4,7 @@
  * without a device), the spec errors, and the float64 checker on host-computed results.
  */
 #include <math.h>
+#include <string.h>
 
 #include "../helpers.h"
 #include "ir/kernel_abi.h"
@@ -140,6 +141,28 @@ Test(tp_linear, spec_errors) {
   cr_assert_str_eq(tirx_last_error(), "tirx_kernels_tp_linear_create: spec is NULL");
   cr_assert_eq(tirx_kernels_tp_linear_create(&cases[0].s, NULL), TIRX_E_NULL_ARG);
   cr_assert_str_eq(tirx_last_error(), "tirx_kernels_tp_linear_create: out is NULL");
+}
+
+/* Found by reading the API during the fuzz campaign (tools/fuzz_ops): the GEMM arguments of a
+ * NULL layer or NULL buffers dereferenced them (a segfault); they are zeroed and reported. */
+Test(tp_linear, the_gemm_arguments_of_null_are_reported_not_dereferenced) {
+  tirx_tp_linear t = make(TIRX_BF16, 64, 64, 64, 1);
+  tirx_tp_buffers b = {PTR(0x10000), PTR(0x20000), PTR(0x30000), PTR(0x40000)};
+  tirx_arg args[6];
+  memset(args, 0xff, sizeof args);
+  tirx_clear_error();
+  tirx_kernels_tp_linear_gemm_args(NULL, &b, args);
+  cr_assert_eq(tirx_last_status(), TIRX_E_NULL_ARG);
+  cr_assert_str_eq(tirx_last_error(), "tirx_kernels_tp_linear_gemm_args: t is NULL");
+  for (int i = 0; i < 6; i++) cr_assert_eq(args[i].kind, TIRX_ARG_I32);
+  tirx_kernels_tp_linear_gemm_args(&t, NULL, args);
+  cr_assert_str_eq(tirx_last_error(), "tirx_kernels_tp_linear_gemm_args: b is NULL");
+  tirx_kernels_tp_linear_gemm_args(&t, &b, NULL);
+  cr_assert_str_eq(tirx_last_error(), "tirx_kernels_tp_linear_gemm_args: args is NULL");
+  tirx_kernels_tp_linear_gemm_args(&t, &b, args); /* and a layer still gives its arguments */
+  cr_assert_eq(args[3].kind, TIRX_ARG_TENSOR);
+  cr_assert_eq(args[3].u.tensor.data, PTR(0x10000));
+  tirx_kernels_tp_linear_destroy(&t);
 }
 
 /* The checker accepts each rank's rows computed on the host (float64 sums of the shards, each
