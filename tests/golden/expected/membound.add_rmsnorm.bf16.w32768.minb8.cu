@@ -1,1 +1,1 @@
-build failed: tirx_kernel_build: tirx_set_min_blocks asks for 8 CTAs of 1024 threads on one SM, expected at most 2048 threads
+build failed: opts->min_blocks is 8 with CTAs of 1024 threads (the plan's threads for this width), expected min_blocks x threads at most 2048, the threads one SM holds

@@ -308,6 +308,64 @@ Test(kernels_rows, ops_name_x_for_rows_wider_than_the_kernels_take) {
   tirx_runtime_destroy(rt);
 }
 
+/* opts->min_blocks CTAs of the kernel's size past one SM's 2048 threads are refused naming
+ * opts->min_blocks (the build failed naming tirx_set_min_blocks, found by tools/fuzz_ops): in
+ * the plan, the builds and the ops, for the CTA-per-row, warp-per-row (4 warps a CTA),
+ * elementwise and FP8 kernels; the largest floor that fits is still planned. */
+Test(kernels_rows, min_blocks_past_one_sm_are_refused_naming_them) {
+  const tirx_dtype B = TIRX_BF16;
+  const char *tail = "expected min_blocks x threads at most 2048, the threads one SM holds";
+  char want[256];
+  tirx_row_plan p = {.size = sizeof p};
+  tirx_kernel *k = NULL;
+  tirx_row_options o = {.threads = 1024, .min_blocks = 3};
+  snprintf(want, sizeof want, "tirx_kernels_row_plan: opts->min_blocks is 3 with CTAs of 1024 "
+           "threads (opts->threads), %s", tail);
+  expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, &o, B, 8192, &p), TIRX_E_INVALID_ARG,
+               want);
+  snprintf(want, sizeof want, "tirx_kernels_row_build: opts->min_blocks is 3 with CTAs of 1024 "
+           "threads (opts->threads), %s", tail);
+  expect_error(tirx_kernels_row_build(TIRX_ROW_OP_SOFTMAX, &o, B, 8192, &k), TIRX_E_INVALID_ARG,
+               want);
+  cr_assert_null(k);
+  o = (tirx_row_options){.min_blocks = 17}; /* warp rows: 4 warps a CTA, 17 x 128 = 2176 */
+  snprintf(want, sizeof want, "tirx_kernels_row_plan: opts->min_blocks is 17 with CTAs of 128 "
+           "threads (the plan's threads for this width), %s", tail);
+  expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, &o, B, 512, &p), TIRX_E_INVALID_ARG,
+               want);
+  o = (tirx_row_options){.threads = 512, .min_blocks = 5, .variant = TIRX_ROW_VARIANT_ELEMENTWISE};
+  snprintf(want, sizeof want, "tirx_kernels_row_plan: opts->min_blocks is 5 with CTAs of 512 "
+           "threads (opts->threads), %s", tail);
+  expect_error(tirx_kernels_row_plan(TIRX_ROW_OP_SILU_MUL, &o, B, 5000, &p), TIRX_E_INVALID_ARG,
+               want);
+  o = (tirx_row_options){.threads = 512, .min_blocks = 5};
+  snprintf(want, sizeof want, "tirx_kernels_rmsnorm_fp8_build: opts->min_blocks is 5 with CTAs "
+           "of 512 threads (opts->threads), %s", tail);
+  expect_error(tirx_kernels_rmsnorm_fp8_build(&o, B, 8192, true, &k), TIRX_E_INVALID_ARG, want);
+  cr_assert_null(k);
+  o = (tirx_row_options){.threads = 1024, .min_blocks = 2}; /* exactly one SM: planned */
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, &o, B, 8192, &p), TIRX_OK, "%s",
+               tirx_last_error());
+  o = (tirx_row_options){.min_blocks = 16};
+  cr_assert_eq(tirx_kernels_row_plan(TIRX_ROW_OP_RMSNORM, &o, B, 512, &p), TIRX_OK, "%s",
+               tirx_last_error());
+  tirx_runtime *rt = no_device();
+  o = (tirx_row_options){.threads = 1024, .min_blocks = 3};
+  snprintf(want, sizeof want, "tirx_op_rmsnorm: opts->min_blocks is 3 with CTAs of 1024 "
+           "threads (opts->threads), %s", tail);
+  expect_error(tirx_op_rmsnorm(rt, &o, T2(0x10000, B, 2, 8192), T1(0x20000, B, 8192),
+                               T2(0x30000, B, 2, 8192), 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, want);
+  snprintf(want, sizeof want, "tirx_op_rmsnorm_fp8: opts->min_blocks is 3 with CTAs of 1024 "
+           "threads (opts->threads), %s", tail);
+  expect_error(tirx_op_rmsnorm_fp8(rt, &o, T2(0x10000, B, 2, 8192), T1(0x20000, B, 8192),
+                                   T2(0x30000, TIRX_FP8_E4M3, 2, 8192),
+                                   T1(0x40000, TIRX_F32, 2), 1e-6f, NULL),
+               TIRX_E_INVALID_ARG, want);
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
 /* Without a device every op checks, builds and returns tirx_launch's TIRX_E_NO_DEVICE. */
 Test(kernels_rows, ops_without_a_device_return_no_device, .timeout = 120) {
   tirx_runtime *rt = no_device();
