@@ -356,7 +356,8 @@ typedef struct tirx_row_options {
   int cluster;    /* CTAs per row where a cluster is allowed: 0 or 1, one; 2 or 4 */
   int stages;     /* stages of the staged kernels; 0: chosen; 1..4 (forces staging where legal) */
   int min_blocks; /* occupancy floor, tirx_set_min_blocks(n); 0: none (elementwise form:
-                     1024 / threads, the CTAs per SM its grid assumes); 1..32 */
+                     1024 / threads, the CTAs per SM its grid assumes); 1..32, with
+                     min_blocks x the CTA's threads at most 2048 (one SM) */
   int sms;        /* SMs the persistent grids (staged, elementwise) are sized for; 0: 132;
                      1..1024 */
   bool scalar;    /* force the scalar families on copy, cast and pointwise (tests) */
