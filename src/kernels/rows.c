@@ -339,12 +339,16 @@ static void rk_open(rk *k, tirx_tensor *x) {
 
 /* Builds the kernel (errors prefixed with the public build function's name) and destroys the
  * builder. */
+static const char ROW_BUILD[] = "tirx_kernels_row_build", FP8_BUILD[] = "tirx_kernels_rmsnorm_fp8_build";
+
 static tirx_status rk_finish(rk *k, tirx_kernel **out) {
   tirx_status st = tirx_kernel_build(k->b, out);
-  if (st != TIRX_OK)
-    tirx__error(st, "%s: %s", (unsigned)k->kind < TIRX_ROW_OP_COUNT ? "tirx_kernels_row_build"
-                                                                     : "tirx_kernels_rmsnorm_fp8_build",
-                tirx_builder_error(k->b));
+  const char *fn = (unsigned)k->kind < TIRX_ROW_OP_COUNT ? ROW_BUILD : FP8_BUILD;
+  if (st == TIRX_E_LIMIT) /* a row too wide for the threads' registers and local arrays */
+    tirx__error(st, "%s: width is %lld, more than a row kernel holds (%s)", fn,
+                (long long)k->width, tirx_builder_error(k->b));
+  else if (st != TIRX_OK)
+    tirx__error(st, "%s: %s", fn, tirx_builder_error(k->b));
   tirx_builder_destroy(k->b);
   return st;
 }
@@ -1212,7 +1216,13 @@ static tirx_status row_launch(const char *fn, tirx_runtime *rt, const tirx_row_o
   key.stages = r.o.stages, key.min_blocks = r.o.min_blocks, key.sms = r.o.sms;
   key.scalar = r.o.scalar;
   tirx_kernel *k;
-  if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &r, &k)) != TIRX_OK)
+  if ((st = tirx__kernels_get(&key, sizeof key, build_for_op, &r, &k)) == TIRX_E_LIMIT) {
+    /* rk_finish's "<build>: width is W, more than ...": the op's caller gave W as x's shape */
+    const char *msg = tirx_last_error(), *more = strstr(msg, ", more than a row kernel holds");
+    return tirx__error(st, "%s: x has rows of W = %lld elements%s", fn, (long long)width,
+                       more ? more : msg);
+  }
+  if (st != TIRX_OK)
     return tirx__error(st, "%s: %s", fn, tirx_last_error());
   st = tirx__kernels_launch(fn, rt, k, args, nargs, stream);
   tirx_kernel_release(k);

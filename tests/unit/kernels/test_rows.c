@@ -366,6 +366,34 @@ Test(kernels_rows, min_blocks_past_one_sm_are_refused_naming_them) {
   tirx_runtime_destroy(rt);
 }
 
+/* A row within 2^31 - 1 but too wide for a kernel's registers and local arrays: the build's
+ * TIRX_E_LIMIT names the width (the builds) or x (the ops), not only tirx_alloc_local (found by
+ * tools/fuzz_ops). */
+Test(kernels_rows, rows_too_wide_for_a_kernel_name_the_width) {
+  const tirx_dtype B = TIRX_BF16;
+  const int64_t W = INT32_MAX;
+  const char *why = ", more than a row kernel holds (tirx_alloc_local: ";
+  tirx_kernel *k = NULL;
+  tirx_clear_error();
+  cr_assert_eq(tirx_kernels_row_build(TIRX_ROW_OP_RMSNORM, NULL, B, W, &k), TIRX_E_LIMIT);
+  cr_assert_null(k);
+  cr_assert_eq(strncmp(tirx_last_error(), "tirx_kernels_row_build: width is 2147483647", 43), 0,
+               "%s", tirx_last_error());
+  cr_assert_not_null(strstr(tirx_last_error(), why), "%s", tirx_last_error());
+  cr_assert_eq(tirx_kernels_rmsnorm_fp8_build(NULL, B, W, true, &k), TIRX_E_LIMIT);
+  cr_assert_eq(strncmp(tirx_last_error(), "tirx_kernels_rmsnorm_fp8_build: width is 2147483647",
+                       51), 0, "%s", tirx_last_error());
+  tirx_runtime *rt = no_device();
+  tirx_clear_error();
+  cr_assert_eq(tirx_op_softmax(rt, NULL, T2(0x10000, B, 2, W), T2(0x30000, B, 2, W), NULL),
+               TIRX_E_LIMIT, "%s", tirx_last_error());
+  cr_assert_eq(strncmp(tirx_last_error(), "tirx_op_softmax: x has rows of W = 2147483647 "
+                       "elements, more than a row kernel holds (tirx_alloc_local: ", 104), 0,
+               "%s", tirx_last_error());
+  cr_assert_eq(tirx_kernels_cached(), 0, "a bad call built a kernel");
+  tirx_runtime_destroy(rt);
+}
+
 /* Without a device every op checks, builds and returns tirx_launch's TIRX_E_NO_DEVICE. */
 Test(kernels_rows, ops_without_a_device_return_no_device, .timeout = 120) {
   tirx_runtime *rt = no_device();
