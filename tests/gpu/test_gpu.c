@@ -21,6 +21,7 @@
 #include "rows_ref.h"
 #include "gemm_ref.h"
 #include "bounded_sync.h"
+#include "e4m3_ref.h"
 
 /* The row kernels' options of the current test (each test runs in its own process). */
 static tirx_row_options ro;
@@ -1304,22 +1305,7 @@ Test(gpu, ops_rows, .timeout = 600) {
 
 /* ---- rmsnorm_fp8 and add_rmsnorm_fp8 (tirx_op_*) against float64 ---- */
 
-/* An e4m3 byte's value (NaN for the two NaN encodings). */
-static double e4m3_value(uint8_t v) {
-  int e = (v >> 3) & 15, m = v & 7;
-  if (e == 15 && m == 7) return NAN;
-  double a = e == 0 ? ldexp((double)m, -9) : ldexp(1.0 + m / 8.0, e - 7);
-  return v & 0x80 ? -a : a;
-}
-
-/* One e4m3 ulp at |v| (<= 448): 2^-9 among the subnormals (below 2^-6), else 2^(e - 3). */
-static double e4m3_ulp(double v) {
-  v = fabs(v);
-  if (v < ldexp(1.0, -6)) return ldexp(1.0, -9);
-  int e;
-  frexp(v, &e); /* v = f 2^e, f in [0.5, 1) */
-  return ldexp(1.0, e - 1 - 3);
-}
+/* e4m3_value and e4m3_ulp: e4m3_ref.h */
 
 /* rows x W through tirx_op_rmsnorm_fp8 (add: tirx_op_add_rmsnorm_fp8) with options o, outputs
  * poisoned (16 bytes past each end too, which must stay so); zero_row: row 0 all zeros (scale
@@ -1669,12 +1655,25 @@ static void *gp_matrix(tirx_runtime *rt, tirx_dtype dt, int64_t rows, int64_t ld
   return mb_input(rt, dt, (size_t)(rows * ld), -1, 1, host);
 }
 
+/* One GEMM problem: A [M, K], B [N, K] and bias [N] on the device with padded rows (lda, ldb,
+ * ldc past K and N: multiples of 8 elements, ldb 8 more), fresh random values, C's buffer, and
+ * the float64 reference epilogue(A B^T + bias), M x N dense. */
+typedef struct gp_case {
+  tirx_dtype dt;
+  int64_t M, N, K, lda, ldb, ldc;
+  float *ha, *hb, *hbias;
+  void *da, *db, *dbias, *dc;
+  double *want;
+} gp_case;
+
 /* One tirx_op_gemm on the padded operands with C (rows of ldc) poisoned first; the raw 16-bit
  * C back (M * ldc elements). The padding columns N..ldc of every row must still hold the
  * poison (POISON's halves: 0x0bad at even elements, 0x07fc at odd ones). */
-static uint16_t *gp_run(tirx_runtime *rt, const tirx_gemm_options *o, tirx_dtype dt, int64_t M,
-                        int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc, void *da,
-                        void *db, void *dbias, void *dc, const char *what) {
+static uint16_t *gp_run(tirx_runtime *rt, const tirx_gemm_options *o, const gp_case *gc,
+                        const char *what) {
+  tirx_dtype dt = gc->dt;
+  int64_t M = gc->M, N = gc->N, K = gc->K, lda = gc->lda, ldb = gc->ldb, ldc = gc->ldc;
+  void *da = gc->da, *db = gc->db, *dbias = gc->dbias, *dc = gc->dc;
   size_t cbytes = (size_t)(M * ldc) * 2;
   OK(tirx_runtime_fill32(rt, dc, POISON, (cbytes + 16) / 4));
   tirx_tensor_arg a = {da, dt, 2, (int64_t[]){M, K}, (int64_t[]){lda, 1}};
@@ -1722,30 +1721,37 @@ typedef struct gp_path {
  * and N: multiples of 8 elements, ldb 8 more), fresh random values, C poisoned before every
  * launch.
  */
-/* The float64 reference of the padded operands: epilogue(A B^T + bias), M x N dense. */
-static double *gp_reference(const float *ha, const float *hb, const float *hbias,
-                            tirx_epilogue ep, int64_t M, int64_t N, int64_t K, int64_t lda,
-                            int64_t ldb) {
-  double *want = malloc((size_t)(M * N) * sizeof *want);
-  cr_assert_not_null(want);
+/* gp_open: the problem and its float64 reference (gp_case above). */
+
+static gp_case gp_open(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
+                       tirx_epilogue ep) {
+  gp_case c = {.dt = dt, .M = M, .N = N, .K = K, .lda = (K + 7) / 8 * 8};
+  c.ldb = c.lda + 8, c.ldc = (N + 7) / 8 * 8;
+  c.da = gp_matrix(rt, dt, M, c.lda, &c.ha), c.db = gp_matrix(rt, dt, N, c.ldb, &c.hb);
+  c.dbias = mb_input(rt, dt, (size_t)N, -1, 1, &c.hbias);
+  c.dc = mb_output(rt, (size_t)(M * c.ldc) * 2);
+  c.want = malloc((size_t)(M * N) * sizeof *c.want);
+  cr_assert_not_null(c.want);
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
       double acc = 0;
-      for (int64_t k = 0; k < K; k++) acc += (double)ha[i * lda + k] * hb[j * ldb + k];
-      if (ep != TIRX_EPILOGUE_NONE) acc += hbias[j];
-      want[i * N + j] = gemm_epilogue_ref(ep, acc);
+      for (int64_t k = 0; k < K; k++) acc += (double)c.ha[i * c.lda + k] * c.hb[j * c.ldb + k];
+      if (ep != TIRX_EPILOGUE_NONE) acc += c.hbias[j];
+      c.want[i * N + j] = gemm_epilogue_ref(ep, acc);
     }
-  return want;
+  return c;
+}
+
+static void gp_close(tirx_runtime *rt, gp_case *c) {
+  void *bufs[] = {c->da, c->db, c->dbias, c->dc};
+  for (int i = 0; i < 4; i++) tirx_runtime_free(rt, bufs[i]);
+  free(c->ha), free(c->hb), free(c->hbias), free(c->want);
 }
 
 static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
                              tirx_epilogue ep) {
-  int64_t lda = (K + 7) / 8 * 8, ldb = lda + 8, ldc = (N + 7) / 8 * 8;
-  float *ha, *hb, *hbias;
-  void *da = gp_matrix(rt, dt, M, lda, &ha), *db = gp_matrix(rt, dt, N, ldb, &hb);
-  void *dbias = mb_input(rt, dt, (size_t)N, -1, 1, &hbias);
-  void *dc = mb_output(rt, (size_t)(M * ldc) * 2);
-  double *want = gp_reference(ha, hb, hbias, ep, M, N, K, lda, ldb);
+  gp_case gc = gp_open(rt, dt, M, N, K, ep);
+  int64_t ldc = gc.ldc;
   double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2, atol = rel * sqrt((double)K) * 0.5;
   gp_path runs[12];
   int nr = 0;
@@ -1793,9 +1799,9 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
       cr_assert_eq(p.ctas % (p.cluster_m * p.cluster_n), 0, "%s: %lld CTAs", what,
                    (long long)p.ctas);
     }
-    uint16_t *h = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
+    uint16_t *h = gp_run(rt, &runs[r].o, &gc, what);
     outs[r] = gp_values(h, dt, M, N, ldc);
-    compare(what, outs[r], want, (size_t)(M * N), atol, rel);
+    compare(what, outs[r], gc.want, (size_t)(M * N), atol, rel);
     if (r == first_cluster) {
       unclustered = h;
       continue;
@@ -1806,7 +1812,7 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
                 (unsigned long long)seed_initial);
     if (r == 0 || r == 2) { /* deterministic: ten more runs, the same bits */
       for (int rep = 0; rep < 10; rep++) {
-        uint16_t *h2 = gp_run(rt, &runs[r].o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
+        uint16_t *h2 = gp_run(rt, &runs[r].o, &gc, what);
         cr_assert(memcmp(h, h2, (size_t)(M * ldc) * 2) == 0,
                   "%s: run %d differs from the first (TIRX_SEED=%llu)", what, rep + 2,
                   (unsigned long long)seed_initial);
@@ -1829,9 +1835,8 @@ static void check_gemm_paths(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t
     compare(what, outs[r], w2, (size_t)(M * N), 2 * atol, 2 * rel);
   }
   for (int r = 0; r < nr; r++) free(outs[r]);
-  void *bufs[] = {da, db, dbias, dc};
-  for (int i = 0; i < 4; i++) tirx_runtime_free(rt, bufs[i]);
-  free(ha), free(hb), free(hbias), free(want), free(w2);
+  free(w2);
+  gp_close(rt, &gc);
 }
 
 /* Odd shapes (M 1, 3, 7, 9, 17, 255; N and K not multiples of the tiles, K not of 8; some
@@ -1888,12 +1893,7 @@ Test(gpu, gemm_paths_decode, .timeout = 600) {
  */
 static void check_gemm_few_sms(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64_t N, int64_t K,
                                tirx_epilogue ep) {
-  int64_t lda = (K + 7) / 8 * 8, ldb = lda + 8, ldc = (N + 7) / 8 * 8;
-  float *ha, *hb, *hbias;
-  void *da = gp_matrix(rt, dt, M, lda, &ha), *db = gp_matrix(rt, dt, N, ldb, &hb);
-  void *dbias = mb_input(rt, dt, (size_t)N, -1, 1, &hbias);
-  void *dc = mb_output(rt, (size_t)(M * ldc) * 2);
-  double *want = gp_reference(ha, hb, hbias, ep, M, N, K, lda, ldb);
+  gp_case gc = gp_open(rt, dt, M, N, K, ep);
   double rel = dt == TIRX_F16 ? 4e-3 : 1.6e-2, atol = rel * sqrt((double)K) * 0.5;
   static const struct { tirx_gemm_path path; int splits, cm, cn; const char *name; } paths[] = {
       {TIRX_GEMM_PATH_WGMMA, 0, 1, 1, "wgmma"},
@@ -1914,14 +1914,12 @@ static void check_gemm_few_sms(tirx_runtime *rt, tirx_dtype dt, int64_t M, int64
                "%lld CTAs)", tirx_dtype_name(dt), (long long)M, (long long)N, (long long)K,
                (int)ep, paths[q].name, sms[n], p.name, (long long)p.ctas);
       cr_assert_leq(p.ctas, sms[n], "%s: more CTAs than SMs", what);
-      uint16_t *h = gp_run(rt, &o, dt, M, N, K, lda, ldb, ldc, da, db, dbias, dc, what);
-      float *got = gp_values(h, dt, M, N, ldc);
-      compare(what, got, want, (size_t)(M * N), atol, rel);
+      uint16_t *h = gp_run(rt, &o, &gc, what);
+      float *got = gp_values(h, dt, M, N, gc.ldc);
+      compare(what, got, gc.want, (size_t)(M * N), atol, rel);
       free(got), free(h);
     }
-  void *bufs[] = {da, db, dbias, dc};
-  for (int i = 0; i < 4; i++) tirx_runtime_free(rt, bufs[i]);
-  free(ha), free(hb), free(hbias), free(want);
+  gp_close(rt, &gc);
 }
 
 /* Shapes with several tiles a CTA on 2..5 SMs: odd tile rows and columns (300 x 520, 255 x

@@ -26,6 +26,7 @@
 
 #define GPU_HANG "a row kernel hangs"
 #include "gpu_util.h"
+#include "e4m3_ref.h"
 
 static void *upload(tirx_runtime *rt, const void *host, size_t bytes) {
   void *d = NULL;
@@ -102,22 +103,7 @@ Test(gpu_rows_review, softmax_of_rows_with_a_maximum_near_flt_max, .timeout = 30
 
 /* ---- rmsnorm_fp8 of a row of tiny values ---- */
 
-/* An e4m3 byte's value (NaN for the two NaN encodings). */
-static double e4m3_value(uint8_t v) {
-  int e = (v >> 3) & 15, m = v & 7;
-  if (e == 15 && m == 7) return NAN;
-  double a = e == 0 ? ldexp((double)m, -9) : ldexp(1.0 + m / 8.0, e - 7);
-  return v & 0x80 ? -a : a;
-}
-
-/* One e4m3 ulp at |v| (<= 448). */
-static double e4m3_ulp(double v) {
-  v = fabs(v);
-  if (v < ldexp(1.0, -6)) return ldexp(1.0, -9);
-  int e;
-  frexp(v, &e);
-  return ldexp(1.0, e - 1 - 3);
-}
+/* e4m3_value and e4m3_ulp: e4m3_ref.h */
 
 /* Rows: 0 ordinary values in [-2, 2]; 1 zeros but x[0] = 1e-37; 2 values 1e-37 u, u in
  * [-1, 1], every third one 0. w in [0.5, 1.5], eps 1e-5: y = x rsqrt(mean(x^2) + eps) w is
