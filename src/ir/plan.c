@@ -182,11 +182,15 @@ static tirx_status tmap_request(const char *fn, int ai, const tirx__kparam *p,
       continue;
     }
     if (n == 1 && (!ok || s <= 0 || s % 16 || s >= (INT64_C(1) << 40)))
-      s = 16; /* a dimension of one element: its stride is never used */
-    if (!ok || s <= 0 || s % 16 || s >= (INT64_C(1) << 40))
+      s = 16, ok = true; /* a dimension of one element: its stride is never used */
+    if (!ok)
+      return ARG_FAIL(TIRX_E_LAUNCH_ARG, "stride[%d] is %lld elements (its bytes overflow "
+                      "int64): TMA needs strides that are positive multiples of 16 bytes below "
+                      "2^40", k, (long long)stride);
+    if (s <= 0 || s % 16 || s >= (INT64_C(1) << 40))
       return ARG_FAIL(TIRX_E_LAUNCH_ARG, "stride[%d] is %lld elements (%lld bytes): TMA needs "
                       "strides that are positive multiples of 16 bytes below 2^40", k,
-                      (long long)stride, ok ? (long long)s : -1LL);
+                      (long long)stride, (long long)s);
     rq->stride[d - 1] = (uint64_t)s;
   }
   return TIRX_OK;

@@ -203,6 +203,13 @@ Test(tma_prim, plan_fills_tensor_map_requests) {
   expect_error(tirx__kernel_plan(k, "tirx_launch", args, 4, P), TIRX_E_LAUNCH_ARG,
                "tirx_launch: argument 2 (A): stride[0] is 4100 elements (8200 bytes): TMA needs "
                "strides that are positive multiples of 16 bytes below 2^40");
+  /* One row: its stride is never used, however large (one whose bytes overflow int64 was
+   * refused as "(-1 bytes)" where a smaller bad one passed). */
+  args[0] = tirx_arg_i32(1);
+  args[1] = tirx_arg_i32(4096);
+  args[2] = targ(PTR(0x10000), 1, 4096, (const int64_t[]){INT64_C(1) << 62, 1});
+  args[3] = targ(PTR(0x20000), 1, 4096, NULL);
+  cr_assert_eq(tirx__kernel_plan(k, "tirx_launch", args, 4, P), TIRX_OK, "%s", tirx_last_error());
   /* One row of 77 elements: loading it is fine (its tail is zero-filled), but a TMA store
    * would write the rest of the last 16-byte piece, past the tensor: refused. */
   args[0] = tirx_arg_i32(1);
