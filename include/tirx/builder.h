@@ -231,13 +231,14 @@ TIRX_API tirx_tensor *tirx_alloc_shared(tirx_builder *b, const char *name, tirx_
 /*
  * A second view of shared memory already allocated: a shared tensor (its own name, dtype,
  * shape and layout, the rules of tirx_alloc_shared) over the bytes of base from byte_offset on
- * (a multiple of 1024 for a swizzled layout, else of 128), allocating nothing. For one buffer
- * seen two ways (a TMA box [1, rows, 1, D] of a [B, S, H, D] tensor and the (rows, D) tile
- * wgmma reads) and for reusing a buffer whose first use is over (an epilogue's tile in the
- * ring). Accesses through both views are ordered by the caller's barriers, as any shared data.
- * Errors (recorded): TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (base not a shared tensor of b, a
- * negative or misaligned byte_offset, a view larger than what base has from there), and
- * tirx_alloc_shared's.
+ * (a multiple of 1024 for a swizzled layout, else of 128; a swizzled view's start in shared
+ * memory must be a multiple of 1024 too, which an unswizzled base need not give), allocating
+ * nothing. For one buffer seen two ways (a TMA box [1, rows, 1, D] of a [B, S, H, D] tensor
+ * and the (rows, D) tile wgmma reads) and for reusing a buffer whose first use is over (an
+ * epilogue's tile in the ring). Accesses through both views are ordered by the caller's
+ * barriers, as any shared data. Errors (recorded): TIRX_E_NULL_ARG, TIRX_E_INVALID_ARG (base
+ * not a shared tensor of b, a negative or misaligned byte_offset or view start, a view larger
+ * than what base has from there), and tirx_alloc_shared's.
  */
 TIRX_API tirx_tensor *tirx_alloc_shared_view(tirx_builder *b, const char *name,
                                              tirx_tensor *base, int64_t byte_offset,

@@ -609,6 +609,19 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
                    align == 1024 ? "swizzled" : "shared");
       return NULL;
     }
+    /* The view's own start, not only its offset in base: an unswizzled base is 128-byte
+     * aligned, and a swizzled view of it at a start that is not a multiple of 1024 had its
+     * swizzle's phase differ from the hardware's (TMA and wgmma swizzle by the shared address;
+     * dispatch checks the start within the tensor only). */
+    if ((base->smem_offset + base_off) % align) {
+      tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: view \"%s\" would start at byte %lld of shared "
+                   "memory (byte_offset %lld of \"%s\", which starts at byte %lld): a swizzled "
+                   "view must start at a multiple of 1024; allocate %s with a swizzled layout or "
+                   "place the view at a 1024-byte boundary", fn, name,
+                   (long long)(base->smem_offset + base_off), (long long)base_off,
+                   base->decl.name, (long long)base->smem_offset, base->decl.name);
+      return NULL;
+    }
     if (huge || bytes > base_bytes - base_off) {
       tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: view \"%s\" needs %lld bytes from byte %lld of "
                    "\"%s\", which has %lld", fn, name, (long long)bytes, (long long)base_off,

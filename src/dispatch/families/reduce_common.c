@@ -80,11 +80,15 @@ tirx_status tirx__lower_reduce_with(tirx__lower *lw, int64_t lane_mask,
   if (c->operands[1].role != TIRX__ROLE_LOCAL || c->operands[0].role != TIRX__ROLE_LOCAL)
     return tirx__lower_fail(lw, "reductions between memory operands are not lowered yet (registers only)");
   int op = p->op, srank = src->tensor->rank;
-  int at = tirx__dtype_is_float(dst->tensor->dtype) &&
-                   (dst->tensor->dtype == TIRX_F64 || src->tensor->dtype == TIRX_F64)
+  /* 8-bit integers accumulate in i32, as reduce.smem's do (in their own dtype, every 8-bit
+   * reduction failed the build: the combine is i32 by promotion, and the max/min identity,
+   * INT32_MIN or INT32_MAX, is out of an 8-bit range); the store converts back. */
+  int dt = dst->tensor->dtype;
+  int at = tirx__dtype_is_float(dt) && (dt == TIRX_F64 || src->tensor->dtype == TIRX_F64)
                ? TIRX_F64
-           : tirx__dtype_is_float(dst->tensor->dtype) ? TIRX_F32
-                                                       : dst->tensor->dtype;
+           : tirx__dtype_is_float(dt)             ? TIRX_F32
+           : tirx_dtype_size((tirx_dtype)dt) < 4 ? TIRX_I32
+                                                  : dt;
   const tirx_layout *sl = c->operands[1].layout;
   tirx__plan pl;
   tirx__lower_plan(sl, &pl);

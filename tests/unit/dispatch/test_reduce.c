@@ -198,3 +198,41 @@ Test(dispatch_reduce, forced_shuffle_reports_its_reasons) {
               "tirx_dispatch: no rule for reduce(arch=sm_90, roles=local->local, team=warp, "
               "family=smem)");
 }
+
+/* An 8-bit integer reduction builds, accumulating in i32 (as reduce.smem's): in its own dtype
+ * every one failed the build, a max or min naming tirx_int_typed ("v is -2147483648, out of
+ * range for i8": the identity) and a sum tirx_assign ("value has dtype i32, expected i8": the
+ * promoted combine), though dispatch had chosen reduce.scalar for it. */
+Test(dispatch_reduce, scalar_reductions_of_8_bit_integers_build) {
+  static const struct {
+    tirx_dtype t;
+    tirx_op op;
+    const char *init;
+  } cases[] = {{TIRX_I8, TIRX_OP_MAX, "int acc = (-2147483647 - 1);"},
+               {TIRX_I8, TIRX_OP_MIN, "int acc = 2147483647;"},
+               {TIRX_I8, TIRX_OP_SUM, "int acc = 0;"},
+               {TIRX_U8, TIRX_OP_MAX, "int acc = (-2147483647 - 1);"},
+               {TIRX_U8, TIRX_OP_MIN, "int acc = 2147483647;"},
+               {TIRX_U8, TIRX_OP_SUM, "int acc = 0;"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tirx_builder *b = tirx_builder_create("r8");
+    tirx_dtype t = cases[i].t;
+    tirx_tensor *y = tirx_param_tensor(b, "y", t, TIRX_EXPRS(tirx_int(b, 1)), NULL);
+    tirx_set_block(b, 32, 1, 1);
+    tirx_team_begin(b, TIRX_TEAM_THREAD);
+    tirx_tensor *v = tirx_alloc_local(b, "v", t, TIRX_DIMS(8), NULL);
+    tirx_fill(b, tirx_whole(b, v), tirx_int_typed(b, 7, t), NULL);
+    tirx_tensor *s = tirx_alloc_local(b, "s", t, TIRX_DIMS(1), NULL);
+    tirx_reduce(b, tirx_whole(b, s), tirx_whole(b, v), cases[i].op, 1, false, NULL);
+    tirx_copy(b, tirx_whole(b, y), tirx_whole(b, s), NULL);
+    tirx_team_end(b);
+    tirx_kernel *k = NULL;
+    cr_assert_eq(tirx_kernel_build(b, &k), TIRX_OK, "case %zu: %s", i, tirx_builder_error(b));
+    cr_assert_not_null(strstr(tirx_kernel_dispatch_report(k), "-> reduce.scalar vec=1\n"), "%s",
+                       tirx_kernel_dispatch_report(k));
+    cr_assert_not_null(strstr(tirx_kernel_source(k), cases[i].init), "case %zu: no '%s' in:\n%s",
+                       i, cases[i].init, tirx_kernel_source(k));
+    tirx_kernel_release(k);
+    tirx_builder_destroy(b);
+  }
+}

@@ -468,3 +468,62 @@ Test(tma_prim, a_stream_hint_gives_loads_an_l2_evict_first_policy) {
     tirx_builder_destroy(b);
   }
 }
+
+/* A swizzled view must start at a multiple of 1024 bytes of shared memory, not only of its
+ * base: TMA and wgmma swizzle by the shared address, tirx_swizzle by the offset in the tensor.
+ * A 128-byte-swizzled view at byte 0 of an unswizzled buffer placed at byte 128 was accepted,
+ * and a TMA load into it was lowered (copy_async.tma box=4096) with the tile's reads one
+ * 16-byte chunk phase off the hardware's pattern. Placed at byte 1024 it builds as before. */
+static tirx_status tma_into_view(int64_t pad_floats, char *err, size_t cap, char *report,
+                                 size_t rcap) {
+  tirx_builder *b = tirx_builder_create("tv");
+  tirx_expr *M = tirx_param_int(b, "M", TIRX_I32);
+  tirx_tensor *a = tirx_param_tensor(b, "A", TIRX_BF16, TIRX_EXPRS(M, tirx_int(b, 64)), NULL);
+  tirx_tensor *o = tirx_param_tensor(b, "out", TIRX_F32, TIRX_EXPRS(tirx_int(b, 1)), NULL);
+  tirx_set_block(b, 128, 1, 1);
+  tirx_arena *ar = tirx_builder_arena(b);
+  tirx_tensor *pad = tirx_alloc_shared(b, "pad", TIRX_F32, TIRX_DIMS(pad_floats), NULL);
+  tirx_tensor *raw = tirx_alloc_shared(b, "raw", TIRX_BF16, TIRX_DIMS(64 * 64), NULL);
+  tirx_tensor *s = tirx_alloc_shared_view(b, "tile", raw, 0, TIRX_BF16, 2, (int64_t[]){64, 64},
+                                          tirx_layout_smem_tile(ar, 64, 64, 2, 128));
+  tirx_tensor *bar = tirx_alloc_mbarrier(b, "bar", 1);
+  tirx_region *bar0 = tirx_region_new(b, bar, TIRX_EXPRS(tirx_int(b, 0)), (int64_t[]){1});
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_mbarrier_init(b, bar0, 1);
+  tirx_fence_mbarrier_init(b);
+  tirx_filter_end(b);
+  tirx_sync_threads(b);
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  tirx_mbarrier_expect_tx(b, bar0, tirx_int(b, 64 * 64 * 2));
+  tirx_copy_async(b, s ? tirx_whole(b, s) : NULL,
+                  tirx_region_new(b, a, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 0)),
+                                  (int64_t[]){64, 64}),
+                  &(tirx_config){.barrier = bar0});
+  tirx_filter_end(b);
+  tirx_mbarrier_wait(b, bar0, tirx_int(b, 0));
+  tirx_filter_begin(b, TIRX_AXIS_TID, 0, 1);
+  if (s)
+    tirx_store(b, o, TIRX_EXPRS(tirx_int(b, 0)),
+               tirx_cast(b, tirx_load(b, s, TIRX_EXPRS(tirx_int(b, 0), tirx_int(b, 8))), TIRX_F32));
+  tirx_store(b, pad, TIRX_EXPRS(tirx_int(b, 0)), tirx_float(b, 0, TIRX_F32));
+  tirx_filter_end(b);
+  tirx_kernel *k = NULL;
+  tirx_status st = tirx_kernel_build(b, &k);
+  snprintf(err, cap, "%s", st ? tirx_builder_error(b) : "");
+  snprintf(report, rcap, "%s", k ? tirx_kernel_dispatch_report(k) : "");
+  if (k) tirx_kernel_release(k);
+  tirx_builder_destroy(b);
+  return st;
+}
+
+Test(tma_prim, a_swizzled_view_must_start_on_a_1024_byte_boundary) {
+  char err[512], report[512];
+  cr_assert_neq(tma_into_view(32, err, sizeof err, report, sizeof report), TIRX_OK, "%s", report);
+  cr_assert_str_eq(err, "tirx_alloc_shared_view: view \"tile\" would start at byte 128 of shared "
+                        "memory (byte_offset 0 of \"raw\", which starts at byte 128): a swizzled "
+                        "view must start at a multiple of 1024; allocate raw with a swizzled "
+                        "layout or place the view at a 1024-byte boundary");
+  cr_assert_eq(tma_into_view(256, err, sizeof err, report, sizeof report), TIRX_OK, "%s", err);
+  cr_assert_str_eq(report, "[tv:1] copy_async(arch=sm_90, roles=global->shared, team=cta) -> "
+                           "copy_async.tma box=4096\n");
+}

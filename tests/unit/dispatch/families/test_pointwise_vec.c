@@ -199,3 +199,22 @@ Test(prim_packed, register_operands_pack_in_place, .timeout = 120) {
   free(ptx);
   tirx_kernel_release(k);
 }
+
+/* exp2 (exp2f per element: subnormals kept, one rounding to 16 bits) is not packed: it was,
+ * as ex2.approx.ftz.bf16x2 (subnormal inputs and results flushed to zero) and
+ * ex2.approx.f16x2, so a 1024-element bf16 exp2 flushed 2^-130 to 0 where a 1023-element one
+ * (pointwise.scalar: exp2f) kept it. Both widths now compute exp2f. */
+Test(prim_packed, exp2_is_not_packed_to_approximate_instructions) {
+  static const tirx_dtype ts[] = {TIRX_BF16, TIRX_F16};
+  for (int i = 0; i < 2; i++) {
+    char err[512] = "";
+    tirx_kernel *k = pk_kernel(ts[i], TIRX_OP_EXP2, 1, 1024, 0, NULL, err, sizeof err);
+    cr_assert_not_null(k, "%s", err);
+    cr_assert_str_eq(tirx_kernel_dispatch_report(k),
+                     "[pk:1] unary(arch=sm_90, roles=global->global, team=cta) -> "
+                     "pointwise.vec vec=8,pack=1\n");
+    cr_assert_null(strstr(body_of(k), "tirx_x2_"), "%s", body_of(k));
+    assert_has(body_of(k), "exp2f(");
+    tirx_kernel_release(k);
+  }
+}
