@@ -80,6 +80,20 @@ static bool ring_int(tirx_builder *b, const char *fn, const tirx_expr *e, const 
   return true;
 }
 
+/* The counter n of tirx_ring_stage and _phase: an integer expression that leaves room for the
+ * levels and nodes the ring's arithmetic adds on top of it (n % stages; (n / stages) & 1, ^ 1). */
+static bool ring_counter(tirx_builder *b, const char *fn, const tirx_expr *n, int levels) {
+  if (!ring_int(b, fn, n, "n")) return false;
+  if (n->depth + levels > TIRX_BUILDER_MAX_EXPR_DEPTH ||
+      n->size + 2u * (unsigned)levels > TIRX_BUILDER_MAX_EXPR_SIZE) {
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: n is nested %d deep with %u nodes: the ring's arithmetic "
+                 "on it would pass %d deep or %d nodes", fn, (int)n->depth, (unsigned)n->size,
+                 TIRX_BUILDER_MAX_EXPR_DEPTH, TIRX_BUILDER_MAX_EXPR_SIZE);
+    return false;
+  }
+  return true;
+}
+
 /* A stage: an integer, and a constant one within [0, stages). */
 static bool ring_stage_arg(tirx_builder *b, const char *fn, const tirx_ring *r,
                            const tirx_expr *stage) {
@@ -119,13 +133,13 @@ void tirx_rings_init(tirx_builder *b, tirx_ring *const *rings, int n) {
 
 tirx_expr *tirx_ring_stage(tirx_builder *b, const tirx_ring *r, tirx_expr *n) {
   static const char fn[] = "tirx_ring_stage";
-  if (!ring_arg(b, fn, r) || !ring_int(b, fn, n, "n")) return NULL;
+  if (!ring_arg(b, fn, r) || !ring_counter(b, fn, n, 1)) return NULL;
   return tirx_let(b, "s", tirx_mod(b, n, tirx_int(b, r->stages)));
 }
 
 tirx_expr *tirx_ring_phase(tirx_builder *b, const tirx_ring *r, tirx_expr *n, bool producer) {
   static const char fn[] = "tirx_ring_phase";
-  if (!ring_arg(b, fn, r) || !ring_int(b, fn, n, "n")) return NULL;
+  if (!ring_arg(b, fn, r) || !ring_counter(b, fn, n, 3)) return NULL;
   tirx_expr *ph = tirx_bit_and(b, tirx_div(b, n, tirx_int(b, r->stages)), tirx_int(b, 1));
   return tirx_let(b, "ph", producer ? tirx_bit_xor(b, ph, tirx_int(b, 1)) : ph);
 }

@@ -121,3 +121,15 @@ Test(misuse, elem_index_past_z_prints_its_dim) {
   cr_assert_eq(tirx_builder_status(B), TIRX_E_INVALID_ARG, "%s", tirx_builder_error(B));
   cr_assert(strstr(tirx_builder_error(B), "elem_index.5") != NULL, "%s", tirx_builder_error(B));
 }
+
+/* A counter deep enough that the ring's own arithmetic passes the depth limit is refused naming
+ * the ring call (it failed as tirx_bit_xor, which the caller never called). */
+Test(misuse, ring_counter_too_deep_for_the_rings_arithmetic) {
+  tirx_ring *r = tirx_ring_new(B, "r", 2, 1, 1);
+  tirx_expr *n = tirx_param_int(B, "n", TIRX_I32);
+  for (int i = 0; i < 253; i++) n = tirx_add(B, n, tirx_int(B, 1));
+  cr_assert_eq(tirx_builder_status(B), TIRX_OK, "%s", tirx_builder_error(B));
+  cr_assert_null(tirx_ring_phase(B, r, n, true));
+  expect_first(TIRX_E_LIMIT, "tirx_ring_phase: n is nested 254 deep with 507 nodes: the ring's "
+               "arithmetic on it would pass 256 deep or 65536 nodes");
+}
