@@ -60,9 +60,14 @@ tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *
     int64_t dim;
     if (idx[k]->i < 0 || (const_shape(t, k, &dim) && (idx[k]->i > dim ||
                                                        extents[k] > dim - idx[k]->i))) {
-      tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: region dim %d [%lld, %lld) exceeds the extent of "
-                   "%s", fn, k, (long long)idx[k]->i, (long long)idx[k]->i + extents[k],
-                   t->decl.name);
+      int64_t end;
+      if (__builtin_add_overflow(idx[k]->i, extents[k], &end)) /* an extent near INT64_MAX */
+        tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: region dim %d begins at %lld with extent %lld: "
+                     "it exceeds the extent of %s", fn, k, (long long)idx[k]->i,
+                     (long long)extents[k], t->decl.name);
+      else
+        tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: region dim %d [%lld, %lld) exceeds the extent "
+                     "of %s", fn, k, (long long)idx[k]->i, (long long)end, t->decl.name);
       return NULL;
     }
   }

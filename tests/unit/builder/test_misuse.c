@@ -133,3 +133,13 @@ Test(misuse, ring_counter_too_deep_for_the_rings_arithmetic) {
   expect_first(TIRX_E_LIMIT, "tirx_ring_phase: n is nested 254 deep with 507 nodes: the ring's "
                "arithmetic on it would pass 256 deep or 65536 nodes");
 }
+
+/* A region whose constant begin plus extent overflows int64 says so without computing the sum
+ * (the message's [begin, begin + extent) overflowed: UBSan, found by tools/fuzz_api). */
+Test(misuse, region_end_past_int64) {
+  tirx_tensor *s = tirx_alloc_shared(B, "s", TIRX_F32, TIRX_DIMS(16, 16), NULL);
+  cr_assert_null(tirx_region_new(B, s, TIRX_EXPRS(tirx_int(B, 5), tirx_int(B, 0)),
+                                 (int64_t[]){INT64_MAX, 1}));
+  expect_first(TIRX_E_OUT_OF_RANGE, "tirx_region_new: region dim 0 begins at 5 with extent "
+               "9223372036854775807: it exceeds the extent of s");
+}
