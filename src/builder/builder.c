@@ -218,7 +218,7 @@ bool tirx__b_host_int(tirx_builder *b, const char *fn, const tirx_expr *e, const
 
 /* ---- parameters ---- */
 
-static bool name_unique(tirx_builder *b, const char *fn, const char *name) {
+bool tirx__b_name_unique(tirx_builder *b, const char *fn, const char *name) {
   for (int i = 0; i < b->nparams; i++)
     if (strcmp(b->params[i]->name, name) == 0) {
       tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: a parameter named \"%s\" already exists", fn,
@@ -236,7 +236,7 @@ static bool name_unique(tirx_builder *b, const char *fn, const char *name) {
 
 static tirx__decl *new_param(tirx_builder *b, const char *fn, const char *name, int kind,
                              tirx_dtype dtype, tirx__decl *decl) {
-  if (!tirx__b_name(b, fn, name, "name") || !name_unique(b, fn, name)) return NULL;
+  if (!tirx__b_name(b, fn, name, "name") || !tirx__b_name_unique(b, fn, name)) return NULL;
   if (b->nparams >= TIRX_BUILDER_MAX_PARAMS) {
     tirx__b_fail(b, TIRX_E_LIMIT, "%s: the kernel has more than %d parameters", fn,
                  TIRX_BUILDER_MAX_PARAMS);
@@ -576,7 +576,7 @@ static tirx_tensor *alloc_tensor(tirx_builder *b, const char *fn, int storage, c
       return NULL;
     }
   }
-  if (storage == TIRX__SHARED && !name_unique(b, fn, name)) return NULL;
+  if (storage == TIRX__SHARED && !tirx__b_name_unique(b, fn, name)) return NULL;
   tirx_tensor *t = new_tensor(b, fn, storage, dtype, rank);
   if (!t) return NULL;
   t->decl.kind = storage == TIRX__SHARED ? TIRX__DECL_SHARED : TIRX__DECL_LOCAL;

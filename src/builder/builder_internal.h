@@ -98,6 +98,8 @@ bool tirx__b_tensor(tirx_builder *b, const char *fn, const tirx_tensor *t, const
 bool tirx__b_name(tirx_builder *b, const char *fn, const char *name, const char *arg);
 
 /* Checks a dtype value: in the enum and not fp8. */
+/* No parameter or shared tensor of b is named name (else records on b, naming fn). */
+bool tirx__b_name_unique(tirx_builder *b, const char *fn, const char *name);
 bool tirx__b_dtype(tirx_builder *b, const char *fn, tirx_dtype t, const char *arg);
 
 /* Allocates n zeroed bytes counted as one node; NULL (error recorded) on failure or when the

@@ -492,8 +492,8 @@ tirx_expr *tirx_cast(tirx_builder *b, tirx_expr *x, tirx_dtype dtype) {
 
 /* ---- math ---- */
 
-tirx_expr *tirx_math(tirx_builder *b, tirx_math_op op, tirx_expr *x) {
-  static const char fn[] = "tirx_math";
+/* tirx_math and its named forms (tirx_exp, ...), whose messages name the function called. */
+static tirx_expr *math_in(tirx_builder *b, const char *fn, tirx_math_op op, tirx_expr *x) {
   if (!tirx__b_ok(b, fn)) return NULL;
   if ((int)op < 0 || op >= TIRX_MATH_COUNT) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: op is %d, not a tirx_math_op", fn, (int)op);
@@ -508,15 +508,37 @@ tirx_expr *tirx_math(tirx_builder *b, tirx_math_op op, tirx_expr *x) {
   return tirx__b_expr_new(b, fn, TIRX__EX_MATH, op, (tirx_dtype)x->dtype, x, NULL, NULL);
 }
 
-tirx_expr *tirx_exp(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_EXP, x); }
-tirx_expr *tirx_exp2(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_EXP2, x); }
-tirx_expr *tirx_log(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_LOG, x); }
-tirx_expr *tirx_log2(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_LOG2, x); }
-tirx_expr *tirx_sqrt(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_SQRT, x); }
-tirx_expr *tirx_rsqrt(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_RSQRT, x); }
-tirx_expr *tirx_tanh(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_TANH, x); }
-tirx_expr *tirx_erf(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_ERF, x); }
-tirx_expr *tirx_fabs(tirx_builder *b, tirx_expr *x) { return tirx_math(b, TIRX_MATH_FABS, x); }
+tirx_expr *tirx_math(tirx_builder *b, tirx_math_op op, tirx_expr *x) {
+  return math_in(b, "tirx_math", op, x);
+}
+
+tirx_expr *tirx_exp(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_exp", TIRX_MATH_EXP, x);
+}
+tirx_expr *tirx_exp2(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_exp2", TIRX_MATH_EXP2, x);
+}
+tirx_expr *tirx_log(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_log", TIRX_MATH_LOG, x);
+}
+tirx_expr *tirx_log2(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_log2", TIRX_MATH_LOG2, x);
+}
+tirx_expr *tirx_sqrt(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_sqrt", TIRX_MATH_SQRT, x);
+}
+tirx_expr *tirx_rsqrt(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_rsqrt", TIRX_MATH_RSQRT, x);
+}
+tirx_expr *tirx_tanh(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_tanh", TIRX_MATH_TANH, x);
+}
+tirx_expr *tirx_erf(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_erf", TIRX_MATH_ERF, x);
+}
+tirx_expr *tirx_fabs(tirx_builder *b, tirx_expr *x) {
+  return math_in(b, "tirx_fabs", TIRX_MATH_FABS, x);
+}
 
 /* ---- memory and warps ---- */
 

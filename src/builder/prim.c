@@ -60,9 +60,14 @@ tirx_region *tirx_region_new(tirx_builder *b, tirx_tensor *t, int n, tirx_expr *
     int64_t dim;
     if (idx[k]->i < 0 || (const_shape(t, k, &dim) && (idx[k]->i > dim ||
                                                        extents[k] > dim - idx[k]->i))) {
-      tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: region dim %d [%lld, %lld) exceeds the extent of "
-                   "%s", fn, k, (long long)idx[k]->i, (long long)idx[k]->i + extents[k],
-                   t->decl.name);
+      int64_t end;
+      if (__builtin_add_overflow(idx[k]->i, extents[k], &end)) /* an extent near INT64_MAX */
+        tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: region dim %d begins at %lld with extent %lld: "
+                     "it exceeds the extent of %s", fn, k, (long long)idx[k]->i,
+                     (long long)extents[k], t->decl.name);
+      else
+        tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: region dim %d [%lld, %lld) exceeds the extent "
+                     "of %s", fn, k, (long long)idx[k]->i, (long long)end, t->decl.name);
       return NULL;
     }
   }
@@ -268,9 +273,10 @@ static bool float_only(tirx_op op) {
                                                                  op == TIRX_OP_EXP2_APPROX;
 }
 
-void tirx_map(tirx_builder *b, tirx_region *dst, tirx_op op, int n, tirx_region *const *srcs,
-              const tirx_config *cfg) {
-  static const char fn[] = "tirx_map";
+/* tirx_map and its fixed-arity forms, whose messages name the function called (fn) and its
+ * source arguments (names: "srcs[i]" for tirx_map, "a", "x", "y" for the others). */
+static void map_in(tirx_builder *b, const char *fn, tirx_region *dst, tirx_op op, int n,
+                   tirx_region *const *srcs, const char *const *names, const tirx_config *cfg) {
   if (!tirx__b_ok(b, fn) || !region_arg(b, fn, dst, "dst", true)) return;
   int arity = op_arity(op);
   if (!arity) {
@@ -288,7 +294,6 @@ void tirx_map(tirx_builder *b, tirx_region *dst, tirx_op op, int n, tirx_region 
                  tirx__prim_op_name((tirx__prim_op)op), tirx_dtype_name((tirx_dtype)dt));
     return;
   }
-  static const char *const names[3] = {"srcs[0]", "srcs[1]", "srcs[2]"};
   for (int i = 0; i < n; i++) {
     if (!region_arg(b, fn, srcs[i], names[i], false) || !same_shape(b, fn, dst, srcs[i], names[i]))
       return;
@@ -310,17 +315,24 @@ void tirx_map(tirx_builder *b, tirx_region *dst, tirx_op op, int n, tirx_region 
   add_prim(b, fn, prim, (int)op, n + 1, ops, cfg, 0, false);
 }
 
+static const char *const fixed_names[3] = {"a", "x", "y"};
+
+void tirx_map(tirx_builder *b, tirx_region *dst, tirx_op op, int n, tirx_region *const *srcs,
+              const tirx_config *cfg) {
+  static const char *const names[3] = {"srcs[0]", "srcs[1]", "srcs[2]"};
+  map_in(b, "tirx_map", dst, op, n, srcs, names, cfg);
+}
 void tirx_unary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a,
                 const tirx_config *cfg) {
-  tirx_map(b, dst, op, 1, (tirx_region *[]){a}, cfg);
+  map_in(b, "tirx_unary", dst, op, 1, (tirx_region *[]){a}, fixed_names, cfg);
 }
 void tirx_binary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a, tirx_region *x,
                  const tirx_config *cfg) {
-  tirx_map(b, dst, op, 2, (tirx_region *[]){a, x}, cfg);
+  map_in(b, "tirx_binary", dst, op, 2, (tirx_region *[]){a, x}, fixed_names, cfg);
 }
 void tirx_ternary(tirx_builder *b, tirx_region *dst, tirx_op op, tirx_region *a,
                   tirx_region *x, tirx_region *y, const tirx_config *cfg) {
-  tirx_map(b, dst, op, 3, (tirx_region *[]){a, x, y}, cfg);
+  map_in(b, "tirx_ternary", dst, op, 3, (tirx_region *[]){a, x, y}, fixed_names, cfg);
 }
 
 void tirx_cast_region(tirx_builder *b, tirx_region *dst, tirx_region *src,

@@ -6,6 +6,9 @@
 
 #include "builder_internal.h"
 
+/* An mbarrier's arrival count and transaction bytes (tirx_mbarrier_init, _expect_tx). */
+enum { RING_MAX_ARRIVALS = (1 << 20) - 1, RING_MAX_TX = (1 << 20) - 1 };
+
 struct tirx_ring {
   tirx_tensor *full, *empty;
   int stages;
@@ -20,19 +23,25 @@ tirx_ring *tirx_ring_new(tirx_builder *b, const char *name, int stages, int64_t 
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: stages is %d, expected 1 to 64", fn, stages);
     return NULL;
   }
-  if (producers < 1 || consumers < 1) {
+  if (producers < 1 || consumers < 1 || producers > RING_MAX_ARRIVALS ||
+      consumers > RING_MAX_ARRIVALS) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: producers and consumers are %lld and %lld, "
-                 "expected >= 1 (the arrivals that complete a stage's full and empty barrier)",
-                 fn, (long long)producers, (long long)consumers);
+                 "expected 1 to %d (the arrivals that complete a stage's full and empty barrier)",
+                 fn, (long long)producers, (long long)consumers, RING_MAX_ARRIVALS);
     return NULL;
   }
+  /* The barriers are named name_full and name_empty: identifiers of at most
+   * TIRX_BUILDER_MAX_NAME characters that no parameter or shared tensor has. */
   char full[80], empty[80];
-  if (snprintf(full, sizeof full, "%s_full", name) >= (int)sizeof full ||
-      snprintf(empty, sizeof empty, "%s_empty", name) >= (int)sizeof empty) {
-    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: name \"%.32s...\" is too long (at most 70 "
-                 "characters)", fn, name);
+  snprintf(full, sizeof full, "%s_full", name);
+  snprintf(empty, sizeof empty, "%s_empty", name);
+  if (strlen(empty) > TIRX_BUILDER_MAX_NAME) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: name \"%s\" is too long: at most %d characters "
+                 "(the ring's barriers are name_full and name_empty)", fn, name,
+                 TIRX_BUILDER_MAX_NAME - 6);
     return NULL;
   }
+  if (!tirx__b_name_unique(b, fn, full) || !tirx__b_name_unique(b, fn, empty)) return NULL;
   tirx_ring *r = tirx__b_node(b, fn, sizeof *r);
   if (!r) return NULL;
   r->full = tirx_alloc_mbarrier(b, full, stages);
@@ -48,8 +57,53 @@ int tirx_ring_stages(const tirx_ring *r) { return r ? r->stages : 0; }
 
 static bool ring_arg(tirx_builder *b, const char *fn, const tirx_ring *r) {
   if (!tirx__b_ok(b, fn)) return false;
-  if (!r) tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: ring is NULL", fn);
-  return r != NULL;
+  if (!r) {
+    tirx__b_fail(b, TIRX_E_NULL_ARG, "%s: ring is NULL", fn);
+    return false;
+  }
+  if (r->full->owner != b) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: ring belongs to another builder", fn);
+    return false;
+  }
+  return true;
+}
+
+/* An integer expression argument of a ring call (the counter n, a phase, bytes), checked here so
+ * that the message names the ring call rather than the calls it is made of. */
+static bool ring_int(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg) {
+  if (!tirx__b_expr(b, fn, e, arg)) return false;
+  if (!tirx__dtype_is_int(e->dtype)) {
+    tirx__b_fail(b, TIRX_E_TYPE, "%s: %s has dtype %s, expected an integer", fn, arg,
+                 tirx_dtype_name((tirx_dtype)e->dtype));
+    return false;
+  }
+  return true;
+}
+
+/* The counter n of tirx_ring_stage and _phase: an integer expression that leaves room for the
+ * levels and nodes the ring's arithmetic adds on top of it (n % stages; (n / stages) & 1, ^ 1). */
+static bool ring_counter(tirx_builder *b, const char *fn, const tirx_expr *n, int levels) {
+  if (!ring_int(b, fn, n, "n")) return false;
+  if (n->depth + levels > TIRX_BUILDER_MAX_EXPR_DEPTH ||
+      n->size + 2u * (unsigned)levels > TIRX_BUILDER_MAX_EXPR_SIZE) {
+    tirx__b_fail(b, TIRX_E_LIMIT, "%s: n is nested %d deep with %u nodes: the ring's arithmetic "
+                 "on it would pass %d deep or %d nodes", fn, (int)n->depth, (unsigned)n->size,
+                 TIRX_BUILDER_MAX_EXPR_DEPTH, TIRX_BUILDER_MAX_EXPR_SIZE);
+    return false;
+  }
+  return true;
+}
+
+/* A stage: an integer, and a constant one within [0, stages). */
+static bool ring_stage_arg(tirx_builder *b, const char *fn, const tirx_ring *r,
+                           const tirx_expr *stage) {
+  if (!ring_int(b, fn, stage, "stage")) return false;
+  if (stage->kind == TIRX__EX_INT && (stage->i < 0 || stage->i >= r->stages)) {
+    tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: stage is %lld, expected 0 to %d (the ring's stages "
+                 "less one)", fn, (long long)stage->i, r->stages - 1);
+    return false;
+  }
+  return true;
 }
 
 void tirx_rings_init(tirx_builder *b, tirx_ring *const *rings, int n) {
@@ -78,12 +132,14 @@ void tirx_rings_init(tirx_builder *b, tirx_ring *const *rings, int n) {
 }
 
 tirx_expr *tirx_ring_stage(tirx_builder *b, const tirx_ring *r, tirx_expr *n) {
-  if (!ring_arg(b, "tirx_ring_stage", r)) return NULL;
+  static const char fn[] = "tirx_ring_stage";
+  if (!ring_arg(b, fn, r) || !ring_counter(b, fn, n, 1)) return NULL;
   return tirx_let(b, "s", tirx_mod(b, n, tirx_int(b, r->stages)));
 }
 
 tirx_expr *tirx_ring_phase(tirx_builder *b, const tirx_ring *r, tirx_expr *n, bool producer) {
-  if (!ring_arg(b, "tirx_ring_phase", r)) return NULL;
+  static const char fn[] = "tirx_ring_phase";
+  if (!ring_arg(b, fn, r) || !ring_counter(b, fn, n, 3)) return NULL;
   tirx_expr *ph = tirx_bit_and(b, tirx_div(b, n, tirx_int(b, r->stages)), tirx_int(b, 1));
   return tirx_let(b, "ph", producer ? tirx_bit_xor(b, ph, tirx_int(b, 1)) : ph);
 }
@@ -93,24 +149,38 @@ static tirx_region *elem(tirx_builder *b, tirx_tensor *bars, tirx_expr *stage) {
 }
 
 tirx_region *tirx_ring_full(tirx_builder *b, const tirx_ring *r, tirx_expr *stage) {
-  return ring_arg(b, "tirx_ring_full", r) ? elem(b, r->full, stage) : NULL;
+  static const char fn[] = "tirx_ring_full";
+  return ring_arg(b, fn, r) && ring_stage_arg(b, fn, r, stage) ? elem(b, r->full, stage) : NULL;
 }
 
 tirx_region *tirx_ring_empty(tirx_builder *b, const tirx_ring *r, tirx_expr *stage) {
-  return ring_arg(b, "tirx_ring_empty", r) ? elem(b, r->empty, stage) : NULL;
+  static const char fn[] = "tirx_ring_empty";
+  return ring_arg(b, fn, r) && ring_stage_arg(b, fn, r, stage) ? elem(b, r->empty, stage) : NULL;
 }
 
 void tirx_ring_acquire(tirx_builder *b, const tirx_ring *r, tirx_expr *stage, tirx_expr *phase,
                        tirx_expr *bytes) {
-  if (!ring_arg(b, "tirx_ring_acquire", r)) return;
+  static const char fn[] = "tirx_ring_acquire";
+  if (!ring_arg(b, fn, r) || !ring_stage_arg(b, fn, r, stage) || !ring_int(b, fn, phase, "phase") ||
+      (bytes && !ring_int(b, fn, bytes, "bytes")))
+    return;
+  if (bytes && bytes->kind == TIRX__EX_INT && (bytes->i < 0 || bytes->i > RING_MAX_TX)) {
+    tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: bytes is %lld, expected 0 to %d", fn,
+                 (long long)bytes->i, RING_MAX_TX);
+    return;
+  }
   tirx_mbarrier_wait(b, tirx_ring_empty(b, r, stage), phase);
   if (bytes) tirx_mbarrier_expect_tx(b, tirx_ring_full(b, r, stage), bytes);
 }
 
 void tirx_ring_wait(tirx_builder *b, const tirx_ring *r, tirx_expr *stage, tirx_expr *phase) {
-  if (ring_arg(b, "tirx_ring_wait", r)) tirx_mbarrier_wait(b, tirx_ring_full(b, r, stage), phase);
+  static const char fn[] = "tirx_ring_wait";
+  if (ring_arg(b, fn, r) && ring_stage_arg(b, fn, r, stage) && ring_int(b, fn, phase, "phase"))
+    tirx_mbarrier_wait(b, tirx_ring_full(b, r, stage), phase);
 }
 
 void tirx_ring_release(tirx_builder *b, const tirx_ring *r, tirx_expr *stage) {
-  if (ring_arg(b, "tirx_ring_release", r)) tirx_mbarrier_arrive(b, tirx_ring_empty(b, r, stage));
+  static const char fn[] = "tirx_ring_release";
+  if (ring_arg(b, fn, r) && ring_stage_arg(b, fn, r, stage))
+    tirx_mbarrier_arrive(b, tirx_ring_empty(b, r, stage));
 }

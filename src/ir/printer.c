@@ -60,8 +60,13 @@ static void expr(tirx__strbuf *sb, const tirx_expr *e, bool top) {
   case TIRX__EX_VAR: tirx__sb_append(sb, e->decl->name); break;
   case TIRX__EX_SPECIAL:
     tirx__sb_append(sb, tirx__special_name(e->op));
-    if (e->op <= TIRX__SP_GRID_DIM || e->op == TIRX__SP_CLUSTER_ID || e->op == TIRX__SP_ELEM_INDEX)
-      tirx__sb_printf(sb, ".%c", "xyz"[e->i]);
+    /* x, y, z; an element index's dim may be up to TIRX_BUILDER_MAX_RANK - 1: past z, a number */
+    if (e->op <= TIRX__SP_GRID_DIM || e->op == TIRX__SP_CLUSTER_ID || e->op == TIRX__SP_ELEM_INDEX) {
+      if (e->i >= 0 && e->i < 3)
+        tirx__sb_printf(sb, ".%c", "xyz"[e->i]);
+      else
+        tirx__sb_printf(sb, ".%lld", (long long)e->i);
+    }
     break;
   case TIRX__EX_UNARY:
     tirx__sb_append(sb, tirx__op_name(e->op));

@@ -335,9 +335,9 @@ void tirx__layout_digits(const tirx_layout *l, int64_t x, int64_t *digits) {
   }
 }
 
-tirx_status tirx_layout_eval(const tirx_layout *l, int64_t x, tirx_coord *out, int64_t cap,
-                             int64_t *count) {
-  static const char fn[] = "tirx_layout_eval";
+/* tirx_layout_eval, with the messages naming fn (tirx_layout_eval_nd's come through here). */
+static tirx_status eval_in(const char *fn, const tirx_layout *l, int64_t x, tirx_coord *out,
+                           int64_t cap, int64_t *count) {
   if (!l) return tirx__error(TIRX_E_NULL_ARG, "%s: layout is NULL", fn);
   if (!count) return tirx__error(TIRX_E_NULL_ARG, "%s: count is NULL", fn);
   if (cap < 0) return tirx__error(TIRX_E_INVALID_ARG, "%s: cap is negative", fn);
@@ -372,6 +372,11 @@ tirx_status tirx_layout_eval(const tirx_layout *l, int64_t x, tirx_coord *out, i
   return TIRX_OK;
 }
 
+tirx_status tirx_layout_eval(const tirx_layout *l, int64_t x, tirx_coord *out, int64_t cap,
+                             int64_t *count) {
+  return eval_in("tirx_layout_eval", l, x, out, cap, count);
+}
+
 tirx_status tirx_layout_eval_nd(const tirx_layout *l, const int64_t *index, tirx_coord *out,
                                 int64_t cap, int64_t *count) {
   static const char fn[] = "tirx_layout_eval_nd";
@@ -386,7 +391,7 @@ tirx_status tirx_layout_eval_nd(const tirx_layout *l, const int64_t *index, tirx
                          (long long)index[k], (long long)l->shape[k]);
     x = x * l->shape[k] + index[k];
   }
-  return tirx_layout_eval(l, x, out, cap, count);
+  return eval_in(fn, l, x, out, cap, count);
 }
 
 tirx_status tirx_layout_eval_m(const tirx_layout *l, int64_t x, int64_t *out) {

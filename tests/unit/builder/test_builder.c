@@ -450,7 +450,7 @@ Test(builder, select_cond) {
 
 Test(builder, math_on_int) {
   tirx_exp(B, tirx_thread_idx(B, 0));
-  expect_sticky(B, TIRX_E_TYPE, "tirx_math: x has dtype i32, expected a floating-point type (exp)");
+  expect_sticky(B, TIRX_E_TYPE, "tirx_exp: x has dtype i32, expected a floating-point type (exp)");
 }
 
 Test(builder, math_bad_op) {

@@ -172,6 +172,13 @@ Test(layout_errors, eval) {
   ST(tirx_layout_eval_nd(g, NULL, c, 2, &n), TIRX_E_NULL_ARG, "tirx_layout_eval_nd");
   ST(tirx_layout_eval_nd(l, idx, c, 2, &n), TIRX_E_INVALID_ARG, "tirx_layout_eval_nd");
   ST(tirx_layout_eval_nd(g, idx, c, 2, &n), TIRX_E_OUT_OF_RANGE, "tirx_layout_eval_nd");
+  /* the checks it shares with tirx_layout_eval name tirx_layout_eval_nd (found by
+   * tools/fuzz_api: they named tirx_layout_eval) */
+  const int64_t ok[2] = {1, 2};
+  ST(tirx_layout_eval_nd(g, ok, c, 2, NULL), TIRX_E_NULL_ARG, "tirx_layout_eval_nd");
+  ST(tirx_layout_eval_nd(g, ok, NULL, 2, &n), TIRX_E_NULL_ARG, "tirx_layout_eval_nd");
+  ST(tirx_layout_eval_nd(g, ok, c, -1, &n), TIRX_E_INVALID_ARG, "tirx_layout_eval_nd");
+  ST(tirx_layout_eval_nd(g, ok, c, 1, &n), TIRX_E_BUFFER_TOO_SMALL, "tirx_layout_eval_nd");
   ST(tirx_layout_eval_m(NULL, 0, &m), TIRX_E_NULL_ARG, "tirx_layout_eval_m");
   ST(tirx_layout_eval_m(l, 0, NULL), TIRX_E_NULL_ARG, "tirx_layout_eval_m");
   ST(tirx_layout_eval_m(l, -1, &m), TIRX_E_OUT_OF_RANGE, "tirx_layout_eval_m");
