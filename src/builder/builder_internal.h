@@ -89,6 +89,8 @@ tirx_status tirx__b_fail(tirx_builder *b, tirx_status status, const char *fmt, .
 
 /* Checks an expression argument: non-NULL and from this builder. */
 bool tirx__b_expr(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg);
+/* tirx__b_expr, and of an integer (not bool) dtype: TIRX_E_TYPE naming fn and arg otherwise. */
+bool tirx__b_int_arg(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg);
 
 /* Checks a tensor argument likewise. */
 bool tirx__b_tensor(tirx_builder *b, const char *fn, const tirx_tensor *t, const char *arg);

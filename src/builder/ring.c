@@ -68,22 +68,10 @@ static bool ring_arg(tirx_builder *b, const char *fn, const tirx_ring *r) {
   return true;
 }
 
-/* An integer expression argument of a ring call (the counter n, a phase, bytes), checked here so
- * that the message names the ring call rather than the calls it is made of. */
-static bool ring_int(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg) {
-  if (!tirx__b_expr(b, fn, e, arg)) return false;
-  if (!tirx__dtype_is_int(e->dtype)) {
-    tirx__b_fail(b, TIRX_E_TYPE, "%s: %s has dtype %s, expected an integer", fn, arg,
-                 tirx_dtype_name((tirx_dtype)e->dtype));
-    return false;
-  }
-  return true;
-}
-
 /* The counter n of tirx_ring_stage and _phase: an integer expression that leaves room for the
  * levels and nodes the ring's arithmetic adds on top of it (n % stages; (n / stages) & 1, ^ 1). */
 static bool ring_counter(tirx_builder *b, const char *fn, const tirx_expr *n, int levels) {
-  if (!ring_int(b, fn, n, "n")) return false;
+  if (!tirx__b_int_arg(b, fn, n, "n")) return false;
   if (n->depth + levels > TIRX_BUILDER_MAX_EXPR_DEPTH ||
       n->size + 2u * (unsigned)levels > TIRX_BUILDER_MAX_EXPR_SIZE) {
     tirx__b_fail(b, TIRX_E_LIMIT, "%s: n is nested %d deep with %u nodes: the ring's arithmetic "
@@ -97,7 +85,7 @@ static bool ring_counter(tirx_builder *b, const char *fn, const tirx_expr *n, in
 /* A stage: an integer, and a constant one within [0, stages). */
 static bool ring_stage_arg(tirx_builder *b, const char *fn, const tirx_ring *r,
                            const tirx_expr *stage) {
-  if (!ring_int(b, fn, stage, "stage")) return false;
+  if (!tirx__b_int_arg(b, fn, stage, "stage")) return false;
   if (stage->kind == TIRX__EX_INT && (stage->i < 0 || stage->i >= r->stages)) {
     tirx__b_fail(b, TIRX_E_OUT_OF_RANGE, "%s: stage is %lld, expected 0 to %d (the ring's stages "
                  "less one)", fn, (long long)stage->i, r->stages - 1);
@@ -161,8 +149,8 @@ tirx_region *tirx_ring_empty(tirx_builder *b, const tirx_ring *r, tirx_expr *sta
 void tirx_ring_acquire(tirx_builder *b, const tirx_ring *r, tirx_expr *stage, tirx_expr *phase,
                        tirx_expr *bytes) {
   static const char fn[] = "tirx_ring_acquire";
-  if (!ring_arg(b, fn, r) || !ring_stage_arg(b, fn, r, stage) || !ring_int(b, fn, phase, "phase") ||
-      (bytes && !ring_int(b, fn, bytes, "bytes")))
+  if (!ring_arg(b, fn, r) || !ring_stage_arg(b, fn, r, stage) ||
+      !tirx__b_int_arg(b, fn, phase, "phase") || (bytes && !tirx__b_int_arg(b, fn, bytes, "bytes")))
     return;
   if (bytes && bytes->kind == TIRX__EX_INT && (bytes->i < 0 || bytes->i > RING_MAX_TX)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: bytes is %lld, expected 0 to %d", fn,
@@ -175,7 +163,8 @@ void tirx_ring_acquire(tirx_builder *b, const tirx_ring *r, tirx_expr *stage, ti
 
 void tirx_ring_wait(tirx_builder *b, const tirx_ring *r, tirx_expr *stage, tirx_expr *phase) {
   static const char fn[] = "tirx_ring_wait";
-  if (ring_arg(b, fn, r) && ring_stage_arg(b, fn, r, stage) && ring_int(b, fn, phase, "phase"))
+  if (ring_arg(b, fn, r) && ring_stage_arg(b, fn, r, stage) &&
+      tirx__b_int_arg(b, fn, phase, "phase"))
     tirx_mbarrier_wait(b, tirx_ring_full(b, r, stage), phase);
 }
 

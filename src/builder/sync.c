@@ -52,8 +52,8 @@ static bool whole_warpgroups(tirx_builder *b, const char *fn, const char *what) 
   return true;
 }
 
-/* An integer (not bool) expression argument of this builder. */
-static bool int_arg(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg) {
+/* An integer (not bool) expression argument of this builder (builder_internal.h). */
+bool tirx__b_int_arg(tirx_builder *b, const char *fn, const tirx_expr *e, const char *arg) {
   if (!tirx__b_expr(b, fn, e, arg)) return false;
   if (!tirx__dtype_is_int(e->dtype)) {
     tirx__b_fail(b, TIRX_E_TYPE, "%s: %s has dtype %s, expected an integer", fn, arg,
@@ -129,7 +129,7 @@ void tirx_mbarrier_arrive(tirx_builder *b, tirx_region *bar) {
 
 void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar, tirx_expr *cta_rank) {
   static const char fn[] = "tirx_mbarrier_arrive_cluster";
-  if (!tirx__b_ok(b, fn) || !int_arg(b, fn, cta_rank, "cta_rank")) return;
+  if (!tirx__b_ok(b, fn) || !tirx__b_int_arg(b, fn, cta_rank, "cta_rank")) return;
   if (cta_rank->kind == TIRX__EX_INT && (cta_rank->i < 0 || cta_rank->i > 15)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: cta_rank is %lld, expected 0 to 15", fn,
                  (long long)cta_rank->i);
@@ -141,7 +141,7 @@ void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar, tirx_expr *
 
 void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes) {
   static const char fn[] = "tirx_mbarrier_expect_tx";
-  if (!tirx__b_ok(b, fn) || !int_arg(b, fn, bytes, "bytes")) return;
+  if (!tirx__b_ok(b, fn) || !tirx__b_int_arg(b, fn, bytes, "bytes")) return;
   if (bytes->kind == TIRX__EX_INT && (bytes->i < 0 || bytes->i > MBAR_MAX_TX)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: bytes is %lld, expected 0 to %d", fn,
                  (long long)bytes->i, MBAR_MAX_TX);
@@ -153,7 +153,7 @@ void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes
 
 void tirx_mbarrier_wait(tirx_builder *b, tirx_region *bar, tirx_expr *phase) {
   static const char fn[] = "tirx_mbarrier_wait";
-  if (!tirx__b_ok(b, fn) || !int_arg(b, fn, phase, "phase")) return;
+  if (!tirx__b_ok(b, fn) || !tirx__b_int_arg(b, fn, phase, "phase")) return;
   tirx__stmt *s = mbar_stmt(b, fn, bar, &tirx__nv_mbar_wait);
   if (s) ((tirx__nv_mbar *)s->native.p)->value = phase;
 }
