@@ -99,10 +99,15 @@ bool tirx__b_tensor(tirx_builder *b, const char *fn, const tirx_tensor *t, const
  * or "TIRX_...". */
 bool tirx__b_name(tirx_builder *b, const char *fn, const char *name, const char *arg);
 
-/* Checks a dtype value: in the enum and not fp8. */
 /* No parameter or shared tensor of b is named name (else records on b, naming fn). */
 bool tirx__b_name_unique(tirx_builder *b, const char *fn, const char *name);
+
+/* Checks a dtype value: in the enum and not fp8. */
 bool tirx__b_dtype(tirx_builder *b, const char *fn, tirx_dtype t, const char *arg);
+
+/* An mbarrier's arrival count and transaction bytes (mbarrier.init, expect_tx): 1 to and 0 to
+ * these. */
+enum { TIRX__MBAR_MAX_COUNT = (1 << 20) - 1, TIRX__MBAR_MAX_TX = (1 << 20) - 1 };
 
 /* Allocates n zeroed bytes counted as one node; NULL (error recorded) on failure or when the
  * node limit is reached. */

@@ -6,9 +6,6 @@
 
 #include "builder_internal.h"
 
-/* An mbarrier's arrival count and transaction bytes (tirx_mbarrier_init, _expect_tx). */
-enum { RING_MAX_ARRIVALS = (1 << 20) - 1, RING_MAX_TX = (1 << 20) - 1 };
-
 struct tirx_ring {
   tirx_tensor *full, *empty;
   int stages;
@@ -23,11 +20,11 @@ tirx_ring *tirx_ring_new(tirx_builder *b, const char *name, int stages, int64_t 
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: stages is %d, expected 1 to 64", fn, stages);
     return NULL;
   }
-  if (producers < 1 || consumers < 1 || producers > RING_MAX_ARRIVALS ||
-      consumers > RING_MAX_ARRIVALS) {
+  if (producers < 1 || consumers < 1 || producers > TIRX__MBAR_MAX_COUNT ||
+      consumers > TIRX__MBAR_MAX_COUNT) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: producers and consumers are %lld and %lld, "
                  "expected 1 to %d (the arrivals that complete a stage's full and empty barrier)",
-                 fn, (long long)producers, (long long)consumers, RING_MAX_ARRIVALS);
+                 fn, (long long)producers, (long long)consumers, TIRX__MBAR_MAX_COUNT);
     return NULL;
   }
   /* The barriers are named name_full and name_empty: identifiers of at most
@@ -152,9 +149,9 @@ void tirx_ring_acquire(tirx_builder *b, const tirx_ring *r, tirx_expr *stage, ti
   if (!ring_arg(b, fn, r) || !ring_stage_arg(b, fn, r, stage) ||
       !tirx__b_int_arg(b, fn, phase, "phase") || (bytes && !tirx__b_int_arg(b, fn, bytes, "bytes")))
     return;
-  if (bytes && bytes->kind == TIRX__EX_INT && (bytes->i < 0 || bytes->i > RING_MAX_TX)) {
+  if (bytes && bytes->kind == TIRX__EX_INT && (bytes->i < 0 || bytes->i > TIRX__MBAR_MAX_TX)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: bytes is %lld, expected 0 to %d", fn,
-                 (long long)bytes->i, RING_MAX_TX);
+                 (long long)bytes->i, TIRX__MBAR_MAX_TX);
     return;
   }
   tirx_mbarrier_wait(b, tirx_ring_empty(b, r, stage), phase);

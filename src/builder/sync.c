@@ -9,8 +9,6 @@
  */
 #include "builder_internal.h"
 
-enum { MBAR_MAX_COUNT = (1 << 20) - 1, MBAR_MAX_TX = (1 << 20) - 1 };
-
 /* The row's need (native.h): bar.sync/bar.arrive run anywhere; setmaxnreg and the wgmma
  * groups are sm_90a only; the other helpers of tirx__prelude_sync are sm_90. */
 static tirx__stmt *native(tirx_builder *b, const char *fn, const tirx__native_op *op) {
@@ -111,9 +109,9 @@ tirx_tensor *tirx_alloc_mbarrier(tirx_builder *b, const char *name, int64_t n) {
 void tirx_mbarrier_init(tirx_builder *b, tirx_region *bar, int64_t count) {
   static const char fn[] = "tirx_mbarrier_init";
   if (!tirx__b_ok(b, fn)) return;
-  if (count < 1 || count > MBAR_MAX_COUNT) {
+  if (count < 1 || count > TIRX__MBAR_MAX_COUNT) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: count is %lld, expected 1 to %d", fn,
-                 (long long)count, MBAR_MAX_COUNT);
+                 (long long)count, TIRX__MBAR_MAX_COUNT);
     return;
   }
   tirx_expr *c = tirx__b_const(b, fn, count, TIRX_I32);
@@ -142,9 +140,9 @@ void tirx_mbarrier_arrive_cluster(tirx_builder *b, tirx_region *bar, tirx_expr *
 void tirx_mbarrier_expect_tx(tirx_builder *b, tirx_region *bar, tirx_expr *bytes) {
   static const char fn[] = "tirx_mbarrier_expect_tx";
   if (!tirx__b_ok(b, fn) || !tirx__b_int_arg(b, fn, bytes, "bytes")) return;
-  if (bytes->kind == TIRX__EX_INT && (bytes->i < 0 || bytes->i > MBAR_MAX_TX)) {
+  if (bytes->kind == TIRX__EX_INT && (bytes->i < 0 || bytes->i > TIRX__MBAR_MAX_TX)) {
     tirx__b_fail(b, TIRX_E_INVALID_ARG, "%s: bytes is %lld, expected 0 to %d", fn,
-                 (long long)bytes->i, MBAR_MAX_TX);
+                 (long long)bytes->i, TIRX__MBAR_MAX_TX);
     return;
   }
   tirx__stmt *s = mbar_stmt(b, fn, bar, &tirx__nv_mbar_expect_tx);

@@ -454,14 +454,8 @@ static const char *dname(tirx_dtype t) {
   return s ? s : "invalid";
 }
 
-static tirx_status check_dims(const char *fn, tirx_dtype dt, int d, int p, int h, int hkv,
-                              int ql) {
-  if (dt != TIRX_F16 && dt != TIRX_BF16)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn, dname(dt));
-  if (d != 64 && d != 128)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64 or 128", fn, d);
-  if (p != 16 && p != 32 && p != 64)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: page_size is %d, expected 16, 32 or 64", fn, p);
+/* The heads and query rows of an item: the builds' and the plan's limits. */
+static tirx_status check_heads(const char *fn, int h, int hkv, int ql) {
   if (hkv < 1 || h < 1 || h % hkv)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: h is %d and h_kv %d, expected h a multiple of "
                        "h_kv >= 1", fn, h, hkv);
@@ -473,6 +467,24 @@ static tirx_status check_dims(const char *fn, tirx_dtype dt, int d, int p, int h
     return tirx__error(TIRX_E_INVALID_ARG, "%s: (h / h_kv) * q_len is %d * %d, expected at most "
                        "%d", fn, h / hkv, ql, TIRX_DECODE_MAX_ROWS);
   return TIRX_OK;
+}
+
+static tirx_status check_d(const char *fn, int d) {
+  if (d != 64 && d != 128)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64 or 128", fn, d);
+  return TIRX_OK;
+}
+
+static tirx_status check_dims(const char *fn, tirx_dtype dt, int d, int p, int h, int hkv,
+                              int ql) {
+  if (dt != TIRX_F16 && dt != TIRX_BF16)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: dtype is %s, expected f16 or bf16", fn, dname(dt));
+  tirx_status st = check_d(fn, d);
+  if (st != TIRX_OK)
+    return st;
+  if (p != 16 && p != 32 && p != 64)
+    return tirx__error(TIRX_E_INVALID_ARG, "%s: page_size is %d, expected 16, 32 or 64", fn, p);
+  return check_heads(fn, h, hkv, ql);
 }
 
 tirx_status tirx_kernels_decode_build(tirx_decode_kernel which, tirx_dtype dtype, int d,
@@ -584,15 +596,8 @@ tirx_status tirx_kernels_decode_plan(const tirx_decode_options *opts, int batch,
   /* tirx_op_decode_attention's limits, which also keep the plan's arithmetic within range */
   if (batch > 65535)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: batch is %d, expected at most 65535", fn, batch);
-  if (h_kv > 65535)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: h_kv is %d, expected at most 65535", fn, h_kv);
-  if (q_len > 8)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: q_len is %d, expected 1 to 8", fn, q_len);
-  if ((int64_t)(h / h_kv) * q_len > TIRX_DECODE_MAX_ROWS)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: (h / h_kv) * q_len is %d * %d, expected at most "
-                       "%d", fn, h / h_kv, q_len, TIRX_DECODE_MAX_ROWS);
-  if (d != 64 && d != 128)
-    return tirx__error(TIRX_E_INVALID_ARG, "%s: d is %d, expected 64 or 128", fn, d);
+  if ((st = check_heads(fn, h, h_kv, q_len)) != TIRX_OK || (st = check_d(fn, d)) != TIRX_OK)
+    return st;
   if (max_context > INT32_MAX)
     return tirx__error(TIRX_E_INVALID_ARG, "%s: max_context is %lld, expected at most 2^31 - 1 "
                        "(context lengths are int32)", fn, (long long)max_context);

@@ -1032,9 +1032,35 @@ const char *tirx_kernels_row_name(tirx_row_op op) {
   return (unsigned)op < TIRX_ROW_OP_COUNT ? NAMES[op] : NULL;
 }
 
-/* The request checked into *o (its defaults filled in). */
-static tirx_status check_request(const char *fn, tirx_row_op op, const tirx_row_options *in,
-                                 tirx_dtype dtype, int64_t width, opts *o) {
+/* The threads of a CTA of kind's kernel (rk_open, build_elementwise's tirx_set_block). */
+static int64_t row_block_threads(const opts *o, tirx_row_op kind, tirx_dtype dt, int64_t width) {
+  if (row_elementwise(o, kind)) return ew_threads(o);
+  if (width <= TIRX_ROW_WARP_MAX_WIDTH) return 32 * TIRX_ROW_WARPS;
+  int ncta = row_cluster(o, kind, dt, width);
+  int64_t cols = width / ncta;
+  int64_t T = ncta > 1 ? row_threads(o, dt, cols) : kind_threads(o, kind, dt, cols);
+  return (T + 31) / 32 * 32;
+}
+
+/* opts->min_blocks CTAs of the kernel's size must fit on one SM (2048 threads), or the build
+ * fails naming tirx_set_min_blocks, a call the caller never made. */
+static tirx_status check_min_blocks(const char *fn, const opts *o, tirx_row_op kind,
+                                    tirx_dtype dt, int64_t width) {
+  int64_t T = row_block_threads(o, kind, dt, width);
+  if (!o->min_blocks || o->min_blocks * T <= 2048)
+    return TIRX_OK;
+  return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->min_blocks is %d with CTAs of %lld threads "
+                     "(%s), expected min_blocks x threads at most 2048, the threads one SM holds",
+                     fn, o->min_blocks, (long long)T,
+                     o->threads ? "opts->threads" : "the plan's threads for this width");
+}
+
+/* The request checked into *o (its defaults filled in): op's options and width, and
+ * opts->min_blocks against the threads of kind's kernel (op itself, or an FP8 kind, whose
+ * options are rmsnorm's). */
+static tirx_status check_request(const char *fn, tirx_row_op op, int kind,
+                                 const tirx_row_options *in, tirx_dtype dtype, int64_t width,
+                                 opts *o) {
   tirx_row_options copy;
   if (tirx__ext_in(fn, "opts", &tirx__ext_row_options, in, &copy) != TIRX_OK)
     return TIRX_E_INVALID_ARG;
@@ -1076,30 +1102,7 @@ static tirx_status check_request(const char *fn, tirx_row_op op, const tirx_row_
   o->scalar = in->scalar != 0;
   if (!o->sms)
     o->sms = 132;
-  return TIRX_OK;
-}
-
-/* The threads of a CTA of kind's kernel (rk_open, build_elementwise's tirx_set_block). */
-static int64_t row_block_threads(const opts *o, tirx_row_op kind, tirx_dtype dt, int64_t width) {
-  if (row_elementwise(o, kind)) return ew_threads(o);
-  if (width <= TIRX_ROW_WARP_MAX_WIDTH) return 32 * TIRX_ROW_WARPS;
-  int ncta = row_cluster(o, kind, dt, width);
-  int64_t cols = width / ncta;
-  int64_t T = ncta > 1 ? row_threads(o, dt, cols) : kind_threads(o, kind, dt, cols);
-  return (T + 31) / 32 * 32;
-}
-
-/* opts->min_blocks CTAs of the kernel's size must fit on one SM (2048 threads), or the build
- * fails naming tirx_set_min_blocks, a call the caller never made. */
-static tirx_status check_min_blocks(const char *fn, const opts *o, tirx_row_op kind,
-                                    tirx_dtype dt, int64_t width) {
-  int64_t T = row_block_threads(o, kind, dt, width);
-  if (!o->min_blocks || o->min_blocks * T <= 2048)
-    return TIRX_OK;
-  return tirx__error(TIRX_E_INVALID_ARG, "%s: opts->min_blocks is %d with CTAs of %lld threads "
-                     "(%s), expected min_blocks x threads at most 2048, the threads one SM holds",
-                     fn, o->min_blocks, (long long)T,
-                     o->threads ? "opts->threads" : "the plan's threads for this width");
+  return check_min_blocks(fn, o, (tirx_row_op)kind, dtype, width);
 }
 
 tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts_in,
@@ -1111,9 +1114,7 @@ tirx_status tirx_kernels_row_plan(tirx_row_op op, const tirx_row_options *opts_i
   if (tirx__ext_out(fn, "out", &tirx__ext_row_plan, out, &bytes) != TIRX_OK)
     return TIRX_E_INVALID_ARG;
   opts o;
-  tirx_status st = check_request(fn, op, opts_in, dtype, width, &o);
-  if (st == TIRX_OK)
-    st = check_min_blocks(fn, &o, op, dtype, width);
+  tirx_status st = check_request(fn, op, op, opts_in, dtype, width, &o);
   if (st != TIRX_OK)
     return st;
   int ncta = row_cluster(&o, op, dtype, width);
@@ -1153,9 +1154,7 @@ tirx_status tirx_kernels_row_build(tirx_row_op op, const tirx_row_options *opts_
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;
   opts o;
-  tirx_status st = check_request(fn, op, opts_in, dtype, width, &o);
-  if (st == TIRX_OK)
-    st = check_min_blocks(fn, &o, op, dtype, width);
+  tirx_status st = check_request(fn, op, op, opts_in, dtype, width, &o);
   if (st != TIRX_OK)
     return st;
   return row_build(&o, op, dtype, width, out);
@@ -1168,10 +1167,8 @@ tirx_status tirx_kernels_rmsnorm_fp8_build(const tirx_row_options *opts_in, tirx
     return tirx__error(TIRX_E_NULL_ARG, "%s: out is NULL", fn);
   *out = NULL;
   opts o;
-  tirx_status st = check_request(fn, TIRX_ROW_OP_RMSNORM, opts_in, dtype, width, &o);
   int kind = residual ? ROW_ADD_RMSNORM_FP8 : ROW_RMSNORM_FP8;
-  if (st == TIRX_OK)
-    st = check_min_blocks(fn, &o, (tirx_row_op)kind, dtype, width);
+  tirx_status st = check_request(fn, TIRX_ROW_OP_RMSNORM, kind, opts_in, dtype, width, &o);
   if (st != TIRX_OK)
     return st;
   return row_build(&o, (tirx_row_op)kind, dtype, width, out);
@@ -1204,9 +1201,7 @@ static tirx_status row_launch(const char *fn, tirx_runtime *rt, const tirx_row_o
   row_request r = {.op = op, .dtype = dtype, .width = width};
   /* the FP8 kinds take rmsnorm's options */
   tirx_row_op checked = (unsigned)op < TIRX_ROW_OP_COUNT ? op : TIRX_ROW_OP_RMSNORM;
-  tirx_status st = check_request(fn, checked, in, dtype, width, &r.o);
-  if (st == TIRX_OK)
-    st = check_min_blocks(fn, &r.o, op, dtype, width);
+  tirx_status st = check_request(fn, checked, op, in, dtype, width, &r.o);
   if (st != TIRX_OK)
     return st;
   row_key key;
